@@ -1,0 +1,80 @@
+// swift-tools-version: 6.0
+//
+// h5replay: record/replay traffic testing for hybrid iOS apps.
+// The module graph follows the pipeline (see README.md, "Architecture"):
+//
+//   HARFormat ─┐
+//              ├─> TrafficModel <── CookieJar <── WebViewEmulation <── Findings
+//   (pcap: PacketCapture + HTTPWire, later)                                │
+//                                       ReportStore (GRDB) <── Reports <───┘
+//                                                     └── h5replay (CLI)
+//
+// PacketCapture, HTTPWire and ReplayServer join this graph with the pcap and serve work.
+import PackageDescription
+
+let package = Package(
+    name: "h5replay",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "h5replay", targets: ["h5replay"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .target(
+            name: "TrafficModel",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "HARFormat", dependencies: ["TrafficModel"]),
+        .target(name: "CookieJar", dependencies: ["TrafficModel"]),
+        .target(
+            name: "WebViewEmulation",
+            dependencies: ["TrafficModel", "CookieJar"],
+            resources: [.copy("Resources/rules.json")]
+        ),
+        .target(name: "Findings", dependencies: ["TrafficModel", "CookieJar", "WebViewEmulation"]),
+        .target(
+            name: "ReportStore",
+            dependencies: [
+                "TrafficModel", "Findings", "WebViewEmulation",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(name: "Reports", dependencies: ["ReportStore", "Findings"]),
+        .executableTarget(
+            name: "h5replay",
+            dependencies: [
+                "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
+                "ReportStore", "Reports",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
+        .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
+        .testTarget(name: "CookieJarTests", dependencies: ["CookieJar", "TrafficModel"]),
+        .testTarget(
+            name: "WebViewEmulationTests",
+            dependencies: ["WebViewEmulation", "TrafficModel", "HARFormat", "CookieJar"]
+        ),
+        .testTarget(
+            name: "FindingsTests",
+            dependencies: ["Findings", "WebViewEmulation", "TrafficModel", "HARFormat"]
+        ),
+        .testTarget(
+            name: "ReportStoreTests",
+            dependencies: ["ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"]
+        ),
+        .testTarget(
+            name: "ReportsTests",
+            dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"]
+        ),
+        .testTarget(name: "h5replayTests", dependencies: ["h5replay"]),
+    ]
+)

@@ -1,0 +1,233 @@
+import TrafficModel
+
+/// An RFC 6265bis cookie jar with the recording's clock: every call takes the time at
+/// which it happens, so expiry is evaluated at each exchange's recorded time.
+///
+/// A value type: the emulator copies jars freely and replays are deterministic.
+public struct CookieStore: Sendable, Hashable {
+    /// Which API a cookie write or read comes through (section 5.7, "non-HTTP API").
+    public enum API: Sendable, Hashable { case http, script }
+
+    /// Cookies per domain, so a lookup walks only the request host's parent domains.
+    private var byDomain: [String: [Cookie]] = [:]
+    public private(set) var count = 0
+
+    /// Limits of section 6.1 ("at least 50 per domain, 3000 in all"); WebKit keeps more.
+    public var maxCookiesPerDomain = 180
+    public var maxCookies = 3000
+    /// WebKit caps the lifetime of a persistent cookie written by script (BEHAVIOUR.md C6).
+    public var scriptLifetimeCap: Double? = 7 * 86_400
+    /// Section 5.7 step 3: a cap on every cookie's lifetime (400 days).
+    public static let maxLifetime: Double = 400 * 86_400
+
+    public init() {}
+
+    /// Every cookie, ordered by domain, path and name.
+    public var all: [Cookie] { byDomain.values.flatMap { $0 }.sorted { $0.key < $1.key } }
+
+    public func cookie(for key: Cookie.Key) -> Cookie? {
+        byDomain[key.domain]?.first { $0.key == key }
+    }
+
+    // MARK: - Storage model (section 5.7)
+
+    /// What a store did with a cookie.
+    public enum StoreResult: Sendable, Hashable {
+        case stored(Cookie)
+        /// The cookie replaced or removed an existing one (a past expiry deletes).
+        case deleted(Cookie.Key)
+        case ignored(reason: String)
+    }
+
+    /// Receives a `Set-Cookie` header value (or a `document.cookie` write when `api` is
+    /// `.script`) from `url` at `time`.
+    @discardableResult
+    public mutating func receive(_ header: String, from url: RequestTarget, at time: Double, api: API = .http) -> StoreResult {
+        guard let parsed = SetCookie.parse(header) else { return .ignored(reason: "unparsable Set-Cookie") }
+        return store(parsed, from: url, at: time, api: api)
+    }
+
+    @discardableResult
+    public mutating func store(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API) -> StoreResult {
+        let requestHost = url.host
+        // Step 4: Max-Age (last occurrence) wins over Expires; without either the
+        // cookie is a session cookie. Both are capped at 400 days (step 3).
+        var expiry: Double?
+        if let maxAge = parsed.maxAge {
+            expiry = maxAge <= 0 ? -.infinity : time + min(maxAge, Self.maxLifetime)
+        } else if let expires = parsed.expires {
+            expiry = min(expires, time + Self.maxLifetime)
+        }
+        // C6: WebKit caps the lifetime of persistent cookies written by script.
+        if api == .script, let cap = scriptLifetimeCap, let e = expiry, e > time + cap { expiry = time + cap }
+        // Steps 5-6: the domain attribute; a public suffix is accepted only as the host itself.
+        var domain = parsed.domain ?? ""
+        if !domain.isEmpty, CookieStore.isPublicSuffix(domain) {
+            if domain == requestHost { domain = "" } else { return .ignored(reason: "Domain=\(domain) is a public suffix") }
+        }
+        // Step 7: a domain cookie must domain-match the request host; else host-only.
+        let hostOnly: Bool
+        if !domain.isEmpty {
+            guard CookieStore.domainMatches(requestHost, domain) else { return .ignored(reason: "Domain=\(domain) does not match \(requestHost)") }
+            hostOnly = false
+        } else {
+            hostOnly = true
+            domain = requestHost
+        }
+        // Step 8: the path attribute, else the default path of the request URI.
+        let path = (parsed.path?.isEmpty == false) ? parsed.path! : CookieStore.defaultPath(url.path)
+        // Step 10: a Secure cookie from an insecure scheme is ignored.
+        if parsed.secure && !url.isSecure { return .ignored(reason: "Secure cookie from an insecure origin") }
+        // Step 12: a cookie with HttpOnly from a non-HTTP API is ignored (WebKit: C3).
+        if parsed.httpOnly && api == .script { return .ignored(reason: "HttpOnly cookie written by script (C3)") }
+        // Step 13: an insecure origin may not overlay an existing Secure cookie.
+        if !parsed.secure && !url.isSecure {
+            for existing in cookies(near: domain) where existing.name == parsed.name && existing.secure
+                && (CookieStore.domainMatches(existing.domain, domain) || CookieStore.domainMatches(domain, existing.domain))
+                && CookieStore.pathMatches(existing.path, path)
+            {
+                return .ignored(reason: "would overlay a Secure cookie from an insecure origin")
+            }
+        }
+        // Step 14-15: cookie name prefixes.
+        let lowerName = parsed.name.asciiLower
+        if lowerName.hasPrefix("__secure-") && !parsed.secure { return .ignored(reason: "__Secure- prefix without Secure") }
+        if lowerName.hasPrefix("__host-") && !(parsed.secure && hostOnly && path == "/") { return .ignored(reason: "__Host- prefix rules not met") }
+        if parsed.name.isEmpty {
+            let lowerValue = parsed.value.asciiLower
+            if lowerValue.hasPrefix("__secure-") || lowerValue.hasPrefix("__host-") { return .ignored(reason: "nameless cookie with a prefixed value") }
+        }
+        var cookie = Cookie(name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: path, expiry: expiry, secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, creation: time)
+        // Step 16: an existing cookie with the same name, domain and path is replaced,
+        // keeping its creation time, unless script would replace an HttpOnly one.
+        let key = cookie.key
+        if let old = self.cookie(for: key) {
+            if api == .script && old.httpOnly { return .ignored(reason: "script may not replace an HttpOnly cookie") }
+            cookie.creation = old.creation
+            remove(key)
+        }
+        // Step 17: an expired cookie is not stored (this is how deletion works).
+        if cookie.isExpired(at: time) { return .deleted(key) }
+        insert(cookie, at: time)
+        return .stored(cookie)
+    }
+
+    /// Puts a cookie in the jar as is (jar synchronisation, starting jars).
+    public mutating func set(_ cookie: Cookie, at time: Double) {
+        remove(cookie.key)
+        if !cookie.isExpired(at: time) { insert(cookie, at: time) }
+    }
+
+    @discardableResult
+    public mutating func remove(_ key: Cookie.Key) -> Cookie? {
+        guard var list = byDomain[key.domain], let index = list.firstIndex(where: { $0.key == key }) else { return nil }
+        let removed = list.remove(at: index)
+        byDomain[key.domain] = list.isEmpty ? nil : list
+        count -= 1
+        return removed
+    }
+
+    private mutating func insert(_ cookie: Cookie, at time: Double) {
+        byDomain[cookie.domain, default: []].append(cookie)
+        count += 1
+        // Section 5.7.1 (limits): evict expired cookies first, then the least recently used.
+        if byDomain[cookie.domain]!.count > maxCookiesPerDomain || count > maxCookies {
+            removeExpired(at: time)
+        }
+        while let list = byDomain[cookie.domain], list.count > maxCookiesPerDomain {
+            let victim = list.min { $0.lastAccess < $1.lastAccess }!
+            remove(victim.key)
+        }
+        while count > maxCookies, let victim = byDomain.values.joined().min(by: { $0.lastAccess < $1.lastAccess }) {
+            remove(victim.key)
+        }
+    }
+
+    public mutating func removeExpired(at time: Double) {
+        for (domain, list) in byDomain {
+            let kept = list.filter { !$0.isExpired(at: time) }
+            if kept.count != list.count {
+                count -= list.count - kept.count
+                byDomain[domain] = kept.isEmpty ? nil : kept
+            }
+        }
+    }
+
+    // MARK: - Retrieval (section 5.8.3)
+
+    /// The cookies a request to `url` carries at `time`, in Cookie header order: longer
+    /// paths first, then earlier creation.
+    public func cookies(for url: RequestTarget, at time: Double, api: API = .http) -> [Cookie] {
+        var out: [Cookie] = []
+        for cookie in cookies(near: url.host) {
+            // The host-only flag asks for an exact host; otherwise the host domain-matches.
+            if cookie.hostOnly ? cookie.domain != url.host : !CookieStore.domainMatches(url.host, cookie.domain) { continue }
+            if !CookieStore.pathMatches(url.path, cookie.path) { continue }
+            if cookie.secure && !url.isSecure { continue }
+            if cookie.httpOnly && api == .script { continue }
+            if cookie.isExpired(at: time) { continue }
+            out.append(cookie)
+        }
+        out.sort { $0.path.utf8.count != $1.path.utf8.count ? $0.path.utf8.count > $1.path.utf8.count : $0.creation < $1.creation }
+        return out
+    }
+
+    /// The Cookie header value for a request, nil when no cookie applies. A nameless
+    /// cookie serialises as its value alone.
+    public func cookieHeader(for url: RequestTarget, at time: Double) -> String? {
+        let list = cookies(for: url, at: time)
+        guard !list.isEmpty else { return nil }
+        return list.map { $0.name.isEmpty ? $0.value : "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    /// What `document.cookie` returns on a page at `url`: the non-HttpOnly cookies.
+    public func documentCookie(for url: RequestTarget, at time: Double) -> String {
+        cookies(for: url, at: time, api: .script).map { $0.name.isEmpty ? $0.value : "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    /// Cookies stored for `host` or any of its parent domains.
+    private func cookies(near host: String) -> [Cookie] {
+        var out: [Cookie] = []
+        if let list = byDomain[host] { out += list }
+        var rest = Substring(host)
+        while let dot = rest.firstIndex(of: ".") {
+            rest = rest[rest.index(after: dot)...]
+            if let list = byDomain[String(rest)] { out += list }
+        }
+        return out
+    }
+
+    // MARK: - Matching (sections 5.1.3 and 5.1.4)
+
+    /// Section 5.1.3: `string` domain-matches `domain` when they are identical, or when
+    /// `domain` is a suffix of `string` preceded by "." and `string` is a host name, not an IP.
+    public static func domainMatches(_ string: String, _ domain: String) -> Bool {
+        if string == domain { return true }
+        guard string.hasSuffix(domain), string.utf8.count > domain.utf8.count else { return false }
+        let before = string.utf8[string.utf8.index(string.utf8.endIndex, offsetBy: -domain.utf8.count - 1)]
+        guard before == UInt8(ascii: ".") else { return false }
+        return !isIPAddress(string)
+    }
+
+    /// Section 5.1.4: the default path is the request path up to, not including, its
+    /// right-most "/"; "/" when the path is empty, does not start with "/", or has one "/".
+    public static func defaultPath(_ uriPath: String) -> String {
+        guard uriPath.hasPrefix("/"), let last = uriPath.lastIndex(of: "/"), last != uriPath.startIndex else { return "/" }
+        return String(uriPath[uriPath.startIndex..<last])
+    }
+
+    /// Section 5.1.4: the request path path-matches the cookie path when they are
+    /// identical, or the cookie path is a prefix that ends in "/" or is followed by "/".
+    public static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
+        if requestPath == cookiePath { return true }
+        guard requestPath.hasPrefix(cookiePath) else { return false }
+        if cookiePath.hasSuffix("/") { return true }
+        return requestPath.utf8[requestPath.utf8.index(requestPath.utf8.startIndex, offsetBy: cookiePath.utf8.count)] == UInt8(ascii: "/")
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        host.contains(":") || (host.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 } && host.split(separator: ".").count == 4)
+    }
+
+    static func isPublicSuffix(_ domain: String) -> Bool { !isIPAddress(domain) && Site.isPublicSuffix(domain) }
+}

@@ -1,0 +1,113 @@
+/// A parsed `Set-Cookie` header (RFC 6265bis section 5.6, "The Set-Cookie Header Field").
+public struct SetCookie: Sendable, Hashable {
+    public var name: String
+    public var value: String
+    /// Attributes in order, names as written; the last occurrence of each wins.
+    public var expires: Double?
+    public var maxAge: Double?
+    public var domain: String?
+    public var path: String?
+    public var secure = false
+    public var httpOnly = false
+    public var sameSite: Cookie.SameSite = .default
+
+    /// Parses `header`; nil when the algorithm says to ignore the whole set-cookie-string.
+
+    public static func parse(_ header: String) -> SetCookie? {
+        // 1. If the set-cookie-string contains a %x00-08 / %x0A-1F / %x7F character
+        //    (CTL characters excluding HTAB): abort and ignore it entirely.
+        for c in header.utf8 where (c <= 0x08) || (c >= 0x0A && c <= 0x1F) || c == 0x7F { return nil }
+        // 2. If it contains ";", the name-value-pair is everything up to the first ";" and
+        //    the unparsed-attributes the rest, ";" included. Otherwise it is all the pair.
+        let pairEnd = header.firstIndex(of: ";") ?? header.endIndex
+        let pair = header[header.startIndex..<pairEnd]
+        var unparsed = header[pairEnd...]
+        // 3. If the pair lacks "=", the name is empty and the value is the whole pair.
+        //    Otherwise the name is up to the first "=" and the value follows it.
+        var name: Substring = ""
+        var value: Substring
+        if let eq = pair.firstIndex(of: "=") {
+            name = pair[pair.startIndex..<eq]
+            value = pair[pair.index(after: eq)...]
+        } else {
+            value = pair
+        }
+        // 4. Remove any leading or trailing WSP from the name and the value.
+        let cookieName = trimWSP(name), cookieValue = trimWSP(value)
+        // 5. If both are empty, ignore. 6. If name and value together exceed 4096 octets, ignore.
+        if cookieName.isEmpty && cookieValue.isEmpty { return nil }
+        if cookieName.utf8.count + cookieValue.utf8.count > 4096 { return nil }
+        var result = SetCookie(name: cookieName, value: cookieValue)
+        // Attributes (section 5.6, steps for the unparsed-attributes).
+        while !unparsed.isEmpty {
+            // 1. Consume the leading ";". 2. The cookie-av is up to the next ";".
+            unparsed = unparsed.dropFirst()
+            let avEnd = unparsed.firstIndex(of: ";") ?? unparsed.endIndex
+            let av = unparsed[unparsed.startIndex..<avEnd]
+            unparsed = unparsed[avEnd...]
+            // 3. Split at the first "=" into attribute-name and attribute-value; trim WSP.
+            let attrName: String, attrValue: String
+            if let eq = av.firstIndex(of: "=") {
+                attrName = trimWSP(av[av.startIndex..<eq])
+                attrValue = trimWSP(av[av.index(after: eq)...])
+            } else {
+                attrName = trimWSP(av)
+                attrValue = ""
+            }
+            // 4. An attribute-value longer than 1024 octets is ignored.
+            if attrValue.utf8.count > 1024 { continue }
+            result.apply(attribute: attrName.asciiLower, value: attrValue)
+        }
+        return result
+    }
+
+    private mutating func apply(attribute: String, value: String) {
+        switch attribute {
+        case "expires":
+            // 5.6.1: parse as cookie-date; ignore the attribute on failure.
+            if let date = CookieDate.parse(value) { expires = date }
+        case "max-age":
+            // 5.6.2: first char must be a DIGIT or "-", the rest DIGITs; else ignore.
+            guard let first = value.utf8.first, (first >= 48 && first <= 57) || first == 45 else { return }
+            guard value.utf8.dropFirst().allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return }
+            let magnitude = Double(value.utf8.dropFirst(first == 45 ? 1 : 0).reduce(0.0) { min($0 * 10 + Double($1 - 48), 1e18) })
+            if first == 45 && value.utf8.count == 1 { return }
+            maxAge = first == 45 ? -magnitude : magnitude
+        case "domain":
+            // 5.6.3: an empty value is ignored; a leading "." is removed; lowercase.
+            guard !value.isEmpty else { return }
+            domain = (value.hasPrefix(".") ? String(value.dropFirst()) : value).asciiLower
+        case "path":
+            // 5.6.4: an empty value or one not starting with "/" gives the default path.
+            path = value.hasPrefix("/") ? value : ""
+        case "secure": secure = true
+        case "httponly": httpOnly = true
+        case "samesite":
+            switch value.asciiLower {
+            case "none": sameSite = .none
+            case "strict": sameSite = .strict
+            case "lax": sameSite = .lax
+            default: sameSite = .default
+            }
+        default: break
+        }
+    }
+
+    init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// Removes leading and trailing WSP (SP and HTAB).
+func trimWSP<S: StringProtocol>(_ s: S) -> String {
+    let bytes = Array(s.utf8)
+    var start = 0, end = bytes.count
+    while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+    while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+    return String(decoding: bytes[start..<end], as: UTF8.self)
+}
+
+extension String {
+    var asciiLower: String { String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self) }
+}

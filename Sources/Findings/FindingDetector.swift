@@ -1,0 +1,148 @@
+import Foundation
+import TrafficModel
+import WebViewEmulation
+
+/// Compares a replay's outcomes with the recording's truth and explains each difference.
+public struct FindingDetector: Sendable {
+    public var catalog: RuleCatalog
+
+    public init(catalog: RuleCatalog = .bundled) {
+        self.catalog = catalog
+    }
+
+    public func findings(for recording: Recording, result: EmulationResult) -> [Finding] {
+        var out: [Finding] = []
+        let exchanges = recording.exchanges
+        for outcome in result.outcomes {
+            let e = exchanges[outcome.sequence]
+            let recordedBody = BodyFingerprint(e.request.body)
+            let label = Self.label(e)
+
+            // A 307/308 hop re-issued without its body or with another method.
+            if !outcome.redirectReissueRules.isEmpty {
+                out.append(make(.redirectMethodChanged, e, result.preset, recording.name, outcome.redirectReissueRules,
+                    expected: ["method": e.request.method, "bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
+                    actual: ["method": outcome.deliveredMethod, "bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
+                    sentence: "\(label) follows a \(previousStatus(e, exchanges)) redirect that must keep its method and body, but is re-issued as \(outcome.deliveredMethod) with \(outcome.deliveredBody.isEmpty ? "an empty body" : "another body")"))
+            } else if !recordedBody.isEmpty && outcome.deliveredBody.isEmpty {
+                out.append(make(.bodyLost, e, result.preset, recording.name, outcome.bodyRules,
+                    expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
+                    actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
+                    sentence: "\(label) reaches the server with an empty body (\(recordedBody.length) bytes recorded)"))
+            } else if outcome.deliveredBody != recordedBody {
+                out.append(make(.bodyMutated, e, result.preset, recording.name, outcome.bodyRules,
+                    expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
+                    actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
+                    sentence: "\(label) reaches the server with a different body (\(outcome.deliveredBody.length) bytes instead of \(recordedBody.length))"))
+            }
+
+            // The page's URL after a redirect chain.
+            if let pageURL = outcome.pageURL, let finalURL = Self.finalURL(of: e, in: exchanges), pageURL != finalURL {
+                var finding = make(.redirectHidden, e, result.preset, recording.name, outcome.redirectRules,
+                    expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
+                    sentence: e.initiator.isDocument
+                        ? "After \(label) the page stays at \(Self.shortURL(pageURL)) instead of following the redirect to \(Self.shortURL(finalURL))"
+                        : "\(label) is redirected to \(Self.shortURL(finalURL)) without the page knowing")
+                if !e.initiator.isDocument { finding.severity = .info }
+                out.append(finding)
+            }
+
+            // Cookies.
+            for difference in outcome.cookieDifferences {
+                let code: FindingCode
+                let sentence: String
+                switch (difference.recordedValue, difference.sentValue) {
+                case (.some, .none):
+                    code = .cookieMissing
+                    sentence = "\(label) is sent without the cookie \(difference.name), which the recording carried: \(difference.explanation)"
+                case (.none, .some):
+                    code = .cookieExtra
+                    sentence = "\(label) carries the cookie \(difference.name), which the recording did not: \(difference.explanation)"
+                default:
+                    code = .cookieStale
+                    sentence = "\(label) carries an older value of the cookie \(difference.name): \(difference.explanation)"
+                }
+                var finding = make(code, e, result.preset, recording.name, difference.rules,
+                    expected: difference.recordedValue.map { ["cookie": difference.name, "value": $0] } ?? ["cookie": difference.name, "present": "no"],
+                    actual: difference.sentValue.map { ["cookie": difference.name, "value": $0] } ?? ["cookie": difference.name, "present": "no"],
+                    sentence: sentence, subject: difference.name)
+                if !difference.certain && finding.severity > .warning { finding.severity = .warning }
+                out.append(finding)
+            }
+        }
+
+        // Jar divergence at the end of the flow, once every synchronisation has completed.
+        if let last = exchanges.last {
+            for d in result.divergences {
+                var expected = ["cookie": d.name, "domain": d.domain, "path": d.path, "in": "NativeJar and WebJar"]
+                var actual = ["cookie": d.name, "domain": d.domain, "path": d.path]
+                actual["in"] = d.nativeValue == nil ? "WebJar only" : d.webValue == nil ? "NativeJar only" : "both, with different values"
+                if let v = d.nativeValue ?? d.webValue { expected["value"] = v }
+                if let n = d.nativeValue, let w = d.webValue { expected["value"] = n; actual["value"] = w }
+                let place = d.nativeValue == nil ? "only WebJar holds" : d.webValue == nil ? "only NativeJar holds" : "NativeJar and WebJar hold different values of"
+                out.append(make(.jarDiverged, last, result.preset, recording.name, d.rules, expected: expected, actual: actual,
+                    sentence: "At the end of the flow \(place) the cookie \(d.name) (\(d.domain)\(d.path)) (\(d.explanation))", subject: "\(d.name)@\(d.domain)\(d.path)"))
+            }
+        }
+        return out
+    }
+
+    /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
+    /// the message ends with the rules, their statements' clauses and confidence.
+    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: [String: String], actual: [String: String], sentence: String, subject: String? = nil) -> Finding {
+        let confidence = catalog.confidence(of: rules)
+        var severity = code.defaultSeverity
+        if confidence == .folklore && severity == .error { severity = .warning }
+        return Finding(
+            code: code, severity: severity, preset: preset, recording: recording,
+            sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
+            rules: rules, confidence: confidence, expected: expected, actual: actual,
+            message: sentence + because(rules) + ".")
+    }
+
+    /// ": NSURLProtocol interception drops request bodies (P1, source)".
+    func because(_ rules: [RuleID]) -> String {
+        let known = rules.compactMap { catalog[$0] }
+        guard !known.isEmpty else { return rules.isEmpty ? "" : " (\(rules.map(\.rawValue).joined(separator: ", ")))" }
+        let clauses = known.map { "\($0.summary) (\($0.id), \($0.confidence.rawValue))" }
+        return "; " + clauses.joined(separator: "; ")
+    }
+
+    /// "The XHR POST /api/order".
+    static func label(_ e: Exchange) -> String {
+        let what: String
+        switch e.initiator {
+        case .navigation: what = "document"
+        case .formSubmission: what = "form submission"
+        case .xhr: what = "XHR"
+        case .fetch: what = "fetch"
+        case .ajax: what = "request"
+        case .beacon: what = "beacon"
+        default: what = e.initiator.rawValue
+        }
+        let hop = (e.redirect?.hop ?? 0) > 0 ? " (redirect hop \(e.redirect!.hop))" : ""
+        return "The \(what) \(e.request.method) \(shortURL(e.request.url))\(hop)"
+    }
+
+    static func shortURL(_ url: String) -> String {
+        guard let t = RequestTarget(url) else { return url }
+        let path = t.pathAndQuery.count > 80 ? String(t.pathAndQuery.prefix(77)) + "..." : t.pathAndQuery
+        return t.host + path
+    }
+
+    /// The URL of the last recorded hop of the chain `e` starts.
+    static func finalURL(of e: Exchange, in exchanges: [Exchange]) -> String? {
+        var current = e
+        var guardCount = 0
+        while let next = current.redirect?.next, guardCount < 64 {
+            current = exchanges[next]
+            guardCount += 1
+        }
+        return guardCount == 0 ? nil : current.request.url
+    }
+
+    func previousStatus(_ e: Exchange, _ exchanges: [Exchange]) -> String {
+        let previous = exchanges.first { $0.redirect?.next == e.sequence }
+        return previous.map { String($0.response.status) } ?? "3xx"
+    }
+}

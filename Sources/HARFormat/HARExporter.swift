@@ -1,0 +1,111 @@
+import Foundation
+import TrafficModel
+
+/// Writes a `Recording` as HAR 1.2 that Chrome and mitmproxy read back.
+///
+/// Response bodies that are not UTF-8 are written base64 (`content.encoding`); request
+/// bodies that are not UTF-8 are written base64 with `"_encoding": "base64"` on
+/// `postData`, which `HARImporter` reads back, so a round trip keeps every byte.
+public struct HARExporter: Sendable {
+    public var toolVersion: String
+
+    public init(toolVersion: String) {
+        self.toolVersion = toolVersion
+    }
+
+    public func data(for recording: Recording) throws -> Data {
+        let log: [String: Any] = [
+            "version": "1.2",
+            "creator": ["name": "h5replay", "version": toolVersion],
+            "pages": [],
+            "entries": recording.exchanges.map(entry),
+        ]
+        return try JSONSerialization.data(withJSONObject: ["log": log], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+
+    private func entry(_ e: Exchange) -> [String: Any] {
+        var request: [String: Any] = [
+            "method": e.request.method,
+            "url": e.request.url,
+            "httpVersion": e.request.httpVersion,
+            "headers": e.request.headers.map { ["name": $0.name, "value": $0.value] },
+            "queryString": queryString(e.request.target?.query),
+            "cookies": [],
+            "headersSize": -1,
+            "bodySize": e.request.body.count,
+        ]
+        if !e.request.body.isEmpty || e.request.method == "POST" || e.request.method == "PUT" || e.request.method == "PATCH" {
+            var postData: [String: Any] = ["mimeType": e.request.headers.first("Content-Type") ?? ""]
+            if let text = String(validatingUTF8: e.request.body) {
+                postData["text"] = text
+            } else {
+                postData["text"] = e.request.body.base64EncodedString()
+                postData["_encoding"] = "base64"
+            }
+            request["postData"] = postData
+        }
+        var content: [String: Any] = [
+            "size": e.response.body.count,
+            "mimeType": e.response.headers.first("Content-Type") ?? "",
+        ]
+        if !e.response.bodyMissing {
+            if let text = String(validatingUTF8: e.response.body) {
+                content["text"] = text
+            } else {
+                content["text"] = e.response.body.base64EncodedString()
+                content["encoding"] = "base64"
+            }
+        }
+        let response: [String: Any] = [
+            "status": e.response.status,
+            "statusText": e.response.statusText,
+            "httpVersion": e.response.httpVersion,
+            "headers": e.response.headers.map { ["name": $0.name, "value": $0.value] },
+            "cookies": [],
+            "content": content,
+            "redirectURL": e.response.location ?? "",
+            "headersSize": -1,
+            "bodySize": e.response.encodedLength ?? -1,
+        ]
+        let millis = (e.duration * 1000 * 1000).rounded() / 1000
+        var entry: [String: Any] = [
+            "startedDateTime": ISODate.format(e.startedAt),
+            "time": millis,
+            "request": request,
+            "response": response,
+            "cache": [:] as [String: Any],
+            "timings": ["send": 0, "wait": millis, "receive": 0],
+            "_resourceType": e.resourceType ?? resourceType(for: e.initiator),
+        ]
+        if let connection = e.connectionID { entry["connection"] = connection }
+        if let address = e.serverAddress { entry["serverIPAddress"] = address }
+        return entry
+    }
+
+    private func queryString(_ query: String?) -> [[String: String]] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            return ["name": name, "value": value]
+        }
+    }
+
+    /// Chrome's resource type names for an inferred initiator.
+    private func resourceType(for initiator: Initiator) -> String {
+        switch initiator {
+        case .navigation, .formSubmission: return "document"
+        case .xhr: return "xhr"
+        case .fetch: return "fetch"
+        case .beacon: return "ping"
+        case .script: return "script"
+        case .stylesheet: return "stylesheet"
+        case .image: return "image"
+        case .font: return "font"
+        case .media: return "media"
+        case .prefetch: return "prefetch"
+        case .ajax, .other: return "other"
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import TrafficModel
+
+/// Reads HAR 1.2 as Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright and
+/// Polly.js write it, into a `Recording`.
+///
+/// Exporter quirks handled here (DESIGN.md section 3):
+/// - a UTF-8 byte-order mark before the JSON (Windows tools);
+/// - headers as `{"name", "value"}` objects or as `[name, value]` arrays;
+/// - `content.encoding: "base64"` response bodies, and `postData` bodies marked
+///   `"_encoding": "base64"` (h5replay's own export of binary request bodies);
+/// - `postData.params` without `postData.text`: the body is rebuilt from the params;
+/// - `_resourceType` (Chrome, Edge, mitmproxy) feeding the initiator inference;
+/// - `redirectURL` when the Location header is missing;
+/// - sizes and timings that are missing or -1;
+/// - `startedDateTime` in any ISO 8601 form;
+/// - response bodies left out (Firefox drops image bodies): kept empty, with a diagnostic;
+/// - an empty `httpVersion` (Safari).
+public struct HARImporter: Sendable {
+    /// Largest HAR file accepted, in bytes (limit `har-bytes`).
+    public var maxFileBytes: Int
+
+    public static let defaultMaxFileBytes = 1 << 30
+
+    public init(maxFileBytes: Int = HARImporter.defaultMaxFileBytes) {
+        self.maxFileBytes = maxFileBytes
+    }
+
+    /// Whether `data` looks like a HAR (a JSON object), for content detection.
+    public static func looksLikeHAR(_ data: Data) -> Bool {
+        for byte in data.prefix(64) {
+            switch byte {
+            case 0xEF, 0xBB, 0xBF, 0x20, 0x09, 0x0A, 0x0D: continue
+            case UInt8(ascii: "{"): return true
+            default: return false
+            }
+        }
+        return false
+    }
+
+    /// Parses a HAR file's bytes. `file` names the file in errors.
+    public func recording(from data: Data, file: String, name: String) throws -> Recording {
+        let context = ImportContext(file: file)
+        guard data.count <= maxFileBytes else {
+            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "the file is \(data.count) bytes, over the HAR size limit of \(maxFileBytes) (raise it with --max-har-bytes)")
+        }
+        var bytes = data
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        let json: Any
+        do {
+            json = try JSONSerialization.jsonObject(with: bytes, options: [])
+        } catch {
+            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(Self.describeJSONError(error))")
+        }
+        let root = JSONNode(value: json, path: "", context: context)
+        _ = try root.object()
+        let log = root["log"]
+        _ = try log.object()
+        let entries = try log["entries"].array()
+
+        var diagnostics: [Diagnostic] = []
+        var exchanges: [Exchange] = []
+        exchanges.reserveCapacity(entries.count)
+        var lastTime = 0.0
+        for (index, entry) in entries.enumerated() {
+            context.entryIndex = index
+            if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
+                exchanges.append(exchange)
+            }
+        }
+        context.entryIndex = nil
+
+        // Time order, stable for equal times; diagnostics follow their exchanges.
+        let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
+        var remap: [Int: Int] = [:]
+        var sorted: [Exchange] = []
+        sorted.reserveCapacity(exchanges.count)
+        for (newIndex, oldIndex) in order.enumerated() {
+            var e = exchanges[oldIndex]
+            remap[e.sequence] = newIndex
+            e.sequence = newIndex
+            sorted.append(e)
+        }
+        for i in diagnostics.indices {
+            if let s = diagnostics[i].sequence { diagnostics[i].sequence = remap[s] }
+        }
+        ExchangeClassifier.classify(&sorted)
+        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: data.sha256Hex, exchanges: sorted, diagnostics: diagnostics)
+    }
+
+    // MARK: - Entries
+
+    private func exchange(from entry: JSONNode, index: Int, lastTime: inout Double, diagnostics: inout [Diagnostic]) throws -> Exchange? {
+        _ = try entry.object()
+        let request = entry["request"]
+        _ = try request.object()
+        let method = try request["method"].string()
+        guard !method.isEmpty, method.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else {
+            throw request["method"].fail("not an HTTP method: \"\(method)\"")
+        }
+        let url = try request["url"].string()
+        guard let target = RequestTarget(url) else {
+            if url.hasPrefix("data:") || url.hasPrefix("blob:") || url.hasPrefix("chrome-extension:") || url.hasPrefix("about:") {
+                diagnostics.append(Diagnostic(.note, code: "entry-skipped", message: "entry \(index): \(url.prefix(40))… is not an HTTP request; skipped"))
+                return nil
+            }
+            throw request["url"].fail("not an absolute URL: \"\(url.prefix(200))\"")
+        }
+        guard ["http", "https", "ws", "wss"].contains(target.scheme) else {
+            diagnostics.append(Diagnostic(.note, code: "entry-skipped", message: "entry \(index): scheme \(target.scheme) is not HTTP; skipped"))
+            return nil
+        }
+        let sequence = index
+        var startedAt: Double
+        let started = entry["startedDateTime"]
+        if let text = try started.optionalString() {
+            guard let t = ISODate.parse(text) else { throw started.fail("not an ISO 8601 date-time: \"\(text.prefix(60))\"") }
+            startedAt = t
+        } else {
+            startedAt = lastTime
+            diagnostics.append(Diagnostic(.warning, code: "time-missing", sequence: sequence, message: "entry \(index) has no startedDateTime; placed after the previous entry"))
+        }
+        lastTime = startedAt
+        let time = max(try entry["time"].optionalNumber() ?? 0, 0)
+
+        let requestHeaders = try headers(request["headers"])
+        let requestBody = try requestBodyBytes(request["postData"], headers: requestHeaders)
+
+        let response = entry["response"]
+        let recordedResponse: RecordedResponse
+        if response.isMissing {
+            recordedResponse = RecordedResponse(status: 0, bodyMissing: true)
+            diagnostics.append(Diagnostic(.warning, code: "response-missing", sequence: sequence, message: "entry \(index) has no response"))
+        } else {
+            _ = try response.object()
+            let statusNode = response["status"]
+            guard let status = try statusNode.optionalNumber(), status >= 0, status < 1000, status == status.rounded() else {
+                throw statusNode.fail(statusNode.isMissing ? "missing (a status code is required)" : "not a status code")
+            }
+            let responseHeaders = try headers(response["headers"])
+            let content = response["content"]
+            var body = Data()
+            var bodyMissing = false
+            if content.isMissing {
+                bodyMissing = true
+            } else {
+                _ = try content.object()
+                if let text = try content["text"].optionalString() {
+                    let encoding = try content["encoding"].optionalString()
+                    if encoding?.asciiLowercased == "base64" {
+                        guard let decoded = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                            throw content["text"].fail("content.encoding is base64 but the text is not valid base64")
+                        }
+                        body = decoded
+                    } else {
+                        body = Self.encodeText(text, contentType: responseHeaders.first("Content-Type"))
+                    }
+                } else {
+                    bodyMissing = (try content["size"].optionalNumber() ?? 0) > 0
+                }
+            }
+            if bodyMissing, Int(status) != 304, Int(status) != 204, Int(status) != 0 {
+                diagnostics.append(Diagnostic(.note, code: "response-body-missing", sequence: sequence, message: "entry \(index): the HAR does not hold the response body; replay serves an empty one"))
+            }
+            let bodySize = try response["bodySize"].optionalNumber()
+            let redirectURL = try response["redirectURL"].optionalString()
+            recordedResponse = RecordedResponse(
+                status: Int(status),
+                statusText: try response["statusText"].optionalString() ?? "",
+                httpVersion: Self.httpVersion(try response["httpVersion"].optionalString()),
+                headers: responseHeaders,
+                body: body,
+                encodedLength: bodySize.flatMap { $0 >= 0 ? Int($0) : nil },
+                bodyMissing: bodyMissing,
+                redirectURL: (redirectURL?.isEmpty ?? true) ? nil : redirectURL
+            )
+        }
+        return Exchange(
+            sequence: sequence,
+            startedAt: startedAt,
+            duration: time / 1000,
+            connectionID: try entry["connection"].optionalString(),
+            serverAddress: try entry["serverIPAddress"].optionalString(),
+            request: RecordedRequest(method: method, url: url, httpVersion: Self.httpVersion(try request["httpVersion"].optionalString()), headers: requestHeaders, body: requestBody),
+            response: recordedResponse,
+            resourceType: try entry["_resourceType"].optionalString()
+        )
+    }
+
+    static func httpVersion(_ raw: String?) -> String {
+        guard let raw, !raw.isEmpty else { return "HTTP/1.1" }
+        switch raw.asciiLowercased {
+        case "http/2.0", "http/2", "h2": return "HTTP/2"
+        case "http/3", "http/3.0", "h3": return "HTTP/3"
+        case "http/1.0": return "HTTP/1.0"
+        default: return raw.uppercased().hasPrefix("HTTP/") ? raw.uppercased() : "HTTP/1.1"
+        }
+    }
+
+    /// Headers as `{"name", "value"}` objects (most exporters) or `[name, value]` arrays.
+    private func headers(_ node: JSONNode) throws -> [HeaderField] {
+        var out: [HeaderField] = []
+        for item in try node.optionalArray() {
+            if item.value is [String: Any] {
+                out.append(HeaderField(try item["name"].string(), try item["value"].optionalString() ?? ""))
+            } else if let pair = item.value as? [Any] {
+                guard pair.count == 2, let name = pair[0] as? String else {
+                    throw item.fail("expected a [name, value] pair, found \(pair.count) element(s)")
+                }
+                let value = JSONNode(value: pair[1], path: item.path + "[1]", context: item.context)
+                out.append(HeaderField(name, try value.optionalString() ?? ""))
+            } else {
+                throw item.fail("expected a header object {name, value} or a [name, value] pair, found \(item.typeName)")
+            }
+        }
+        return out
+    }
+
+    /// `postData.text`, or the body rebuilt from `postData.params` when the text is missing.
+    private func requestBodyBytes(_ postData: JSONNode, headers: [HeaderField]) throws -> Data {
+        if postData.isMissing { return Data() }
+        _ = try postData.object()
+        if let text = try postData["text"].optionalString() {
+            let encoding = try postData["_encoding"].optionalString() ?? postData["encoding"].optionalString()
+            if encoding?.asciiLowercased == "base64" {
+                guard let decoded = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                    throw postData["text"].fail("postData is marked base64 but the text is not valid base64")
+                }
+                return decoded
+            }
+            return Data(text.utf8)
+        }
+        let params = try postData["params"].optionalArray()
+        guard !params.isEmpty else { return Data() }
+        let mimeType = try postData["mimeType"].optionalString() ?? headers.first("Content-Type") ?? ""
+        var fields: [FormField] = []
+        for param in params {
+            fields.append(FormField(
+                name: try param["name"].string(),
+                value: try param["value"].optionalString() ?? "",
+                fileName: try param["fileName"].optionalString(),
+                contentType: try param["contentType"].optionalString()))
+        }
+        if mimeType.asciiLowercased.hasPrefix("multipart/form-data") {
+            let boundary = FormField.boundary(in: mimeType) ?? "----h5replay-boundary"
+            return FormField.multipart(fields, boundary: boundary)
+        }
+        return FormField.urlEncoded(fields)
+    }
+
+    /// Text content as bytes: Latin-1 when the Content-Type says so and the text fits,
+    /// UTF-8 otherwise.
+    static func encodeText(_ text: String, contentType: String?) -> Data {
+        if let type = contentType?.asciiLowercased, let range = type.range(of: "charset=") {
+            let charset = type[range.upperBound...].prefix { $0 != ";" && $0 != " " }.trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+            if ["iso-8859-1", "latin1", "latin-1", "iso8859-1", "windows-1252", "us-ascii", "ascii"].contains(charset),
+                let data = text.data(using: .isoLatin1)
+            {
+                return data
+            }
+        }
+        return Data(text.utf8)
+    }
+
+    static func describeJSONError(_ error: Error) -> String {
+        let ns = error as NSError
+        if let detail = ns.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
+        return ns.localizedDescription
+    }
+}

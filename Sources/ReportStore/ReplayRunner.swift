@@ -1,0 +1,67 @@
+import CookieJar
+import Dispatch
+import Findings
+import Foundation
+import TrafficModel
+import WebViewEmulation
+
+/// Replays recordings through presets side by side and stores the run.
+///
+/// The emulation is pure, so recordings x presets run in parallel; the run is written in
+/// one transaction at the end.
+public struct ReplayRunner: Sendable {
+    public var presets: [Preset]
+    public var profile: Profile
+    public var scenario: Scenario
+    public var detector: FindingDetector
+
+    public init(presets: [Preset], profile: Profile, scenario: Scenario = Scenario(), detector: FindingDetector = FindingDetector()) {
+        self.presets = presets
+        self.profile = profile
+        self.scenario = scenario
+        self.detector = detector
+    }
+
+    /// Replays every recording under every preset; results in recording, then preset order.
+    public func replay(_ recordings: [Recording]) -> [ReportStore.RunResult] {
+        let provenances = recordings.map { CookieProvenance(recording: $0) }
+        let jobs = recordings.indices.flatMap { r in presets.indices.map { (r, $0) } }
+        let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let (r, p) = jobs[index]
+            let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenario)
+            let result = emulator.run(recordings[r], provenance: provenances[r])
+            let findings = detector.findings(for: recordings[r], result: result)
+            results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings))
+        }
+        return results.values
+    }
+
+    /// Replays and stores the run in `store`; returns the run's id.
+    public func run(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> Int64 {
+        let started = Date()
+        let results = replay(recordings)
+        let row = RunRow(
+            id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(Date()), toolVersion: toolVersion,
+            profile: profile.name, ios: profile.ios.description, simulator: profile.simulator,
+            presets: presets.map(\.name).joined(separator: ","), label: label, gitRevision: gitRevision,
+            recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
+        return try store.saveRun(row, results: results)
+    }
+}
+
+/// A fixed-size buffer that parallel workers fill, each at its own index.
+final class UnsafeResultBuffer<T>: @unchecked Sendable {
+    private var storage: [T?]
+    private let lock = NSLock()
+
+    init(count: Int) { storage = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ value: T) {
+        lock.lock()
+        storage[index] = value
+        lock.unlock()
+    }
+
+    var values: [T] { storage.map { $0! } }
+}

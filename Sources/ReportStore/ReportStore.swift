@@ -1,0 +1,261 @@
+import Findings
+import Foundation
+import GRDB
+import TrafficModel
+import WebViewEmulation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The h5replay database: recordings, content-addressed bodies, runs, outcomes, findings.
+///
+/// Every import and every run is one transaction: a failure leaves the database as it was.
+public struct ReportStore: Sendable {
+    public let writer: any DatabaseWriter
+
+    public init(writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Schema.migrator.migrate(writer)
+    }
+
+    /// Opens (creating with mode 0600) the database at `path`, in WAL mode with a busy
+    /// timeout so that several processes can write one file.
+    public static func open(path: String) throws -> ReportStore {
+        if !FileManager.default.fileExists(atPath: path) {
+            let fd = Glibc_open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+            if fd >= 0 { close(fd) }
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        configuration.foreignKeysEnabled = true
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        return try ReportStore(writer: pool)
+    }
+
+    /// An in-memory database, for tests.
+    public static func inMemory() throws -> ReportStore {
+        try ReportStore(writer: DatabaseQueue())
+    }
+
+    // MARK: - Recordings
+
+    public enum ImportResult: Sendable, Equatable {
+        case imported(id: Int64, replaced: Bool)
+        /// A recording of that name holds the same source already.
+        case unchanged(id: Int64)
+    }
+
+    public struct NameTaken: Error, CustomStringConvertible, Sendable {
+        public let name: String
+        public var description: String {
+            "a different recording named \(name) is already in the database; import with --name to keep both, or --replace to replace it"
+        }
+    }
+
+    /// Stores a recording in one transaction. A recording of the same name and source is
+    /// left as it is; one with another source is replaced when `replace` is set.
+    @discardableResult
+    public func save(_ recording: Recording, replace: Bool = false) throws -> ImportResult {
+        try writer.write { db in
+            var replaced = false
+            if let existing = try RecordingRow.filter(Column("name") == recording.name).fetchOne(db) {
+                if existing.sourceSHA256 != nil, existing.sourceSHA256 == recording.sourceSHA256 { return .unchanged(id: existing.id!) }
+                guard replace else { throw NameTaken(name: recording.name) }
+                try existing.delete(db)
+                replaced = true
+            }
+            var row = RecordingRow(id: nil, name: recording.name, sourceFormat: recording.sourceFormat, sourcePath: recording.sourcePath, sourceSHA256: recording.sourceSHA256, importedAt: Self.timestamp(Date()), exchangeCount: recording.exchanges.count)
+            try row.insert(db)
+            let recordingID = row.id!
+            for d in recording.diagnostics {
+                var diagnostic = DiagnosticRow(id: nil, recordingId: recordingID, sequence: d.sequence, severity: d.severity.rawValue, code: d.code, message: d.message)
+                try diagnostic.insert(db)
+            }
+            let bodyInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+            func storeBody(_ data: Data) throws -> String {
+                let hash = data.sha256Hex
+                try bodyInsert.execute(arguments: [hash, data.count, data])
+                return hash
+            }
+            for e in recording.exchanges {
+                var row = ExchangeRow(
+                    id: nil, recordingId: recordingID, sequence: e.sequence, startedAt: e.startedAt, duration: e.duration,
+                    connectionId: e.connectionID, serverAddress: e.serverAddress,
+                    method: e.request.method, url: e.request.url, httpVersion: e.request.httpVersion,
+                    requestHeaders: try Self.encodeHeaders(e.request.headers),
+                    requestBodySha256: try storeBody(e.request.body), requestBodyLength: e.request.body.count,
+                    status: e.response.status, statusText: e.response.statusText, responseHttpVersion: e.response.httpVersion,
+                    responseHeaders: try Self.encodeHeaders(e.response.headers),
+                    responseBodySha256: try storeBody(e.response.body), responseBodyLength: e.response.body.count,
+                    responseEncodedLength: e.response.encodedLength, responseBodyMissing: e.response.bodyMissing,
+                    redirectUrl: e.response.redirectURL,
+                    initiator: e.initiator.rawValue, frame: e.frame.label, bodyKind: e.bodyKind.rawValue,
+                    redirectChainStart: e.redirect?.chainStart, redirectHop: e.redirect?.hop, redirectNext: e.redirect?.next,
+                    resourceType: e.resourceType)
+                try row.insert(db)
+            }
+            return .imported(id: recordingID, replaced: replaced)
+        }
+    }
+
+    /// The names of every stored recording, sorted.
+    public func recordingNames() throws -> [String] {
+        try writer.read { db in try String.fetchAll(db, sql: "SELECT name FROM recording ORDER BY name") }
+    }
+
+    /// Loads a recording with its exchanges, bodies and diagnostics; nil when unknown.
+    public func recording(named name: String) throws -> Recording? {
+        try writer.read { db in
+            guard let row = try RecordingRow.filter(Column("name") == name).fetchOne(db) else { return nil }
+            let rows = try ExchangeRow.filter(Column("recording_id") == row.id!).order(Column("sequence")).fetchAll(db)
+            func body(_ hash: String) throws -> Data {
+                try Data.fetchOne(db, sql: "SELECT content FROM body WHERE sha256 = ?", arguments: [hash]) ?? Data()
+            }
+            var exchanges: [Exchange] = []
+            exchanges.reserveCapacity(rows.count)
+            for r in rows {
+                let redirect = r.redirectChainStart.map { RedirectLink(chainStart: $0, hop: r.redirectHop ?? 0, next: r.redirectNext) }
+                exchanges.append(Exchange(
+                    sequence: r.sequence, startedAt: r.startedAt, duration: r.duration, connectionID: r.connectionId, serverAddress: r.serverAddress,
+                    request: RecordedRequest(method: r.method, url: r.url, httpVersion: r.httpVersion, headers: try Self.decodeHeaders(r.requestHeaders), body: try body(r.requestBodySha256)),
+                    response: RecordedResponse(status: r.status, statusText: r.statusText, httpVersion: r.responseHttpVersion, headers: try Self.decodeHeaders(r.responseHeaders), body: try body(r.responseBodySha256), encodedLength: r.responseEncodedLength, bodyMissing: r.responseBodyMissing, redirectURL: r.redirectUrl),
+                    initiator: Initiator(rawValue: r.initiator) ?? .other,
+                    frame: Frame(label: r.frame) ?? .main,
+                    bodyKind: BodyKind(rawValue: r.bodyKind) ?? .none,
+                    redirect: redirect, resourceType: r.resourceType))
+            }
+            let diagnostics = try DiagnosticRow.filter(Column("recording_id") == row.id!).order(Column("id")).fetchAll(db).map {
+                Diagnostic(Diagnostic.Severity(rawValue: $0.severity) ?? .note, code: $0.code, sequence: $0.sequence, message: $0.message)
+            }
+            return Recording(name: row.name, sourceFormat: row.sourceFormat, sourcePath: row.sourcePath, sourceSHA256: row.sourceSHA256, exchanges: exchanges, diagnostics: diagnostics)
+        }
+    }
+
+    // MARK: - Runs
+
+    /// What a run replayed: per recording and preset, the outcomes and findings.
+    public struct RunResult: Sendable {
+        public var recording: String
+        public var preset: String
+        public var outcomes: [Outcome]
+        public var findings: [Finding]
+
+        public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding]) {
+            self.recording = recording
+            self.preset = preset
+            self.outcomes = outcomes
+            self.findings = findings
+        }
+    }
+
+    /// Stores a run with all its outcomes and findings in one transaction; returns its id.
+    public func saveRun(_ run: RunRow, results: [RunResult]) throws -> Int64 {
+        try writer.write { db in
+            var run = run
+            try run.insert(db)
+            let runID = run.id!
+            let recordingIDs = Dictionary(try Row.fetchAll(db, sql: "SELECT name, id FROM recording").map { ($0["name"] as String, $0["id"] as Int64) }, uniquingKeysWith: { a, _ in a })
+            let outcomeInsert = try db.makeStatement(sql: """
+                INSERT INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
+                  delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let findingInsert = try db.makeStatement(sql: """
+                INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
+                  rules, confidence, message, expected, actual, identity)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for result in results {
+                let recordingID = recordingIDs[result.recording]
+                for o in result.outcomes {
+                    let changes = o.changes.map { ["rule": $0.rule.rawValue, "what": $0.what] }
+                    try outcomeInsert.execute(arguments: [
+                        runID, result.recording, recordingID, result.preset, o.sequence, o.deliveredMethod, o.deliveredURL,
+                        o.deliveredBody.length, o.deliveredBody.sha256, o.sentCookies.map(\.name).joined(separator: ","), o.pageURL,
+                        try Self.json(changes),
+                    ])
+                }
+                for f in result.findings {
+                    try findingInsert.execute(arguments: [
+                        runID, f.preset, f.code.rawValue, f.severity.rawValue, f.recording, recordingID, f.sequence, f.method, f.url, f.subject,
+                        f.rules.map(\.rawValue).joined(separator: ","), f.confidence.rawValue, f.message,
+                        try Self.json(f.expected), try Self.json(f.actual), f.identity,
+                    ])
+                }
+            }
+            return runID
+        }
+    }
+
+    /// The run with `id`, or the latest run when `id` is nil.
+    public func run(id: Int64?) throws -> RunRow? {
+        try writer.read { db in
+            if let id { return try RunRow.fetchOne(db, key: id) }
+            return try RunRow.order(Column("id").desc).fetchOne(db)
+        }
+    }
+
+    /// The latest run carrying `label`.
+    public func run(label: String) throws -> RunRow? {
+        try writer.read { db in try RunRow.filter(Column("label") == label).order(Column("id").desc).fetchOne(db) }
+    }
+
+    /// The findings of a run, in recording, preset, sequence and code order.
+    public func findings(run: Int64) throws -> [Finding] {
+        let rows: [FindingRow] = try writer.read { db in
+            try FindingRow.fetchAll(db, sql: "SELECT * FROM finding WHERE run_id = ? ORDER BY recording_name, preset, sequence, code, id", arguments: [run])
+        }
+        return try rows.map(Self.finding)
+    }
+
+    static func finding(_ row: FindingRow) throws -> Finding {
+        let rules: [RuleID] = row.rules.split(separator: ",").map { RuleID(String($0)) }
+        return Finding(
+            code: FindingCode(rawValue: row.code) ?? .bodyLost, severity: Severity(rawValue: row.severity) ?? .error,
+            preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
+            subject: row.subject, rules: rules, confidence: Confidence(rawValue: row.confidence) ?? .inferred,
+            expected: try decodeObject(row.expected), actual: try decodeObject(row.actual), message: row.message)
+    }
+
+    /// The recordings a run replayed, by name, in order.
+    public func recordingNames(run: Int64) throws -> [String] {
+        try writer.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT recording_name FROM outcome WHERE run_id = ? ORDER BY recording_name", arguments: [run])
+        }
+    }
+
+    // MARK: - Encoding helpers
+
+    static func encodeHeaders(_ headers: [HeaderField]) throws -> String {
+        try json(headers.map { [$0.name, $0.value] })
+    }
+
+    static func decodeHeaders(_ text: String) throws -> [HeaderField] {
+        try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
+    }
+
+    static func json<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decodeObject(_ text: String) throws -> [String: String] {
+        try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+    }
+
+    public static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}
+
+/// `open(2)` with a mode, which Swift reaches only through this variadic-free wrapper.
+@inline(__always)
+private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    open(path, flags, mode)
+}

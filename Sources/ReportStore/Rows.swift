@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+
+// One Codable struct per table (GRDB's recommended practice); columns in snake_case.
+
+struct BodyRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "body"
+    var sha256: String
+    var length: Int
+    var content: Data
+}
+
+public struct RecordingRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
+    public static let databaseTableName = "recording"
+    public static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    public static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    public var id: Int64?
+    public var name: String
+    public var sourceFormat: String
+    public var sourcePath: String?
+    public var sourceSHA256: String?
+    public var importedAt: String
+    public var exchangeCount: Int
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, sourceFormat, sourcePath, importedAt, exchangeCount
+        case sourceSHA256 = "sourceSha256"
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+struct DiagnosticRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "diagnostic"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    var id: Int64?
+    var recordingId: Int64
+    var sequence: Int?
+    var severity: String
+    var code: String
+    var message: String
+}
+
+struct ExchangeRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "exchange"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    var id: Int64?
+    var recordingId: Int64
+    var sequence: Int
+    var startedAt: Double
+    var duration: Double
+    var connectionId: String?
+    var serverAddress: String?
+    var method: String
+    var url: String
+    var httpVersion: String
+    var requestHeaders: String
+    var requestBodySha256: String
+    var requestBodyLength: Int
+    var status: Int
+    var statusText: String
+    var responseHttpVersion: String
+    var responseHeaders: String
+    var responseBodySha256: String
+    var responseBodyLength: Int
+    var responseEncodedLength: Int?
+    var responseBodyMissing: Bool
+    var redirectUrl: String?
+    var initiator: String
+    var frame: String
+    var bodyKind: String
+    var redirectChainStart: Int?
+    var redirectHop: Int?
+    var redirectNext: Int?
+    var resourceType: String?
+}
+
+/// A replay run: when, with which tool, profile and presets.
+public struct RunRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
+    public static let databaseTableName = "run"
+    public static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    public static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    public var id: Int64?
+    public var startedAt: String
+    public var finishedAt: String
+    public var toolVersion: String
+    public var profile: String
+    public var ios: String
+    public var simulator: Bool
+    public var presets: String
+    public var label: String?
+    public var gitRevision: String?
+    public var recordingCount: Int
+    public var exchangeCount: Int
+
+    public var presetList: [String] { presets.split(separator: ",").map(String.init) }
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+struct OutcomeRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "outcome"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    var id: Int64?
+    var runId: Int64
+    var recordingName: String
+    var recordingId: Int64?
+    var preset: String
+    var sequence: Int
+    var deliveredMethod: String
+    var deliveredUrl: String
+    var deliveredBodyLength: Int
+    var deliveredBodySha256: String
+    var sentCookieNames: String
+    var pageUrl: String?
+    var changes: String
+}
+
+struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "finding"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    var id: Int64?
+    var runId: Int64
+    var preset: String
+    var code: String
+    var severity: String
+    var recordingName: String
+    var recordingId: Int64?
+    var sequence: Int
+    var method: String
+    var url: String
+    var subject: String?
+    var rules: String
+    var confidence: String
+    var message: String
+    var expected: String
+    var actual: String
+    var identity: String
+}

@@ -1,0 +1,118 @@
+import GRDB
+
+/// The database schema. Migrations are append-only: once shipped, a migration is never
+/// edited; a change is a new migration below the others.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+
+        migrator.registerMigration("v1: recordings, exchanges, bodies, runs, outcomes, findings") { db in
+            // Bodies, content-addressed: a corpus sharing scripts and images stays small.
+            try db.create(table: "body") { t in
+                t.primaryKey("sha256", .text)
+                t.column("length", .integer).notNull()
+                t.column("content", .blob).notNull()
+            }
+            try db.create(table: "recording") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("name", .text).notNull().unique()
+                t.column("source_format", .text).notNull()
+                t.column("source_path", .text)
+                t.column("source_sha256", .text)
+                t.column("imported_at", .text).notNull()
+                t.column("exchange_count", .integer).notNull()
+            }
+            try db.create(table: "diagnostic") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("recording", onDelete: .cascade).notNull()
+                t.column("sequence", .integer)
+                t.column("severity", .text).notNull()
+                t.column("code", .text).notNull()
+                t.column("message", .text).notNull()
+            }
+            try db.create(table: "exchange") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("recording", onDelete: .cascade).notNull()
+                t.column("sequence", .integer).notNull()
+                t.column("started_at", .double).notNull()
+                t.column("duration", .double).notNull()
+                t.column("connection_id", .text)
+                t.column("server_address", .text)
+                t.column("method", .text).notNull()
+                t.column("url", .text).notNull()
+                t.column("http_version", .text).notNull()
+                t.column("request_headers", .text).notNull()  // JSON [[name, value], ...] in wire order
+                t.column("request_body_sha256", .text).notNull().references("body")
+                t.column("request_body_length", .integer).notNull()
+                t.column("status", .integer).notNull()
+                t.column("status_text", .text).notNull()
+                t.column("response_http_version", .text).notNull()
+                t.column("response_headers", .text).notNull()
+                t.column("response_body_sha256", .text).notNull().references("body")
+                t.column("response_body_length", .integer).notNull()
+                t.column("response_encoded_length", .integer)
+                t.column("response_body_missing", .boolean).notNull()
+                t.column("redirect_url", .text)
+                t.column("initiator", .text).notNull()
+                t.column("frame", .text).notNull()
+                t.column("body_kind", .text).notNull()
+                t.column("redirect_chain_start", .integer)
+                t.column("redirect_hop", .integer)
+                t.column("redirect_next", .integer)
+                t.column("resource_type", .text)
+                t.uniqueKey(["recording_id", "sequence"])
+            }
+            try db.create(table: "run") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("started_at", .text).notNull()
+                t.column("finished_at", .text).notNull()
+                t.column("tool_version", .text).notNull()
+                t.column("profile", .text).notNull()
+                t.column("ios", .text).notNull()
+                t.column("simulator", .boolean).notNull()
+                t.column("presets", .text).notNull()  // comma-separated, matrix order
+                t.column("label", .text)
+                t.column("git_revision", .text)
+                t.column("recording_count", .integer).notNull()
+                t.column("exchange_count", .integer).notNull()
+            }
+            try db.create(table: "outcome") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("run", onDelete: .cascade).notNull()
+                t.column("recording_name", .text).notNull()
+                t.belongsTo("recording", onDelete: .setNull)
+                t.column("preset", .text).notNull()
+                t.column("sequence", .integer).notNull()
+                t.column("delivered_method", .text).notNull()
+                t.column("delivered_url", .text).notNull()
+                t.column("delivered_body_length", .integer).notNull()
+                t.column("delivered_body_sha256", .text).notNull()
+                t.column("sent_cookie_names", .text).notNull()  // comma-separated, header order
+                t.column("page_url", .text)
+                t.column("changes", .text).notNull()  // JSON [{rule, what}]
+            }
+            try db.create(table: "finding") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("run", onDelete: .cascade).notNull()
+                t.column("preset", .text).notNull()
+                t.column("code", .text).notNull()
+                t.column("severity", .text).notNull()
+                t.column("recording_name", .text).notNull()
+                t.belongsTo("recording", onDelete: .setNull)
+                t.column("sequence", .integer).notNull()
+                t.column("method", .text).notNull()
+                t.column("url", .text).notNull()
+                t.column("subject", .text)
+                t.column("rules", .text).notNull()  // comma-separated rule ids
+                t.column("confidence", .text).notNull()
+                t.column("message", .text).notNull()
+                t.column("expected", .text).notNull()  // JSON object
+                t.column("actual", .text).notNull()  // JSON object
+                t.column("identity", .text).notNull()
+            }
+            try db.create(index: "finding_by_run", on: "finding", columns: ["run_id", "preset", "code"])
+            try db.create(index: "outcome_by_run", on: "outcome", columns: ["run_id", "recording_name", "preset"])
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,55 @@
+import Findings
+import Foundation
+
+/// The JSON report: a stable schema for scripts. Extend it, never break it.
+///
+/// `{"run": {id, label, profile, ios, simulator, presets, startedAt, toolVersion},
+///   "summary": {errors, warnings, infos, findings},
+///   "matrix": [{recording, preset, errors, warnings, infos}],
+///   "findings": [{preset, code, severity, recording, sequence, method, url, subject,
+///                 rules, confidence, message, expected, actual}]}`
+public struct JSONReport: Sendable {
+    public var redactor: Redactor
+
+    public init(showSecrets: Bool) {
+        self.redactor = Redactor(showSecrets: showSecrets)
+    }
+
+    public func render(_ model: ReportModel) throws -> String {
+        let run = model.run
+        var runObject: [String: Any] = [
+            "id": run.id ?? 0,
+            "profile": run.profile,
+            "ios": run.ios,
+            "simulator": run.simulator,
+            "presets": model.presets,
+            "startedAt": run.startedAt,
+            "toolVersion": run.toolVersion,
+        ]
+        runObject["label"] = run.label ?? NSNull()
+        var matrix: [[String: Any]] = []
+        for recording in model.recordings {
+            for preset in model.presets {
+                let cell = model.cell(recording: recording, preset: preset)
+                matrix.append(["recording": recording, "preset": preset, "errors": cell.errors, "warnings": cell.warnings, "infos": cell.infos])
+            }
+        }
+        let findings: [[String: Any]] = model.findings.map { f in
+            [
+                "preset": f.preset, "code": f.code.rawValue, "severity": f.severity.rawValue,
+                "recording": f.recording, "sequence": f.sequence, "method": f.method, "url": f.url,
+                "subject": f.subject ?? NSNull(),
+                "rules": f.rules.map(\.rawValue), "confidence": f.confidence.rawValue, "message": f.message,
+                "expected": redactor.fields(f.expected), "actual": redactor.fields(f.actual),
+            ]
+        }
+        let object: [String: Any] = [
+            "run": runObject,
+            "summary": ["errors": model.count(.error), "warnings": model.count(.warning), "infos": model.count(.info), "findings": model.findings.count],
+            "matrix": matrix,
+            "findings": findings,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,73 @@
+import Findings
+
+/// The terminal report: the side-by-side matrix (recordings x presets, counts per
+/// severity), then per preset the findings grouped by code with the sentence of each.
+public struct TableReport: Sendable {
+    public var color: Bool
+    public var redactor: Redactor
+
+    public init(color: Bool, showSecrets: Bool) {
+        self.color = color
+        self.redactor = Redactor(showSecrets: showSecrets)
+    }
+
+    public func render(_ model: ReportModel, details: Bool = true) -> String {
+        var out = ""
+        let run = model.run
+        out += "Run \(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""): \(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s), \(model.presets.count) preset(s)\n\n"
+        out += matrix(model)
+        out += "\n\(model.count(.error)) error(s), \(model.count(.warning)) warning(s), \(model.count(.info)) info\n"
+        guard details else { return out }
+        for preset in model.presets {
+            let findings = model.findings.filter { $0.preset == preset }
+            guard !findings.isEmpty else { continue }
+            out += "\n" + paint("\(preset)", bold: true) + "\n"
+            var byCode: [FindingCode: [Finding]] = [:]
+            for f in findings { byCode[f.code, default: []].append(f) }
+            for code in FindingCode.allCases {
+                guard let list = byCode[code] else { continue }
+                out += "  \(paint(code.rawValue, severity: list.map(\.severity).max()!)) (\(list.count))\n"
+                for f in list {
+                    out += "    [\(f.severity.rawValue)] \(f.recording) #\(f.sequence): \(f.message)\n"
+                }
+            }
+        }
+        return out
+    }
+
+    /// The matrix: one row per recording, one column per preset; each cell `E/W/I` or `ok`.
+    public func matrix(_ model: ReportModel) -> String {
+        let nameWidth = max(9, model.recordings.map(\.count).max() ?? 0)
+        let widths = model.presets.map { max($0.count, 9) }
+        var out = "recording".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+        for (preset, width) in zip(model.presets, widths) { out += "  " + preset.padding(toLength: width, withPad: " ", startingAt: 0) }
+        out += "\n" + String(repeating: "-", count: nameWidth)
+        for width in widths { out += "  " + String(repeating: "-", count: width) }
+        out += "\n"
+        for recording in model.recordings {
+            out += recording.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            for (preset, width) in zip(model.presets, widths) {
+                let cell = model.cell(recording: recording, preset: preset)
+                let text = cell.isClean ? "ok" : "\(cell.errors)E \(cell.warnings)W \(cell.infos)I"
+                let padded = text.padding(toLength: width, withPad: " ", startingAt: 0)
+                out += "  " + (cell.errors > 0 ? paint(padded, severity: .error) : cell.warnings > 0 ? paint(padded, severity: .warning) : padded)
+            }
+            out += "\n"
+        }
+        out += "(E errors, W warnings, I info per recording and preset)\n"
+        return out
+    }
+
+    private func paint(_ text: String, severity: Severity) -> String {
+        guard color else { return text }
+        switch severity {
+        case .error: return "\u{1B}[31m\(text)\u{1B}[0m"
+        case .warning: return "\u{1B}[33m\(text)\u{1B}[0m"
+        case .info: return "\u{1B}[36m\(text)\u{1B}[0m"
+        }
+    }
+
+    private func paint(_ text: String, bold: Bool) -> String {
+        color && bold ? "\u{1B}[1m\(text)\u{1B}[0m" : text
+    }
+}

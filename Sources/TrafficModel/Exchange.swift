@@ -1,0 +1,187 @@
+import Foundation
+
+/// One request and its response, as a browser engine really sent and received them.
+///
+/// This is the truth a replay is compared with. The initiator, frame and body kind are
+/// not on the wire; the importer infers them (BEHAVIOUR.md section 2) and a scenario
+/// can pin them.
+public struct Exchange: Sendable, Hashable, Codable {
+    /// 0-based index in the recording, in time order.
+    public var sequence: Int
+    /// Seconds since 1970 when the request started.
+    public var startedAt: Double
+    /// Seconds from request start to response end (0 when unknown).
+    public var duration: Double
+    public var connectionID: String?
+    public var serverAddress: String?
+    public var request: RecordedRequest
+    public var response: RecordedResponse
+    public var initiator: Initiator
+    public var frame: Frame
+    public var bodyKind: BodyKind
+    /// Membership in a redirect chain, when the exchange is one hop of one.
+    public var redirect: RedirectLink?
+    /// The exporter's own resource type (`_resourceType`), kept for export.
+    public var resourceType: String?
+
+    public init(
+        sequence: Int, startedAt: Double, duration: Double = 0, connectionID: String? = nil,
+        serverAddress: String? = nil, request: RecordedRequest, response: RecordedResponse,
+        initiator: Initiator = .other, frame: Frame = .main, bodyKind: BodyKind = .none,
+        redirect: RedirectLink? = nil, resourceType: String? = nil
+    ) {
+        self.sequence = sequence
+        self.startedAt = startedAt
+        self.duration = duration
+        self.connectionID = connectionID
+        self.serverAddress = serverAddress
+        self.request = request
+        self.response = response
+        self.initiator = initiator
+        self.frame = frame
+        self.bodyKind = bodyKind
+        self.redirect = redirect
+        self.resourceType = resourceType
+    }
+
+    public var endedAt: Double { startedAt + max(duration, 0) }
+}
+
+/// The request as sent: method, URL, header fields in wire order, body bytes.
+public struct RecordedRequest: Sendable, Hashable, Codable {
+    public var method: String
+    public var url: String
+    public var httpVersion: String
+    public var headers: [HeaderField]
+    public var body: Data
+
+    public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
+        self.method = method
+        self.url = url
+        self.httpVersion = httpVersion
+        self.headers = headers
+        self.body = body
+    }
+
+    public var target: RequestTarget? { RequestTarget(url) }
+}
+
+/// The response: status, header fields, the body after content decoding.
+public struct RecordedResponse: Sendable, Hashable, Codable {
+    /// 0 when there was no response (a network error or an aborted load).
+    public var status: Int
+    public var statusText: String
+    public var httpVersion: String
+    public var headers: [HeaderField]
+    /// The body after content decoding.
+    public var body: Data
+    /// The length on the wire before content decoding, when known.
+    public var encodedLength: Int?
+    /// The recording had no body for this response (Firefox drops image bodies, for one).
+    public var bodyMissing: Bool
+    /// HAR's `redirectURL`, used when the Location header is missing.
+    public var redirectURL: String?
+
+    public init(status: Int, statusText: String = "", httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data(), encodedLength: Int? = nil, bodyMissing: Bool = false, redirectURL: String? = nil) {
+        self.status = status
+        self.statusText = statusText
+        self.httpVersion = httpVersion
+        self.headers = headers
+        self.body = body
+        self.encodedLength = encodedLength
+        self.bodyMissing = bodyMissing
+        self.redirectURL = redirectURL
+    }
+
+    public var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+    /// 307 and 308 keep the method and body; the others turn a POST into a GET.
+    public var preservesMethod: Bool { status == 307 || status == 308 }
+    public var location: String? { headers.first("Location") ?? redirectURL }
+}
+
+/// Who issued a request (BEHAVIOUR.md section 2).
+public enum Initiator: String, Sendable, Hashable, Codable, CaseIterable {
+    case navigation
+    case formSubmission = "form-submission"
+    case xhr
+    case fetch
+    /// An ajax request whose API (XHR or fetch) is unknown.
+    case ajax
+    case beacon
+    case prefetch
+    case script
+    case stylesheet
+    case image
+    case font
+    case media
+    case other
+
+    /// A load of a document: it sets the frame's URL.
+    public var isDocument: Bool { self == .navigation || self == .formSubmission }
+    /// A request issued by page script.
+    public var isScripted: Bool { self == .xhr || self == .fetch || self == .ajax || self == .beacon }
+}
+
+/// Which frame issued a request.
+public struct Frame: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable { case main, iframe }
+    public var kind: Kind
+    /// The request's site differs from the top-level document's site.
+    public var thirdParty: Bool
+
+    public init(kind: Kind, thirdParty: Bool) {
+        self.kind = kind
+        self.thirdParty = thirdParty
+    }
+
+    public static let main = Frame(kind: .main, thirdParty: false)
+
+    /// `main`, `main-3p`, `iframe` or `iframe-3p`, for tables and the database.
+    public var label: String { kind.rawValue + (thirdParty ? "-3p" : "") }
+
+    public init?(label: String) {
+        let third = label.hasSuffix("-3p")
+        guard let kind = Kind(rawValue: third ? String(label.dropLast(3)) : label) else { return nil }
+        self.init(kind: kind, thirdParty: third)
+    }
+}
+
+/// What JavaScript passed to `send`/`fetch` (BEHAVIOUR.md section 2).
+public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
+    case none
+    /// text/*, JSON, XML or other valid UTF-8.
+    case text
+    /// `application/x-www-form-urlencoded` (form fields or URLSearchParams).
+    case urlEncoded = "urlencoded"
+    /// `multipart/form-data` without any file part.
+    case formData = "formdata"
+    /// `multipart/form-data` with at least one part carrying a filename (a Blob or File).
+    case formDataWithFile = "formdata-file"
+    /// Bytes: a Blob by default, an ArrayBuffer when the scenario says so.
+    case binary
+
+    /// Whether WebKit backs the body with a Blob (BEHAVIOUR.md S2).
+    public func isBlobBacked(binaryAsBlob: Bool) -> Bool {
+        switch self {
+        case .formDataWithFile: return true
+        case .binary: return binaryAsBlob
+        default: return false
+        }
+    }
+}
+
+/// A hop of a redirect chain: the chain is named by the sequence of its first request.
+public struct RedirectLink: Sendable, Hashable, Codable {
+    /// Sequence of the chain's first request (hop 0).
+    public var chainStart: Int
+    /// 0 for the request the page issued, 1 for the first redirect target, and so on.
+    public var hop: Int
+    /// Sequence of the next hop, when this response redirects and the target was recorded.
+    public var next: Int?
+
+    public init(chainStart: Int, hop: Int, next: Int?) {
+        self.chainStart = chainStart
+        self.hop = hop
+        self.next = next
+    }
+}

@@ -1,0 +1,64 @@
+import HTTPTypes
+
+/// One header line as it was recorded: original casing, wire order, any bytes a HAR allows.
+///
+/// Recordings keep headers raw (HTTP/2 pseudo-headers and odd names from exporters
+/// included) so that exports and diffs are exact; `httpFields` gives the swift-http-types
+/// view of the valid ones.
+public struct HeaderField: Sendable, Hashable, Codable {
+    public var name: String
+    public var value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+extension Array where Element == HeaderField {
+    /// The first value of the named header, compared case-insensitively.
+    public func first(_ name: String) -> String? {
+        for field in self where field.name.caseInsensitiveEquals(name) { return field.value }
+        return nil
+    }
+
+    /// Every value of the named header, in wire order.
+    public func all(_ name: String) -> [String] {
+        var values: [String] = []
+        for field in self where field.name.caseInsensitiveEquals(name) { values.append(field.value) }
+        return values
+    }
+
+    public func contains(_ name: String) -> Bool { first(name) != nil }
+
+    /// The fields whose names are valid HTTP tokens, as swift-http-types values.
+    public var httpFields: HTTPFields {
+        var fields = HTTPFields()
+        for field in self {
+            if let name = HTTPField.Name(field.name) {
+                fields.append(HTTPField(name: name, value: field.value))
+            }
+        }
+        return fields
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive comparison, as header names and cookie attributes need.
+    @inlinable
+    public func caseInsensitiveEquals(_ other: String) -> Bool {
+        let a = self.utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+            let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+
+    /// Lowercases ASCII letters only (header names, hosts, schemes).
+    public var asciiLowercased: String {
+        String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}

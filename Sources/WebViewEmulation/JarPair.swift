@@ -1,0 +1,103 @@
+import CookieJar
+import TrafficModel
+
+/// NativeJar and WebJar with the synchronisations in flight between them
+/// (BEHAVIOUR.md J1-J3). Every cookie remembers the rules by which it reached its jar.
+struct JarPair {
+    /// How a cookie reached a jar: the rules on its way, and for a script write, when
+    /// it was written and the earliest it could have been written.
+    struct Origin: Hashable {
+        var rules: [RuleID]
+        var what: String
+        var scriptWindowStart: Double?
+        var writtenAt: Double?
+        var isScriptWrite: Bool { writtenAt != nil }
+    }
+
+    /// A change on its way from one jar to the other.
+    struct PendingSync {
+        var due: Double
+        var to: JarSide
+        var cookie: Cookie
+        var isDeletion: Bool
+        var rule: RuleID
+        var origin: Origin
+    }
+
+    var native = CookieStore()
+    var web = CookieStore()
+    private(set) var origins: [JarSide: [Cookie.Key: Origin]] = [.native: [:], .web: [:]]
+    private(set) var pending: [PendingSync] = []
+
+    subscript(side: JarSide) -> CookieStore {
+        get { side == .native ? native : web }
+        set { if side == .native { native = newValue } else { web = newValue } }
+    }
+
+    func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { origins[side]?[key] }
+
+    /// Puts `cookie` in `side` at `time`, and schedules its synchronisation to the other
+    /// jar after `syncDelay` (nil: it never propagates).
+    mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
+        self[side].set(cookie, at: time)
+        origins[side]![cookie.key] = origin
+        if let syncDelay {
+            schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: syncRule, origin: origin))
+        }
+    }
+
+    /// Removes a cookie from `side` and schedules the deletion to the other jar.
+    mutating func delete(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
+        self[side].remove(cookie.key)
+        origins[side]![cookie.key] = nil
+        if let syncDelay {
+            schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: true, rule: syncRule, origin: origin))
+        }
+    }
+
+    /// Applies a `Set-Cookie` header to `side`, scheduling J1 (change) or J2 (deletion).
+    mutating func receive(_ header: String, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) {
+        let before = self[side]
+        switch self[side].receive(header, from: url, at: time) {
+        case .stored(let cookie):
+            origins[side]![cookie.key] = origin
+            schedule(PendingSync(due: time + profile.jarSyncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: "J1", origin: origin))
+        case .deleted(let key):
+            origins[side]![key] = nil
+            if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key) {
+                schedule(PendingSync(due: time + profile.jarDeletionDelay, to: side.other, cookie: old, isDeletion: true, rule: "J2", origin: origin))
+            }
+        case .ignored:
+            break
+        }
+    }
+
+    /// Applies every synchronisation due at or before `time`, in due order.
+    mutating func completeSyncs(upTo time: Double) {
+        var applied = 0
+        while applied < pending.count, pending[applied].due <= time {
+            let sync = pending[applied]
+            if sync.isDeletion {
+                self[sync.to].remove(sync.cookie.key)
+                origins[sync.to]![sync.cookie.key] = nil
+            } else {
+                self[sync.to].set(sync.cookie, at: sync.due)
+                var origin = sync.origin
+                origin.rules.append(sync.rule)
+                origins[sync.to]![sync.cookie.key] = origin
+            }
+            applied += 1
+        }
+        pending.removeFirst(applied)
+    }
+
+    /// The synchronisation of a cookie named `name` still on its way to `side`.
+    func pendingSync(named name: String, to side: JarSide) -> PendingSync? {
+        pending.first { $0.to == side && $0.cookie.name == name }
+    }
+
+    private mutating func schedule(_ sync: PendingSync) {
+        let index = pending.firstIndex { $0.due > sync.due } ?? pending.endIndex
+        pending.insert(sync, at: index)
+    }
+}

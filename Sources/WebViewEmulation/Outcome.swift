@@ -1,0 +1,81 @@
+import TrafficModel
+
+/// What happened to one recorded exchange under one preset: what reached the server,
+/// what the page saw, and the rule behind every difference.
+public struct Outcome: Sendable, Hashable {
+    public var sequence: Int
+    public var deliveredMethod: String
+    public var deliveredURL: String
+    public var deliveredBody: BodyFingerprint
+    /// The rules that emptied or changed the body on its way; empty when it arrived intact.
+    public var bodyRules: [RuleID]
+    /// Set when the redirect handling itself re-issued this hop with another method or no body.
+    public var redirectReissueRules: [RuleID]
+    /// The cookies the request carried, in header order.
+    public var sentCookies: [SentCookie]
+    /// Every cookie whose presence or value differs from the recording, and why.
+    public var cookieDifferences: [CookieDifference]
+    /// For the first request of a redirect chain: the URL the page (or loader) ends at.
+    public var pageURL: String?
+    public var redirectRules: [RuleID]
+    /// Every change the emulator made, tagged with its rule.
+    public var changes: [Change]
+
+    public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
+        self.sequence = sequence
+        self.deliveredMethod = deliveredMethod
+        self.deliveredURL = deliveredURL
+        self.deliveredBody = deliveredBody
+        self.bodyRules = []
+        self.redirectReissueRules = []
+        self.sentCookies = []
+        self.cookieDifferences = []
+        self.pageURL = nil
+        self.redirectRules = []
+        self.changes = []
+    }
+}
+
+public struct SentCookie: Sendable, Hashable {
+    public var name: String
+    public var value: String
+}
+
+/// One change the emulator made, and the rule that justifies it.
+public struct Change: Sendable, Hashable {
+    public var rule: RuleID
+    public var what: String
+}
+
+/// A cookie the replayed request carries differently from the recorded one.
+public struct CookieDifference: Sendable, Hashable {
+    public var name: String
+    /// The value in the recording; nil when the recording did not carry it.
+    public var recordedValue: String?
+    /// The value in the replay; nil when the replay did not carry it.
+    public var sentValue: String?
+    public var rules: [RuleID]
+    /// False when the difference happens only if the script wrote late in its window
+    /// (BEHAVIOUR.md section 8): the finding is then a warning.
+    public var certain: Bool
+    /// Why, in plain words: which jar held it and when a synchronisation was due.
+    public var explanation: String
+}
+
+/// A cookie on which the two jars still disagree once every synchronisation has completed.
+public struct JarDivergence: Sendable, Hashable {
+    public var name: String
+    public var domain: String
+    public var path: String
+    public var nativeValue: String?
+    public var webValue: String?
+    public var rules: [RuleID]
+    public var explanation: String
+}
+
+/// The result of replaying a recording under one preset.
+public struct EmulationResult: Sendable {
+    public var preset: String
+    public var outcomes: [Outcome]
+    public var divergences: [JarDivergence]
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// A behaviour rule's id from BEHAVIOUR.md: `P1`, `S5`, `J3`...
+public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ raw: String) { self.rawValue = raw }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+    public var description: String { rawValue }
+    /// Orders by family letter, then number: J1 < J3 < N1 < P1 < P4.
+    public static func < (a: RuleID, b: RuleID) -> Bool {
+        let (fa, na) = a.parts, (fb, nb) = b.parts
+        return fa != fb ? fa < fb : na < nb
+    }
+    private var parts: (String, Int) {
+        let letters = rawValue.prefix { $0.isLetter }
+        return (String(letters), Int(rawValue.dropFirst(letters.count)) ?? 0)
+    }
+}
+
+/// How sure the model is of a rule (BEHAVIOUR.md, "Confidence marks"), weakest first.
+public enum Confidence: String, Sendable, Hashable, Codable, Comparable, CaseIterable {
+    case folklore, inferred, reported, documented, source
+
+    public static func < (a: Confidence, b: Confidence) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// One rule of the behaviour model, as the rules data file states it.
+public struct Rule: Sendable, Hashable, Codable {
+    public var id: RuleID
+    public var section: String
+    public var statement: String
+    /// A clause a QA engineer reads in a finding: "NSURLProtocol interception drops request bodies".
+    public var summary: String
+    public var confidence: Confidence
+    public var source: String
+    /// The finding codes this rule can produce.
+    public var findings: [String]
+}
+
+/// The rules data file shipped in the package (`Resources/rules.json`).
+public struct RuleCatalog: Sendable {
+    public let version: Int
+    public let rules: [Rule]
+    private let byID: [RuleID: Rule]
+
+    public init(rules: [Rule], version: Int = 1) {
+        self.version = version
+        self.rules = rules
+        self.byID = Dictionary(rules.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The catalog bundled with h5replay.
+    public static let bundled: RuleCatalog = {
+        guard let url = Bundle.module.url(forResource: "rules", withExtension: "json"),
+            let data = try? Data(contentsOf: url)
+        else { fatalError("h5replay is installed without its rules.json resource") }
+        do {
+            return try RuleCatalog(data: data)
+        } catch {
+            fatalError("the bundled rules.json does not parse: \(error)")
+        }
+    }()
+
+    public init(data: Data) throws {
+        struct File: Decodable {
+            var version: Int
+            var rules: [Rule]
+        }
+        let file = try JSONDecoder().decode(File.self, from: data)
+        self.init(rules: file.rules, version: file.version)
+    }
+
+    public subscript(id: RuleID) -> Rule? { byID[id] }
+
+    /// The weakest confidence among `ids`: a finding is only as sure as its least sure rule.
+    public func confidence(of ids: [RuleID]) -> Confidence {
+        ids.compactMap { byID[$0]?.confidence }.min() ?? .inferred
+    }
+}

@@ -1,0 +1,262 @@
+import CookieJar
+import Foundation
+import TrafficModel
+
+/// Replays a recording through one preset: walks the exchanges in time order with
+/// NativeJar, WebJar and the synchronisations between them (DESIGN.md section 4).
+///
+/// For each exchange it (1) rebuilds the request the page issued, minus the Cookie header,
+/// (2) lets the preset's strategy decide the transport, (3) computes the Cookie header
+/// from the jar that transport reads, (4) applies the response to the jar it writes and
+/// to the page, and (5) records an `Outcome` whose every change names its rule.
+/// Pure and deterministic: no I/O, the same inputs give the same outcomes.
+public struct WebViewEmulator: Sendable {
+    public var preset: Preset
+    public var profile: Profile
+    public var scenario: Scenario
+
+    public init(preset: Preset, profile: Profile = Profile(), scenario: Scenario = Scenario()) {
+        self.preset = preset
+        self.profile = profile
+        self.scenario = scenario
+    }
+
+    public func run(_ recording: Recording, provenance: CookieProvenance) -> EmulationResult {
+        let exchanges = recording.exchanges
+        let context = EmulationContext(profile: profile, scenario: scenario)
+        var jars = JarPair()
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(exchanges.count)
+        var plans: [Int: TransportPlan] = [:]
+        var previousHop: [Int: Int] = [:]
+        for e in exchanges { if let next = e.redirect?.next { previousHop[next] = e.sequence } }
+
+        placePreexisting(provenance, exchanges: exchanges, into: &jars)
+
+        for e in exchanges {
+            let time = e.startedAt
+            jars.completeSyncs(upTo: time)
+            applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars)
+
+            let chainStart = e.redirect?.chainStart ?? e.sequence
+            let plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
+            plans[chainStart] = plan
+            let hop = e.redirect?.hop ?? 0
+
+            var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: BodyFingerprint(e.request.body))
+
+            // Request body: lost on the first hop by the strategy's rule; on a 307/308 hop
+            // it depends on who follows the redirect.
+            if hop == 0 {
+                if let rule = plan.bodyLostBy {
+                    outcome.deliveredBody = .empty
+                    outcome.bodyRules = [rule]
+                    outcome.changes.append(Change(rule: rule, what: "request body of \(e.request.body.count) bytes removed"))
+                }
+            } else if let previous = previousHop[e.sequence], exchanges[previous].response.preservesMethod, !e.request.body.isEmpty {
+                switch plan.redirects {
+                case .engine:
+                    break
+                case .silent:
+                    // The native session re-sends the request it sent for the previous hop.
+                    let earlier = outcomes[previous]
+                    if earlier.deliveredBody.isEmpty {
+                        outcome.deliveredBody = .empty
+                        outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
+                        outcome.changes.append(Change(rule: plan.redirectRule, what: "the session re-sent the \(exchanges[previous].response.status) hop with the body it had: none"))
+                    }
+                case .forwarded:
+                    // Each forwarded hop crosses IPC again without its body (P4 forwarded).
+                    outcome.deliveredBody = .empty
+                    outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
+                    outcome.changes.append(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
+                }
+            }
+
+            // Cookies: the jar the transport reads, compared with the recorded header.
+            if let target = e.request.target {
+                let sent = jars[plan.requestJar].cookies(for: target, at: time)
+                outcome.sentCookies = sent.map { SentCookie(name: $0.name, value: $0.value) }
+                outcome.cookieDifferences = cookieDifferences(
+                    recorded: provenance.sent[e.sequence].map { ($0.name, $0.value) }, sent: sent,
+                    plan: plan, jars: jars, time: time)
+                if !outcome.cookieDifferences.isEmpty {
+                    outcome.changes.append(Change(rule: plan.requestJarRule, what: "Cookie header built from \(plan.requestJar.jarName)"))
+                }
+                // Response: Set-Cookie to the jar the transport writes, when the response ends.
+                let origin = JarPair.Origin(rules: [plan.responseJarRule], what: "Set-Cookie on exchange \(e.sequence)" + (hop > 0 ? " (redirect hop \(hop))" : ""))
+                for header in e.response.headers.all("Set-Cookie") {
+                    jars.receive(header, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
+                }
+            }
+            outcomes.append(outcome)
+
+            // The page's URL once the chain ends: the last hop's, unless a native session
+            // followed it silently and handed the response over under the first URL.
+            if hop > 0, e.redirect?.next == nil {
+                switch plan.redirects {
+                case .silent:
+                    outcomes[chainStart].pageURL = exchanges[chainStart].request.url
+                    outcomes[chainStart].redirectRules = [plan.redirectRule]
+                    outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
+                case .engine, .forwarded:
+                    outcomes[chainStart].pageURL = e.request.url
+                }
+            }
+        }
+
+        jars.completeSyncs(upTo: .infinity)
+        let end = exchanges.last?.endedAt ?? 0
+        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: divergences(jars, at: end))
+    }
+
+    // MARK: - Inferred cookie events
+
+    /// Cookies that were there from the start go to the jars the scenario names; the
+    /// other jar learns them through J1 (native to web) or J3 (web to native).
+    private func placePreexisting(_ provenance: CookieProvenance, exchanges: [Exchange], into jars: inout JarPair) {
+        guard let first = exchanges.first else { return }
+        let start = first.startedAt - CookieProvenance.scriptLead
+        for events in provenance.inferred {
+            for event in events where event.kind == .preExisting {
+                var cookie = event.cookie
+                cookie.creation = start
+                let origin = JarPair.Origin(rules: [], what: "there from the start")
+                switch scenario.preexisting {
+                case .both:
+                    jars.put(cookie, in: .native, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
+                    jars.put(cookie, in: .web, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
+                case .native:
+                    jars.put(cookie, in: .native, at: start, origin: JarPair.Origin(rules: ["N3"], what: "in NativeJar only at session start"), syncDelay: profile.jarSyncDelay, syncRule: "J1")
+                case .web:
+                    jars.put(cookie, in: .web, at: start, origin: JarPair.Origin(rules: [], what: "in WebJar only at session start"), syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                }
+            }
+        }
+    }
+
+    /// Script writes and deletions happen in the page, so in WebJar, just before the
+    /// request; they reach NativeJar through J3 (never on the simulator).
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair) {
+        let written = time - CookieProvenance.scriptLead
+        for event in events {
+            switch event.kind {
+            case .preExisting:
+                continue
+            case .scriptSet:
+                let origin = JarPair.Origin(rules: [], what: "written by script", scriptWindowStart: event.windowStart, writtenAt: written)
+                jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+            case .scriptDeleted:
+                let origin = JarPair.Origin(rules: [], what: "deleted by script", writtenAt: written)
+                let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }
+                jars.delete(event.cookie, in: .web, at: written, origin: origin, syncDelay: delay, syncRule: "J2")
+            }
+        }
+    }
+
+    // MARK: - Cookie differences
+
+    private func cookieDifferences(recorded: [(String, String)], sent: [Cookie], plan: TransportPlan, jars: JarPair, time: Double) -> [CookieDifference] {
+        var unmatchedRecorded: [(String, String)] = []
+        var unmatchedSent = sent
+        for (name, value) in recorded {
+            if let i = unmatchedSent.firstIndex(where: { $0.name == name && $0.value == value }) {
+                unmatchedSent.remove(at: i)
+            } else {
+                unmatchedRecorded.append((name, value))
+            }
+        }
+        guard !unmatchedRecorded.isEmpty || !unmatchedSent.isEmpty else { return [] }
+        let side = plan.requestJar
+        var out: [CookieDifference] = []
+        for (name, value) in unmatchedRecorded {
+            let sentInstead = unmatchedSent.firstIndex { $0.name == name }
+            let sentValue = sentInstead.map { unmatchedSent[$0].value }
+            if let i = sentInstead { unmatchedSent.remove(at: i) }
+            var rules: [RuleID] = [plan.requestJarRule]
+            var certain = true
+            var why: String
+            if let sync = jars.pendingSync(named: name, to: side) {
+                rules += sync.origin.rules + [sync.rule]
+                let early = sync.due - time
+                why = "it was \(sync.origin.what) in \(side.other.jarName), and the synchronisation to \(side.jarName) (\(sync.rule)) was due \(Self.seconds(early)) after this request"
+                if let written = sync.origin.writtenAt {
+                    let delay = sync.due - written
+                    if let windowStart = sync.origin.scriptWindowStart {
+                        let window = time - windowStart
+                        certain = delay > window
+                        if !certain {
+                            why += "; the script wrote it within the \(Self.seconds(window)) before the request and the \(sync.rule) delay is \(Self.seconds(delay)), so it is missed only if the write came late"
+                        }
+                    } else {
+                        certain = false
+                        why += "; no earlier request bounds when the script wrote it"
+                    }
+                }
+            } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {
+                rules += origin.rules
+                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
+                why = "it was \(origin.what) in \(side.other.jarName) only"
+                if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
+            } else {
+                why = "\(side.jarName) does not hold it"
+            }
+            out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: Self.unique(rules), certain: certain, explanation: why))
+        }
+        for cookie in unmatchedSent {
+            var rules: [RuleID] = [plan.requestJarRule]
+            var why = "\(side.jarName) still holds it"
+            if let sync = jars.pendingSync(named: cookie.name, to: side), sync.isDeletion {
+                rules.append(sync.rule)
+                why += ": its deletion (\(sync.rule)) reaches \(side.jarName) \(Self.seconds(sync.due - time)) after this request"
+            } else if let origin = jars.origin(of: cookie.key, in: side) {
+                rules += origin.rules
+                why += " (\(origin.what))"
+            }
+            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: Self.unique(rules), certain: true, explanation: why))
+        }
+        return out
+    }
+
+    private func otherJarOrigin(named name: String, side: JarSide, jars: JarPair) -> JarPair.Origin? {
+        for cookie in jars[side.other].all where cookie.name == name {
+            if let origin = jars.origin(of: cookie.key, in: side.other) { return origin }
+        }
+        return nil
+    }
+
+    // MARK: - End of flow
+
+    /// Once every synchronisation has completed, the cookies on which the jars disagree.
+    private func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
+        var keys = Set<Cookie.Key>()
+        for c in jars.native.all where !c.isExpired(at: time) { keys.insert(c.key) }
+        for c in jars.web.all where !c.isExpired(at: time) { keys.insert(c.key) }
+        var out: [JarDivergence] = []
+        for key in keys.sorted() {
+            let n = jars.native.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
+            let w = jars.web.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
+            guard n?.value != w?.value else { continue }
+            var rules: [RuleID] = []
+            var parts: [String] = []
+            for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
+                guard cookie != nil, let origin = jars.origin(of: key, in: side) else { continue }
+                rules += origin.rules
+                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
+                parts.append("\(side.jarName): \(origin.what)")
+            }
+            if rules.isEmpty { rules = ["J1"] }
+            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: Self.unique(rules), explanation: parts.joined(separator: "; ")))
+        }
+        return out
+    }
+
+    static func unique(_ rules: [RuleID]) -> [RuleID] {
+        var seen = Set<RuleID>()
+        return rules.filter { seen.insert($0).inserted }
+    }
+
+    static func seconds(_ s: Double) -> String {
+        s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000)
+    }
+}

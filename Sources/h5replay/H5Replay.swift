@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+
+/// The h5replay command line: thin commands over the library modules.
+@main
+struct H5Replay: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "h5replay",
+        abstract: "Record hybrid-app H5 traffic, replay it through emulated WKWebView interception strategies side by side, and report every body loss, redirect loss and cookie drift.",
+        discussion: """
+            Typical use:
+              h5replay import session.har          # store a recording (HAR from Safari, Chrome, Charles, mitmproxy...)
+              h5replay replay session              # replay it under every built-in preset
+              h5replay report --format json        # the latest run's findings, for scripts
+            With no arguments, `h5replay replay` replays the bundled Recordings/ folder.
+
+            Exit codes: 0 success, 1 gate failed, 2 usage or input error, 3 internal error.
+            """,
+        version: version,
+        subcommands: [Import.self, Replay.self, Report.self, Export.self, Presets.self]
+    )
+
+    /// Runs the command, mapping every error to the documented exit codes.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as InputError {
+            FileHandle.standardError.write(Data("h5replay: error: \(error.message)\n".utf8))
+            Foundation.exit(2)
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                exit(withError: error)
+            }
+            // Usage errors from argument parsing exit 2, as documented; anything else is internal.
+            let message = fullMessage(for: error)
+            if code == .validationFailure || error is ValidationError || code.rawValue == 64 {
+                FileHandle.standardError.write(Data("\(message)\n".utf8))
+                Foundation.exit(2)
+            }
+            FileHandle.standardError.write(Data("h5replay: internal error: \(message.isEmpty ? String(describing: error) : message)\n".utf8))
+            Foundation.exit(3)
+        }
+    }
+}
+
+/// A problem with what the user gave: a file, a name, an option. Exit code 2.
+struct InputError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import ReportStore
+import Reports
+import TrafficModel
+import WebViewEmulation
+
+extension H5Replay {
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replay recordings through emulated WKWebView strategies side by side.",
+            discussion: """
+                A RECORDING is a name in the database or a file path (a file is imported first,
+                named after the file). With none, the bundled Recordings/ folder of the current
+                directory is imported and replayed; without that folder, every recording in the
+                database is. Each preset replays each recording; the findings go to the database
+                as one run, and the side-by-side matrix is printed.
+
+                Examples:
+                  h5replay replay
+                  h5replay replay Recordings/login-redirect.har --preset plain,urlprotocol-naive
+                  h5replay replay checkout --ios 11.0 --simulator --label nightly
+                """)
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var profileOptions: ProfileOptions
+        @OptionGroup var secrets: SecretOptions
+
+        @Option(help: ArgumentHelp("Presets to replay, comma-separated (default: all built-in; see `h5replay presets`).", valueName: "a,b,c"))
+        var preset: String?
+
+        @Option(help: "A label for the run, for baselines (`gate --baseline LABEL`).")
+        var label: String?
+
+        @Flag(help: "Print the matrix only, not every finding.")
+        var quiet = false
+
+        @Argument(help: ArgumentHelp("Recording names or files.", valueName: "recording"))
+        var recordings: [String] = []
+
+        func validate() throws {
+            _ = try presets()
+        }
+
+        func presets() throws -> [Preset] {
+            guard let preset else { return Preset.builtIn }
+            var out: [Preset] = []
+            for name in preset.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+                guard let p = Preset.named(name) else {
+                    throw ValidationError("unknown preset \(name); known: \(Preset.builtIn.map(\.name).joined(separator: ", "))")
+                }
+                out.append(p)
+            }
+            if out.isEmpty { throw ValidationError("--preset names no preset") }
+            return out
+        }
+
+        func run() async throws {
+            let store = try database.open()
+            let loaded = try loadRecordings(store)
+            let runner = ReplayRunner(presets: try presets(), profile: profileOptions.profile)
+            let exchanges = loaded.reduce(0) { $0 + $1.exchanges.count }
+            FileHandle.standardError.write(Data("replaying \(loaded.count) recording(s), \(exchanges) exchange(s), under \(runner.presets.count) preset(s), \(runner.profile.name)...\n".utf8))
+            let git = ProcessInfo.processInfo.environment["GITHUB_SHA"] ?? ProcessInfo.processInfo.environment["CI_COMMIT_SHA"]
+            let runID = try runner.run(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git)
+            guard let model = try ReportModel.load(from: store, run: runID) else { throw InputError("run \(runID) vanished from \(database.db)") }
+            let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+            print(TableReport(color: color, showSecrets: secrets.showSecrets).render(model, details: !quiet), terminator: "")
+            print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
+        }
+
+        /// The recordings to replay: named, imported from files, or the bundled folder.
+        func loadRecordings(_ store: ReportStore) throws -> [Recording] {
+            var names: [String] = []
+            if recordings.isEmpty {
+                let bundled = "Recordings"
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
+                    let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") }.sorted()
+                    for file in files {
+                        let (recording, _) = try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, into: store)
+                        names.append(recording.name)
+                    }
+                } else {
+                    names = try store.recordingNames()
+                }
+                if names.isEmpty { throw InputError("nothing to replay: no Recordings/ folder here and no recordings in \(database.db); pass HAR files or recording names") }
+            } else {
+                for item in recordings {
+                    if FileManager.default.fileExists(atPath: item) {
+                        let (recording, _) = try SourceFile.importFile(item, name: nil, replace: true, into: store)
+                        names.append(recording.name)
+                    } else {
+                        names.append(item)
+                    }
+                }
+            }
+            return try names.map { name in
+                guard let recording = try store.recording(named: name) else {
+                    throw InputError("\(name): no such recording in \(database.db) and no such file; `h5replay import FILE` stores one")
+                }
+                return recording
+            }
+        }
+    }
+}
