@@ -41,7 +41,7 @@ public struct FindingDetector: Sendable {
                 var finding = make(.redirectHidden, e, result.preset, recording.name, outcome.redirectRules,
                     expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
                     sentence: e.initiator.isDocument
-                        ? "After \(label) the page stays at \(Self.shortURL(pageURL)) instead of following the redirect to \(Self.shortURL(finalURL))"
+                        ? "After \(label.lowercasedFirst) the page stays at \(Self.shortURL(pageURL)) instead of following the redirect to \(Self.shortURL(finalURL))"
                         : "\(label) is redirected to \(Self.shortURL(finalURL)) without the page knowing")
                 if !e.initiator.isDocument { finding.severity = .info }
                 out.append(finding)
@@ -97,15 +97,16 @@ public struct FindingDetector: Sendable {
             code: code, severity: severity, preset: preset, recording: recording,
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
             rules: rules, confidence: confidence, expected: expected, actual: actual,
-            message: sentence + because(rules) + ".")
+            message: sentence + because(rules, after: sentence) + ".")
     }
 
-    /// ": NSURLProtocol interception drops request bodies (P1, source)".
-    func because(_ rules: [RuleID]) -> String {
+    /// ": NSURLProtocol interception drops request bodies (P1, source)"; after a sentence
+    /// that already has a colon, "; because ...".
+    func because(_ rules: [RuleID], after sentence: String) -> String {
         let known = rules.compactMap { catalog[$0] }
         guard !known.isEmpty else { return rules.isEmpty ? "" : " (\(rules.map(\.rawValue).joined(separator: ", ")))" }
         let clauses = known.map { "\($0.summary) (\($0.id), \($0.confidence.rawValue))" }
-        return "; " + clauses.joined(separator: "; ")
+        return (sentence.contains(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
     }
 
     /// "The XHR POST /api/order".
@@ -145,4 +146,8 @@ public struct FindingDetector: Sendable {
         let previous = exchanges.first { $0.redirect?.next == e.sequence }
         return previous.map { String($0.response.status) } ?? "3xx"
     }
+}
+
+extension String {
+    var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
 }

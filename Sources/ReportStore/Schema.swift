@@ -24,7 +24,7 @@ enum Schema {
             }
             try db.create(table: "diagnostic") { t in
                 t.autoIncrementedPrimaryKey("id")
-                t.belongsTo("recording", onDelete: .cascade).notNull()
+                t.column("recording_id", .integer).notNull().indexed().references("recording", onDelete: .cascade)
                 t.column("sequence", .integer)
                 t.column("severity", .text).notNull()
                 t.column("code", .text).notNull()
@@ -32,7 +32,7 @@ enum Schema {
             }
             try db.create(table: "exchange") { t in
                 t.autoIncrementedPrimaryKey("id")
-                t.belongsTo("recording", onDelete: .cascade).notNull()
+                t.column("recording_id", .integer).notNull().indexed().references("recording", onDelete: .cascade)
                 t.column("sequence", .integer).notNull()
                 t.column("started_at", .double).notNull()
                 t.column("duration", .double).notNull()
@@ -78,9 +78,9 @@ enum Schema {
             }
             try db.create(table: "outcome") { t in
                 t.autoIncrementedPrimaryKey("id")
-                t.belongsTo("run", onDelete: .cascade).notNull()
+                t.column("run_id", .integer).notNull().indexed().references("run", onDelete: .cascade)
                 t.column("recording_name", .text).notNull()
-                t.belongsTo("recording", onDelete: .setNull)
+                t.column("recording_id", .integer).indexed().references("recording", onDelete: .setNull)
                 t.column("preset", .text).notNull()
                 t.column("sequence", .integer).notNull()
                 t.column("delivered_method", .text).notNull()
@@ -93,12 +93,12 @@ enum Schema {
             }
             try db.create(table: "finding") { t in
                 t.autoIncrementedPrimaryKey("id")
-                t.belongsTo("run", onDelete: .cascade).notNull()
+                t.column("run_id", .integer).notNull().indexed().references("run", onDelete: .cascade)
                 t.column("preset", .text).notNull()
                 t.column("code", .text).notNull()
                 t.column("severity", .text).notNull()
                 t.column("recording_name", .text).notNull()
-                t.belongsTo("recording", onDelete: .setNull)
+                t.column("recording_id", .integer).indexed().references("recording", onDelete: .setNull)
                 t.column("sequence", .integer).notNull()
                 t.column("method", .text).notNull()
                 t.column("url", .text).notNull()

@@ -31,7 +31,10 @@ public enum ExchangeClassifier {
             case "document", "iframe", "frame":
                 if mode == nil || mode == "navigate" { return isFormPost(request) ? .formSubmission : .navigation }
             case "empty":
-                if mode == "cors" || mode == "same-origin" || mode == "no-cors" { return .ajax }
+                // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API.
+                if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
+                    return headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
+                }
             case "script", "worker", "sharedworker", "serviceworker": return .script
             case "style": return .stylesheet
             case "image": return .image
