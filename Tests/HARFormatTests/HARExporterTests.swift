@@ -1,0 +1,77 @@
+import Foundation
+import HARFormat
+import Testing
+import TrafficModel
+
+@Suite("HAR export and round trip")
+struct HARExporterTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var recordings: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Recordings").path)) ?? []).filter { $0.hasSuffix(".har") }.sorted()
+    }
+
+    /// What a round trip must keep of every exchange.
+    struct Essentials: Equatable {
+        var method, url: String
+        var requestHeaders: [HeaderField]
+        var requestBody: Data
+        var status: Int
+        var responseHeaders: [HeaderField]
+        var responseBody: Data
+        var redirect: RedirectLink?
+
+        init(_ e: Exchange) {
+            method = e.request.method
+            url = e.request.url
+            requestHeaders = e.request.headers
+            requestBody = e.request.body
+            status = e.response.status
+            responseHeaders = e.response.headers
+            responseBody = e.response.body
+            redirect = e.redirect
+        }
+    }
+
+    @Test("import, export, import keeps every exchange", arguments: recordings)
+    func roundTrip(_ file: String) throws {
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("Recordings/\(file)"))
+        let first = try HARImporter().recording(from: data, file: file, name: "a")
+        let exported = try HARExporter(toolVersion: "test").data(for: first)
+        let second = try HARImporter().recording(from: exported, file: "exported.har", name: "a")
+        #expect(first.exchanges.count == second.exchanges.count)
+        #expect(first.exchanges.map(Essentials.init) == second.exchanges.map(Essentials.init))
+        #expect(first.exchanges.map(\.initiator) == second.exchanges.map(\.initiator))
+        #expect(first.exchanges.map(\.startedAt) == second.exchanges.map(\.startedAt))
+    }
+
+    @Test("binary request and response bodies survive the round trip byte for byte")
+    func binaryBodies() throws {
+        let bytes = Data((0..<256).map { UInt8($0) })
+        let recording = Recording(name: "bin", sourceFormat: "har", exchanges: [
+            Exchange(sequence: 0, startedAt: 1_700_000_000.25, duration: 0.1,
+                request: RecordedRequest(method: "PUT", url: "https://a.example/blob", headers: [HeaderField("Content-Type", "application/octet-stream")], body: bytes),
+                response: RecordedResponse(status: 201, headers: [HeaderField("Content-Type", "application/octet-stream")], body: Data(bytes.reversed())))
+        ])
+        let exported = try HARExporter(toolVersion: "test").data(for: recording)
+        let back = try HARImporter().recording(from: exported, file: "x.har", name: "x")
+        #expect(back.exchanges[0].request.body == bytes)
+        #expect(back.exchanges[0].response.body == Data(bytes.reversed()))
+        #expect(back.exchanges[0].startedAt == 1_700_000_000.25)
+    }
+
+    @Test("the export is HAR 1.2 with the fields the schema requires")
+    func shape() throws {
+        let recording = Recording(name: "x", sourceFormat: "har", exchanges: [
+            Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "GET", url: "https://a.example/?q=1&r"), response: RecordedResponse(status: 200))
+        ])
+        let object = try #require(JSONSerialization.jsonObject(with: HARExporter(toolVersion: "9").data(for: recording)) as? [String: Any])
+        let log = try #require(object["log"] as? [String: Any])
+        #expect(log["version"] as? String == "1.2")
+        let entry = try #require((log["entries"] as? [[String: Any]])?.first)
+        for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] { #expect(entry[key] != nil, "entry.\(key)") }
+        let request = try #require(entry["request"] as? [String: Any])
+        for key in ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"] { #expect(request[key] != nil, "request.\(key)") }
+        #expect((request["queryString"] as? [[String: String]]) == [["name": "q", "value": "1"], ["name": "r", "value": ""]])
+        #expect(entry["startedDateTime"] as? String == "1970-01-01T00:00:00.000Z")
+    }
+}
