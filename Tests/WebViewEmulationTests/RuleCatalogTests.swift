@@ -1,0 +1,40 @@
+import Testing
+@testable import WebViewEmulation
+
+@Suite("Rules data file")
+struct RuleCatalogTests {
+    @Test("every rule id of BEHAVIOUR.md sections 1 to 4 is in the data file once")
+    func everyRule() {
+        let families: [(String, Int)] = [("J", 4), ("N", 4), ("P", 5), ("S", 8), ("X", 3), ("B", 9), ("H", 5), ("C", 9)]
+        let expected = families.flatMap { family, count in (1...count).map { RuleID("\(family)\($0)") } }
+        let ids = RuleCatalog.bundled.rules.map(\.id)
+        #expect(Set(ids) == Set(expected))
+        #expect(ids.count == expected.count)
+    }
+
+    @Test("each rule has a statement, a summary and a source")
+    func complete() {
+        for rule in RuleCatalog.bundled.rules {
+            #expect(!rule.statement.isEmpty && !rule.summary.isEmpty && !rule.source.isEmpty, "\(rule.id)")
+        }
+    }
+
+    @Test("a finding is only as sure as its weakest rule")
+    func weakest() {
+        let catalog = RuleCatalog.bundled
+        #expect(catalog.confidence(of: ["P1"]) == .source)
+        #expect(catalog.confidence(of: ["P3", "J3"]) == .inferred)
+        #expect(catalog.confidence(of: ["H5", "P1"]) == .folklore)
+    }
+
+    @Test("profiles: iOS versions parse, J3 never propagates on the simulator, ITP from 14")
+    func profiles() {
+        #expect(IOSVersion("11.3") == IOSVersion(11, 3))
+        #expect(IOSVersion("17") == IOSVersion(17))
+        #expect(IOSVersion("x") == nil)
+        #expect(Profile(simulator: true).scriptWriteDelay == nil)
+        #expect(Profile().scriptWriteDelay == 1.0)
+        #expect(Profile(ios: IOSVersion(13)).itp == false && Profile(ios: IOSVersion(14)).itp)
+        #expect(IOSVersion.supported.count == 9)
+    }
+}

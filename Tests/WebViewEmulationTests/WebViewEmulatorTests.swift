@@ -1,0 +1,134 @@
+import CookieJar
+import Foundation
+import Testing
+import TrafficModel
+@testable import WebViewEmulation
+
+/// Rules checked on small flows built in code.
+@Suite("WebView emulator rules")
+struct WebViewEmulatorTests {
+    static let t0 = 1_800_000_000.0
+
+    static func exchange(_ sequence: Int, at offset: Double, _ method: String, _ url: String, headers: [HeaderField] = [], body: String = "", status: Int = 200, responseHeaders: [HeaderField] = []) -> Exchange {
+        Exchange(sequence: sequence, startedAt: t0 + offset, duration: 0.02,
+            request: RecordedRequest(method: method, url: url, headers: headers, body: Data(body.utf8)),
+            response: RecordedResponse(status: status, headers: responseHeaders))
+    }
+
+    static func recording(_ exchanges: [Exchange]) -> Recording {
+        var list = exchanges
+        ExchangeClassifier.classify(&list)
+        return Recording(name: "t", sourceFormat: "test", exchanges: list)
+    }
+
+    static func run(_ recording: Recording, _ preset: String, profile: Profile = Profile(), scenario: Scenario = Scenario()) -> EmulationResult {
+        WebViewEmulator(preset: Preset.named(preset)!, profile: profile, scenario: scenario).run(recording, provenance: CookieProvenance(recording: recording))
+    }
+
+    /// A 307 answering a POST: the method and body must be kept on the next hop.
+    static var post307: Recording {
+        recording([
+            exchange(0, at: 0, "POST", "https://a.example/pay", headers: [HeaderField("Content-Type", "application/json"), HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate")], body: #"{"amount":5}"#, status: 307, responseHeaders: [HeaderField("Location", "https://a.example/pay2")]),
+            exchange(1, at: 0.05, "POST", "https://a.example/pay2", headers: [HeaderField("Content-Type", "application/json")], body: #"{"amount":5}"#),
+        ])
+    }
+
+    @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
+    func forwarded307() {
+        let result = Self.run(Self.post307, "urlprotocol-forwarded")
+        #expect(result.outcomes[1].redirectReissueRules == ["P4", "P1"])
+        #expect(result.outcomes[1].deliveredBody == .empty)
+        #expect(result.outcomes[0].pageURL == "https://a.example/pay2")
+    }
+
+    @Test("P4 silent: the session re-sends the body it had at the 307, which P1 already emptied")
+    func silent307() {
+        let result = Self.run(Self.post307, "urlprotocol-naive")
+        #expect(result.outcomes[1].bodyRules == ["P1", "P4"])
+        #expect(result.outcomes[1].redirectReissueRules.isEmpty)
+        #expect(result.outcomes[0].pageURL == "https://a.example/pay")
+    }
+
+    @Test("native: a 307 POST hop keeps its body (N1)")
+    func native307() {
+        let result = Self.run(Self.post307, "plain")
+        #expect(result.outcomes.allSatisfy { $0.bodyRules.isEmpty && $0.redirectReissueRules.isEmpty })
+        #expect(result.outcomes[1].deliveredBody == BodyFingerprint(Data(#"{"amount":5}"#.utf8)))
+    }
+
+    /// A native login: the first request already carries a cookie nothing set.
+    static var firstRequestCookie: Recording {
+        recording([
+            exchange(0, at: 0, "GET", "https://h5.example.com/", headers: [HeaderField("Accept", "text/html"), HeaderField("Cookie", "token=abc")]),
+            exchange(1, at: 3, "GET", "https://h5.example.com/api/me", headers: [HeaderField("X-Requested-With", "XMLHttpRequest"), HeaderField("Cookie", "token=abc")]),
+        ])
+    }
+
+    @Test("N3: a cookie only in NativeJar at start is not sent by a plain web view; J1 brings it later")
+    func firstRequest() throws {
+        let provenance = CookieProvenance(recording: Self.firstRequestCookie)
+        #expect(provenance.sent[0].map(\.kind) == [.preExisting])
+        let result = Self.run(Self.firstRequestCookie, "plain", scenario: Scenario(preexisting: .native))
+        let missing = try #require(result.outcomes[0].cookieDifferences.first)
+        #expect(missing.name == "token" && missing.sentValue == nil)
+        #expect(missing.rules.contains("N3") && missing.rules.contains("J1"))
+        // Three seconds later J1 (1 s) has copied it into WebJar.
+        #expect(result.outcomes[1].cookieDifferences.isEmpty)
+        // With the cookie in both jars nothing is missing.
+        #expect(Self.run(Self.firstRequestCookie, "plain").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+        // NSURLProtocol reads NativeJar, so the native login works there (P3).
+        #expect(Self.run(Self.firstRequestCookie, "urlprotocol-naive", scenario: Scenario(preexisting: .native)).outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+    }
+
+    @Test("J3 window: a script write long before the request is missed only possibly (a warning)")
+    func scriptWindow() throws {
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://b.example/", headers: [HeaderField("Accept", "text/html")]),
+            Self.exchange(1, at: 5, "GET", "https://b.example/api", headers: [HeaderField("X-Requested-With", "XMLHttpRequest"), HeaderField("Cookie", "seen=1")]),
+        ])
+        let result = Self.run(flow, "urlprotocol-naive")
+        let missing = try #require(result.outcomes[1].cookieDifferences.first)
+        #expect(missing.rules == ["P3", "J3"])
+        #expect(!missing.certain)  // 5 s window, 1 s delay
+        // On the simulator J3 never propagates: certain, whatever the window.
+        let sim = Self.run(flow, "urlprotocol-naive", profile: Profile(simulator: true))
+        let simMissing = try #require(sim.outcomes[1].cookieDifferences.first)
+        #expect(simMissing.certain)
+        #expect(simMissing.rules.contains("J3"))
+    }
+
+    @Test("P3: intercepted requests read the jar their Set-Cookie went to, and the jars converge through J1")
+    func setCookieThroughInterceptor() throws {
+        // The response sets a cookie; a script reads it (it is sent by a later plain request
+        // issued by WebKit itself, e.g. an image, 200 ms later).
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://c.example/", headers: [HeaderField("Accept", "text/html")], responseHeaders: [HeaderField("Set-Cookie", "sid=1; Path=/")]),
+            Self.exchange(1, at: 0.2, "GET", "https://c.example/api", headers: [HeaderField("Cookie", "sid=1")]),
+        ])
+        // Under urlprotocol both requests read NativeJar, which holds it: no difference.
+        #expect(Self.run(flow, "urlprotocol-naive").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+        let result = Self.run(flow, "urlprotocol-naive")
+        #expect(result.divergences.isEmpty)  // J1 completes by the end
+    }
+
+    @Test("every change is tagged with a rule of the bundled catalog")
+    func changesNameRules() {
+        let catalog = RuleCatalog.bundled
+        for preset in Preset.builtIn {
+            for flow in [Self.post307, Self.firstRequestCookie] {
+                let result = WebViewEmulator(preset: preset).run(flow, provenance: CookieProvenance(recording: flow))
+                for outcome in result.outcomes {
+                    for change in outcome.changes { #expect(catalog[change.rule] != nil, "\(preset.name): \(change.what)") }
+                    for difference in outcome.cookieDifferences { #expect(difference.rules.allSatisfy { catalog[$0] != nil }) }
+                }
+            }
+        }
+    }
+
+    @Test("the emulator is deterministic")
+    func deterministic() {
+        let a = Self.run(Self.post307, "urlprotocol-naive").outcomes
+        let b = Self.run(Self.post307, "urlprotocol-naive").outcomes
+        #expect(a == b)
+    }
+}
