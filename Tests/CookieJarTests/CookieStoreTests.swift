@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+import TrafficModel
+@testable import CookieJar
+
+@Suite("RFC 6265bis cookie store")
+struct CookieStoreTests {
+    let t = 1_800_000_000.0
+    func url(_ s: String) -> RequestTarget { RequestTarget(s)! }
+
+    @Test("5.6 steps 2-4: name and value split at the first '=', trimmed; a pair without '=' is nameless")
+    func nameValue() throws {
+        let a = try #require(SetCookie.parse("  sid = a=b ; Path=/"))
+        #expect(a.name == "sid" && a.value == "a=b")
+        let nameless = try #require(SetCookie.parse("justavalue"))
+        #expect(nameless.name == "" && nameless.value == "justavalue")
+        #expect(SetCookie.parse("=") == nil)  // step 5: both empty
+        #expect(SetCookie.parse("a=b\u{01}c") == nil)  // step 1: control character
+        #expect(SetCookie.parse("a=b\tc") != nil)  // HTAB is allowed
+        #expect(SetCookie.parse("a=" + String(repeating: "x", count: 4096)) == nil)  // step 6: over 4096
+    }
+
+    @Test("a nameless cookie serialises as its value alone")
+    func namelessHeader() {
+        var jar = CookieStore()
+        jar.receive("token", from: url("https://a.example/"), at: t)
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t) == "token")
+    }
+
+    @Test("5.1.1 cookie-date: the formats servers send, and the failures", arguments: [
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 1_445_412_480.0),
+        ("Wednesday, 21-Oct-15 07:28:00 GMT", 1_445_412_480.0),
+        ("Wed Oct 21 07:28:00 2015", 1_445_412_480.0),
+        ("21 Oct 1970 00:00:00", 293 * 86_400.0),
+    ])
+    func dates(_ text: String, _ expected: Double) {
+        #expect(CookieDate.parse(text) == expected)
+    }
+
+    @Test("5.1.1 step 5: impossible dates fail", arguments: ["Wed, 32 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 1600 07:28:00 GMT", "Wed, 21 Oct 2015 24:00:00 GMT", "Feb 30 2015 10:00:00", "Wed, 21 Oct 2015"])
+    func badDates(_ text: String) {
+        #expect(CookieDate.parse(text) == nil)
+    }
+
+    @Test("Max-Age wins over Expires, whatever their order; Max-Age=0 deletes")
+    func maxAgePrecedence() throws {
+        var jar = CookieStore()
+        jar.receive("a=1; Max-Age=60; Expires=Wed, 21 Oct 2099 07:28:00 GMT", from: url("https://a.example/"), at: t)
+        #expect(jar.all.first?.expiry == t + 60)
+        jar.receive("b=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Max-Age=60", from: url("https://a.example/"), at: t)
+        #expect(jar.cookie(for: .init(name: "b", domain: "a.example", path: "/"))?.expiry == t + 60)
+        let result = jar.receive("a=1; Max-Age=0", from: url("https://a.example/"), at: t + 1)
+        #expect(result == .deleted(.init(name: "a", domain: "a.example", path: "/")))
+        #expect(jar.cookie(for: .init(name: "a", domain: "a.example", path: "/")) == nil)
+    }
+
+    @Test("a past Expires deletes; an unparsable Expires is ignored (session cookie)")
+    func expires() {
+        var jar = CookieStore()
+        jar.receive("a=1", from: url("https://a.example/"), at: t)
+        jar.receive("a=1; Expires=Thu, 01 Jan 1970 00:00:00 GMT", from: url("https://a.example/"), at: t)
+        #expect(jar.count == 0)
+        jar.receive("b=1; Expires=tomorrow", from: url("https://a.example/"), at: t)
+        #expect(jar.all.first?.persistent == false)
+    }
+
+    @Test("5.1.3 domain-match, host-only cookies and the Domain attribute")
+    func domains() {
+        var jar = CookieStore()
+        jar.receive("host=1", from: url("https://www.example.com/"), at: t)
+        jar.receive("dom=1; Domain=.Example.COM", from: url("https://www.example.com/"), at: t)
+        jar.receive("other=1; Domain=evil.com", from: url("https://www.example.com/"), at: t)
+        #expect(jar.cookieHeader(for: url("https://www.example.com/"), at: t) == "host=1; dom=1")
+        #expect(jar.cookieHeader(for: url("https://api.example.com/"), at: t) == "dom=1")
+        #expect(jar.cookieHeader(for: url("https://notexample.com/"), at: t) == nil)
+        #expect(jar.count == 2)
+        #expect(CookieStore.domainMatches("a.b.example.com", "example.com"))
+        #expect(!CookieStore.domainMatches("1.2.3.4", "2.3.4"))
+    }
+
+    @Test("the public-suffix guard refuses Domain=com and Domain=co.uk, but a host may be its own suffix")
+    func publicSuffix() {
+        var jar = CookieStore()
+        #expect(jar.receive("a=1; Domain=com", from: url("https://shop.example.com/"), at: t) == .ignored(reason: "Domain=com is a public suffix"))
+        jar.receive("b=1; Domain=co.uk", from: url("https://shop.example.co.uk/"), at: t)
+        #expect(jar.count == 0)
+        jar.receive("c=1; Domain=localhost", from: url("http://localhost/"), at: t)
+        #expect(jar.all.first?.hostOnly == true)
+    }
+
+    @Test("5.1.4 default path and path-match", arguments: [("/", "/"), ("", "/"), ("/a", "/"), ("/a/b", "/a"), ("/a/b/", "/a/b"), ("noslash", "/")])
+    func defaultPath(_ requestPath: String, _ expected: String) {
+        #expect(CookieStore.defaultPath(requestPath) == expected)
+    }
+
+    @Test("path-match: identical, or a prefix ending in '/' or followed by '/'")
+    func pathMatch() {
+        #expect(CookieStore.pathMatches("/a/b", "/a"))
+        #expect(CookieStore.pathMatches("/a/b", "/a/"))
+        #expect(CookieStore.pathMatches("/a", "/a"))
+        #expect(!CookieStore.pathMatches("/ab", "/a"))
+        #expect(!CookieStore.pathMatches("/", "/a"))
+    }
+
+    @Test("5.8.3: longer paths first, then earlier creation")
+    func headerOrder() {
+        var jar = CookieStore()
+        jar.receive("first=1; Path=/", from: url("https://a.example/"), at: t)
+        jar.receive("deep=1; Path=/a/b", from: url("https://a.example/"), at: t + 2)
+        jar.receive("second=1; Path=/", from: url("https://a.example/"), at: t + 1)
+        jar.receive("mid=1; Path=/a", from: url("https://a.example/"), at: t + 3)
+        #expect(jar.cookieHeader(for: url("https://a.example/a/b/c"), at: t + 4) == "deep=1; mid=1; first=1; second=1")
+    }
+
+    @Test("replacement keeps the creation time, and so the order")
+    func replacement() {
+        var jar = CookieStore()
+        jar.receive("a=1", from: url("https://a.example/"), at: t)
+        jar.receive("b=1", from: url("https://a.example/"), at: t + 1)
+        jar.receive("a=2", from: url("https://a.example/"), at: t + 2)
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t + 3) == "a=2; b=1")
+    }
+
+    @Test("Secure: refused from http, not sent over http; an insecure origin cannot overlay a Secure cookie")
+    func secure() {
+        var jar = CookieStore()
+        jar.receive("s=1; Secure", from: url("http://a.example/"), at: t)
+        #expect(jar.count == 0)
+        jar.receive("s=1; Secure", from: url("https://a.example/"), at: t)
+        #expect(jar.cookieHeader(for: url("http://a.example/"), at: t) == nil)
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t) == "s=1")
+        jar.receive("s=evil", from: url("http://a.example/"), at: t + 1)
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t + 1) == "s=1")
+    }
+
+    @Test("HttpOnly: kept from HTTP, hidden from document.cookie, dropped when script writes it (C3)")
+    func httpOnly() {
+        var jar = CookieStore()
+        jar.receive("sid=1; HttpOnly", from: url("https://a.example/"), at: t)
+        jar.receive("ui=dark", from: url("https://a.example/"), at: t)
+        #expect(jar.documentCookie(for: url("https://a.example/"), at: t) == "ui=dark")
+        let scripted = jar.receive("token=x; HttpOnly", from: url("https://a.example/"), at: t, api: .script)
+        #expect(scripted == .ignored(reason: "HttpOnly cookie written by script (C3)"))
+        jar.receive("sid=stolen", from: url("https://a.example/"), at: t, api: .script)
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t) == "sid=1; ui=dark")
+    }
+
+    @Test("C6: a persistent cookie written by script lives at most 7 days")
+    func scriptLifetimeCap() {
+        var jar = CookieStore()
+        jar.receive("pref=1; Max-Age=31536000", from: url("https://a.example/"), at: t, api: .script)
+        #expect(jar.all.first?.expiry == t + 7 * 86_400)
+        jar.receive("pref2=1; Max-Age=31536000", from: url("https://a.example/"), at: t)
+        #expect(jar.cookie(for: .init(name: "pref2", domain: "a.example", path: "/"))?.expiry == t + 31_536_000)
+    }
+
+    @Test("cookie prefixes: __Secure- needs Secure, __Host- needs Secure, host-only and Path=/")
+    func prefixes() {
+        var jar = CookieStore()
+        jar.receive("__Secure-a=1", from: url("https://a.example/"), at: t)
+        jar.receive("__Host-b=1; Secure; Path=/; Domain=a.example", from: url("https://a.example/"), at: t)
+        #expect(jar.count == 0)
+        jar.receive("__Host-c=1; Secure; Path=/", from: url("https://a.example/"), at: t)
+        #expect(jar.count == 1)
+    }
+
+    @Test("the per-domain limit evicts the least recently used")
+    func limits() {
+        var jar = CookieStore()
+        jar.maxCookiesPerDomain = 3
+        for i in 0..<5 { jar.receive("c\(i)=1", from: url("https://a.example/"), at: t + Double(i)) }
+        #expect(jar.count == 3)
+        #expect(jar.all.map(\.name).sorted() == ["c2", "c3", "c4"])
+    }
+
+    @Test("expiry is evaluated at the time given, not the wall clock")
+    func recordingClock() {
+        var jar = CookieStore()
+        jar.receive("a=1; Max-Age=10", from: url("https://a.example/"), at: t)
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t + 9) == "a=1")
+        #expect(jar.cookieHeader(for: url("https://a.example/"), at: t + 10) == nil)
+    }
+}
