@@ -75,6 +75,6 @@ let package = Package(
             name: "ReportsTests",
             dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"]
         ),
-        .testTarget(name: "h5replayTests", dependencies: ["h5replay"]),
+        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore"]),
     ]
 )

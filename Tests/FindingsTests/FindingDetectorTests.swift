@@ -1,0 +1,94 @@
+import CookieJar
+import Foundation
+import HARFormat
+import Testing
+import TrafficModel
+import WebViewEmulation
+@testable import Findings
+
+@Suite("Finding detector")
+struct FindingDetectorTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func findings(_ name: String, _ preset: String, profile: Profile = Profile()) throws -> [Finding] {
+        let data = try Data(contentsOf: root.appendingPathComponent("Recordings/\(name).har"))
+        let recording = try HARImporter().recording(from: data, file: name, name: name)
+        let result = WebViewEmulator(preset: Preset.named(preset)!, profile: profile).run(recording, provenance: CookieProvenance(recording: recording))
+        return FindingDetector().findings(for: recording, result: result)
+    }
+
+    @Test("BODY_LOST carries the exchange, the rule, its confidence, expected and actual bodies")
+    func bodyLost() throws {
+        let findings = try Self.findings("xhr-json-post", "urlprotocol-naive")
+        #expect(findings.map(\.code) == [.bodyLost])
+        let f = try #require(findings.first)
+        #expect(f.severity == .error && f.sequence == 2 && f.method == "POST" && f.url == "https://m.example.com/api/order")
+        #expect(f.rules == ["P1"] && f.confidence == .source)
+        #expect(f.expected["bodyLength"] == "52" && f.actual["bodyLength"] == "0")
+        #expect(f.message == "The XHR POST m.example.com/api/order reaches the server with an empty body (52 bytes recorded): NSURLProtocol interception drops request bodies (P1, source).")
+    }
+
+    @Test("REDIRECT_HIDDEN is an error for a document")
+    func redirectHidden() throws {
+        let findings = try Self.findings("login-redirect", "schemehandler-naive")
+        let f = try #require(findings.first { $0.code == .redirectHidden })
+        #expect(f.severity == .error && f.rules == ["S5"] && f.sequence == 1)
+        #expect(f.expected["pageURL"] == "https://shop.example.com/home" && f.actual["pageURL"] == "https://shop.example.com/login")
+        #expect(findings.count == 1)
+    }
+
+    @Test("COOKIE_MISSING names the cookie, keeps its value only in the value field, cites P3 and J3")
+    func cookieMissing() throws {
+        let findings = try Self.findings("script-cookie-api", "urlprotocol-naive")
+        let f = try #require(findings.first)
+        #expect(findings.count == 1)
+        #expect(f.code == .cookieMissing && f.subject == "ab_bucket" && f.severity == .error)
+        #expect(f.rules == ["P3", "J3"] && f.confidence == .inferred)
+        #expect(f.expected == ["cookie": "ab_bucket", "value": "B"] && f.actual == ["cookie": "ab_bucket", "present": "no"])
+        #expect(!f.message.contains("=B"))
+    }
+
+    @Test("JAR_DIVERGED is a warning naming the cookie and the J3 rule")
+    func jarDiverged() throws {
+        let findings = try Self.findings("script-cookie-api", "plain", profile: Profile(simulator: true))
+        let f = try #require(findings.first)
+        #expect(findings.count == 1)
+        #expect(f.code == .jarDiverged && f.severity == .warning && f.rules == ["J3"])
+        #expect(f.actual["in"] == "WebJar only")
+    }
+
+    @Test("plain finds nothing in any bundled recording")
+    func plainIsClean() throws {
+        for name in ["login-redirect", "xhr-json-post", "fetch-blob-upload", "script-cookie-api"] {
+            #expect(try Self.findings(name, "plain").isEmpty, "\(name)")
+        }
+    }
+
+    @Test("a rule marked folklore never produces an error")
+    func folkloreCap() {
+        let e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "POST", url: "https://a.example/", body: Data("x".utf8)), response: RecordedResponse(status: 200))
+        let detector = FindingDetector()
+        #expect(detector.make(.bodyLost, e, "p", "r", ["H5"], expected: [:], actual: [:], sentence: "s").severity == .warning)
+        #expect(detector.make(.bodyLost, e, "p", "r", ["P1"], expected: [:], actual: [:], sentence: "s").severity == .error)
+    }
+
+    @Test("a finding's identity is its recording, exchange, preset, code and subject")
+    func identity() throws {
+        let a = try #require(try Self.findings("xhr-json-post", "urlprotocol-naive").first)
+        var b = a
+        b.message = "reworded"
+        b.rules = ["P1", "P4"]
+        #expect(a.identity == b.identity)
+        b.preset = "other"
+        #expect(a.identity != b.identity)
+    }
+
+    @Test("default severities follow BEHAVIOUR.md section 7")
+    func severities() {
+        #expect(FindingCode.bodyLost.defaultSeverity == .error)
+        #expect(FindingCode.cookieExtra.defaultSeverity == .warning)
+        #expect(FindingCode.jarDiverged.defaultSeverity == .warning)
+        #expect(FindingCode.headerAdded.defaultSeverity == .info)
+        #expect(FindingCode.allCases.count == 18)
+    }
+}

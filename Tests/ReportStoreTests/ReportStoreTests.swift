@@ -1,0 +1,103 @@
+import Foundation
+import HARFormat
+import Testing
+import TrafficModel
+import WebViewEmulation
+@testable import ReportStore
+
+@Suite("SQLite store")
+struct ReportStoreTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func recording(_ name: String) throws -> Recording {
+        let data = try Data(contentsOf: root.appendingPathComponent("Recordings/\(name).har"))
+        return try HARImporter().recording(from: data, file: "Recordings/\(name).har", name: name)
+    }
+
+    @Test("a stored recording loads back equal, bodies included")
+    func roundTrip() throws {
+        let store = try ReportStore.inMemory()
+        for name in ["login-redirect", "fetch-blob-upload"] {
+            let original = try Self.recording(name)
+            try store.save(original)
+            let loaded = try #require(try store.recording(named: name))
+            #expect(loaded.exchanges == original.exchanges)
+            #expect(loaded.diagnostics == original.diagnostics)
+        }
+        #expect(try store.recordingNames() == ["fetch-blob-upload", "login-redirect"])
+    }
+
+    @Test("bodies are content-addressed: the same bytes are stored once")
+    func contentAddressed() throws {
+        let store = try ReportStore.inMemory()
+        var a = try Self.recording("xhr-json-post")
+        try store.save(a)
+        a.name = "copy"
+        a.sourceSHA256 = "other"
+        try store.save(a)
+        let bodies = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM body")! }
+        let distinct = Set(a.exchanges.flatMap { [$0.request.body, $0.response.body] }).count
+        #expect(bodies == distinct)
+    }
+
+    @Test("re-importing the same file is a no-op; a different file of the same name needs replace")
+    func names() throws {
+        let store = try ReportStore.inMemory()
+        let a = try Self.recording("xhr-json-post")
+        guard case .imported = try store.save(a) else { Issue.record("first save"); return }
+        #expect(try store.save(a) == .unchanged(id: 1))
+        var b = a
+        b.sourceSHA256 = "different"
+        b.exchanges.removeLast()
+        #expect(throws: ReportStore.NameTaken.self) { try store.save(b) }
+        #expect(try store.recording(named: "xhr-json-post")?.exchanges.count == 3)
+        guard case .imported(_, let replaced) = try store.save(b, replace: true) else { Issue.record("replace"); return }
+        #expect(replaced)
+        #expect(try store.recording(named: "xhr-json-post")?.exchanges.count == 2)
+    }
+
+    @Test("a failing import leaves the database as it was")
+    func atomicImport() throws {
+        let store = try ReportStore.inMemory()
+        var bad = try Self.recording("xhr-json-post")
+        bad.exchanges[2].sequence = 0  // violates UNIQUE (recording_id, sequence) mid-import
+        #expect(throws: (any Error).self) { try store.save(bad) }
+        let counts = try store.writer.read { db in
+            [try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recording")!, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM exchange")!, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM body")!]
+        }
+        #expect(counts == [0, 0, 0])
+    }
+
+    @Test("a run is stored in one transaction with its outcomes and findings, and reads back")
+    func run() throws {
+        let store = try ReportStore.inMemory()
+        let recordings = try ["xhr-json-post", "login-redirect"].map(Self.recording)
+        for r in recordings { try store.save(r) }
+        let runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
+        let id = try runner.run(recordings, in: store, label: "nightly", toolVersion: "t", gitRevision: nil)
+        let row = try #require(try store.run(id: nil))
+        #expect(row.id == id && row.label == "nightly" && row.presetList == Preset.builtIn.map(\.name))
+        #expect(try store.run(label: "nightly")?.id == id)
+        let findings = try store.findings(run: id)
+        let expected = runner.replay(recordings).flatMap(\.findings)
+        #expect(Set(findings.map(\.identity)) == Set(expected.map(\.identity)))
+        #expect(findings.count == expected.count)
+        let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outcome WHERE run_id = ?", arguments: [id])! }
+        #expect(outcomes == (3 + 4) * Preset.builtIn.count)
+        #expect(try store.recordingNames(run: id) == ["login-redirect", "xhr-json-post"])
+    }
+
+    @Test("the database file is created with mode 0600, in WAL mode")
+    func fileMode() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        let store = try ReportStore.open(path: path)
+        try store.save(try Self.recording("xhr-json-post"))
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let journal = try store.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(journal == "wal")
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HARFormat
+import ReportStore
+import Testing
+import TrafficModel
+import WebViewEmulation
+@testable import Reports
+
+@Suite("Reports")
+struct ReportsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func model(simulator: Bool = false) throws -> ReportModel {
+        let store = try ReportStore.inMemory()
+        var recordings: [Recording] = []
+        for name in ["script-cookie-api", "xhr-json-post"] {
+            let data = try Data(contentsOf: root.appendingPathComponent("Recordings/\(name).har"))
+            let r = try HARImporter().recording(from: data, file: name, name: name)
+            try store.save(r)
+            recordings.append(r)
+        }
+        let id = try ReplayRunner(presets: Preset.builtIn, profile: Profile(simulator: simulator)).run(recordings, in: store, label: "ci", toolVersion: "t", gitRevision: nil)
+        return try #require(try ReportModel.load(from: store, run: id))
+    }
+
+    @Test("the JSON report carries the contract's fields")
+    func jsonContract() throws {
+        let text = try JSONReport(showSecrets: false).render(try Self.model())
+        let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let run = try #require(object["run"] as? [String: Any])
+        #expect(run["label"] as? String == "ci")
+        #expect(run["profile"] as? String == "iOS 18 device")
+        #expect(run["presets"] as? [String] == Preset.builtIn.map(\.name))
+        #expect(run["id"] != nil)
+        let findings = try #require(object["findings"] as? [[String: Any]])
+        #expect(!findings.isEmpty)
+        for f in findings {
+            for key in ["preset", "code", "severity", "recording", "sequence", "method", "url", "rules", "confidence", "message"] {
+                #expect(f[key] != nil, "finding.\(key)")
+            }
+        }
+        let bodyLost = try #require(findings.first { $0["code"] as? String == "BODY_LOST" && $0["preset"] as? String == "urlprotocol-naive" })
+        #expect(bodyLost["sequence"] as? Int == 2)
+        #expect(bodyLost["rules"] as? [String] == ["P1"])
+        let summary = try #require(object["summary"] as? [String: Int])
+        #expect(summary["findings"] == findings.count)
+    }
+
+    @Test("cookie values are redacted unless --show-secrets")
+    func redaction() throws {
+        let model = try Self.model()
+        let hidden = try JSONReport(showSecrets: false).render(model)
+        #expect(!hidden.contains("\"B\""))
+        #expect(hidden.contains("<redacted, 1 bytes>"))
+        let shown = try JSONReport(showSecrets: true).render(model)
+        #expect(shown.contains("\"value\" : \"B\""))
+        #expect(!TableReport(color: false, showSecrets: false).render(model).contains("ab_bucket=B"))
+    }
+
+    @Test("the table shows the matrix: one row per recording, a column per preset, findings per preset and code")
+    func table() throws {
+        let text = TableReport(color: false, showSecrets: false).render(try Self.model())
+        let lines = text.split(separator: "\n").map(String.init)
+        let header = try #require(lines.first { $0.hasPrefix("recording") })
+        for preset in Preset.builtIn { #expect(header.contains(preset.name)) }
+        let xhrRow = try #require(lines.first { $0.hasPrefix("xhr-json-post") })
+        #expect(xhrRow.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first == "ok")  // plain
+        #expect(xhrRow.contains("1E 0W 0I"))
+        #expect(text.contains("urlprotocol-naive\n  BODY_LOST (1)"))
+        #expect(!text.contains("\u{1B}["))  // no colour when not asked
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import ReportStore
+import Testing
+
+/// Runs the built `h5replay` binary as a user would, and checks output and exit codes.
+@Suite("h5replay command line, end to end")
+struct CLITests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["H5REPLAY_BIN"] { return URL(fileURLWithPath: path) }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("h5replay")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return root.appendingPathComponent(".build/debug/h5replay")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// A scratch directory holding a copy of the bundled Recordings/.
+    static func workspace() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: root.appendingPathComponent("Recordings"), to: dir.appendingPathComponent("Recordings"))
+        return dir
+    }
+
+    @discardableResult
+    static func h5replay(_ arguments: [String], in dir: URL) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = dir
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test("`replay` with no arguments replays Recordings/ and prints the side-by-side matrix")
+    func mainJob() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try Self.h5replay(["replay"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        for name in ["login-redirect", "xhr-json-post", "fetch-blob-upload", "script-cookie-api"] {
+            #expect(result.stdout.contains("\n\(name) "), "matrix row \(name)")
+        }
+        #expect(result.stdout.contains("plain") && result.stdout.contains("urlprotocol-naive") && result.stdout.contains("schemehandler-naive"))
+        let mode = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("h5replay.sqlite").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        // The report contract, read back from the database.
+        let report = try Self.h5replay(["report", "--run", "latest", "--format", "json"], in: dir)
+        #expect(report.status == 0)
+        let object = try Self.json(report.stdout)
+        let findings = try #require(object["findings"] as? [[String: Any]])
+        let xhr = findings.filter { $0["recording"] as? String == "xhr-json-post" }
+        #expect(Set(xhr.map { "\($0["preset"]!):\($0["code"]!)" }) == ["urlprotocol-naive:BODY_LOST", "urlprotocol-forwarded:BODY_LOST"])
+        #expect(!findings.contains { $0["preset"] as? String == "plain" })
+        #expect(!report.stdout.contains("\"B\""))  // the script-set cookie's value stays redacted
+
+        // A second run reuses the unchanged recordings.
+        let again = try Self.h5replay(["replay", "--quiet"], in: dir)
+        #expect(again.status == 0)
+        #expect(try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)["run"].flatMap { ($0 as? [String: Any])?["id"] as? Int } == 2)
+    }
+
+    @Test("`replay FILE --preset --ios`: the XHR POST is lost through a scheme handler on iOS 11.0 only")
+    func profileChoice() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (ios, expected) in [("11.0", ["schemehandler-naive:BODY_LOST"]), ("17", [])] {
+            let result = try Self.h5replay(["replay", "Recordings/xhr-json-post.har", "--preset", "plain,schemehandler-naive", "--ios", ios, "--label", "ios\(ios)"], in: dir)
+            #expect(result.status == 0, "\(result.stderr)")
+            let object = try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)
+            let findings = try #require(object["findings"] as? [[String: Any]])
+            #expect(findings.map { "\($0["preset"]!):\($0["code"]!)" } == expected, "iOS \(ios)")
+            #expect((object["run"] as? [String: Any])?["label"] as? String == "ios\(ios)")
+        }
+    }
+
+    @Test("a malformed HAR exits 2 naming the file, entry and field, and leaves the database as it was")
+    func malformedImport() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.h5replay(["import", "Recordings/xhr-json-post.har"], in: dir)
+        let bad = #"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a.example/", "headers": []}, "response": {"status": 200, "headers": []}}, {"startedDateTime": "2024-01-02T03:04:06Z", "request": {"method": "GET", "url": "https://a.example/2", "headers": {"oops": 1}}, "response": {"status": 200, "headers": []}}]}}"#
+        try Data(bad.utf8).write(to: dir.appendingPathComponent("bad.har"))
+        let result = try Self.h5replay(["import", "bad.har"], in: dir)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("bad.har: entry 1: log.entries[1].request.headers: expected an array"))
+        let store = try ReportStore.open(path: dir.appendingPathComponent("h5replay.sqlite").path)
+        #expect(try store.recordingNames() == ["xhr-json-post"])
+    }
+
+    @Test("export --har writes a HAR that imports back to the same findings")
+    func exportRoundTrip() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try Self.h5replay(["import", "Recordings/login-redirect.har"], in: dir).status == 0)
+        let export = try Self.h5replay(["export", "login-redirect", "--har", "-o", "out.har"], in: dir)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(try Self.h5replay(["import", "out.har", "--name", "again"], in: dir).status == 0)
+        var codes: [[String]] = []
+        for name in ["login-redirect", "again"] {
+            #expect(try Self.h5replay(["replay", name, "--quiet"], in: dir).status == 0)
+            let findings = try #require(try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)["findings"] as? [[String: Any]])
+            codes.append(findings.map { "\($0["preset"]!):\($0["sequence"]!):\($0["code"]!)" })
+        }
+        #expect(codes[0] == codes[1])
+        #expect(codes[0].contains("urlprotocol-naive:1:REDIRECT_HIDDEN"))
+    }
+
+    @Test("usage and input errors exit 2 with a message", arguments: [
+        (["replay", "--ios", "9"], "--ios 9"),
+        (["replay", "--preset", "nope"], "unknown preset nope"),
+        (["replay", "no-such-recording"], "no-such-recording"),
+        (["report", "--db", "missing.sqlite"], "missing.sqlite"),
+        (["export", "x", "-o", "y.har"], "--har"),
+        (["import", "Recordings/README.md"], "Recordings/README.md"),
+    ])
+    func usageErrors(_ arguments: [String], _ mentioned: String) throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try Self.h5replay(arguments, in: dir)
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(mentioned), "\(arguments): \(result.stderr)")
+    }
+
+    @Test("`presets --rules` lists every preset and every rule with its confidence")
+    func presets() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try Self.h5replay(["presets", "--rules", "--json"], in: dir)
+        #expect(result.status == 0)
+        let object = try Self.json(result.stdout)
+        let presets = try #require(object["presets"] as? [[String: Any]])
+        #expect(presets.map { $0["name"] as? String } == ["plain", "urlprotocol-naive", "urlprotocol-forwarded", "schemehandler-naive"])
+        let rules = try #require(object["rules"] as? [[String: Any]])
+        #expect(rules.count == 47)
+        #expect(rules.first { $0["id"] as? String == "P1" }?["confidence"] as? String == "source")
+    }
+}
