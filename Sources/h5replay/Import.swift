@@ -16,6 +16,7 @@ extension H5Replay {
                 """)
 
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var limits: LimitOptions
 
         @Option(help: "The recording's name (only with one file).")
         var name: String?
@@ -34,7 +35,7 @@ extension H5Replay {
         func run() async throws {
             let store = try database.open()
             for file in files {
-                let (recording, result) = try SourceFile.importFile(file, name: name, replace: replace, into: store)
+                let (recording, result) = try SourceFile.importFile(file, name: name, replace: replace, limits: limits, into: store)
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HARFormat
 import ReportStore
 import WebViewEmulation
 
@@ -46,4 +47,16 @@ struct ProfileOptions: ParsableArguments {
 struct SecretOptions: ParsableArguments {
     @Flag(name: .long, help: "Show cookie values and other secrets instead of redacting them.")
     var showSecrets = false
+}
+
+/// Named limits on what an import reads.
+struct LimitOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Largest HAR file read, in bytes.", valueName: "bytes"))
+    var maxHarBytes: Int = HARImporter.defaultMaxFileBytes
+
+    func validate() throws {
+        if maxHarBytes <= 0 { throw ValidationError("--max-har-bytes must be positive") }
+    }
+
+    var harImporter: HARImporter { HARImporter(maxFileBytes: maxHarBytes) }
 }

@@ -23,6 +23,7 @@ extension H5Replay {
                 """)
 
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var limits: LimitOptions
         @OptionGroup var profileOptions: ProfileOptions
         @OptionGroup var secrets: SecretOptions
 
@@ -78,7 +79,7 @@ extension H5Replay {
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
                     let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") }.sorted()
                     for file in files {
-                        let (recording, _) = try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, into: store)
+                        let (recording, _) = try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, limits: limits, into: store)
                         names.append(recording.name)
                     }
                 } else {
@@ -88,7 +89,7 @@ extension H5Replay {
             } else {
                 for item in recordings {
                     if FileManager.default.fileExists(atPath: item) {
-                        let (recording, _) = try SourceFile.importFile(item, name: nil, replace: true, into: store)
+                        let (recording, _) = try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store)
                         names.append(recording.name)
                     } else {
                         names.append(item)

@@ -12,7 +12,12 @@ enum SourceFile {
         return stem.isEmpty ? file : stem
     }
 
-    static func read(_ path: String, name: String?) throws -> Recording {
+    static func read(_ path: String, name: String?, limits: LimitOptions) throws -> Recording {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > limits.maxHarBytes,
+            (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 64)).map({ HARImporter.looksLikeHAR($0 ?? Data()) }) == true
+        {
+            throw InputError("\(path): the file is \(size) bytes, over the HAR size limit of \(limits.maxHarBytes) (raise it with --max-har-bytes)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -22,7 +27,7 @@ enum SourceFile {
         let recordingName = name ?? defaultName(for: path)
         if HARImporter.looksLikeHAR(data) {
             do {
-                return try HARImporter().recording(from: data, file: path, name: recordingName)
+                return try limits.harImporter.recording(from: data, file: path, name: recordingName)
             } catch let error as HARImportError {
                 throw InputError(error.description)
             }
@@ -34,8 +39,8 @@ enum SourceFile {
     }
 
     /// Imports a file into the store; returns the recording and what the store did.
-    static func importFile(_ path: String, name: String?, replace: Bool, into store: ReportStore) throws -> (Recording, ReportStore.ImportResult) {
-        let recording = try read(path, name: name)
+    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, into store: ReportStore) throws -> (Recording, ReportStore.ImportResult) {
+        let recording = try read(path, name: name, limits: limits)
         do {
             return (recording, try store.save(recording, replace: replace))
         } catch let error as ReportStore.NameTaken {
