@@ -16,6 +16,9 @@ public struct Cookie: Sendable, Hashable, Codable {
     public var sameSite: SameSite
     public var creation: Double
     public var lastAccess: Double
+    /// Breaks ties between cookies created at the same instant: the store's insertion
+    /// order, kept on replacement like the creation time.
+    public var creationOrder: UInt64 = 0
 
     public init(name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", expiry: Double? = nil, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .default, creation: Double, lastAccess: Double? = nil) {
         self.name = name

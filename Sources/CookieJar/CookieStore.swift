@@ -11,6 +11,7 @@ public struct CookieStore: Sendable, Hashable {
     /// Cookies per domain, so a lookup walks only the request host's parent domains.
     private var byDomain: [String: [Cookie]] = [:]
     public private(set) var count = 0
+    private var nextCreationOrder: UInt64 = 0
 
     /// Limits of section 6.1 ("at least 50 per domain, 3000 in all"); WebKit keeps more.
     public var maxCookiesPerDomain = 180
@@ -104,6 +105,7 @@ public struct CookieStore: Sendable, Hashable {
         if let old = self.cookie(for: key) {
             if api == .script && old.httpOnly { return .ignored(reason: "script may not replace an HttpOnly cookie") }
             cookie.creation = old.creation
+            cookie.creationOrder = old.creationOrder
             remove(key)
         }
         // Step 17: an expired cookie is not stored (this is how deletion works).
@@ -128,6 +130,11 @@ public struct CookieStore: Sendable, Hashable {
     }
 
     private mutating func insert(_ cookie: Cookie, at time: Double) {
+        var cookie = cookie
+        if cookie.creationOrder == 0 {
+            nextCreationOrder += 1
+            cookie.creationOrder = nextCreationOrder
+        }
         byDomain[cookie.domain, default: []].append(cookie)
         count += 1
         // Section 5.7.1 (limits): evict expired cookies first, then the least recently used.
@@ -168,7 +175,12 @@ public struct CookieStore: Sendable, Hashable {
             if cookie.isExpired(at: time) { continue }
             out.append(cookie)
         }
-        out.sort { $0.path.utf8.count != $1.path.utf8.count ? $0.path.utf8.count > $1.path.utf8.count : $0.creation < $1.creation }
+        // 5.8.3 step 2: longer paths first; among equal paths, earlier creation first.
+        out.sort {
+            let (a, b) = ($0.path.utf8.count, $1.path.utf8.count)
+            if a != b { return a > b }
+            return $0.creation != $1.creation ? $0.creation < $1.creation : $0.creationOrder < $1.creationOrder
+        }
         return out
     }
 

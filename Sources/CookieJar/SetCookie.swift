@@ -74,8 +74,9 @@ public struct SetCookie: Sendable, Hashable {
             if first == 45 && value.utf8.count == 1 { return }
             maxAge = first == 45 ? -magnitude : magnitude
         case "domain":
-            // 5.6.3: an empty value is ignored; a leading "." is removed; lowercase.
-            guard !value.isEmpty else { return }
+            // 5.6.3: the cookie-domain is the value without a leading "."; an empty value
+            // gives an empty cookie-domain, which (being the last Domain) makes the
+            // cookie host-only in the storage model. Lowercased.
             domain = (value.hasPrefix(".") ? String(value.dropFirst()) : value).asciiLower
         case "path":
             // 5.6.4: an empty value or one not starting with "/" gives the default path.
