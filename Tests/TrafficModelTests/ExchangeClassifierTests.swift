@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import TrafficModel
+
+@Suite("Initiator, body kind, frames and redirect chains (BEHAVIOUR.md section 2)")
+struct ExchangeClassifierTests {
+    func exchange(_ method: String = "GET", url: String = "https://a.example/x", resourceType: String? = nil, headers: [(String, String)] = [], body: String = "", status: Int = 200, location: String? = nil, at offset: Double = 0) -> Exchange {
+        Exchange(sequence: 0, startedAt: offset, request: RecordedRequest(method: method, url: url, headers: headers.map { HeaderField($0.0, $0.1) }, body: Data(body.utf8)),
+            response: RecordedResponse(status: status, headers: location.map { [HeaderField("Location", $0)] } ?? []), resourceType: resourceType)
+    }
+
+    @Test("rule 1: the exporter's _resourceType wins")
+    func resourceType() {
+        #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "fetch", headers: [("Accept", "text/html")])) == .fetch)
+        #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "xhr")) == .xhr)
+        #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "ping")) == .beacon)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", resourceType: "document", headers: [("Content-Type", "application/x-www-form-urlencoded")])) == .formSubmission)
+    }
+
+    @Test("rule 2: Sec-Fetch-Dest and Sec-Fetch-Mode")
+    func secFetch() {
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])) == .navigation)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Content-Type", "multipart/form-data; boundary=x")])) == .formSubmission)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")])) == .ajax)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")])) == .xhr)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "image")])) == .image)
+    }
+
+    @Test("rules 3-5: X-Requested-With, Purpose, Accept text/html, path extension, else ajax")
+    func fallbacks() {
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("X-Requested-With", "XMLHttpRequest")])) == .xhr)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Purpose", "prefetch")])) == .prefetch)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Accept", "text/html,*/*")])) == .navigation)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/app.js")) == .script)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/logo.PNG")) == .image)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", url: "https://a.example/api/v1.0/order")) == .ajax)
+    }
+
+    @Test("body kinds", arguments: [
+        ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b--", BodyKind.formData),
+        ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"f\"; FileName=\"x.png\"\r\n\r\n1\r\n--b--", .formDataWithFile),
+        ("application/x-www-form-urlencoded", "a=1&b=2", .urlEncoded),
+        ("application/json", "{}", .text),
+        ("application/octet-stream", "abc", .binary),
+        ("", "plain words", .text),
+    ])
+    func bodyKinds(_ type: String, _ body: String, _ kind: BodyKind) {
+        #expect(ExchangeClassifier.bodyKind(of: RecordedRequest(method: "POST", url: "https://a/", headers: [HeaderField("Content-Type", type)], body: Data(body.utf8))) == kind)
+    }
+
+    @Test("bytes that are not UTF-8 are binary; no body is none")
+    func binaryBytes() {
+        #expect(ExchangeClassifier.bodyKind(of: RecordedRequest(method: "POST", url: "https://a/", body: Data([0xFF, 0xFE, 0x00]))) == .binary)
+        #expect(ExchangeClassifier.bodyKind(of: RecordedRequest(method: "GET", url: "https://a/")) == BodyKind.none)
+    }
+
+    @Test("redirect chains link each 3xx to the later request for its Location")
+    func chains() {
+        var list = [
+            exchange("POST", url: "https://a.example/login", status: 302, location: "/step"),
+            exchange(url: "https://other.example/unrelated", at: 0.01),
+            exchange(url: "https://a.example/step", status: 301, location: "https://b.example/home#top", at: 0.02),
+            exchange(url: "https://b.example/home", at: 0.03),
+        ]
+        for i in list.indices { list[i].sequence = i }
+        ExchangeClassifier.classify(&list)
+        #expect(list[0].redirect == RedirectLink(chainStart: 0, hop: 0, next: 2))
+        #expect(list[1].redirect == nil)
+        #expect(list[2].redirect == RedirectLink(chainStart: 0, hop: 1, next: 3))
+        #expect(list[3].redirect == RedirectLink(chainStart: 0, hop: 2, next: nil))
+    }
+
+    @Test("a 307 links only to a request that keeps the method")
+    func method307() {
+        var list = [
+            exchange("POST", url: "https://a.example/pay", body: "x", status: 307, location: "/pay2"),
+            exchange("GET", url: "https://a.example/pay2", at: 0.01),
+            exchange("POST", url: "https://a.example/pay2", body: "x", at: 0.02),
+        ]
+        for i in list.indices { list[i].sequence = i }
+        ExchangeClassifier.linkRedirects(&list)
+        #expect(list[0].redirect?.next == 2)
+    }
+
+    @Test("third-party frames: a request to another site than the top document's")
+    func thirdParty() {
+        var list = [
+            exchange(url: "https://www.shop.example.com/", headers: [("Accept", "text/html")]),
+            exchange(url: "https://api.shop.example.com/x", at: 0.1),
+            exchange(url: "https://ads.tracker.net/frame", headers: [("Sec-Fetch-Dest", "iframe")], at: 0.2),
+            exchange(url: "https://ads.tracker.net/api", headers: [("Referer", "https://ads.tracker.net/frame")], at: 0.3),
+        ]
+        for i in list.indices { list[i].sequence = i }
+        ExchangeClassifier.classify(&list)
+        #expect(list.map(\.frame.label) == ["main", "main", "iframe-3p", "iframe-3p"])
+    }
+}
+
+@Suite("Request targets and sites")
+struct RequestTargetTests {
+    @Test("absolute URLs split into scheme, host, port, path and query")
+    func parts() throws {
+        let t = try #require(RequestTarget("HTTPS://User@Shop.Example.COM:8443/a/b?x=1#frag"))
+        #expect(t.scheme == "https" && t.host == "shop.example.com" && t.port == 8443 && t.path == "/a/b" && t.query == "x=1")
+        #expect(t.origin == "https://shop.example.com:8443")
+        let v6 = try #require(RequestTarget("http://[::1]:8080"))
+        #expect(v6.host == "::1" && v6.port == 8080 && v6.path == "/")
+        #expect(RequestTarget("/relative") == nil)
+        #expect(RequestTarget("http://host:99999/") == nil)
+    }
+
+    @Test("Location values resolve against the request URL")
+    func resolve() {
+        #expect(RequestTarget.resolve("/home", against: "https://a.example/login?x") == "https://a.example/home")
+        #expect(RequestTarget.resolve("next", against: "https://a.example/a/b") == "https://a.example/a/next")
+        #expect(RequestTarget.resolve("https://b.example/", against: "https://a.example/") == "https://b.example/")
+    }
+
+    @Test("sites: one label above the public suffix", arguments: [
+        ("www.example.com", "example.com"), ("a.b.example.co.uk", "example.co.uk"), ("m.taobao.com.cn", "taobao.com.cn"),
+        ("localhost", "localhost"), ("10.0.0.1", "10.0.0.1"), ("example.com", "example.com"),
+    ])
+    func sites(_ host: String, _ site: String) {
+        #expect(Site.of(host: host) == site)
+    }
+}
