@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .target(
@@ -58,7 +59,10 @@ let package = Package(
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
-        .testTarget(name: "CookieJarTests", dependencies: ["CookieJar", "TrafficModel"]),
+        .testTarget(
+            name: "CookieJarTests",
+            dependencies: ["CookieJar", "TrafficModel", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(
             name: "WebViewEmulationTests",
             dependencies: ["WebViewEmulation", "TrafficModel", "HARFormat", "CookieJar"]
