@@ -44,11 +44,11 @@ let package = Package(
         .target(
             name: "ReportStore",
             dependencies: [
-                "TrafficModel", "Findings", "WebViewEmulation",
+                "TrafficModel", "CookieJar", "Findings", "WebViewEmulation",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .target(name: "Reports", dependencies: ["ReportStore", "Findings"]),
+        .target(name: "Reports", dependencies: ["ReportStore", "Findings", "TrafficModel", "CookieJar"]),
         .executableTarget(
             name: "h5replay",
             dependencies: [

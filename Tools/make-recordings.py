@@ -102,6 +102,17 @@ FLOWS["script-cookie-api"] = har([
     entry(400, "GET", A + "/api/feed?page=1", xhr_headers([("Cookie", "uid=42; ab_bucket=B")]), 200, [("Content-Type", "application/json")], '{"items":[]}', resp_mime="application/json"),
 ], "Script writes document.cookie, then calls an API at once; the API needs the cookie.")
 
+# 5. The first-request cookie: the app logged in natively, so NativeJar holds the token and
+#    the web view's store is empty (the scenario sidecar says so).
+H = "https://h5.example.com"
+FLOWS["native-login-first-request"] = har([
+    entry(0, "GET", H + "/wallet", doc_headers([("Cookie", "token=4b1d2c")]), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=balance></div>"),
+    entry(2500, "GET", H + "/api/balance", xhr_headers([("Cookie", "token=4b1d2c")]), 200, [("Content-Type", "application/json")], '{"balance":12.5}', resp_mime="application/json"),
+], "A page opened after a native login: the first document request needs NativeJar's token.")
+SCENARIOS = {
+    "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
+}
+
 if __name__ == "__main__":
     os.makedirs("Recordings", exist_ok=True)
     for name, doc in FLOWS.items():
@@ -109,3 +120,8 @@ if __name__ == "__main__":
             json.dump(doc, f, indent=2, ensure_ascii=False)
             f.write("\n")
         print(f"Recordings/{name}.har: {len(doc['log']['entries'])} entries")
+    for name, scenario in SCENARIOS.items():
+        with open(f"Recordings/{name}.scenario.json", "w") as f:
+            json.dump(scenario, f, indent=2)
+            f.write("\n")
+        print(f"Recordings/{name}.scenario.json")

@@ -12,7 +12,10 @@ import WebViewEmulation
 public struct ReplayRunner: Sendable {
     public var presets: [Preset]
     public var profile: Profile
+    /// The scenario for recordings without one of their own.
     public var scenario: Scenario
+    /// Scenarios by recording name (sidecar files).
+    public var scenarios: [String: Scenario] = [:]
     public var detector: FindingDetector
 
     public init(presets: [Preset], profile: Profile, scenario: Scenario = Scenario(), detector: FindingDetector = FindingDetector()) {
@@ -29,7 +32,7 @@ public struct ReplayRunner: Sendable {
         let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
-            let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenario)
+            let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenarios[recordings[r].name] ?? scenario)
             let result = emulator.run(recordings[r], provenance: provenances[r])
             let findings = detector.findings(for: recordings[r], result: result)
             results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings))

@@ -1,3 +1,4 @@
+import CookieJar
 import Findings
 import Foundation
 import GRDB
@@ -97,6 +98,7 @@ public struct ReportStore: Sendable {
                     resourceType: e.resourceType)
                 try row.insert(db)
             }
+            try Self.storeProvenance(CookieProvenance(recording: recording), recordingID: recordingID, db)
             return .imported(id: recordingID, replaced: replaced)
         }
     }
@@ -109,28 +111,97 @@ public struct ReportStore: Sendable {
     /// Loads a recording with its exchanges, bodies and diagnostics; nil when unknown.
     public func recording(named name: String) throws -> Recording? {
         try writer.read { db in
-            guard let row = try RecordingRow.filter(Column("name") == name).fetchOne(db) else { return nil }
-            let rows = try ExchangeRow.filter(Column("recording_id") == row.id!).order(Column("sequence")).fetchAll(db)
-            func body(_ hash: String) throws -> Data {
-                try Data.fetchOne(db, sql: "SELECT content FROM body WHERE sha256 = ?", arguments: [hash]) ?? Data()
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM recording WHERE name = ?", arguments: [name]) else { return nil }
+            return try Self.loadRecording(db, id: id)
+        }
+    }
+
+    static func loadRecording(_ db: Database, id: Int64) throws -> Recording? {
+        guard let row = try RecordingRow.fetchOne(db, key: id) else { return nil }
+        let rows = try ExchangeRow.fetchAll(db, sql: "SELECT * FROM exchange WHERE recording_id = ? ORDER BY sequence", arguments: [id])
+        let bodyStatement = try db.cachedStatement(sql: "SELECT content FROM body WHERE sha256 = ?")
+        func body(_ hash: String) throws -> Data {
+            try Data.fetchOne(bodyStatement, arguments: [hash]) ?? Data()
+        }
+        var exchanges: [Exchange] = []
+        exchanges.reserveCapacity(rows.count)
+        for r in rows {
+            let redirect = r.redirectChainStart.map { RedirectLink(chainStart: $0, hop: r.redirectHop ?? 0, next: r.redirectNext) }
+            exchanges.append(Exchange(
+                sequence: r.sequence, startedAt: r.startedAt, duration: r.duration, connectionID: r.connectionId, serverAddress: r.serverAddress,
+                request: RecordedRequest(method: r.method, url: r.url, httpVersion: r.httpVersion, headers: try decodeHeaders(r.requestHeaders), body: try body(r.requestBodySha256)),
+                response: RecordedResponse(status: r.status, statusText: r.statusText, httpVersion: r.responseHttpVersion, headers: try decodeHeaders(r.responseHeaders), body: try body(r.responseBodySha256), encodedLength: r.responseEncodedLength, bodyMissing: r.responseBodyMissing, redirectURL: r.redirectUrl),
+                initiator: Initiator(rawValue: r.initiator) ?? .other,
+                frame: Frame(label: r.frame) ?? .main,
+                bodyKind: BodyKind(rawValue: r.bodyKind) ?? .none,
+                redirect: redirect, resourceType: r.resourceType))
+        }
+        let diagnostics = try DiagnosticRow.fetchAll(db, sql: "SELECT * FROM diagnostic WHERE recording_id = ? ORDER BY id", arguments: [id]).map {
+            Diagnostic(Diagnostic.Severity(rawValue: $0.severity) ?? .note, code: $0.code, sequence: $0.sequence, message: $0.message)
+        }
+        return Recording(name: row.name, sourceFormat: row.sourceFormat, sourcePath: row.sourcePath, sourceSHA256: row.sourceSHA256, exchanges: exchanges, diagnostics: diagnostics)
+    }
+
+    // MARK: - Cookie provenance
+
+    static func storeProvenance(_ provenance: CookieProvenance, recordingID: Int64, _ db: Database) throws {
+        let sent = try db.makeStatement(sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        let inferred = try db.makeStatement(sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        for (sequence, cookies) in provenance.sent.enumerated() {
+            for (position, c) in cookies.enumerated() {
+                try sent.execute(arguments: [recordingID, sequence, position, c.name, c.kind.rawValue, c.setBy, c.hop])
             }
-            var exchanges: [Exchange] = []
-            exchanges.reserveCapacity(rows.count)
-            for r in rows {
-                let redirect = r.redirectChainStart.map { RedirectLink(chainStart: $0, hop: r.redirectHop ?? 0, next: r.redirectNext) }
-                exchanges.append(Exchange(
-                    sequence: r.sequence, startedAt: r.startedAt, duration: r.duration, connectionID: r.connectionId, serverAddress: r.serverAddress,
-                    request: RecordedRequest(method: r.method, url: r.url, httpVersion: r.httpVersion, headers: try Self.decodeHeaders(r.requestHeaders), body: try body(r.requestBodySha256)),
-                    response: RecordedResponse(status: r.status, statusText: r.statusText, httpVersion: r.responseHttpVersion, headers: try Self.decodeHeaders(r.responseHeaders), body: try body(r.responseBodySha256), encodedLength: r.responseEncodedLength, bodyMissing: r.responseBodyMissing, redirectURL: r.redirectUrl),
-                    initiator: Initiator(rawValue: r.initiator) ?? .other,
-                    frame: Frame(label: r.frame) ?? .main,
-                    bodyKind: BodyKind(rawValue: r.bodyKind) ?? .none,
-                    redirect: redirect, resourceType: r.resourceType))
+        }
+        for (sequence, events) in provenance.inferred.enumerated() {
+            for e in events {
+                try inferred.execute(arguments: [recordingID, sequence, e.cookie.name, e.kind.rawValue, e.cookie.domain, e.cookie.path, e.windowStart])
             }
-            let diagnostics = try DiagnosticRow.filter(Column("recording_id") == row.id!).order(Column("id")).fetchAll(db).map {
-                Diagnostic(Diagnostic.Severity(rawValue: $0.severity) ?? .note, code: $0.code, sequence: $0.sequence, message: $0.message)
+        }
+    }
+
+    /// A cookie a recorded request carries, as stored at import.
+    public struct StoredSentCookie: Sendable, Hashable {
+        public var name: String
+        public var provenance: String
+        public var setBy: Int?
+        public var setByHop: Int?
+    }
+
+    /// A cookie event inferred at an exchange, as stored at import.
+    public struct StoredInference: Sendable, Hashable {
+        public var name: String
+        public var kind: String
+        public var domain: String
+        public var path: String
+        public var windowStart: Double?
+    }
+
+    /// A recording with its stored cookie provenance, per exchange, and its import time.
+    public struct RecordingDetail: Sendable {
+        public var recording: Recording
+        public var importedAt: String
+        public var cookies: [[StoredSentCookie]]
+        public var inferred: [[StoredInference]]
+    }
+
+    public func detail(named name: String) throws -> RecordingDetail? {
+        try writer.read { db in
+            guard let row = try RecordingRow.filter(Column("name") == name).fetchOne(db), let id = row.id,
+                let recording = try Self.loadRecording(db, id: id)
+            else { return nil }
+            var cookies = Array(repeating: [StoredSentCookie](), count: recording.exchanges.count)
+            for r in try Row.fetchAll(db, sql: "SELECT * FROM cookie_sent WHERE recording_id = ? ORDER BY sequence, position", arguments: [id]) {
+                let sequence: Int = r["sequence"]
+                guard cookies.indices.contains(sequence) else { continue }
+                cookies[sequence].append(StoredSentCookie(name: r["name"], provenance: r["provenance"], setBy: r["set_by"], setByHop: r["set_by_hop"]))
             }
-            return Recording(name: row.name, sourceFormat: row.sourceFormat, sourcePath: row.sourcePath, sourceSHA256: row.sourceSHA256, exchanges: exchanges, diagnostics: diagnostics)
+            var inferred = Array(repeating: [StoredInference](), count: recording.exchanges.count)
+            for r in try Row.fetchAll(db, sql: "SELECT * FROM cookie_inference WHERE recording_id = ? ORDER BY sequence, id", arguments: [id]) {
+                let sequence: Int = r["sequence"]
+                guard inferred.indices.contains(sequence) else { continue }
+                inferred[sequence].append(StoredInference(name: r["name"], kind: r["kind"], domain: r["domain"], path: r["path"], windowStart: r["window_start"]))
+            }
+            return RecordingDetail(recording: recording, importedAt: row.importedAt, cookies: cookies, inferred: inferred)
         }
     }
 

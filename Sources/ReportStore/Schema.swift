@@ -1,3 +1,4 @@
+import CookieJar
 import GRDB
 
 /// The database schema. Migrations are append-only: once shipped, a migration is never
@@ -112,6 +113,37 @@ enum Schema {
             }
             try db.create(index: "finding_by_run", on: "finding", columns: ["run_id", "preset", "code"])
             try db.create(index: "outcome_by_run", on: "outcome", columns: ["run_id", "recording_name", "preset"])
+        }
+        migrator.registerMigration("v2: cookie provenance per exchange") { db in
+            // Every cookie each recorded request carries, and where it came from
+            // (BEHAVIOUR.md section 8). Values stay in the request headers.
+            try db.create(table: "cookie_sent") { t in
+                t.column("recording_id", .integer).notNull().indexed().references("recording", onDelete: .cascade)
+                t.column("sequence", .integer).notNull()
+                t.column("position", .integer).notNull()  // order in the Cookie header
+                t.column("name", .text).notNull()
+                t.column("provenance", .text).notNull()  // server-set, script-set, pre-existing
+                t.column("set_by", .integer)  // sequence of the exchange that set it
+                t.column("set_by_hop", .integer)  // its redirect hop, when it was one
+                t.primaryKey(["recording_id", "sequence", "position"])
+            }
+            // Cookie events that are not on the wire, inferred just before an exchange.
+            try db.create(table: "cookie_inference") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("recording_id", .integer).notNull().indexed().references("recording", onDelete: .cascade)
+                t.column("sequence", .integer).notNull()
+                t.column("name", .text).notNull()
+                t.column("kind", .text).notNull()  // script-set, script-deleted, pre-existing
+                t.column("domain", .text).notNull()
+                t.column("path", .text).notNull()
+                t.column("window_start", .double)  // the script wrote it after this time
+            }
+            // Recordings imported before this migration get their provenance now.
+            for id in try Int64.fetchAll(db, sql: "SELECT id FROM recording") {
+                if let recording = try ReportStore.loadRecording(db, id: id) {
+                    try ReportStore.storeProvenance(CookieProvenance(recording: recording), recordingID: id, db)
+                }
+            }
         }
         return migrator
     }

@@ -112,24 +112,37 @@ public struct WebViewEmulator: Sendable {
 
     // MARK: - Inferred cookie events
 
-    /// Cookies that were there from the start go to the jars the scenario names; the
-    /// other jar learns them through J1 (native to web) or J3 (web to native).
+    /// The jars at session start: the scenario's initial jars (cookies.txt files), then
+    /// the cookies inferred to have been there from the start, in the jars the scenario
+    /// names. Either jar learns the other's start cookies through J1; a cookie only in
+    /// NativeJar is what N3 (the first-request cookie problem) is about.
     private func placePreexisting(_ provenance: CookieProvenance, exchanges: [Exchange], into jars: inout JarPair) {
         guard let first = exchanges.first else { return }
         let start = first.startedAt - CookieProvenance.scriptLead
+        let nativeOnly = JarPair.Origin(rules: ["N3"], what: "there at session start")
+        let webOnly = JarPair.Origin(rules: [], what: "there at session start")
+        for var cookie in scenario.nativeCookies {
+            cookie.creation = start
+            jars.put(cookie, in: .native, at: start, origin: nativeOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
+        }
+        for var cookie in scenario.webCookies {
+            cookie.creation = start
+            jars.put(cookie, in: .web, at: start, origin: webOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
+        }
+        let given = Set(scenario.nativeCookies.map(\.name) + scenario.webCookies.map(\.name))
         for events in provenance.inferred {
-            for event in events where event.kind == .preExisting {
+            for event in events where event.kind == .preExisting && !given.contains(event.cookie.name) {
                 var cookie = event.cookie
                 cookie.creation = start
-                let origin = JarPair.Origin(rules: [], what: "there from the start")
                 switch scenario.preexisting {
                 case .both:
+                    let origin = JarPair.Origin(rules: [], what: "there from the start")
                     jars.put(cookie, in: .native, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
                     jars.put(cookie, in: .web, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
                 case .native:
-                    jars.put(cookie, in: .native, at: start, origin: JarPair.Origin(rules: ["N3"], what: "in NativeJar only at session start"), syncDelay: profile.jarSyncDelay, syncRule: "J1")
+                    jars.put(cookie, in: .native, at: start, origin: nativeOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
                 case .web:
-                    jars.put(cookie, in: .web, at: start, origin: JarPair.Origin(rules: [], what: "in WebJar only at session start"), syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                    jars.put(cookie, in: .web, at: start, origin: webOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
                 }
             }
         }

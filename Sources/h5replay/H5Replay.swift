@@ -19,7 +19,7 @@ struct H5Replay: AsyncParsableCommand {
             Exit codes: 0 success, 1 gate failed, 2 usage or input error, 3 internal error.
             """,
         version: version,
-        subcommands: [Import.self, Replay.self, Report.self, Export.self, Presets.self]
+        subcommands: [Import.self, Replay.self, Report.self, Show.self, Export.self, Presets.self]
     )
 
     /// Runs the command, mapping every error to the documented exit codes.

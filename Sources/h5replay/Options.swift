@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import CookieJar
 import HARFormat
 import ReportStore
 import WebViewEmulation
@@ -59,4 +60,59 @@ struct LimitOptions: ParsableArguments {
     }
 
     var harImporter: HARImporter { HARImporter(maxFileBytes: maxHarBytes) }
+}
+
+/// `--scenario`, `--native-cookies`, `--web-cookies`: what the recording cannot say.
+struct ScenarioOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A scenario file for every recording of the run (JSON: preexistingCookies native|web|both, binaryBodies blob|arraybuffer). Without it, NAME.scenario.json beside a recording file is used.", valueName: "file"))
+    var scenario: String?
+
+    @Option(help: ArgumentHelp("NativeJar at session start, as a Netscape cookies.txt (a native login).", valueName: "file"))
+    var nativeCookies: String?
+
+    @Option(help: ArgumentHelp("WebJar at session start, as a Netscape cookies.txt.", valueName: "file"))
+    var webCookies: String?
+
+    /// Reads a scenario file, naming the file in every error.
+    static func loadScenario(_ path: String) throws -> Scenario {
+        do {
+            return try Scenario.load(Data(contentsOf: URL(fileURLWithPath: path)), file: path)
+        } catch let error as Scenario.FileError {
+            throw InputError(error.description)
+        } catch {
+            throw InputError("\(path): cannot read the scenario: \((error as NSError).localizedDescription)")
+        }
+    }
+
+    static func loadCookies(_ path: String) throws -> [Cookie] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw InputError("\(path): cannot read the cookies file: \((error as NSError).localizedDescription)")
+        }
+        do {
+            return try CookieFile.parse(text, creation: 0)
+        } catch let error as CookieFile.ParseError {
+            throw InputError("\(path): \(error.description)")
+        }
+    }
+
+    /// The scenario given on the command line, or nil when none is.
+    func explicitScenario() throws -> Scenario? {
+        guard scenario != nil || nativeCookies != nil || webCookies != nil else { return nil }
+        var result = try scenario.map(Self.loadScenario) ?? Scenario()
+        if let nativeCookies { result.nativeCookies = try Self.loadCookies(nativeCookies) }
+        if let webCookies { result.webCookies = try Self.loadCookies(webCookies) }
+        return result
+    }
+
+    /// The sidecar `NAME.scenario.json` beside a recording file, when there is one.
+    static func sidecar(for sourcePath: String?) throws -> Scenario? {
+        guard let sourcePath else { return nil }
+        let url = URL(fileURLWithPath: sourcePath)
+        let candidate = url.deletingPathExtension().appendingPathExtension("scenario.json").path
+        guard FileManager.default.fileExists(atPath: candidate) else { return nil }
+        return try loadScenario(candidate)
+    }
 }

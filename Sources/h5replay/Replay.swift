@@ -26,6 +26,7 @@ extension H5Replay {
         @OptionGroup var limits: LimitOptions
         @OptionGroup var profileOptions: ProfileOptions
         @OptionGroup var secrets: SecretOptions
+        @OptionGroup var scenarioOptions: ScenarioOptions
 
         @Option(help: ArgumentHelp("Presets to replay, comma-separated (default: all built-in; see `h5replay presets`).", valueName: "a,b,c"))
         var preset: String?
@@ -59,7 +60,14 @@ extension H5Replay {
         func run() async throws {
             let store = try database.open()
             let loaded = try loadRecordings(store)
-            let runner = ReplayRunner(presets: try presets(), profile: profileOptions.profile)
+            var runner = ReplayRunner(presets: try presets(), profile: profileOptions.profile)
+            if let explicit = try scenarioOptions.explicitScenario() {
+                runner.scenario = explicit
+            } else {
+                for recording in loaded {
+                    if let sidecar = try ScenarioOptions.sidecar(for: recording.sourcePath) { runner.scenarios[recording.name] = sidecar }
+                }
+            }
             let exchanges = loaded.reduce(0) { $0 + $1.exchanges.count }
             FileHandle.standardError.write(Data("replaying \(loaded.count) recording(s), \(exchanges) exchange(s), under \(runner.presets.count) preset(s), \(runner.profile.name)...\n".utf8))
             let git = ProcessInfo.processInfo.environment["GITHUB_SHA"] ?? ProcessInfo.processInfo.environment["CI_COMMIT_SHA"]
@@ -77,7 +85,7 @@ extension H5Replay {
                 let bundled = "Recordings"
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
-                    let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") }.sorted()
+                    let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") && !$0.hasSuffix(".scenario.json") }.sorted()
                     for file in files {
                         let (recording, _) = try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, limits: limits, into: store)
                         names.append(recording.name)

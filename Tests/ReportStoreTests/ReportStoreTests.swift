@@ -27,6 +27,18 @@ struct ReportStoreTests {
         #expect(try store.recordingNames() == ["fetch-blob-upload", "login-redirect"])
     }
 
+    @Test("cookie provenance is computed at import and stored per exchange")
+    func provenanceStored() throws {
+        let store = try ReportStore.inMemory()
+        try store.save(try Self.recording("script-cookie-api"))
+        let detail = try #require(try store.detail(named: "script-cookie-api"))
+        #expect(detail.cookies.map { $0.map(\.name) } == [[], ["uid"], ["uid", "ab_bucket"]])
+        #expect(detail.cookies[2][1].provenance == "script-set" && detail.cookies[2][1].setBy == 2)
+        #expect(detail.cookies[2][0] == ReportStore.StoredSentCookie(name: "uid", provenance: "server-set", setBy: 0, setByHop: nil))
+        #expect(detail.inferred[2].map(\.kind) == ["script-set"])
+        #expect(detail.inferred[2].first?.windowStart != nil)
+    }
+
     @Test("bodies are content-addressed: the same bytes are stored once")
     func contentAddressed() throws {
         let store = try ReportStore.inMemory()

@@ -57,7 +57,7 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let result = try Self.h5replay(["replay"], in: dir)
         #expect(result.status == 0, "\(result.stderr)")
-        for name in ["login-redirect", "xhr-json-post", "fetch-blob-upload", "script-cookie-api"] {
+        for name in ["login-redirect", "xhr-json-post", "fetch-blob-upload", "script-cookie-api", "native-login-first-request"] {
             #expect(result.stdout.contains("\n\(name) "), "matrix row \(name)")
         }
         #expect(result.stdout.contains("plain") && result.stdout.contains("urlprotocol-naive") && result.stdout.contains("schemehandler-naive"))
@@ -71,7 +71,10 @@ struct CLITests {
         let findings = try #require(object["findings"] as? [[String: Any]])
         let xhr = findings.filter { $0["recording"] as? String == "xhr-json-post" }
         #expect(Set(xhr.map { "\($0["preset"]!):\($0["code"]!)" }) == ["urlprotocol-naive:BODY_LOST", "urlprotocol-forwarded:BODY_LOST"])
-        #expect(!findings.contains { $0["preset"] as? String == "plain" })
+        // Without interception only the native login's first request misses its cookie (N3).
+        let plain = findings.filter { $0["preset"] as? String == "plain" }
+        #expect(plain.map { "\($0["recording"]!):\($0["sequence"]!):\($0["code"]!)" } == ["native-login-first-request:0:COOKIE_MISSING"])
+        #expect((plain.first?["rules"] as? [String])?.contains("N3") == true)
         #expect(!report.stdout.contains("\"B\""))  // the script-set cookie's value stays redacted
 
         // A second run reuses the unchanged recordings.
@@ -140,6 +143,66 @@ struct CLITests {
         let result = try Self.h5replay(arguments, in: dir)
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains(mentioned), "\(arguments): \(result.stderr)")
+    }
+
+    @Test("`show` explains where every cookie came from, with values redacted")
+    func show() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try Self.h5replay(["import", "Recordings/script-cookie-api.har", "Recordings/login-redirect.har"], in: dir).status == 0)
+        let result = try Self.h5replay(["show", "script-cookie-api", "--format", "json"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try Self.json(result.stdout)
+        #expect((object["recording"] as? [String: Any])?["name"] as? String == "script-cookie-api")
+        let exchanges = try #require(object["exchanges"] as? [[String: Any]])
+        #expect(exchanges.map { $0["sequence"] as? Int } == [0, 1, 2])
+        for key in ["sequence", "method", "url", "status", "initiator", "bodyKind", "requestBodyLength", "requestBodySHA256", "responseBodyLength", "responseBodySHA256", "cookies", "inferred"] {
+            #expect(exchanges[2][key] != nil, "exchange.\(key)")
+        }
+        let cookies = try #require(exchanges[2]["cookies"] as? [[String: Any]])
+        #expect(cookies.map { "\($0["name"]!):\($0["provenance"]!):\($0["setBy"]!)" } == ["uid:server-set:0", "ab_bucket:script-set:2"])
+        #expect(cookies.allSatisfy { ($0["value"] as? String)?.hasPrefix("<redacted") == true })
+        let inferred = try #require(exchanges[2]["inferred"] as? [[String: Any]])
+        #expect(inferred.map { "\($0["name"]!):\($0["kind"]!)" } == ["ab_bucket:script-set"])
+        let shown = try Self.h5replay(["show", "script-cookie-api", "--format", "json", "--show-secrets"], in: dir)
+        #expect(shown.stdout.contains("\"value\" : \"B\""))
+
+        // The table names the redirect hop whose response set the session cookie.
+        let table = try Self.h5replay(["show", "login-redirect"], in: dir)
+        #expect(table.stdout.contains("cookie session: server-set by #1"))
+        #expect(table.stdout.contains("hop 1 of #1"))
+    }
+
+    @Test("initial jars from cookies.txt: a token only in NativeJar misses the first plain request (N3); only in WebJar, the intercepted one")
+    func initialJars() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("# Netscape HTTP Cookie File\nh5.example.com\tFALSE\t/\tTRUE\t0\ttoken\t4b1d2c\n".utf8).write(to: dir.appendingPathComponent("native.txt"))
+        // Move the sidecar away so only the cookies file says where the token lived.
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("Recordings/native-login-first-request.scenario.json"))
+        for (arguments, expected) in [([String](), [String]()), (["--native-cookies", "native.txt"], ["plain:0:COOKIE_MISSING"]), (["--web-cookies", "native.txt"], ["schemehandler-naive:0:COOKIE_MISSING", "urlprotocol-forwarded:0:COOKIE_MISSING", "urlprotocol-naive:0:COOKIE_MISSING"])] {
+            let run = try Self.h5replay(["replay", "Recordings/native-login-first-request.har", "--quiet"] + arguments, in: dir)
+            #expect(run.status == 0, "\(run.stderr)")
+            let findings = try #require(try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)["findings"] as? [[String: Any]])
+            #expect(findings.map { "\($0["preset"]!):\($0["sequence"]!):\($0["code"]!)" } == expected, "\(arguments)")
+        }
+        try Data("not\ta cookie line\n".utf8).write(to: dir.appendingPathComponent("bad.txt"))
+        let bad = try Self.h5replay(["replay", "Recordings/xhr-json-post.har", "--native-cookies", "bad.txt"], in: dir)
+        #expect(bad.status == 2 && bad.stderr.contains("bad.txt: line 1"))
+    }
+
+    @Test("a scenario file overrides the sidecar; an unknown key is an error naming the file")
+    func scenarioFile() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"{"preexistingCookies": "both"}"#.utf8).write(to: dir.appendingPathComponent("both.json"))
+        let run = try Self.h5replay(["replay", "Recordings/native-login-first-request.har", "--scenario", "both.json", "--preset", "plain"], in: dir)
+        #expect(run.status == 0)
+        let findings = try #require(try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)["findings"] as? [[String: Any]])
+        #expect(findings.isEmpty)
+        try Data(#"{"preexisting": "both"}"#.utf8).write(to: dir.appendingPathComponent("typo.json"))
+        let typo = try Self.h5replay(["replay", "Recordings/xhr-json-post.har", "--scenario", "typo.json"], in: dir)
+        #expect(typo.status == 2 && typo.stderr.contains("typo.json: unknown key \"preexisting\""))
     }
 
     @Test("`presets --rules` lists every preset and every rule with its confidence")
