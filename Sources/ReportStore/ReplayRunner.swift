@@ -35,7 +35,7 @@ public struct ReplayRunner: Sendable {
             let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenarios[recordings[r].name] ?? scenario)
             let result = emulator.run(recordings[r], provenance: provenances[r])
             let findings = detector.findings(for: recordings[r], result: result)
-            results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings))
+            results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
         }
         return results.values
     }

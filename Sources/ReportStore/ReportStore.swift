@@ -60,47 +60,50 @@ public struct ReportStore: Sendable {
     /// left as it is; one with another source is replaced when `replace` is set.
     @discardableResult
     public func save(_ recording: Recording, replace: Bool = false) throws -> ImportResult {
-        try writer.write { db in
-            var replaced = false
-            if let existing = try RecordingRow.filter(Column("name") == recording.name).fetchOne(db) {
-                if existing.sourceSHA256 != nil, existing.sourceSHA256 == recording.sourceSHA256 { return .unchanged(id: existing.id!) }
-                guard replace else { throw NameTaken(name: recording.name) }
-                try existing.delete(db)
-                replaced = true
-            }
-            var row = RecordingRow(id: nil, name: recording.name, sourceFormat: recording.sourceFormat, sourcePath: recording.sourcePath, sourceSHA256: recording.sourceSHA256, importedAt: Self.timestamp(Date()), exchangeCount: recording.exchanges.count)
-            try row.insert(db)
-            let recordingID = row.id!
-            for d in recording.diagnostics {
-                var diagnostic = DiagnosticRow(id: nil, recordingId: recordingID, sequence: d.sequence, severity: d.severity.rawValue, code: d.code, message: d.message)
-                try diagnostic.insert(db)
-            }
-            let bodyInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
-            func storeBody(_ data: Data) throws -> String {
-                let hash = data.sha256Hex
-                try bodyInsert.execute(arguments: [hash, data.count, data])
-                return hash
-            }
-            for e in recording.exchanges {
-                var row = ExchangeRow(
-                    id: nil, recordingId: recordingID, sequence: e.sequence, startedAt: e.startedAt, duration: e.duration,
-                    connectionId: e.connectionID, serverAddress: e.serverAddress,
-                    method: e.request.method, url: e.request.url, httpVersion: e.request.httpVersion,
-                    requestHeaders: try Self.encodeHeaders(e.request.headers),
-                    requestBodySha256: try storeBody(e.request.body), requestBodyLength: e.request.body.count,
-                    status: e.response.status, statusText: e.response.statusText, responseHttpVersion: e.response.httpVersion,
-                    responseHeaders: try Self.encodeHeaders(e.response.headers),
-                    responseBodySha256: try storeBody(e.response.body), responseBodyLength: e.response.body.count,
-                    responseEncodedLength: e.response.encodedLength, responseBodyMissing: e.response.bodyMissing,
-                    redirectUrl: e.response.redirectURL,
-                    initiator: e.initiator.rawValue, frame: e.frame.label, bodyKind: e.bodyKind.rawValue,
-                    redirectChainStart: e.redirect?.chainStart, redirectHop: e.redirect?.hop, redirectNext: e.redirect?.next,
-                    resourceType: e.resourceType)
-                try row.insert(db)
-            }
-            try Self.storeProvenance(CookieProvenance(recording: recording), recordingID: recordingID, db)
-            return .imported(id: recordingID, replaced: replaced)
+        try writer.write { db in try Self.insert(recording, replace: replace, db) }
+    }
+
+    /// Stores a recording inside the caller's transaction.
+    static func insert(_ recording: Recording, replace: Bool, _ db: Database) throws -> ImportResult {
+        var replaced = false
+        if let existing = try RecordingRow.filter(Column("name") == recording.name).fetchOne(db) {
+            if existing.sourceSHA256 != nil, existing.sourceSHA256 == recording.sourceSHA256 { return .unchanged(id: existing.id!) }
+            guard replace else { throw NameTaken(name: recording.name) }
+            try existing.delete(db)
+            replaced = true
         }
+        var row = RecordingRow(id: nil, name: recording.name, sourceFormat: recording.sourceFormat, sourcePath: recording.sourcePath, sourceSHA256: recording.sourceSHA256, importedAt: Self.timestamp(Date()), exchangeCount: recording.exchanges.count)
+        try row.insert(db)
+        let recordingID = row.id!
+        for d in recording.diagnostics {
+            var diagnostic = DiagnosticRow(id: nil, recordingId: recordingID, sequence: d.sequence, severity: d.severity.rawValue, code: d.code, message: d.message)
+            try diagnostic.insert(db)
+        }
+        let bodyInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+        func storeBody(_ data: Data) throws -> String {
+            let hash = data.sha256Hex
+            try bodyInsert.execute(arguments: [hash, data.count, data])
+            return hash
+        }
+        for e in recording.exchanges {
+            var row = ExchangeRow(
+                id: nil, recordingId: recordingID, sequence: e.sequence, startedAt: e.startedAt, duration: e.duration,
+                connectionId: e.connectionID, serverAddress: e.serverAddress,
+                method: e.request.method, url: e.request.url, httpVersion: e.request.httpVersion,
+                requestHeaders: try Self.encodeHeaders(e.request.headers),
+                requestBodySha256: try storeBody(e.request.body), requestBodyLength: e.request.body.count,
+                status: e.response.status, statusText: e.response.statusText, responseHttpVersion: e.response.httpVersion,
+                responseHeaders: try Self.encodeHeaders(e.response.headers),
+                responseBodySha256: try storeBody(e.response.body), responseBodyLength: e.response.body.count,
+                responseEncodedLength: e.response.encodedLength, responseBodyMissing: e.response.bodyMissing,
+                redirectUrl: e.response.redirectURL,
+                initiator: e.initiator.rawValue, frame: e.frame.label, bodyKind: e.bodyKind.rawValue,
+                redirectChainStart: e.redirect?.chainStart, redirectHop: e.redirect?.hop, redirectNext: e.redirect?.next,
+                resourceType: e.resourceType)
+            try row.insert(db)
+        }
+        try Self.storeProvenance(CookieProvenance(recording: recording), recordingID: recordingID, db)
+        return .imported(id: recordingID, replaced: replaced)
     }
 
     /// The names of every stored recording, sorted.
@@ -213,12 +216,14 @@ public struct ReportStore: Sendable {
         public var preset: String
         public var outcomes: [Outcome]
         public var findings: [Finding]
+        public var jarEvents: [JarEvent]
 
-        public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding]) {
+        public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding], jarEvents: [JarEvent] = []) {
             self.recording = recording
             self.preset = preset
             self.outcomes = outcomes
             self.findings = findings
+            self.jarEvents = jarEvents
         }
     }
 
@@ -239,8 +244,15 @@ public struct ReportStore: Sendable {
                   rules, confidence, message, expected, actual, identity)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            let eventInsert = try db.makeStatement(sql: """
+                INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
             for result in results {
                 let recordingID = recordingIDs[result.recording]
+                for e in result.jarEvents {
+                    try eventInsert.execute(arguments: [runID, result.recording, result.preset, e.time, e.jar.rawValue, e.name, e.domain, e.path, e.change.rawValue, e.rule?.rawValue, e.what])
+                }
                 for o in result.outcomes {
                     let changes = o.changes.map { ["rule": $0.rule.rawValue, "what": $0.what] }
                     try outcomeInsert.execute(arguments: [
@@ -269,9 +281,11 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// The latest run carrying `label`.
-    public func run(label: String) throws -> RunRow? {
-        try writer.read { db in try RunRow.filter(Column("label") == label).order(Column("id").desc).fetchOne(db) }
+    /// The latest run carrying `label`, before run `before` when given.
+    public func run(label: String, before: Int64? = nil) throws -> RunRow? {
+        try writer.read { db in
+            try RunRow.fetchOne(db, sql: "SELECT * FROM run WHERE label = ? AND id < ? ORDER BY id DESC LIMIT 1", arguments: [label, before ?? Int64.max])
+        }
     }
 
     /// The findings of a run, in recording, preset, sequence and code order.
@@ -289,6 +303,27 @@ public struct ReportStore: Sendable {
             preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
             subject: row.subject, rules: rules, confidence: Confidence(rawValue: row.confidence) ?? .inferred,
             expected: try decodeObject(row.expected), actual: try decodeObject(row.actual), message: row.message)
+    }
+
+    /// A replay's jar timeline: both jars' changes in time order.
+    public func jarEvents(run: Int64, recording: String, preset: String) throws -> [JarEvent] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM jar_event WHERE run_id = ? AND recording_name = ? AND preset = ? ORDER BY id", arguments: [run, recording, preset]).map { r in
+                JarEvent(time: r["time"], jar: JarSide(rawValue: r["jar"]) ?? .web, name: r["name"], domain: r["domain"], path: r["path"],
+                    change: JarEvent.Change(rawValue: r["change"]) ?? .set, rule: (r["rule"] as String?).map { RuleID($0) }, what: r["what"])
+            }
+        }
+    }
+
+    /// The page URL each redirecting load ended at in a run, by recording, preset and sequence.
+    public func pageURLs(run: Int64) throws -> [String: String] {
+        try writer.read { db in
+            var out: [String: String] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT recording_name, preset, sequence, page_url FROM outcome WHERE run_id = ? AND page_url IS NOT NULL", arguments: [run]) {
+                out["\(r["recording_name"] as String)|\(r["preset"] as String)|\(r["sequence"] as Int)"] = r["page_url"]
+            }
+            return out
+        }
     }
 
     /// The recordings a run replayed, by name, in order.

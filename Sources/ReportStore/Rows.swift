@@ -95,6 +95,21 @@ public struct RunRow: Codable, FetchableRecord, MutablePersistableRecord, Sendab
     public var recordingCount: Int
     public var exchangeCount: Int
 
+    public init(id: Int64?, startedAt: String, finishedAt: String, toolVersion: String, profile: String, ios: String, simulator: Bool, presets: String, label: String?, gitRevision: String?, recordingCount: Int, exchangeCount: Int) {
+        self.id = id
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.toolVersion = toolVersion
+        self.profile = profile
+        self.ios = ios
+        self.simulator = simulator
+        self.presets = presets
+        self.label = label
+        self.gitRevision = gitRevision
+        self.recordingCount = recordingCount
+        self.exchangeCount = exchangeCount
+    }
+
     public var presetList: [String] { presets.split(separator: ",").map(String.init) }
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }

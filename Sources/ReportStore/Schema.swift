@@ -145,6 +145,52 @@ enum Schema {
                 }
             }
         }
+        migrator.registerMigration("v3: jar timelines and the report views") { db in
+            // Both jars' changes during each replay, for the jar timelines of the HTML report.
+            try db.create(table: "jar_event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("run_id", .integer).notNull().references("run", onDelete: .cascade)
+                t.column("recording_name", .text).notNull()
+                t.column("preset", .text).notNull()
+                t.column("time", .double).notNull()
+                t.column("jar", .text).notNull()  // native or web
+                t.column("name", .text).notNull()
+                t.column("domain", .text).notNull()
+                t.column("path", .text).notNull()
+                t.column("change", .text).notNull()  // set or deleted
+                t.column("rule", .text)
+                t.column("what", .text).notNull()
+            }
+            try db.create(index: "jar_event_by_run", on: "jar_event", columns: ["run_id", "recording_name", "preset"])
+            try db.create(index: "finding_by_identity", on: "finding", columns: ["identity", "run_id"])
+            // Findings per run, preset, code and severity.
+            try db.execute(sql: """
+                CREATE VIEW findings_per_preset_code AS
+                SELECT run_id, preset, code, severity, COUNT(*) AS findings
+                FROM finding GROUP BY run_id, preset, code, severity
+                """)
+            // Findings of a run that another run (the baseline) does not have; filter on
+            // run_id and baseline_run_id. Same finding = same identity: recording,
+            // exchange (order, method, URL), preset, code and subject.
+            try db.execute(sql: """
+                CREATE VIEW new_finding AS
+                SELECT f.run_id, b.id AS baseline_run_id, f.preset, f.code, f.severity, f.recording_name,
+                       f.sequence, f.method, f.url, f.subject, f.rules, f.confidence, f.message
+                FROM finding f JOIN run b ON b.id <> f.run_id
+                WHERE NOT EXISTS (SELECT 1 FROM finding g WHERE g.run_id = b.id AND g.identity = f.identity)
+                """)
+            // The side-by-side matrix: per run, recording and preset, findings per severity.
+            try db.execute(sql: """
+                CREATE VIEW run_matrix AS
+                SELECT o.run_id, o.recording_name, o.preset,
+                       COUNT(f.id) FILTER (WHERE f.severity = 'error') AS errors,
+                       COUNT(f.id) FILTER (WHERE f.severity = 'warning') AS warnings,
+                       COUNT(f.id) FILTER (WHERE f.severity = 'info') AS infos
+                FROM (SELECT DISTINCT run_id, recording_name, preset FROM outcome) o
+                LEFT JOIN finding f ON f.run_id = o.run_id AND f.recording_name = o.recording_name AND f.preset = o.preset
+                GROUP BY o.run_id, o.recording_name, o.preset
+                """)
+        }
         return migrator
     }
 }

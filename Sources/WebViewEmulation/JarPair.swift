@@ -26,6 +26,8 @@ struct JarPair {
 
     var native = CookieStore()
     var web = CookieStore()
+    /// Every change to either jar, in the order it happened: the jar timelines of reports.
+    private(set) var events: [JarEvent] = []
     private(set) var origins: [JarSide: [Cookie.Key: Origin]] = [.native: [:], .web: [:]]
     private(set) var pending: [PendingSync] = []
 
@@ -41,6 +43,7 @@ struct JarPair {
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].set(cookie, at: time)
         origins[side]![cookie.key] = origin
+        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, what: origin.what))
         if let syncDelay {
             schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: syncRule, origin: origin))
         }
@@ -50,6 +53,7 @@ struct JarPair {
     mutating func delete(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].remove(cookie.key)
         origins[side]![cookie.key] = nil
+        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, what: origin.what))
         if let syncDelay {
             schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: true, rule: syncRule, origin: origin))
         }
@@ -61,9 +65,11 @@ struct JarPair {
         switch self[side].receive(header, from: url, at: time) {
         case .stored(let cookie):
             origins[side]![cookie.key] = origin
+            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, what: origin.what))
             schedule(PendingSync(due: time + profile.jarSyncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: "J1", origin: origin))
         case .deleted(let key):
             origins[side]![key] = nil
+            events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, what: origin.what))
             if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key) {
                 schedule(PendingSync(due: time + profile.jarDeletionDelay, to: side.other, cookie: old, isDeletion: true, rule: "J2", origin: origin))
             }
@@ -86,6 +92,8 @@ struct JarPair {
                 origin.rules.append(sync.rule)
                 origins[sync.to]![sync.cookie.key] = origin
             }
+            let c = sync.cookie
+            events.append(JarEvent(time: sync.due, jar: sync.to, name: c.name, domain: c.domain, path: c.path, change: sync.isDeletion ? .deleted : .set, rule: sync.rule, what: "synchronised from \(sync.to.other.jarName)"))
             applied += 1
         }
         pending.removeFirst(applied)

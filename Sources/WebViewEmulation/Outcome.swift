@@ -73,9 +73,38 @@ public struct JarDivergence: Sendable, Hashable {
     public var explanation: String
 }
 
+/// One change to NativeJar or WebJar during a replay.
+public struct JarEvent: Sendable, Hashable {
+    public enum Change: String, Sendable, Hashable { case set, deleted }
+    /// Seconds since 1970, on the recording's clock.
+    public var time: Double
+    public var jar: JarSide
+    public var name: String
+    public var domain: String
+    public var path: String
+    public var change: Change
+    /// The rule by which the change happened (J1 for a synchronisation, P3 for an
+    /// intercepted Set-Cookie...), nil for what the page itself did.
+    public var rule: RuleID?
+    public var what: String
+
+    public init(time: Double, jar: JarSide, name: String, domain: String, path: String, change: Change, rule: RuleID?, what: String) {
+        self.time = time
+        self.jar = jar
+        self.name = name
+        self.domain = domain
+        self.path = path
+        self.change = change
+        self.rule = rule
+        self.what = what
+    }
+}
+
 /// The result of replaying a recording under one preset.
 public struct EmulationResult: Sendable {
     public var preset: String
     public var outcomes: [Outcome]
     public var divergences: [JarDivergence]
+    /// Both jars' changes in time order, synchronisations completed at the end included.
+    public var jarEvents: [JarEvent]
 }

@@ -107,7 +107,7 @@ public struct WebViewEmulator: Sendable {
 
         jars.completeSyncs(upTo: .infinity)
         let end = exchanges.last?.endedAt ?? 0
-        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: divergences(jars, at: end))
+        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: divergences(jars, at: end), jarEvents: jars.events)
     }
 
     // MARK: - Inferred cookie events

@@ -14,12 +14,13 @@ struct H5Replay: AsyncParsableCommand {
               h5replay import session.har          # store a recording (HAR from Safari, Chrome, Charles, mitmproxy...)
               h5replay replay session              # replay it under every built-in preset
               h5replay report --format json        # the latest run's findings, for scripts
+              h5replay gate --baseline main        # exit 1 on new findings (CI)
             With no arguments, `h5replay replay` replays the bundled Recordings/ folder.
 
             Exit codes: 0 success, 1 gate failed, 2 usage or input error, 3 internal error.
             """,
         version: version,
-        subcommands: [Import.self, Replay.self, Report.self, Show.self, Export.self, Presets.self]
+        subcommands: [Import.self, Replay.self, Report.self, Gate.self, Show.self, Export.self, Merge.self, Presets.self]
     )
 
     /// Runs the command, mapping every error to the documented exit codes.

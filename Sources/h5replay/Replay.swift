@@ -34,6 +34,9 @@ extension H5Replay {
         @Option(help: "A label for the run, for baselines (`gate --baseline LABEL`).")
         var label: String?
 
+        @Option(help: ArgumentHelp("Replay only slice i of n (1-based) of the recordings, sorted by name, for parallel CI jobs; `h5replay merge` combines the shards' databases.", valueName: "i/n"))
+        var shard: String?
+
         @Flag(help: "Print the matrix only, not every finding.")
         var quiet = false
 
@@ -42,6 +45,17 @@ extension H5Replay {
 
         func validate() throws {
             _ = try presets()
+            _ = try shardSlice()
+        }
+
+        /// `--shard i/n` as (index from 0, count).
+        func shardSlice() throws -> (Int, Int)? {
+            guard let shard else { return nil }
+            let parts = shard.split(separator: "/")
+            guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else {
+                throw ValidationError("--shard takes i/n with 1 <= i <= n, e.g. 2/4; not \(shard)")
+            }
+            return (i - 1, n)
         }
 
         func presets() throws -> [Preset] {
@@ -103,6 +117,11 @@ extension H5Replay {
                         names.append(item)
                     }
                 }
+            }
+            if let (index, count) = try shardSlice() {
+                // A deterministic slice: every n-th name of the sorted list, from the i-th.
+                names = Array(Set(names)).sorted().enumerated().filter { $0.offset % count == index }.map(\.element)
+                if names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }
             }
             return try names.map { name in
                 guard let recording = try store.recording(named: name) else {

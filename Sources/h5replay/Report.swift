@@ -9,12 +9,20 @@ extension H5Replay {
             abstract: "Print a run's matrix and findings.",
             discussion: """
                 The table shows the side-by-side matrix (recordings x presets, counts per
-                severity) and, per preset, the findings grouped by code. JSON is a stable
-                object for scripts: {run, summary, matrix, findings}. Cookie values are
-                redacted unless --show-secrets.
+                severity) and, per preset, the findings grouped by code. Markdown suits a CI job
+                summary; JUnit XML has one test case per recording and preset and a failure per
+                error finding; HTML is one self-contained file with the matrix, every finding
+                with expected vs actual, the redirect chains and both cookie jars' timelines.
+                JSON is a stable object for scripts: {run, summary, matrix, findings}. Cookie
+                values are redacted unless --show-secrets.
+
+                Examples:
+                  h5replay report
+                  h5replay report --format html -o report.html
+                  h5replay report --run 3 --format junit -o junit.xml
                 """)
 
-        enum Format: String, ExpressibleByArgument, CaseIterable { case table, json }
+        enum Format: String, ExpressibleByArgument, CaseIterable { case table, markdown, junit, html, json }
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var secrets: SecretOptions
@@ -22,7 +30,7 @@ extension H5Replay {
         @Option(help: ArgumentHelp("The run: `latest` or a run id.", valueName: "latest|id"))
         var run: String = "latest"
 
-        @Option(help: "Output format: table or json.")
+        @Option(help: "Output format: table, markdown, junit, html or json.")
         var format: Format = .table
 
         @Option(name: .shortAndLong, help: "Write the report to a file instead of standard output.")
@@ -42,18 +50,29 @@ extension H5Replay {
             case .table:
                 let color = output == nil && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
                 text = TableReport(color: color, showSecrets: secrets.showSecrets).render(model)
+            case .markdown:
+                text = MarkdownReport(showSecrets: secrets.showSecrets).render(model)
+            case .junit:
+                text = JUnitReport(showSecrets: secrets.showSecrets).render(model)
+            case .html:
+                text = HTMLReport(showSecrets: secrets.showSecrets).render(model, context: try .load(from: store, model: model))
             case .json:
                 text = try JSONReport(showSecrets: secrets.showSecrets).render(model) + "\n"
             }
             if let output {
-                do {
-                    try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-                } catch {
-                    throw InputError("\(output): cannot write the report: \((error as NSError).localizedDescription)")
-                }
+                try writeReport(text, to: output)
             } else {
                 print(text, terminator: "")
             }
         }
+    }
+}
+
+/// Writes a report file atomically, naming the file when it cannot.
+func writeReport(_ text: String, to path: String) throws {
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+        throw InputError("\(path): cannot write the report: \((error as NSError).localizedDescription)")
     }
 }

@@ -205,6 +205,77 @@ struct CLITests {
         #expect(typo.status == 2 && typo.stderr.contains("typo.json: unknown key \"preexisting\""))
     }
 
+    @Test("the CI gate: green against itself, red on a new body loss naming exactly it, green when its code is allowed")
+    func gate() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let presets = ["--preset", "plain,urlprotocol-naive", "--quiet"]
+        #expect(try Self.h5replay(["replay", "--label", "main"] + presets, in: dir).status == 0)
+        #expect(try Self.h5replay(["replay", "--label", "pr"] + presets, in: dir).status == 0)
+        let green = try Self.h5replay(["gate", "--baseline", "main", "--junit", "junit.xml", "--markdown", "summary.md"], in: dir)
+        #expect(green.status == 0, "\(green.stdout)\(green.stderr)")
+        #expect(green.stdout.contains("New (0)") && green.stdout.contains("PASSED"))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("junit.xml").path))
+        #expect(try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8).contains("**Gate passed** against run 1 (main)"))
+
+        // A new flow whose XHR POST loses its body under NSURLProtocol.
+        let har = try String(contentsOf: dir.appendingPathComponent("Recordings/xhr-json-post.har"), encoding: .utf8)
+            .replacingOccurrences(of: "/api/order", with: "/api/refund")
+        try Data(har.utf8).write(to: dir.appendingPathComponent("Recordings/refund.har"))
+        #expect(try Self.h5replay(["replay", "--label", "pr"] + presets, in: dir).status == 0)
+        let red = try Self.h5replay(["gate", "--baseline", "main"], in: dir)
+        #expect(red.status == 1, "\(red.stdout)\(red.stderr)")
+        let failing = red.stdout.split(separator: "\n").filter { $0.contains("FAIL [") }
+        #expect(failing == ["  FAIL [error] BODY_LOST urlprotocol-naive refund #2 POST https://m.example.com/api/refund"])
+        #expect(red.stdout.contains("FAILED: 1 new finding(s) at error or above."))
+
+        let allowed = try Self.h5replay(["gate", "--baseline", "main", "--allow", "BODY_LOST"], in: dir)
+        #expect(allowed.status == 0, "\(allowed.stdout)")
+        #expect(allowed.stdout.contains("allowed [error] BODY_LOST urlprotocol-naive refund #2"))
+
+        let unknown = try Self.h5replay(["gate", "--baseline", "no-such-label"], in: dir)
+        #expect(unknown.status == 2 && unknown.stderr.contains("no-such-label"))
+    }
+
+    @Test("`replay --shard i/n` on parallel jobs, then `merge`, gives the unsharded run")
+    func shards() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for i in 1...3 {
+            #expect(try Self.h5replay(["replay", "--shard", "\(i)/3", "--db", "shard\(i).sqlite", "--quiet"], in: dir).status == 0)
+        }
+        let merge = try Self.h5replay(["merge", "shard1.sqlite", "shard2.sqlite", "shard3.sqlite", "-o", "all.sqlite"], in: dir)
+        #expect(merge.status == 0, "\(merge.stderr)")
+        #expect(try Self.h5replay(["replay", "--db", "whole.sqlite", "--quiet"], in: dir).status == 0)
+        func findings(_ db: String) throws -> [String] {
+            let object = try Self.json(try Self.h5replay(["report", "--db", db, "--format", "json"], in: dir).stdout)
+            return try #require(object["findings"] as? [[String: Any]]).map { "\($0["recording"]!):\($0["preset"]!):\($0["sequence"]!):\($0["code"]!)" }.sorted()
+        }
+        let whole = try findings("whole.sqlite")
+        #expect(!whole.isEmpty)
+        #expect(try findings("all.sqlite") == whole)
+        // Each shard replayed a disjoint slice.
+        var seen = Set<String>()
+        for i in 1...3 {
+            let names = Set(try findings("shard\(i).sqlite").map { String($0.split(separator: ":")[0]) })
+            #expect(seen.isDisjoint(with: names))
+            seen.formUnion(names)
+        }
+        #expect(try Self.h5replay(["replay", "--shard", "4/3"], in: dir).status == 2)
+    }
+
+    @Test("report formats: markdown, junit and html write files")
+    func reportFormats() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try Self.h5replay(["replay", "--quiet"], in: dir).status == 0)
+        for (format, marker) in [("markdown", "| recording |"), ("junit", "<testsuites"), ("html", "<!DOCTYPE html>")] {
+            let result = try Self.h5replay(["report", "--format", format, "-o", "out.\(format)"], in: dir)
+            #expect(result.status == 0, "\(format): \(result.stderr)")
+            #expect(try String(contentsOf: dir.appendingPathComponent("out.\(format)"), encoding: .utf8).contains(marker), "\(format)")
+        }
+    }
+
     @Test("`presets --rules` lists every preset and every rule with its confidence")
     func presets() throws {
         let dir = try Self.workspace()

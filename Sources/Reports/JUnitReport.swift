@@ -1,0 +1,80 @@
+import Findings
+
+/// JUnit XML as Jenkins and GitLab read it: one test suite per preset, one test case per
+/// recording and preset, and one `<failure>` per error finding carrying its message and
+/// rules. Warnings and info go to the test case's system-out.
+public struct JUnitReport: Sendable {
+    public var redactor: Redactor
+
+    public init(showSecrets: Bool) {
+        self.redactor = Redactor(showSecrets: showSecrets)
+    }
+
+    public func render(_ model: ReportModel) -> String {
+        let errors = model.findings.filter { $0.severity == .error }
+        let failingCases = Set(errors.map { "\($0.preset)|\($0.recording)" }).count
+        let total = model.recordings.count * model.presets.count
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        out += "<testsuites name=\"h5replay\" tests=\"\(total)\" failures=\"\(failingCases)\" errors=\"0\" time=\"0\">\n"
+        for preset in model.presets {
+            let presetFailures = Set(errors.filter { $0.preset == preset }.map(\.recording)).count
+            out += "  <testsuite name=\"\(attr(preset))\" tests=\"\(model.recordings.count)\" failures=\"\(presetFailures)\" errors=\"0\" skipped=\"0\" time=\"0\" timestamp=\"\(attr(model.run.startedAt))\" package=\"h5replay\">\n"
+            out += "    <properties>\n"
+            out += "      <property name=\"profile\" value=\"\(attr(model.run.profile))\"/>\n"
+            out += "      <property name=\"run\" value=\"\(model.run.id ?? 0)\"/>\n"
+            if let label = model.run.label { out += "      <property name=\"label\" value=\"\(attr(label))\"/>\n" }
+            out += "    </properties>\n"
+            for recording in model.recordings {
+                let findings = model.findings.filter { $0.preset == preset && $0.recording == recording }
+                out += "    <testcase name=\"\(attr(recording))\" classname=\"h5replay.\(attr(preset))\" time=\"0\""
+                guard !findings.isEmpty else {
+                    out += "/>\n"
+                    continue
+                }
+                out += ">\n"
+                for f in findings where f.severity == .error {
+                    let message = "\(f.code.rawValue) #\(f.sequence) \(f.method) \(f.url) [\(f.rules.map(\.rawValue).joined(separator: ", "))]"
+                    out += "      <failure type=\"\(f.code.rawValue)\" message=\"\(attr(message))\">\(text(details(f)))</failure>\n"
+                }
+                let others = findings.filter { $0.severity != .error }
+                if !others.isEmpty {
+                    out += "      <system-out>\(text(others.map { "[\($0.severity.rawValue)] \($0.code.rawValue) #\($0.sequence): \($0.message)" }.joined(separator: "\n")))</system-out>\n"
+                }
+                out += "    </testcase>\n"
+            }
+            out += "  </testsuite>\n"
+        }
+        out += "</testsuites>\n"
+        return out
+    }
+
+    private func details(_ f: Finding) -> String {
+        var lines = [f.message, "rules: \(f.rules.map(\.rawValue).joined(separator: ", ")) (confidence \(f.confidence.rawValue))"]
+        let expected = redactor.fields(f.expected), actual = redactor.fields(f.actual)
+        lines.append("expected: " + expected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+        lines.append("actual: " + actual.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+        return lines.joined(separator: "\n")
+    }
+
+    /// XML-escapes attribute text, dropping characters XML 1.0 cannot hold.
+    func attr(_ s: String) -> String { escape(s, quotes: true) }
+    func text(_ s: String) -> String { escape(s, quotes: false) }
+
+    private func escape(_ s: String, quotes: Bool) -> String {
+        var out = ""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"" where quotes: out += "&quot;"
+            case "\n" where quotes: out += "&#10;"
+            case "\u{9}", "\u{A}", "\u{D}": out.unicodeScalars.append(scalar)
+            default:
+                let v = scalar.value
+                if v >= 0x20 && v != 0xFFFE && v != 0xFFFF { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out
+    }
+}

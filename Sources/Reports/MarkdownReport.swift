@@ -1,0 +1,65 @@
+import Findings
+
+/// Markdown for a CI job summary: the matrix, the gate's verdict when there is one, and
+/// the findings grouped by preset and code.
+public struct MarkdownReport: Sendable {
+    public var redactor: Redactor
+
+    public init(showSecrets: Bool) {
+        self.redactor = Redactor(showSecrets: showSecrets)
+    }
+
+    public func render(_ model: ReportModel, gate: Gate.Result? = nil) -> String {
+        let run = model.run
+        var out = "## h5replay: run \(run.id ?? 0)\(run.label.map { " (\(escape($0)))" } ?? "")\n\n"
+        out += "\(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s). "
+        out += "**\(model.count(.error)) error(s)**, \(model.count(.warning)) warning(s), \(model.count(.info)) info.\n\n"
+        if let gate {
+            out += gate.passed ? "**Gate passed**" : "**Gate failed: \(gate.failing.count) new finding(s)**"
+            out += gate.baseline.map { " against run \($0.id ?? 0)\($0.label.map { " (\(escape($0)))" } ?? "")" } ?? " (no baseline)"
+            out += ": \(gate.new.count) new, \(gate.fixed.count) fixed, \(gate.unchanged.count) unchanged.\n\n"
+            if !gate.failing.isEmpty {
+                out += "| new finding | preset | recording | exchange | rules |\n| --- | --- | --- | --- | --- |\n"
+                for f in gate.failing {
+                    out += "| \(f.code.rawValue) | \(f.preset) | \(escape(f.recording)) | #\(f.sequence) \(f.method) \(escape(f.url)) | \(f.rules.map(\.rawValue).joined(separator: ", ")) |\n"
+                }
+                out += "\n"
+            }
+        }
+        out += "| recording | " + model.presets.joined(separator: " | ") + " |\n"
+        out += "| --- |" + String(repeating: " --- |", count: model.presets.count) + "\n"
+        for recording in model.recordings {
+            out += "| \(escape(recording)) |"
+            for preset in model.presets {
+                let c = model.cell(recording: recording, preset: preset)
+                out += c.isClean ? " ✅ ok |" : " \(c.errors > 0 ? "❌" : "⚠️") \(c.errors)E \(c.warnings)W \(c.infos)I |"
+            }
+            out += "\n"
+        }
+        for preset in model.presets {
+            let findings = model.findings.filter { $0.preset == preset }
+            guard !findings.isEmpty else { continue }
+            out += "\n### \(preset)\n"
+            for code in FindingCode.allCases {
+                let list = findings.filter { $0.code == code }
+                guard !list.isEmpty else { continue }
+                out += "\n**\(code.rawValue)** (\(list.count))\n\n"
+                for f in list { out += "- `\(f.severity.rawValue)` \(escape(f.recording)) #\(f.sequence): \(escape(f.message))\n" }
+            }
+        }
+        return out
+    }
+
+    /// Keeps table cells and list items intact: escapes `|` and Markdown emphasis.
+    func escape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "|", "*", "_", "`", "<", ">", "[", "]": out += "\\\(c)"
+            case "\n": out += " "
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
