@@ -28,12 +28,12 @@ let package = Package(
     targets: [
         .target(
             name: "TrafficModel",
-            dependencies: [
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "HARFormat", dependencies: ["TrafficModel"]),
+        .target(
+            name: "HARFormat",
+            dependencies: ["TrafficModel", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
         .target(name: "CookieJar", dependencies: ["TrafficModel"]),
         .target(
             name: "WebViewEmulation",

@@ -1,3 +1,5 @@
+import TrafficModel
+
 /// The cookie-date algorithm of RFC 6265bis section 5.1.1.
 public enum CookieDate {
     /// Seconds since 1970 for a cookie-date, or nil when the algorithm fails.
@@ -41,7 +43,7 @@ public enum CookieDate {
         //    minute and second (in UTC) are the values above. If no such date exists, abort.
         let daysInMonth = [31, (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard d <= daysInMonth[m - 1] else { return nil }
-        return Double(daysFromCivil(y, m, d)) * 86_400 + Double(h * 3600 + mi * 60 + s)
+        return Double(CivilDate.daysFromCivil(y, m, d)) * 86_400 + Double(h * 3600 + mi * 60 + s)
     }
 
     /// hms-time = time-field ":" time-field ":" time-field, time-field = 1*2DIGIT,
@@ -84,14 +86,5 @@ public enum CookieDate {
         guard token.count >= 3 else { return nil }
         let prefix = String(decoding: token.prefix(3).map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
         return months.firstIndex(of: prefix).map { $0 + 1 }
-    }
-
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

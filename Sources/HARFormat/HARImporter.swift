@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import TrafficModel
 
 /// Reads HAR 1.2 as Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright and
@@ -95,8 +96,9 @@ public struct HARImporter: Sendable {
         let request = entry["request"]
         _ = try request.object()
         let method = try request["method"].string()
-        guard !method.isEmpty, method.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else {
-            throw request["method"].fail("not an HTTP method: \"\(method)\"")
+        // RFC 9110 method = token; swift-http-types checks the token grammar.
+        guard HTTPRequest.Method(method) != nil else {
+            throw request["method"].fail("not an HTTP method: \"\(method.prefix(40))\"")
         }
         let url = try request["url"].string()
         guard let target = RequestTarget(url) else {

@@ -1,3 +1,5 @@
+import TrafficModel
+
 /// Parses the date-times HAR exporters write: `2023-03-29T23:20:54.250Z`,
 /// `2023-03-29T23:20:54+02:00`, `...54.123456-0700`, a space instead of `T`, no zone (UTC).
 enum ISODate {
@@ -63,17 +65,7 @@ enum ISODate {
         } else if i != b.count {
             return nil
         }
-        return Double(daysFromCivil(year, month, day)) * 86_400 + seconds
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        return Double(CivilDate.daysFromCivil(year, month, day)) * 86_400 + seconds
     }
 
     /// `2023-03-29T23:20:54.250Z` for a time in seconds since 1970.

@@ -26,7 +26,13 @@ public struct ReportStore: Sendable {
     /// timeout so that several processes can write one file.
     public static func open(path: String) throws -> ReportStore {
         if !FileManager.default.fileExists(atPath: path) {
-            let fd = Glibc_open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+            // Create the file owner-only before SQLite opens it; its -wal and -shm files
+            // take the same mode.
+            #if canImport(Glibc)
+                let fd = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+            #else
+                let fd = Darwin.open(path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+            #endif
             if fd >= 0 { close(fd) }
         }
         var configuration = Configuration()
@@ -358,10 +364,4 @@ public struct ReportStore: Sendable {
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
     }
-}
-
-/// `open(2)` with a mode, which Swift reaches only through this variadic-free wrapper.
-@inline(__always)
-private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-    open(path, flags, mode)
 }

@@ -1,10 +1,7 @@
-import HTTPTypes
-
 /// One header line as it was recorded: original casing, wire order, any bytes a HAR allows.
 ///
 /// Recordings keep headers raw (HTTP/2 pseudo-headers and odd names from exporters
-/// included) so that exports and diffs are exact; `httpFields` gives the swift-http-types
-/// view of the valid ones.
+/// included) so that exports and diffs are exact.
 public struct HeaderField: Sendable, Hashable, Codable {
     public var name: String
     public var value: String
@@ -30,17 +27,6 @@ extension Array where Element == HeaderField {
     }
 
     public func contains(_ name: String) -> Bool { first(name) != nil }
-
-    /// The fields whose names are valid HTTP tokens, as swift-http-types values.
-    public var httpFields: HTTPFields {
-        var fields = HTTPFields()
-        for field in self {
-            if let name = HTTPField.Name(field.name) {
-                fields.append(HTTPField(name: name, value: field.value))
-            }
-        }
-        return fields
-    }
 }
 
 extension String {
