@@ -18,6 +18,51 @@ public struct FindingDetector: Sendable {
             let recordedBody = BodyFingerprint(e.request.body)
             let label = Self.label(e)
 
+            // A request that is never sent: nothing else about it reaches the server.
+            if !outcome.stalledRules.isEmpty {
+                out.append(make(.requestStalled, e, result.preset, recording.name, outcome.stalledRules,
+                    expected: ["sent": "yes"], actual: ["sent": "no"],
+                    sentence: "\(label) is never sent"))
+                continue
+            }
+            if !outcome.urlRules.isEmpty, outcome.deliveredURL != e.request.url {
+                out.append(make(.urlMutated, e, result.preset, recording.name, outcome.urlRules,
+                    expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL],
+                    sentence: "\(label) reaches the server as \(Self.shortURL(outcome.deliveredURL))"))
+            }
+            for header in outcome.addedHeaders {
+                out.append(make(.headerAdded, e, result.preset, recording.name, [header.rule],
+                    expected: ["header": header.name, "present": "no"], actual: ["header": header.name, "present": "yes"],
+                    sentence: "\(label) reaches the server with a \(header.name) header the page did not send", subject: header.name))
+            }
+            if !outcome.preflightRules.isEmpty {
+                out.append(make(.preflightAdded, e, result.preset, recording.name, outcome.preflightRules,
+                    expected: ["preflight": "no"], actual: ["preflight": "OPTIONS"],
+                    sentence: "\(label) now needs a CORS preflight (an extra OPTIONS request) because a custom header makes it non-simple"))
+            }
+            if !outcome.tooLargeRules.isEmpty {
+                out.append(make(.bodyTooLargeForHeader, e, result.preset, recording.name, outcome.tooLargeRules,
+                    expected: ["bodyLength": String(recordedBody.length)], actual: ["bodyLength": String(recordedBody.length)],
+                    sentence: "\(label) moves a \(recordedBody.length)-byte body into a header, more than anyone has measured to work"))
+            }
+            if !outcome.streamOnlyRules.isEmpty {
+                out.append(make(.bodyStreamOnly, e, result.preset, recording.name, outcome.streamOnlyRules,
+                    expected: ["body": "HTTPBody"], actual: ["body": "HTTPBodyStream only"],
+                    sentence: "\(label) hands its body to the scheme handler only as a stream; a handler that reads HTTPBody sees nothing"))
+            }
+            if !outcome.responseRules.isEmpty {
+                let response = BodyFingerprint(e.response.body)
+                out.append(make(.responseMutated, e, result.preset, recording.name, outcome.responseRules,
+                    expected: ["bodyLength": String(response.length), "bodySHA256": response.sha256], actual: ["body": "not delivered as binary"],
+                    sentence: "\(label) gets its binary response mangled by the JSON bridge"))
+            }
+
+            for name in outcome.crossSiteCookies {
+                out.append(make(.cookieCrossSiteAccepted, e, result.preset, recording.name, ["C9"],
+                    expected: ["cookie": name, "accepted": "no"], actual: ["cookie": name, "accepted": "yes"],
+                    sentence: "Before \(label.lowercasedFirst) a script set the cookie \(name) for another site, and the native setter hook accepted it", subject: name))
+            }
+
             // A 307/308 hop re-issued without its body or with another method.
             if !outcome.redirectReissueRules.isEmpty {
                 out.append(make(.redirectMethodChanged, e, result.preset, recording.name, outcome.redirectReissueRules,
@@ -28,7 +73,7 @@ public struct FindingDetector: Sendable {
                 out.append(make(.bodyLost, e, result.preset, recording.name, outcome.bodyRules,
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
-                    sentence: "\(label) reaches the server with an empty body (\(recordedBody.length) bytes recorded)"))
+                    sentence: "\(label) reaches the server with an empty body (\(recordedBody.length) bytes recorded)" + (outcome.bodyReason.map { ", because \($0)" } ?? "")))
             } else if outcome.deliveredBody != recordedBody {
                 out.append(make(.bodyMutated, e, result.preset, recording.name, outcome.bodyRules,
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],

@@ -59,10 +59,25 @@ struct JarPair {
         }
     }
 
-    /// Applies a `Set-Cookie` header to `side`, scheduling J1 (change) or J2 (deletion).
-    mutating func receive(_ header: String, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) {
+    /// Schedules a copy of `cookie` into `side` at `due` by `rule` (C7, C8).
+    mutating func copy(_ cookie: Cookie, to side: JarSide, due: Double, rule: RuleID, origin: Origin) {
+        schedule(PendingSync(due: due, to: side, cookie: cookie, isDeletion: false, rule: rule, origin: origin))
+    }
+
+    /// Cookies a rule kept out of a jar (C3: HttpOnly cookies a script cannot write).
+    private(set) var blocked: [JarSide: [String: RuleID]] = [.native: [:], .web: [:]]
+
+    mutating func block(_ name: String, from side: JarSide, by rule: RuleID) {
+        blocked[side]![name] = rule
+    }
+
+    /// Applies a `Set-Cookie` header to `side`, scheduling J1 (change) or J2 (deletion);
+    /// returns what the jar did.
+    @discardableResult
+    mutating func receive(_ header: String, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) -> CookieStore.StoreResult {
         let before = self[side]
-        switch self[side].receive(header, from: url, at: time) {
+        let result = self[side].receive(header, from: url, at: time)
+        switch result {
         case .stored(let cookie):
             origins[side]![cookie.key] = origin
             events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, what: origin.what))
@@ -76,6 +91,7 @@ struct JarPair {
         case .ignored:
             break
         }
+        return result
     }
 
     /// Applies every synchronisation due at or before `time`, in due order.

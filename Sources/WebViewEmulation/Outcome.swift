@@ -20,6 +20,24 @@ public struct Outcome: Sendable, Hashable {
     public var redirectRules: [RuleID]
     /// Every change the emulator made, tagged with its rule.
     public var changes: [Change]
+    /// Why the body was lost, when a rule says more than "removed" (H3's invalid header).
+    public var bodyReason: String?
+    /// The rules that changed the URL reaching the server (B2's id parameter).
+    public var urlRules: [RuleID] = []
+    /// Request headers the page did not send that reach the server.
+    public var addedHeaders: [HeaderAddition] = []
+    /// The rules that add a CORS preflight before this request (B9, H4).
+    public var preflightRules: [RuleID] = []
+    /// The rules by which the request is never sent (B4, S4).
+    public var stalledRules: [RuleID] = []
+    /// The rules that flag a body too large to move into a header (H5).
+    public var tooLargeRules: [RuleID] = []
+    /// The rules by which the body reaches the handler only as a stream (S3).
+    public var streamOnlyRules: [RuleID] = []
+    /// The rules by which the page receives a different response (X2).
+    public var responseRules: [RuleID] = []
+    /// Script-set cookies a setter hook accepted for a site the page may not set (C9).
+    public var crossSiteCookies: [String] = []
 
     public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
         self.sequence = sequence
@@ -34,6 +52,12 @@ public struct Outcome: Sendable, Hashable {
         self.redirectRules = []
         self.changes = []
     }
+}
+
+/// A request header that a mitigation adds.
+public struct HeaderAddition: Sendable, Hashable {
+    public var name: String
+    public var rule: RuleID
 }
 
 public struct SentCookie: Sendable, Hashable {

@@ -37,6 +37,8 @@ public struct Profile: Sendable, Hashable, Codable {
     public var scriptWriteDelay: Double?
     /// C7: how long `WKHTTPCookieStore.setCookie` takes to complete, seconds.
     public var cookieStoreSyncDelay: Double
+    /// C8: how long an asynchronous `document.cookie` setter hook takes to reach NativeJar.
+    public var cookieSetterHookDelay: Double
     /// N4: Intelligent Tracking Prevention (from iOS 14).
     public var itp: Bool
 
@@ -49,6 +51,7 @@ public struct Profile: Sendable, Hashable, Codable {
         self.jarDeletionDelay = 10.0
         self.scriptWriteDelay = simulator ? nil : 1.0
         self.cookieStoreSyncDelay = 0.05
+        self.cookieSetterHookDelay = 0.01
         self.itp = ios >= IOSVersion(14)
     }
 

@@ -18,6 +18,9 @@ public enum RedirectHandling: String, Sendable, Hashable, Codable {
     case silent
     /// WebKit is told of each hop and follows, but each hop crosses IPC again (P4 forwarded).
     case forwarded
+    /// S5 reload-document (NetEase): a main document's 3xx is handed to WebKit, cancelled,
+    /// and the Location loaded with a GET; subresource redirects are followed silently.
+    case reloadDocument = "reload-document"
 }
 
 /// What a strategy does to one load: a request the page issued and, when it redirects,
@@ -31,8 +34,12 @@ public struct TransportPlan: Sendable, Hashable {
     public var bodyLostBy: RuleID?
     public var redirects: RedirectHandling
     public var redirectRule: RuleID
+    /// The rule by which the page receives a different response (X2), nil when intact.
+    public var responseMutatedBy: RuleID?
+    /// Whether the request goes through an interceptor in the app (not WebKit alone).
+    public var intercepted: Bool
 
-    public init(requestJar: JarSide, requestJarRule: RuleID, responseJar: JarSide, responseJarRule: RuleID, bodyLostBy: RuleID?, redirects: RedirectHandling, redirectRule: RuleID) {
+    public init(requestJar: JarSide, requestJarRule: RuleID, responseJar: JarSide, responseJarRule: RuleID, bodyLostBy: RuleID?, redirects: RedirectHandling, redirectRule: RuleID, responseMutatedBy: RuleID? = nil, intercepted: Bool = true) {
         self.requestJar = requestJar
         self.requestJarRule = requestJarRule
         self.responseJar = responseJar
@@ -40,6 +47,8 @@ public struct TransportPlan: Sendable, Hashable {
         self.bodyLostBy = bodyLostBy
         self.redirects = redirects
         self.redirectRule = redirectRule
+        self.responseMutatedBy = responseMutatedBy
+        self.intercepted = intercepted
     }
 }
 
@@ -47,10 +56,19 @@ public struct TransportPlan: Sendable, Hashable {
 public struct EmulationContext: Sendable {
     public var profile: Profile
     public var scenario: Scenario
+    /// The URL of the top-level document when the request is issued, for origin checks.
+    public var documentURL: String?
 
-    public init(profile: Profile, scenario: Scenario) {
+    public init(profile: Profile, scenario: Scenario, documentURL: String? = nil) {
         self.profile = profile
         self.scenario = scenario
+        self.documentURL = documentURL
+    }
+
+    /// Whether a request to `url` is cross-origin for the current document.
+    public func isCrossOrigin(_ url: String) -> Bool {
+        guard let document = documentURL.flatMap(RequestTarget.init), let target = RequestTarget(url) else { return false }
+        return document.origin != target.origin
     }
 }
 
@@ -73,7 +91,7 @@ public struct NativeStrategy: InterceptionStrategy {
     public var options: [String: String] { [:] }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
-        TransportPlan(requestJar: .web, requestJarRule: "N2", responseJar: .web, responseJarRule: "N2", bodyLostBy: nil, redirects: .engine, redirectRule: "N1")
+        TransportPlan(requestJar: .web, requestJarRule: "N2", responseJar: .web, responseJarRule: "N2", bodyLostBy: nil, redirects: .engine, redirectRule: "N1", intercepted: false)
     }
 }
 
@@ -105,8 +123,8 @@ public struct URLProtocolStrategy: InterceptionStrategy {
 
 /// WKURLSchemeHandler for http and https, by hooking `handlesURLScheme:`.
 public struct SchemeHandlerStrategy: InterceptionStrategy {
-    /// S5: only `silent` is built so far; `reload-document` and `spi` come with the
-    /// full behaviour model.
+    /// S5: `silent` (default), `reload-document`, or `engine` for the private
+    /// `_didPerformRedirection:` SPI, with which redirects behave as native.
     public var redirects: RedirectHandling
 
     public init(redirects: RedirectHandling = .silent) {
@@ -114,7 +132,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "schemehandler" }
-    public var options: [String: String] { ["redirects": redirects.rawValue] }
+    public var options: [String: String] { ["redirects": redirects == .engine ? "spi" : redirects.rawValue] }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
         var lostBy: RuleID?
@@ -130,5 +148,49 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
             responseJar: .native, responseJarRule: "S6",  // S6: Set-Cookie not applied to WebJar
             bodyLostBy: lostBy,
             redirects: redirects, redirectRule: "S5")
+    }
+}
+
+// MARK: - jsproxy
+
+/// XHR fully proxied to native through the JS bridge (KKJSBridge AjaxHook, IMYWebLoader;
+/// X1-X3). What it does not hook goes through `base`.
+public struct JSProxyStrategy: InterceptionStrategy {
+    public var base: any InterceptionStrategy
+    /// X3: whether the library also polyfills fetch.
+    public var hooksFetch: Bool
+    /// X1: whether binary request bodies survive the bridge (IMYWebLoader: no).
+    public var serialisesBinary: Bool
+
+    public init(base: any InterceptionStrategy = NativeStrategy(), hooksFetch: Bool = false, serialisesBinary: Bool = false) {
+        self.base = base
+        self.hooksFetch = hooksFetch
+        self.serialisesBinary = serialisesBinary
+    }
+
+    public var kind: String { "jsproxy" }
+    public var options: [String: String] { ["base": base.kind, "fetch": hooksFetch ? "hooked" : "not hooked", "binary-bodies": serialisesBinary ? "serialised" : "lost"] }
+
+    /// Whether the bridge carries this request: XHR always, fetch when polyfilled (X3).
+    /// An ajax request of unknown API counts as an XHR here; the emulator evaluates it both ways.
+    public func hooks(_ initiator: Initiator) -> Bool {
+        initiator == .xhr || initiator == .ajax || (initiator == .fetch && hooksFetch)
+    }
+
+    public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
+        guard hooks(exchange.initiator) else { return base.plan(for: exchange, in: context) }  // X3
+        let binaryBody = exchange.bodyKind == .binary || exchange.bodyKind == .formDataWithFile
+        let binaryResponse = Self.isBinary(contentType: exchange.response.headers.first("Content-Type"))
+        return TransportPlan(
+            requestJar: .native, requestJarRule: "X1", responseJar: .native, responseJarRule: "X1",
+            bodyLostBy: binaryBody && !serialisesBinary && !exchange.request.body.isEmpty ? "X1" : nil,
+            redirects: .silent, redirectRule: "X1",
+            responseMutatedBy: binaryResponse && !exchange.response.body.isEmpty ? "X2" : nil)
+    }
+
+    /// Responses that a JSON bridge cannot carry as an arraybuffer or blob (X2).
+    static func isBinary(contentType: String?) -> Bool {
+        let type = (contentType ?? "").lowercased()
+        return ["image/", "audio/", "video/", "application/octet-stream", "application/pdf", "application/zip", "application/x-protobuf", "application/protobuf", "font/"].contains { type.hasPrefix($0) }
     }
 }

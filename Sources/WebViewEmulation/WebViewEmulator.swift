@@ -32,11 +32,20 @@ public struct WebViewEmulator: Sendable {
         for e in exchanges { if let next = e.redirect?.next { previousHop[next] = e.sequence } }
 
         placePreexisting(provenance, exchanges: exchanges, into: &jars)
+        let cookieMitigations = CookieMitigations(preset.mitigations)
+        // C1: the first main-frame document load carries a Cookie header built from NativeJar.
+        let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
+        var loadHeader: [Cookie] = []
 
+        var documentURL: String?
         for e in exchanges {
             let time = e.startedAt
             jars.completeSyncs(upTo: time)
-            applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars)
+            var context = context
+            context.documentURL = documentURL
+            if e.initiator.isDocument && e.frame.kind == .main && (e.redirect?.hop ?? 0) == 0 { documentURL = e.request.url }
+            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hook: cookieMitigations.setterHook, documentURL: documentURL)
+            jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
             let plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
@@ -52,6 +61,13 @@ public struct WebViewEmulator: Sendable {
                     outcome.deliveredBody = .empty
                     outcome.bodyRules = [rule]
                     outcome.changes.append(Change(rule: rule, what: "request body of \(e.request.body.count) bytes removed"))
+                }
+                if let rule = plan.responseMutatedBy {
+                    outcome.responseRules = [rule]
+                    outcome.changes.append(Change(rule: rule, what: "binary response through the JSON bridge"))
+                }
+                for mitigation in preset.mitigations {
+                    mitigation.adjust(&outcome, exchange: e, plan: plan, context: context)
                 }
             } else if let previous = previousHop[e.sequence], exchanges[previous].response.preservesMethod, !e.request.body.isEmpty {
                 switch plan.redirects {
@@ -70,23 +86,53 @@ public struct WebViewEmulator: Sendable {
                     outcome.deliveredBody = .empty
                     outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
                     outcome.changes.append(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
+                case .reloadDocument where exchanges[chainStart].initiator.isDocument:
+                    // S5 reload-document: the Location is loaded afresh with a GET.
+                    outcome.deliveredMethod = "GET"
+                    outcome.deliveredBody = .empty
+                    outcome.redirectReissueRules = [plan.redirectRule]
+                    outcome.changes.append(Change(rule: plan.redirectRule, what: "the document's \(exchanges[previous].response.status) was reloaded as a GET without body"))
+                case .reloadDocument:
+                    // Subresource redirects are followed silently by the handler's session.
+                    let earlier = outcomes[previous]
+                    if earlier.deliveredBody.isEmpty {
+                        outcome.deliveredBody = .empty
+                        outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
+                    }
                 }
             }
 
+            outcome.crossSiteCookies = crossSite
             // Cookies: the jar the transport reads, compared with the recorded header.
             if let target = e.request.target {
-                let sent = jars[plan.requestJar].cookies(for: target, at: time)
+                var sent = jars[plan.requestJar].cookies(for: target, at: time)
+                var side = plan.requestJar, rule = plan.requestJarRule
+                if let onLoad = cookieMitigations.headerOnLoad, chainStart == firstDocument, hop == 0 || onLoad.carriedOnRedirect {
+                    if hop == 0 { loadHeader = jars.native.cookies(for: target, at: time) }
+                    // C1: the header is built from NativeJar; C2: it follows the redirect as is.
+                    sent = loadHeader
+                    (side, rule) = (.native, hop == 0 ? "C1" : "C2")
+                }
                 outcome.sentCookies = sent.map { SentCookie(name: $0.name, value: $0.value) }
                 outcome.cookieDifferences = cookieDifferences(
                     recorded: provenance.sent[e.sequence].map { ($0.name, $0.value) }, sent: sent,
-                    plan: plan, jars: jars, time: time)
+                    side: side, rule: rule, jars: jars, time: time)
                 if !outcome.cookieDifferences.isEmpty {
-                    outcome.changes.append(Change(rule: plan.requestJarRule, what: "Cookie header built from \(plan.requestJar.jarName)"))
+                    outcome.changes.append(Change(rule: rule, what: "Cookie header built from \(side.jarName)"))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
                 let origin = JarPair.Origin(rules: [plan.responseJarRule], what: "Set-Cookie on exchange \(e.sequence)" + (hop > 0 ? " (redirect hop \(hop))" : ""))
                 for header in e.response.headers.all("Set-Cookie") {
-                    jars.receive(header, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
+                    let result = jars.receive(header, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
+                    // C7: the interceptor also hands the cookie to WKHTTPCookieStore.
+                    if cookieMitigations.storeSync != nil, plan.responseJar == .native, case .stored(let cookie) = result {
+                        jars.copy(cookie, to: .web, due: e.endedAt + profile.cookieStoreSyncDelay, rule: "C7", origin: origin)
+                    }
+                }
+                // C3-C6: at document start a user script copies NativeJar into document.cookie.
+                let head = exchanges[chainStart]
+                if cookieMitigations.scriptInject != nil, head.initiator.isDocument, head.frame.kind == .main, e.redirect?.next == nil {
+                    injectAtDocumentStart(target, at: e.endedAt, into: &jars)
                 }
             }
             outcomes.append(outcome)
@@ -94,12 +140,13 @@ public struct WebViewEmulator: Sendable {
             // The page's URL once the chain ends: the last hop's, unless a native session
             // followed it silently and handed the response over under the first URL.
             if hop > 0, e.redirect?.next == nil {
-                switch plan.redirects {
+                let silent = plan.redirects == .silent || (plan.redirects == .reloadDocument && !exchanges[chainStart].initiator.isDocument)
+                switch silent ? RedirectHandling.silent : plan.redirects {
                 case .silent:
                     outcomes[chainStart].pageURL = exchanges[chainStart].request.url
                     outcomes[chainStart].redirectRules = [plan.redirectRule]
                     outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
-                case .engine, .forwarded:
+                case .engine, .forwarded, .reloadDocument:
                     outcomes[chainStart].pageURL = e.request.url
                 }
             }
@@ -149,9 +196,12 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// Script writes and deletions happen in the page, so in WebJar, just before the
-    /// request; they reach NativeJar through J3 (never on the simulator).
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair) {
+    /// request; they reach NativeJar through J3 (never on the simulator), or through a
+    /// setter hook (C8). Returns the cookies a hook accepted for a site the page may not
+    /// set (C9).
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hook: CookieSetterHook?, documentURL: String?) -> [String] {
         let written = time - CookieProvenance.scriptLead
+        var crossSite: [String] = []
         for event in events {
             switch event.kind {
             case .preExisting:
@@ -159,17 +209,46 @@ public struct WebViewEmulator: Sendable {
             case .scriptSet:
                 let origin = JarPair.Origin(rules: [], what: "written by script", scriptWindowStart: event.windowStart, writtenAt: written)
                 jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                if let hook {
+                    // C8: the hook sends the write to NativeJar too.
+                    let delay = hook.synchronous ? 0 : profile.cookieSetterHookDelay
+                    jars.copy(event.cookie, to: .native, due: written + delay, rule: "C8", origin: origin)
+                    // C9: a hook that does not check the domain accepts a cookie for another site.
+                    if !hook.checksDomain, let page = documentURL.flatMap(RequestTarget.init), Site.of(host: event.cookie.domain) != page.site {
+                        crossSite.append(event.cookie.name)
+                    }
+                }
             case .scriptDeleted:
                 let origin = JarPair.Origin(rules: [], what: "deleted by script", writtenAt: written)
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }
                 jars.delete(event.cookie, in: .web, at: written, origin: origin, syncDelay: delay, syncRule: "J2")
             }
         }
+        return crossSite
+    }
+
+    /// C3-C6: the seed scripts write every NativeJar cookie of the page into
+    /// `document.cookie` at document start: HttpOnly ones are dropped by WebKit (C3), values
+    /// holding a quote are skipped by the script (C4), persistent ones are capped (C6);
+    /// nothing happens after document start (C5).
+    private func injectAtDocumentStart(_ page: RequestTarget, at time: Double, into jars: inout JarPair) {
+        for var cookie in jars.native.cookies(for: page, at: time) {
+            if cookie.httpOnly {
+                jars.block(cookie.name, from: .web, by: "C3")
+                continue
+            }
+            if cookie.value.contains("'") {
+                jars.block(cookie.name, from: .web, by: "C4")
+                continue
+            }
+            if let expiry = cookie.expiry { cookie.expiry = min(expiry, time + 7 * 86_400) }
+            jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: ["C5"], what: "injected at document start"), syncDelay: nil, syncRule: "J1")
+        }
     }
 
     // MARK: - Cookie differences
 
-    private func cookieDifferences(recorded: [(String, String)], sent: [Cookie], plan: TransportPlan, jars: JarPair, time: Double) -> [CookieDifference] {
+    private func cookieDifferences(recorded: [(String, String)], sent: [Cookie], side: JarSide, rule requestRule: RuleID, jars: JarPair, time: Double) -> [CookieDifference] {
         var unmatchedRecorded: [(String, String)] = []
         var unmatchedSent = sent
         for (name, value) in recorded {
@@ -180,13 +259,13 @@ public struct WebViewEmulator: Sendable {
             }
         }
         guard !unmatchedRecorded.isEmpty || !unmatchedSent.isEmpty else { return [] }
-        let side = plan.requestJar
         var out: [CookieDifference] = []
         for (name, value) in unmatchedRecorded {
             let sentInstead = unmatchedSent.firstIndex { $0.name == name }
             let sentValue = sentInstead.map { unmatchedSent[$0].value }
             if let i = sentInstead { unmatchedSent.remove(at: i) }
-            var rules: [RuleID] = [plan.requestJarRule]
+            var rules: [RuleID] = [requestRule]
+            if let blocker = jars.blocked[side]?[name] { rules.append(blocker) }
             var certain = true
             var why: String
             if let sync = jars.pendingSync(named: name, to: side) {
@@ -217,7 +296,7 @@ public struct WebViewEmulator: Sendable {
             out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: Self.unique(rules), certain: certain, explanation: why))
         }
         for cookie in unmatchedSent {
-            var rules: [RuleID] = [plan.requestJarRule]
+            var rules: [RuleID] = [requestRule]
             var why = "\(side.jarName) still holds it"
             if let sync = jars.pendingSync(named: cookie.name, to: side), sync.isDeletion {
                 rules.append(sync.rule)

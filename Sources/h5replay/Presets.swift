@@ -16,7 +16,12 @@ extension H5Replay {
 
         func run() async throws {
             if json {
-                let presets = Preset.builtIn.map { ["name": $0.name, "summary": $0.summary, "strategy": $0.strategy.kind, "options": $0.strategy.options] as [String: Any] }
+                let presets = Preset.builtIn.map {
+                    [
+                        "name": $0.name, "summary": $0.summary, "strategy": $0.strategy.kind, "options": $0.strategy.options,
+                        "mitigations": $0.mitigations.map { ["kind": $0.kind, "options": $0.options] as [String: Any] },
+                    ] as [String: Any]
+                }
                 var object: [String: Any] = ["presets": presets]
                 if rules {
                     object["rules"] = RuleCatalog.bundled.rules.map {
@@ -32,6 +37,10 @@ extension H5Replay {
             for preset in Preset.builtIn {
                 let options = preset.strategy.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
                 print("  \(preset.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(preset.strategy.kind)\(options.isEmpty ? "" : " (\(options))"): \(preset.summary)")
+                for m in preset.mitigations {
+                    let o = m.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+                    print("  \(String(repeating: " ", count: width))    + \(m.kind)\(o.isEmpty ? "" : " (\(o))")")
+                }
             }
             guard rules else {
                 print("\n`h5replay presets --rules` lists the \(RuleCatalog.bundled.rules.count) rules of the behaviour model.")
