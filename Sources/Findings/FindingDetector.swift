@@ -57,6 +57,11 @@ public struct FindingDetector: Sendable {
                     sentence: "\(label) gets its binary response mangled by the JSON bridge"))
             }
 
+            if !outcome.thirdPartyRules.isEmpty {
+                out.append(make(.thirdPartyIntercepted, e, result.preset, recording.name, outcome.thirdPartyRules,
+                    expected: ["intercepted": "no"], actual: ["intercepted": "yes"],
+                    sentence: "\(label) belongs to a third-party site but goes through the app's interceptor"))
+            }
             for name in outcome.crossSiteCookies {
                 out.append(make(.cookieCrossSiteAccepted, e, result.preset, recording.name, ["C9"],
                     expected: ["cookie": name, "accepted": "no"], actual: ["cookie": name, "accepted": "yes"],

@@ -159,6 +159,8 @@ public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
     case formDataWithFile = "formdata-file"
     /// Bytes: a Blob by default, an ArrayBuffer when the scenario says so.
     case binary
+    /// A ReadableStream upload (only a scenario can say so: the wire shows bytes).
+    case stream
 
     /// Whether WebKit backs the body with a Blob (BEHAVIOUR.md S2).
     public func isBlobBacked(binaryAsBlob: Bool) -> Bool {

@@ -36,6 +36,8 @@ public struct Outcome: Sendable, Hashable {
     public var streamOnlyRules: [RuleID] = []
     /// The rules by which the page receives a different response (X2).
     public var responseRules: [RuleID] = []
+    /// The rules by which a third-party request went through a global interceptor (P2).
+    public var thirdPartyRules: [RuleID] = []
     /// Script-set cookies a setter hook accepted for a site the page may not set (C9).
     public var crossSiteCookies: [String] = []
 

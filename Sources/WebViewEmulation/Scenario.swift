@@ -1,12 +1,55 @@
 import CookieJar
 import Foundation
+import TrafficModel
 
 /// What a recording cannot say about the app and page (BEHAVIOUR.md sections 2 and 8).
 ///
 /// A scenario file (`--scenario FILE`, or `NAME.scenario.json` beside a recording) is a
 /// JSON object:
-/// `{"preexistingCookies": "native" | "web" | "both", "binaryBodies": "blob" | "arraybuffer"}`.
+///
+///     {"preexistingCookies": "native" | "web" | "both",
+///      "binaryBodies": "blob" | "arraybuffer",
+///      "firstPartySites": ["example.com", ...],
+///      "thirdPartyWebView": "same" | "plain",
+///      "exchanges": [{"method": "POST", "url": "*/api/upload*",
+///                     "initiator": "xhr", "bodyKind": "stream", "uploadListener": true}]}
 public struct Scenario: Sendable, Hashable {
+    /// Per-exchange facts the wire does not show, matched by method and URL pattern.
+    public struct Override: Sendable, Hashable {
+        /// nil matches any method.
+        public var method: String?
+        /// A URL pattern where `*` matches any run of characters.
+        public var urlPattern: String
+        public var initiator: Initiator?
+        public var bodyKind: BodyKind?
+        /// S3: the XHR's `upload` object was touched (a progress listener).
+        public var uploadListener: Bool?
+
+        public init(method: String? = nil, urlPattern: String, initiator: Initiator? = nil, bodyKind: BodyKind? = nil, uploadListener: Bool? = nil) {
+            self.method = method
+            self.urlPattern = urlPattern
+            self.initiator = initiator
+            self.bodyKind = bodyKind
+            self.uploadListener = uploadListener
+        }
+
+        public func matches(_ e: Exchange) -> Bool {
+            (method == nil || method!.caseInsensitiveEquals(e.request.method)) && Self.glob(urlPattern, e.request.url)
+        }
+
+        /// `*` matches any run of characters; everything else matches itself.
+        static func glob(_ pattern: String, _ text: String) -> Bool {
+            let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count > 1 else { return pattern == text }
+            guard text.hasPrefix(parts.first!) else { return false }
+            var rest = text.dropFirst(parts.first!.count)
+            for part in parts.dropFirst().dropLast() where !part.isEmpty {
+                guard let r = rest.range(of: part) else { return false }
+                rest = rest[r.upperBound...]
+            }
+            return parts.last!.isEmpty || rest.hasSuffix(parts.last!)
+        }
+    }
     /// Where cookies that were there from the start lived.
     public enum PreexistingJar: String, Sendable, Hashable, Codable, CaseIterable { case native, web, both }
 
@@ -17,12 +60,41 @@ public struct Scenario: Sendable, Hashable {
     public var nativeCookies: [Cookie]
     /// WebJar at session start, from a cookies.txt.
     public var webCookies: [Cookie]
+    /// Whether the scenario said Blob or ArrayBuffer; when it did not, the model evaluates
+    /// both and reports the worse.
+    public var binaryKindGiven: Bool = false
+    /// The first-party sites; default: the top-level document's site.
+    public var firstPartySites: [String] = []
+    /// S8: third-party pages run in the configured web view (`same`) or in a plain one.
+    public var thirdPartyInPlainWebView: Bool = false
+    public var overrides: [Override] = []
 
     public init(preexisting: PreexistingJar = .both, binaryAsBlob: Bool = true, nativeCookies: [Cookie] = [], webCookies: [Cookie] = []) {
         self.preexisting = preexisting
         self.binaryAsBlob = binaryAsBlob
         self.nativeCookies = nativeCookies
         self.webCookies = webCookies
+    }
+
+    /// Applies the per-exchange overrides and the first-party sites to a recording.
+    public func applied(to recording: Recording) -> Recording {
+        var r = recording
+        let sites = firstPartySites.isEmpty ? recording.topLevelSite.map { [$0] } ?? [] : firstPartySites
+        for i in r.exchanges.indices {
+            if let site = r.exchanges[i].request.target?.site, !sites.isEmpty {
+                r.exchanges[i].frame.thirdParty = !sites.contains(site)
+            }
+            for o in overrides where o.matches(r.exchanges[i]) {
+                if let v = o.initiator { r.exchanges[i].initiator = v }
+                if let v = o.bodyKind { r.exchanges[i].bodyKind = v }
+            }
+        }
+        return r
+    }
+
+    /// Whether an override marks the exchange's XHR upload listener (S3).
+    public func uploadListener(_ e: Exchange) -> Bool {
+        overrides.contains { $0.matches(e) && $0.uploadListener == true }
     }
 
     public struct FileError: Error, CustomStringConvertible, Sendable {
@@ -49,10 +121,46 @@ public struct Scenario: Sendable, Hashable {
                     throw FileError(file: file, problem: "binaryBodies: expected \"blob\" or \"arraybuffer\"")
                 }
                 scenario.binaryAsBlob = text == "blob"
+                scenario.binaryKindGiven = true
+            case "firstPartySites":
+                guard let sites = value as? [String] else { throw FileError(file: file, problem: "firstPartySites: expected an array of sites") }
+                scenario.firstPartySites = sites.map { $0.lowercased() }
+            case "thirdPartyWebView":
+                guard let text = value as? String, text == "same" || text == "plain" else {
+                    throw FileError(file: file, problem: "thirdPartyWebView: expected \"same\" or \"plain\"")
+                }
+                scenario.thirdPartyInPlainWebView = text == "plain"
+            case "exchanges":
+                guard let items = value as? [[String: Any]] else { throw FileError(file: file, problem: "exchanges: expected an array of objects") }
+                for (i, item) in items.enumerated() {
+                    let place = "exchanges[\(i)]"
+                    guard let url = item["url"] as? String else { throw FileError(file: file, problem: "\(place).url: a URL pattern is required") }
+                    var o = Override(method: item["method"] as? String, urlPattern: url)
+                    for key in item.keys where !["method", "url", "initiator", "bodyKind", "uploadListener"].contains(key) {
+                        throw FileError(file: file, problem: "\(place): unknown key \"\(key)\"; known keys: method, url, initiator, bodyKind, uploadListener")
+                    }
+                    if let text = item["initiator"] {
+                        guard let t = text as? String, let v = Initiator(rawValue: t) else {
+                            throw FileError(file: file, problem: "\(place).initiator: one of \(Initiator.allCases.map(\.rawValue).joined(separator: ", "))")
+                        }
+                        o.initiator = v
+                    }
+                    if let text = item["bodyKind"] {
+                        guard let t = text as? String, let v = BodyKind(rawValue: t) else {
+                            throw FileError(file: file, problem: "\(place).bodyKind: one of \(BodyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                        }
+                        o.bodyKind = v
+                    }
+                    if let flag = item["uploadListener"] {
+                        guard let b = flag as? Bool else { throw FileError(file: file, problem: "\(place).uploadListener: true or false") }
+                        o.uploadListener = b
+                    }
+                    scenario.overrides.append(o)
+                }
             case "comment", "description":
                 continue
             default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, comment")
+                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, comment")
             }
         }
         return scenario

@@ -38,6 +38,12 @@ public struct TransportPlan: Sendable, Hashable {
     public var responseMutatedBy: RuleID?
     /// Whether the request goes through an interceptor in the app (not WebKit alone).
     public var intercepted: Bool
+    /// S3: the body reaches the handler only as HTTPBodyStream.
+    public var streamOnlyBy: RuleID?
+    /// P2: a third-party request caught by a global interceptor.
+    public var thirdPartyBy: RuleID?
+    /// Rules that act without a finding of their own (P5, S8), noted on the outcome.
+    public var notes: [Change] = []
 
     public init(requestJar: JarSide, requestJarRule: RuleID, responseJar: JarSide, responseJarRule: RuleID, bodyLostBy: RuleID?, redirects: RedirectHandling, redirectRule: RuleID, responseMutatedBy: RuleID? = nil, intercepted: Bool = true) {
         self.requestJar = requestJar
@@ -111,11 +117,16 @@ public struct URLProtocolStrategy: InterceptionStrategy {
     public var options: [String: String] { ["redirects": redirects.rawValue] }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
-        TransportPlan(
+        var plan = TransportPlan(
             requestJar: .native, requestJarRule: "P3",  // P3: re-sent natively with NativeJar cookies
             responseJar: .native, responseJarRule: "P3",  // P3: Set-Cookie lands in NativeJar
             bodyLostBy: exchange.request.body.isEmpty ? nil : "P1",  // P1: no HTTPBody across IPC
             redirects: redirects, redirectRule: "P4")
+        // P2: the registration is global; third-party pages go through it too.
+        if exchange.frame.thirdParty { plan.thirdPartyBy = "P2" }
+        // P5: clearing a video's src does not reach stopLoading.
+        if exchange.initiator == .media { plan.notes.append(Change(rule: "P5", what: "cancelling this media load would not reach stopLoading")) }
+        return plan
     }
 }
 
@@ -143,11 +154,24 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
                 lostBy = "S2"  // S2: a Blob-backed body arrives empty
             }
         }
-        return TransportPlan(
+        // S8: the handler serves only the web views it is configured on.
+        if exchange.frame.thirdParty && context.scenario.thirdPartyInPlainWebView {
+            var plan = NativeStrategy().plan(for: exchange, in: context)
+            plan.notes.append(Change(rule: "S8", what: "a third-party page in a plain web view is not intercepted"))
+            return plan
+        }
+        var plan = TransportPlan(
             requestJar: .native, requestJarRule: "S7",  // S7: NativeJar cookies
             responseJar: .native, responseJarRule: "S6",  // S6: Set-Cookie not applied to WebJar
             bodyLostBy: lostBy,
             redirects: redirects, redirectRule: "S5")
+        // S3: FormData and XHRs with an upload listener arrive only as HTTPBodyStream.
+        if lostBy == nil, !exchange.request.body.isEmpty,
+            exchange.bodyKind == .formData || exchange.bodyKind == .formDataWithFile || context.scenario.uploadListener(exchange)
+        {
+            plan.streamOnlyBy = "S3"
+        }
+        return plan
     }
 }
 

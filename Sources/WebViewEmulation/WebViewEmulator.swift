@@ -22,7 +22,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     public func run(_ recording: Recording, provenance: CookieProvenance) -> EmulationResult {
-        let exchanges = recording.exchanges
+        let exchanges = scenario.applied(to: recording).exchanges
         let context = EmulationContext(profile: profile, scenario: scenario)
         var jars = JarPair()
         var outcomes: [Outcome] = []
@@ -66,6 +66,14 @@ public struct WebViewEmulator: Sendable {
                     outcome.responseRules = [rule]
                     outcome.changes.append(Change(rule: rule, what: "binary response through the JSON bridge"))
                 }
+                if let rule = plan.streamOnlyBy { outcome.streamOnlyRules = [rule] }
+                if let rule = plan.thirdPartyBy { outcome.thirdPartyRules = [rule] }
+                outcome.changes += plan.notes
+                // S4: WebKit itself refuses a ReadableStream upload, whatever the strategy.
+                if e.bodyKind == .stream {
+                    outcome.stalledRules = ["S4"]
+                    outcome.changes.append(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
+                }
                 for mitigation in preset.mitigations {
                     mitigation.adjust(&outcome, exchange: e, plan: plan, context: context)
                 }
@@ -107,7 +115,11 @@ public struct WebViewEmulator: Sendable {
             if let target = e.request.target {
                 var sent = jars[plan.requestJar].cookies(for: target, at: time)
                 var side = plan.requestJar, rule = plan.requestJarRule
-                if let onLoad = cookieMitigations.headerOnLoad, chainStart == firstDocument, hop == 0 || onLoad.carriedOnRedirect {
+                if profile.itp, e.frame.kind == .iframe, e.frame.thirdParty, !plan.intercepted {
+                    // N4: ITP keeps cookies off a third-party iframe's requests.
+                    sent = []
+                    (side, rule) = (.web, "N4")
+                } else if let onLoad = cookieMitigations.headerOnLoad, chainStart == firstDocument, hop == 0 || onLoad.carriedOnRedirect {
                     if hop == 0 { loadHeader = jars.native.cookies(for: target, at: time) }
                     // C1: the header is built from NativeJar; C2: it follows the redirect as is.
                     sent = loadHeader
@@ -332,6 +344,7 @@ public struct WebViewEmulator: Sendable {
             var rules: [RuleID] = []
             var parts: [String] = []
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
+                if cookie == nil, let blocker = jars.blocked[side]?[key.name] { rules.append(blocker) }
                 guard cookie != nil, let origin = jars.origin(of: key, in: side) else { continue }
                 rules += origin.rules
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
