@@ -14,6 +14,15 @@ public struct FindingDetector: Sendable {
         var out: [Finding] = []
         let exchanges = recording.exchanges
         for outcome in result.outcomes {
+            let before = out.count
+            defer {
+                // Say so when the model evaluated several possibilities and kept the worse.
+                if let alternative = outcome.alternative {
+                    for i in before..<out.count where out[i].sequence == outcome.sequence {
+                        out[i].message += " The recording does not say what the page used; this is the worse case, \(alternative)."
+                    }
+                }
+            }
             let e = exchanges[outcome.sequence]
             let recordedBody = BodyFingerprint(e.request.body)
             let label = Self.label(e)

@@ -32,9 +32,10 @@ public struct ReplayRunner: Sendable {
         let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
-            let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenarios[recordings[r].name] ?? scenario)
+            let scenario = scenarios[recordings[r].name] ?? self.scenario
+            let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenario)
             let result = emulator.run(recordings[r], provenance: provenances[r])
-            let findings = detector.findings(for: recordings[r], result: result)
+            let findings = detector.findings(for: scenario.applied(to: recordings[r]), result: result)
             results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
         }
         return results.values

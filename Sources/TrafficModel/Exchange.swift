@@ -161,13 +161,18 @@ public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
     case binary
     /// A ReadableStream upload (only a scenario can say so: the wire shows bytes).
     case stream
+    /// Bytes the scenario says were an ArrayBuffer (not a Blob).
+    case binaryArrayBuffer = "arraybuffer"
+
+    /// Bytes of any kind: a Blob, an ArrayBuffer, or a FormData holding a file.
+    public var isBinary: Bool { self == .binary || self == .binaryArrayBuffer || self == .formDataWithFile }
 
     /// Whether WebKit backs the body with a Blob (BEHAVIOUR.md S2).
     public func isBlobBacked(binaryAsBlob: Bool) -> Bool {
         switch self {
         case .formDataWithFile: return true
         case .binary: return binaryAsBlob
-        default: return false
+        default: return false  // an ArrayBuffer, a string, form fields
         }
     }
 }

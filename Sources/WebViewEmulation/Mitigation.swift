@@ -116,7 +116,7 @@ public struct BodyBridge: Mitigation {
         case .urlEncoded where rejoinsURLSearchParams:
             restored = Self.rejoinWithoutEncoding(body)
             if restored != body { rules = ["B6"] }
-        case .binary, .formDataWithFile:
+        case .binary, .binaryArrayBuffer, .formDataWithFile:
             rules = ["B1", "B7"]  // B7: base64 over the bridge, decoded exactly
         default:
             break
@@ -191,7 +191,7 @@ public struct BodyInHeader: Mitigation {
             outcome.changes.append(Change(rule: "H4", what: "\(headerName) header forces a CORS preflight"))
         }
         if body.count > sizeLimit { outcome.tooLargeRules.append("H5") }
-        let binary = exchange.bodyKind == .binary || exchange.bodyKind == .formDataWithFile
+        let binary = exchange.bodyKind.isBinary
         if binary && !base64Binary {
             // H2: bytes cannot travel in a header value.
             outcome.deliveredBody = .empty

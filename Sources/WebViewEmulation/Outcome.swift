@@ -36,6 +36,9 @@ public struct Outcome: Sendable, Hashable {
     public var streamOnlyRules: [RuleID] = []
     /// The rules by which the page receives a different response (X2).
     public var responseRules: [RuleID] = []
+    /// Which possibility this is when the model evaluated several and kept the worse:
+    /// "a fetch", "an XHR with a Blob body"; nil when there was one.
+    public var alternative: String?
     /// The rules by which a third-party request went through a global interceptor (P2).
     public var thirdPartyRules: [RuleID] = []
     /// Script-set cookies a setter hook accepted for a site the page may not set (C9).

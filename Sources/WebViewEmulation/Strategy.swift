@@ -203,7 +203,7 @@ public struct JSProxyStrategy: InterceptionStrategy {
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
         guard hooks(exchange.initiator) else { return base.plan(for: exchange, in: context) }  // X3
-        let binaryBody = exchange.bodyKind == .binary || exchange.bodyKind == .formDataWithFile
+        let binaryBody = exchange.bodyKind.isBinary
         let binaryResponse = Self.isBinary(contentType: exchange.response.headers.first("Content-Type"))
         return TransportPlan(
             requestJar: .native, requestJarRule: "X1", responseJar: .native, responseJarRule: "X1",

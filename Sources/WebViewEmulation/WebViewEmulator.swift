@@ -48,36 +48,28 @@ public struct WebViewEmulator: Sendable {
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
-            let plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
-            plans[chainStart] = plan
             let hop = e.redirect?.hop ?? 0
-
-            var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: BodyFingerprint(e.request.body))
-
-            // Request body: lost on the first hop by the strategy's rule; on a 307/308 hop
-            // it depends on who follows the redirect.
+            var outcome: Outcome
+            let plan: TransportPlan
             if hop == 0 {
-                if let rule = plan.bodyLostBy {
-                    outcome.deliveredBody = .empty
-                    outcome.bodyRules = [rule]
-                    outcome.changes.append(Change(rule: rule, what: "request body of \(e.request.body.count) bytes removed"))
+                // Where the model is unsure what the page used, it evaluates each possibility
+                // and keeps the worse, saying so.
+                var worst: (Outcome, TransportPlan, String)?
+                for (variant, label) in alternatives(of: e) {
+                    let p = preset.strategy.plan(for: variant, in: context)
+                    let o = requestOutcome(variant, plan: p, context: context)
+                    if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
                 }
-                if let rule = plan.responseMutatedBy {
-                    outcome.responseRules = [rule]
-                    outcome.changes.append(Change(rule: rule, what: "binary response through the JSON bridge"))
-                }
-                if let rule = plan.streamOnlyBy { outcome.streamOnlyRules = [rule] }
-                if let rule = plan.thirdPartyBy { outcome.thirdPartyRules = [rule] }
-                outcome.changes += plan.notes
-                // S4: WebKit itself refuses a ReadableStream upload, whatever the strategy.
-                if e.bodyKind == .stream {
-                    outcome.stalledRules = ["S4"]
-                    outcome.changes.append(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
-                }
-                for mitigation in preset.mitigations {
-                    mitigation.adjust(&outcome, exchange: e, plan: plan, context: context)
-                }
-            } else if let previous = previousHop[e.sequence], exchanges[previous].response.preservesMethod, !e.request.body.isEmpty {
+                (outcome, plan) = (worst!.0, worst!.1)
+                if alternatives(of: e).count > 1 { outcome.alternative = worst!.2 }
+                plans[chainStart] = plan
+            } else {
+                plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
+                outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: BodyFingerprint(e.request.body))
+            }
+
+            // On a 307/308 hop the body depends on who follows the redirect.
+            if hop > 0, let previous = previousHop[e.sequence], exchanges[previous].response.preservesMethod, !e.request.body.isEmpty {
                 switch plan.redirects {
                 case .engine:
                     break
@@ -167,6 +159,66 @@ public struct WebViewEmulator: Sendable {
         jars.completeSyncs(upTo: .infinity)
         let end = exchanges.last?.endedAt ?? 0
         return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: divergences(jars, at: end), jarEvents: jars.events)
+    }
+
+    // MARK: - The page's request
+
+    /// The possibilities the model cannot tell apart: an ajax request of unknown API is an
+    /// XHR or a fetch; a binary body the scenario did not classify is a Blob or an ArrayBuffer.
+    func alternatives(of e: Exchange) -> [(Exchange, String)] {
+        var out: [(Exchange, String)] = [(e, "")]
+        if e.initiator == .ajax {
+            var x = e, f = e
+            x.initiator = .xhr
+            f.initiator = .fetch
+            out = [(x, "an XHR"), (f, "a fetch")]
+        }
+        if e.bodyKind == .binary && !scenario.binaryKindGiven {
+            out = out.flatMap { (v, label) -> [(Exchange, String)] in
+                [(v, label.isEmpty ? "a Blob body" : "\(label) with a Blob body"), (v, label.isEmpty ? "an ArrayBuffer body" : "\(label) with an ArrayBuffer body")]
+            }
+            // The second of each pair carries an ArrayBuffer: the emulator's scenario copy says so.
+            for i in out.indices where i % 2 == 1 { out[i].0.bodyKind = .binaryArrayBuffer }
+        }
+        return out
+    }
+
+    /// What the strategy and the mitigations do to the request the page issued.
+    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext) -> Outcome {
+        var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: BodyFingerprint(e.request.body))
+        if let rule = plan.bodyLostBy {
+            outcome.deliveredBody = .empty
+            outcome.bodyRules = [rule]
+            outcome.changes.append(Change(rule: rule, what: "request body of \(e.request.body.count) bytes removed"))
+        }
+        if let rule = plan.responseMutatedBy {
+            outcome.responseRules = [rule]
+            outcome.changes.append(Change(rule: rule, what: "binary response through the JSON bridge"))
+        }
+        if let rule = plan.streamOnlyBy { outcome.streamOnlyRules = [rule] }
+        if let rule = plan.thirdPartyBy { outcome.thirdPartyRules = [rule] }
+        outcome.changes += plan.notes
+        // S4: WebKit itself refuses a ReadableStream upload, whatever the strategy.
+        if e.bodyKind == .stream {
+            outcome.stalledRules = ["S4"]
+            outcome.changes.append(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
+        }
+        for mitigation in preset.mitigations {
+            mitigation.adjust(&outcome, exchange: e, plan: plan, context: context)
+        }
+        return outcome
+    }
+
+    /// How bad an outcome is for the page, to pick the worse of two possibilities.
+    static func severity(_ o: Outcome) -> Int {
+        var score = 0
+        if !o.stalledRules.isEmpty { score += 1000 }
+        if !o.bodyRules.isEmpty { score += o.deliveredBody.isEmpty ? 100 : 80 }
+        if !o.responseRules.isEmpty { score += 60 }
+        if !o.urlRules.isEmpty || !o.preflightRules.isEmpty { score += 10 }
+        if !o.streamOnlyRules.isEmpty || !o.tooLargeRules.isEmpty { score += 5 }
+        score += o.addedHeaders.count
+        return score
     }
 
     // MARK: - Inferred cookie events
