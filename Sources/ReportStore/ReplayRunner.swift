@@ -33,7 +33,7 @@ public struct ReplayRunner: Sendable {
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
             let scenario = scenarios[recordings[r].name] ?? self.scenario
-            let emulator = WebViewEmulator(preset: presets[p], profile: profile, scenario: scenario)
+            let emulator = WebViewEmulator(preset: presets[p], profile: presets[p].profile(over: profile), scenario: scenario)
             let result = emulator.run(recordings[r], provenance: provenances[r])
             let findings = detector.findings(for: scenario.applied(to: recordings[r]), result: result)
             results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))

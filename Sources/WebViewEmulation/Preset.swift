@@ -5,6 +5,13 @@ public struct Preset: Sendable {
     public var summary: String
     public var strategy: any InterceptionStrategy
     public var mitigations: [any Mitigation]
+    /// Profile numbers this preset overrides (from a preset file), applied over the run's.
+    public var profileOverride: ProfileOverride?
+
+    /// The profile this preset replays under, given the run's.
+    public func profile(over base: Profile) -> Profile {
+        profileOverride.map { base.applying($0) } ?? base
+    }
 
     public init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation] = []) {
         self.name = name

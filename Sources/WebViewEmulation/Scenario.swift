@@ -79,7 +79,7 @@ public struct Scenario: Sendable, Hashable {
     /// Applies the per-exchange overrides and the first-party sites to a recording.
     public func applied(to recording: Recording) -> Recording {
         var r = recording
-        let sites = firstPartySites.isEmpty ? recording.topLevelSite.map { [$0] } ?? [] : firstPartySites
+        let sites = firstPartySites.isEmpty ? recording.topLevelSite.map { [$0] } ?? [] : firstPartySites.map { Site.of(host: $0) }
         for i in r.exchanges.indices {
             if let site = r.exchanges[i].request.target?.site, !sites.isEmpty {
                 r.exchanges[i].frame.thirdParty = !sites.contains(site)

@@ -41,7 +41,72 @@ struct ProfileOptions: ParsableArguments {
         }
     }
 
-    var profile: Profile { Profile(ios: IOSVersion(ios) ?? .newest, simulator: simulator) }
+    @Option(name: .customLong("profile-file"), help: ArgumentHelp("A JSON profile overriding any number: jarSyncDelay, jarDeletionDelay, scriptWriteDelay (null: never), cookieStoreSyncDelay, cookieSetterHookDelay, itp, ios, simulator.", valueName: "file"))
+    var profileFile: String?
+
+    /// The profile: --ios and --simulator, then the profile file's numbers.
+    func profile() throws -> Profile {
+        let base = Profile(ios: IOSVersion(ios) ?? .newest, simulator: simulator)
+        guard let profileFile else { return base }
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profileFile))) as? [String: Any] else {
+                throw InputError("\(profileFile): expected a JSON object")
+            }
+            return base.applying(try ProfileOverride.parse(object, file: profileFile))
+        } catch let error as PresetFile.Error {
+            throw InputError(error.description)
+        } catch let error as InputError {
+            throw error
+        } catch {
+            throw InputError("\(profileFile): cannot read the profile: \((error as NSError).localizedDescription)")
+        }
+    }
+}
+
+/// `--preset` and `--preset-file`: the columns of the matrix.
+struct PresetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Presets to replay, comma-separated (default: all built-in and those of --preset-file; see `h5replay presets`).", valueName: "a,b,c"))
+    var preset: String?
+
+    @Option(name: .customLong("preset-file"), help: ArgumentHelp("A JSON preset file describing your app (a strategy, mitigations, a profile); repeatable.", valueName: "file"))
+    var presetFiles: [String] = []
+
+    func available() throws -> [Preset] { try Self.available(presetFiles) }
+
+    /// The built-in presets and those of the given preset files.
+    static func available(_ presetFiles: [String]) throws -> [Preset] {
+        var all = Preset.builtIn
+        for file in presetFiles {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+                throw InputError("\(file): cannot read the preset file: \((error as NSError).localizedDescription)")
+            }
+            do {
+                for p in try PresetFile.load(data, file: file) {
+                    guard !all.contains(where: { $0.name == p.name }) else { throw InputError("\(file): preset \(p.name) is already defined; give it another name") }
+                    all.append(p)
+                }
+            } catch let error as PresetFile.Error {
+                throw InputError(error.description)
+            }
+        }
+        return all
+    }
+
+    /// The presets of this run, in matrix order.
+    func selected() throws -> [Preset] {
+        let all = try available()
+        guard let preset else { return all }
+        var out: [Preset] = []
+        for name in preset.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let p = all.first(where: { $0.name == name }) else {
+                throw InputError("unknown preset \(name); known: \(all.map(\.name).joined(separator: ", "))")
+            }
+            out.append(p)
+        }
+        if out.isEmpty { throw InputError("--preset names no preset") }
+        return out
+    }
 }
 
 /// `--show-secrets`.

@@ -14,9 +14,13 @@ extension H5Replay {
         @Flag(help: "Print JSON instead of text.")
         var json = false
 
+        @Option(name: .customLong("preset-file"), help: ArgumentHelp("Also list the presets of this file; repeatable.", valueName: "file"))
+        var presetFiles: [String] = []
+
         func run() async throws {
+            let presets = try PresetOptions.available(presetFiles)
             if json {
-                let presets = Preset.builtIn.map {
+                let presets = presets.map {
                     [
                         "name": $0.name, "summary": $0.summary, "strategy": $0.strategy.kind, "options": $0.strategy.options,
                         "mitigations": $0.mitigations.map { ["kind": $0.kind, "options": $0.options] as [String: Any] },
@@ -33,8 +37,8 @@ extension H5Replay {
                 return
             }
             print("Presets (all replay side by side unless --preset picks some):")
-            let width = Preset.builtIn.map(\.name.count).max() ?? 0
-            for preset in Preset.builtIn {
+            let width = presets.map(\.name.count).max() ?? 0
+            for preset in presets {
                 let options = preset.strategy.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
                 print("  \(preset.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(preset.strategy.kind)\(options.isEmpty ? "" : " (\(options))"): \(preset.summary)")
                 for m in preset.mitigations {

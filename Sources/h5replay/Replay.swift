@@ -28,8 +28,7 @@ extension H5Replay {
         @OptionGroup var secrets: SecretOptions
         @OptionGroup var scenarioOptions: ScenarioOptions
 
-        @Option(help: ArgumentHelp("Presets to replay, comma-separated (default: all built-in; see `h5replay presets`).", valueName: "a,b,c"))
-        var preset: String?
+        @OptionGroup var presetOptions: PresetOptions
 
         @Option(help: "A label for the run, for baselines (`gate --baseline LABEL`).")
         var label: String?
@@ -44,7 +43,6 @@ extension H5Replay {
         var recordings: [String] = []
 
         func validate() throws {
-            _ = try presets()
             _ = try shardSlice()
         }
 
@@ -58,23 +56,10 @@ extension H5Replay {
             return (i - 1, n)
         }
 
-        func presets() throws -> [Preset] {
-            guard let preset else { return Preset.builtIn }
-            var out: [Preset] = []
-            for name in preset.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-                guard let p = Preset.named(name) else {
-                    throw ValidationError("unknown preset \(name); known: \(Preset.builtIn.map(\.name).joined(separator: ", "))")
-                }
-                out.append(p)
-            }
-            if out.isEmpty { throw ValidationError("--preset names no preset") }
-            return out
-        }
-
         func run() async throws {
             let store = try database.open()
             let loaded = try loadRecordings(store)
-            var runner = ReplayRunner(presets: try presets(), profile: profileOptions.profile)
+            var runner = ReplayRunner(presets: try presetOptions.selected(), profile: try profileOptions.profile())
             if let explicit = try scenarioOptions.explicitScenario() {
                 runner.scenario = explicit
             } else {

@@ -1,0 +1,235 @@
+import Foundation
+import TrafficModel
+
+/// Preset and profile files: how a team describes its own app without touching Swift.
+///
+/// A preset file is a JSON object (or an array of them):
+///
+///     {"name": "our-app", "summary": "what the app does",
+///      "strategy": {"kind": "urlprotocol", "redirects": "silent"},
+///      "mitigations": [{"kind": "body-bridge", "covers": ["xhr", "fetch"], "idParameter": "rid", "stripsId": true},
+///                      {"kind": "cookie-setter-hook", "synchronous": true, "checksDomain": true}],
+///      "profile": {"jarSyncDelay": 0.3}}
+///
+/// Strategy kinds: `native`; `urlprotocol` (redirects `silent` or `forwarded`);
+/// `schemehandler` (redirects `silent`, `reload-document` or `spi`); `jsproxy` (`base`: a
+/// strategy, `hooksFetch`, `serialisesBinary`). Mitigation kinds: `body-bridge`
+/// (`covers`, `idParameter`, `stripsId`, `when`: `always` or `below-11.3-or-blob`,
+/// `relaysFrames`, `rebuildsFormData`, `rejoinsURLSearchParams`, `markerHeader`),
+/// `body-in-header` (`header`, `base64Binary`, `sizeLimit`), `cookie-header-on-load`
+/// (`carriedOnRedirect`), `cookie-script-inject`, `cookie-store-sync`,
+/// `cookie-setter-hook` (`synchronous`, `checksDomain`).
+/// A profile object (in a preset, or a `--profile-file`) overrides any of `ios`,
+/// `simulator`, `jarSyncDelay`, `jarDeletionDelay`, `scriptWriteDelay` (null: never),
+/// `cookieStoreSyncDelay`, `cookieSetterHookDelay`, `itp`.
+public enum PresetFile {
+    public struct Error: Swift.Error, CustomStringConvertible, Sendable {
+        public let file: String
+        public let place: String
+        public let problem: String
+        public var description: String { "\(file): \(place): \(problem)" }
+    }
+
+    public static func load(_ data: Data, file: String) throws -> [Preset] {
+        guard let json = try? JSONSerialization.jsonObject(with: data) else { throw Error(file: file, place: "(file)", problem: "not valid JSON") }
+        let objects: [[String: Any]]
+        if let one = json as? [String: Any] {
+            objects = [one]
+        } else if let many = json as? [[String: Any]] {
+            objects = many
+        } else {
+            throw Error(file: file, place: "(file)", problem: "expected a preset object or an array of them")
+        }
+        return try objects.enumerated().map { i, o in try preset(o, file: file, place: objects.count > 1 ? "[\(i)]" : "") }
+    }
+
+    static func preset(_ o: [String: Any], file: String, place: String) throws -> Preset {
+        let r = Reader(object: o, file: file, place: place)
+        try r.only(["name", "summary", "strategy", "mitigations", "profile", "comment"])
+        let name = try r.string("name")
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+            throw Error(file: file, place: r.path("name"), problem: "a preset name is letters, digits, '-', '_' or '.'")
+        }
+        guard let strategyObject = o["strategy"] as? [String: Any] else { throw Error(file: file, place: r.path("strategy"), problem: "an object with a kind is required") }
+        let strategy = try self.strategy(strategyObject, file: file, place: r.path("strategy"))
+        var mitigations: [any Mitigation] = []
+        if let list = o["mitigations"] {
+            guard let items = list as? [[String: Any]] else { throw Error(file: file, place: r.path("mitigations"), problem: "expected an array of objects") }
+            for (i, item) in items.enumerated() { mitigations.append(try mitigation(item, file: file, place: r.path("mitigations[\(i)]"))) }
+        }
+        var preset = Preset(name: name, summary: try r.optionalString("summary") ?? "from \((file as NSString).lastPathComponent)", strategy: strategy, mitigations: mitigations)
+        if let profile = o["profile"] {
+            guard let p = profile as? [String: Any] else { throw Error(file: file, place: r.path("profile"), problem: "expected an object") }
+            preset.profileOverride = try ProfileOverride.parse(p, file: file, place: r.path("profile"))
+        }
+        return preset
+    }
+
+    static func strategy(_ o: [String: Any], file: String, place: String) throws -> any InterceptionStrategy {
+        let r = Reader(object: o, file: file, place: place)
+        switch try r.string("kind") {
+        case "native":
+            try r.only(["kind"])
+            return NativeStrategy()
+        case "urlprotocol":
+            try r.only(["kind", "redirects"])
+            switch try r.optionalString("redirects") ?? "silent" {
+            case "silent": return URLProtocolStrategy(redirects: .silent)
+            case "forwarded": return URLProtocolStrategy(redirects: .forwarded)
+            default: throw Error(file: file, place: r.path("redirects"), problem: "urlprotocol redirects are silent or forwarded (P4)")
+            }
+        case "schemehandler":
+            try r.only(["kind", "redirects"])
+            switch try r.optionalString("redirects") ?? "silent" {
+            case "silent": return SchemeHandlerStrategy(redirects: .silent)
+            case "reload-document": return SchemeHandlerStrategy(redirects: .reloadDocument)
+            case "spi": return SchemeHandlerStrategy(redirects: .engine)
+            default: throw Error(file: file, place: r.path("redirects"), problem: "schemehandler redirects are silent, reload-document or spi (S5)")
+            }
+        case "jsproxy":
+            try r.only(["kind", "base", "hooksFetch", "serialisesBinary"])
+            var base: any InterceptionStrategy = NativeStrategy()
+            if let b = o["base"] {
+                guard let bo = b as? [String: Any] else { throw Error(file: file, place: r.path("base"), problem: "expected a strategy object") }
+                base = try strategy(bo, file: file, place: r.path("base"))
+            }
+            return JSProxyStrategy(base: base, hooksFetch: try r.optionalBool("hooksFetch") ?? false, serialisesBinary: try r.optionalBool("serialisesBinary") ?? false)
+        case let other:
+            throw Error(file: file, place: r.path("kind"), problem: "unknown strategy \"\(other)\"; known: native, urlprotocol, schemehandler, jsproxy")
+        }
+    }
+
+    static func mitigation(_ o: [String: Any], file: String, place: String) throws -> any Mitigation {
+        let r = Reader(object: o, file: file, place: place)
+        switch try r.string("kind") {
+        case "body-bridge":
+            try r.only(["kind", "covers", "idParameter", "stripsId", "when", "relaysFrames", "rebuildsFormData", "rejoinsURLSearchParams", "markerHeader"])
+            var covers: Set<BodyBridge.Coverage> = [.xhr, .fetch]
+            if let list = o["covers"] {
+                guard let names = list as? [String] else { throw Error(file: file, place: r.path("covers"), problem: "expected an array of xhr, fetch, form.submit") }
+                covers = []
+                for n in names {
+                    guard let c = BodyBridge.Coverage(rawValue: n) else { throw Error(file: file, place: r.path("covers"), problem: "\"\(n)\" is not one of xhr, fetch, form.submit") }
+                    covers.insert(c)
+                }
+            }
+            let whenText = try r.optionalString("when") ?? "always"
+            guard let when = BodyBridge.When(rawValue: whenText) else { throw Error(file: file, place: r.path("when"), problem: "always or below-11.3-or-blob") }
+            return BodyBridge(covers: covers, idParameter: try r.optionalString("idParameter") ?? "requestId", stripsID: try r.optionalBool("stripsId") ?? false, when: when,
+                relaysFrames: try r.optionalBool("relaysFrames") ?? false, rebuildsFormData: try r.optionalBool("rebuildsFormData") ?? false,
+                rejoinsURLSearchParams: try r.optionalBool("rejoinsURLSearchParams") ?? false, markerHeader: try r.optionalString("markerHeader"))
+        case "body-in-header":
+            try r.only(["kind", "header", "base64Binary", "sizeLimit"])
+            return BodyInHeader(headerName: try r.optionalString("header") ?? "bodyParam", base64Binary: try r.optionalBool("base64Binary") ?? false, sizeLimit: Int(try r.optionalNumber("sizeLimit") ?? Double(2 << 20)))
+        case "cookie-header-on-load":
+            try r.only(["kind", "carriedOnRedirect"])
+            return CookieHeaderOnLoad(carriedOnRedirect: try r.optionalBool("carriedOnRedirect") ?? true)
+        case "cookie-script-inject":
+            try r.only(["kind"])
+            return CookieScriptInject()
+        case "cookie-store-sync":
+            try r.only(["kind"])
+            return CookieStoreSync()
+        case "cookie-setter-hook":
+            try r.only(["kind", "synchronous", "checksDomain"])
+            return CookieSetterHook(synchronous: try r.optionalBool("synchronous") ?? false, checksDomain: try r.optionalBool("checksDomain") ?? false)
+        case let other:
+            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook")
+        }
+    }
+
+    /// Typed reads from a JSON object, naming the key path in every error.
+    struct Reader {
+        let object: [String: Any]
+        let file: String
+        let place: String
+
+        func path(_ key: String) -> String { place.isEmpty ? key : "\(place).\(key)" }
+
+        func only(_ keys: Set<String>) throws {
+            for key in object.keys where !keys.contains(key) {
+                throw Error(file: file, place: path(key), problem: "unknown key; known: \(keys.sorted().joined(separator: ", "))")
+            }
+        }
+
+        func string(_ key: String) throws -> String {
+            guard let s = object[key] as? String else { throw Error(file: file, place: path(key), problem: "a string is required") }
+            return s
+        }
+
+        func optionalString(_ key: String) throws -> String? {
+            guard let v = object[key], !(v is NSNull) else { return nil }
+            guard let s = v as? String else { throw Error(file: file, place: path(key), problem: "expected a string") }
+            return s
+        }
+
+        func optionalBool(_ key: String) throws -> Bool? {
+            guard let v = object[key], !(v is NSNull) else { return nil }
+            guard let b = v as? Bool else { throw Error(file: file, place: path(key), problem: "expected true or false") }
+            return b
+        }
+
+        func optionalNumber(_ key: String) throws -> Double? {
+            guard let v = object[key], !(v is NSNull) else { return nil }
+            guard let n = v as? NSNumber, !(v is Bool) else { throw Error(file: file, place: path(key), problem: "expected a number") }
+            return n.doubleValue
+        }
+    }
+}
+
+/// Profile numbers a preset file or a profile file overrides; nil leaves the number alone.
+public struct ProfileOverride: Sendable, Hashable {
+    public var ios: IOSVersion?
+    public var simulator: Bool?
+    public var jarSyncDelay: Double?
+    public var jarDeletionDelay: Double?
+    /// `.some(nil)`: a document.cookie write never reaches NativeJar.
+    public var scriptWriteDelay: Double??
+    public var cookieStoreSyncDelay: Double?
+    public var cookieSetterHookDelay: Double?
+    public var itp: Bool?
+
+    public init() {}
+
+    /// Reads a profile object, naming the key of any error.
+    public static func parse(_ o: [String: Any], file: String, place: String = "") throws -> ProfileOverride {
+        let r = PresetFile.Reader(object: o, file: file, place: place)
+        try r.only(["ios", "simulator", "jarSyncDelay", "jarDeletionDelay", "scriptWriteDelay", "cookieStoreSyncDelay", "cookieSetterHookDelay", "itp", "comment"])
+        var p = ProfileOverride()
+        if let text = try r.optionalString("ios") {
+            guard let v = IOSVersion(text), IOSVersion.supported.contains(v) else {
+                throw PresetFile.Error(file: file, place: r.path("ios"), problem: "one of \(IOSVersion.supported.map(\.description).joined(separator: ", "))")
+            }
+            p.ios = v
+        }
+        p.simulator = try r.optionalBool("simulator")
+        func seconds(_ key: String) throws -> Double? {
+            guard let v = try r.optionalNumber(key) else { return nil }
+            guard v >= 0 else { throw PresetFile.Error(file: file, place: r.path(key), problem: "a delay in seconds, not negative") }
+            return v
+        }
+        p.jarSyncDelay = try seconds("jarSyncDelay")
+        p.jarDeletionDelay = try seconds("jarDeletionDelay")
+        if o.keys.contains("scriptWriteDelay") { p.scriptWriteDelay = .some(try seconds("scriptWriteDelay")) }
+        p.cookieStoreSyncDelay = try seconds("cookieStoreSyncDelay")
+        p.cookieSetterHookDelay = try seconds("cookieSetterHookDelay")
+        p.itp = try r.optionalBool("itp")
+        return p
+    }
+}
+
+extension Profile {
+    /// This profile with an override's numbers; a new iOS version or device kind first
+    /// resets the numbers that depend on it.
+    public func applying(_ o: ProfileOverride) -> Profile {
+        var p = self
+        if o.ios != nil || o.simulator != nil { p = Profile(ios: o.ios ?? ios, simulator: o.simulator ?? simulator) }
+        if let v = o.jarSyncDelay { p.jarSyncDelay = v }
+        if let v = o.jarDeletionDelay { p.jarDeletionDelay = v }
+        if let v = o.scriptWriteDelay { p.scriptWriteDelay = v }
+        if let v = o.cookieStoreSyncDelay { p.cookieStoreSyncDelay = v }
+        if let v = o.cookieSetterHookDelay { p.cookieSetterHookDelay = v }
+        if let v = o.itp { p.itp = v }
+        return p
+    }
+}
