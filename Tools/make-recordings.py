@@ -109,8 +109,119 @@ FLOWS["native-login-first-request"] = har([
     entry(0, "GET", H + "/wallet", doc_headers([("Cookie", "token=4b1d2c")]), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=balance></div>"),
     entry(2500, "GET", H + "/api/balance", xhr_headers([("Cookie", "token=4b1d2c")]), 200, [("Content-Type", "application/json")], '{"balance":12.5}', resp_mime="application/json"),
 ], "A page opened after a native login: the first document request needs NativeJar's token.")
+# 6. A 307 POST redirect on a document, after a first load that itself redirects with
+#    Set-Cookie on the 302 hop.
+P = "https://pay.example.com"
+FLOWS["post-307-document"] = har([
+    entry(0, "GET", P + "/", doc_headers(), 302, [("Location", "/checkout"), ("Set-Cookie", "cart=9; Path=/")]),
+    entry(60, "GET", P + "/checkout", doc_headers([("Cookie", "cart=9")]), 200, [("Content-Type", "text/html")], "<form method=post action=/pay>"),
+    entry(4000, "POST", P + "/pay", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "cart=9"), ("Origin", P)]), 307,
+          [("Location", "/pay/confirm")], post=("application/x-www-form-urlencoded", "amount=42.00&currency=CNY")),
+    entry(4050, "POST", P + "/pay/confirm", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "cart=9"), ("Origin", P)]), 200,
+          [("Content-Type", "text/html")], "<p>paid</p>", post=("application/x-www-form-urlencoded", "amount=42.00&currency=CNY")),
+], "A first load redirected with Set-Cookie on the 302 hop, then a form POST answered by 307.")
+
+# 7. A multipart upload with a file, and a captcha image fetched by XHR.
+F = "https://forum.example.com"
+jpeg = bytes([0xFF, 0xD8, 0xFF, 0xE0]) + bytes((i * 91 + 7) % 256 for i in range(1500))
+boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
+multipart = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nMy trip\r\n"
+             f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"photo.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n").encode() + jpeg + f"\r\n--{boundary}--\r\n".encode()
+png = bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + bytes((i * 13) % 256 for i in range(300))
+captcha = entry(500, "GET", F + "/api/captcha", xhr_headers(), 200, [("Content-Type", "image/png")], "", resp_mime="image/png")
+captcha["response"]["content"] = {"size": len(png), "mimeType": "image/png", "text": base64.b64encode(png).decode(), "encoding": "base64"}
+FLOWS["multipart-file-upload"] = har([
+    entry(0, "GET", F + "/post/new", doc_headers(), 200, [("Content-Type", "text/html")], "<form enctype=multipart/form-data>"),
+    captcha,
+    entry(3000, "POST", F + "/api/attachments", xhr_headers([("Content-Type", f"multipart/form-data; boundary={boundary}"), ("Origin", F)]), 200,
+          [("Content-Type", "application/json")], '{"id":77}', post=(f"multipart/form-data; boundary={boundary}", multipart), resp_mime="application/json"),
+], "An XHR posting FormData with a title and a photo file; a captcha image fetched by XHR.")
+
+# 8. A URLSearchParams body whose values hold &, =, + and non-ASCII.
+FLOWS["urlsearchparams-body"] = har([
+    entry(0, "GET", M + "/search", doc_headers(), 200, [("Content-Type", "text/html")], "<input name=q>"),
+    entry(1200, "POST", M + "/api/search", xhr_headers([("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8"), ("Origin", M)]), 200,
+          [("Content-Type", "application/json")], '{"hits":3}',
+          post=("application/x-www-form-urlencoded;charset=UTF-8", "q=tea+%26+cake&filter=price%3D10&tag=c%2B%2B&city=%E6%9D%AD%E5%B7%9E"), resp_mime="application/json"),
+], "new URLSearchParams({q: 'tea & cake', filter: 'price=10', tag: 'c++', city: '杭州'}) posted by XHR.")
+
+# 9. A third-party iframe with its own API calls and cookies; the main page talks to a
+#    partner API with a cookie its script set.
+S2 = "https://shop.example.com"
+W = "https://widget.reviews.net"
+PP = "https://api.partner-pay.com"
+FLOWS["third-party-iframe"] = har([
+    entry(0, "GET", S2 + "/product/1", doc_headers(), 200, [("Content-Type", "text/html")], "<iframe src=https://widget.reviews.net/embed?p=1>"),
+    entry(300, "GET", W + "/embed?p=1", [("Accept", "text/html"), ("Sec-Fetch-Dest", "iframe"), ("Sec-Fetch-Mode", "navigate"), ("Referer", S2 + "/product/1")], 200,
+          [("Content-Type", "text/html"), ("Set-Cookie", "rv_session=abc; Path=/; Secure; SameSite=None")], "<button>helpful</button>"),
+    entry(2000, "POST", W + "/api/vote", xhr_headers([("Content-Type", "application/json"), ("Referer", W + "/embed?p=1"), ("Origin", W), ("Cookie", "rv_session=abc")]), 200,
+          [("Content-Type", "application/json")], '{"ok":true}', post=("application/json", '{"review":5,"vote":1}'), resp_mime="application/json"),
+    entry(2500, "GET", PP + "/v1/config", xhr_headers([("Origin", S2)]), 200, [("Content-Type", "application/json")], '{"v":1}', resp_mime="application/json"),
+    entry(3000, "POST", PP + "/v1/token", xhr_headers([("Content-Type", "application/json"), ("Origin", S2), ("Cookie", "pp_hint=1")]), 200,
+          [("Content-Type", "application/json")], '{"token":"t"}', post=("application/json", '{"amount":42}'), resp_mime="application/json"),
+], "A review widget in a third-party iframe votes with its own cookie; the shop's script sets a cookie for a partner API.")
+
+# 10. A 3 MiB text body, and a JSON body holding non-Latin-1 text.
+C = "https://cms.example.com"
+draft = "".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog. " for i in range(3 * 1024 * 1024 // 60 + 1))[: 3 * 1024 * 1024]
+FLOWS["large-text-body"] = har([
+    entry(0, "GET", C + "/editor", doc_headers(), 200, [("Content-Type", "text/html")], "<textarea></textarea>"),
+    entry(5000, "POST", C + "/api/drafts", xhr_headers([("Content-Type", "text/plain;charset=UTF-8"), ("Origin", C)]), 201,
+          [("Content-Type", "application/json")], '{"saved":true}', post=("text/plain;charset=UTF-8", draft), resp_mime="application/json", duration=900),
+    entry(7000, "POST", C + "/api/comments", xhr_headers([("Content-Type", "application/json"), ("Origin", C)]), 201,
+          [("Content-Type", "application/json")], '{"ok":true}', post=("application/json", '{"comment":"好评！"}'), resp_mime="application/json"),
+], "An editor saving a 3 MiB draft, then a comment in Chinese.")
+
+# 11. A sendBeacon, and a video the page later stops.
+N = "https://news.example.com"
+video = entry(800, "GET", N + "/media/clip.mp4", [("Accept", "*/*"), ("Sec-Fetch-Dest", "video"), ("Sec-Fetch-Mode", "no-cors"), ("Range", "bytes=0-")], 206,
+              [("Content-Type", "video/mp4")], "", resp_mime="video/mp4")
+beacon = entry(9000, "POST", N + "/analytics/collect", [("Accept", "*/*"), ("Content-Type", "text/plain;charset=UTF-8"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "no-cors")], 204,
+               [], "", post=("text/plain;charset=UTF-8", '{"event":"read","article":1,"seconds":42}'), resource_type="ping")
+FLOWS["send-beacon"] = har([
+    entry(0, "GET", N + "/a/1", doc_headers(), 200, [("Content-Type", "text/html")], "<video src=/media/clip.mp4>"),
+    video, beacon,
+], "navigator.sendBeacon reporting reading time as the page unloads; a video the reader stopped.")
+
+# 12. An XHR whose upload listener is set (its body arrives only as a stream), and a
+#     fetch with a ReadableStream body.
+D = "https://drive.example.com"
+FLOWS["xhr-upload-listener"] = har([
+    entry(0, "GET", D + "/upload", doc_headers(), 200, [("Content-Type", "text/html")], "<progress></progress>"),
+    entry(2000, "POST", D + "/api/upload", xhr_headers([("Content-Type", "text/csv"), ("Origin", D)]), 200, [("Content-Type", "application/json")], '{"rows":3}',
+          post=("text/csv", "name,amount\nalice,3\nbob,4\n"), resp_mime="application/json"),
+    entry(4000, "POST", D + "/api/stream", [("Accept", "*/*"), ("Content-Type", "application/octet-stream"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Origin", D)], 200,
+          [("Content-Type", "application/json")], '{"ok":true}', post=("application/octet-stream", "chunk-1 chunk-2 chunk-3"), resource_type="fetch", resp_mime="application/json"),
+], "xhr.upload.onprogress set before send(); a fetch uploading a ReadableStream.")
+
+# 13. A login by XHR, then page loads that need its cookies (one HttpOnly, one holding a
+#     quote, one long-lived).
+B = "https://bank.example.com"
+cookies = "auth=s3cr3t; pref=it's; theme=dark"
+FLOWS["xhr-login-then-page"] = har([
+    entry(0, "GET", B + "/login", doc_headers(), 200, [("Content-Type", "text/html")], "<form id=login>"),
+    entry(3000, "POST", B + "/api/login", xhr_headers([("Content-Type", "application/json"), ("Origin", B)]), 200,
+          [("Content-Type", "application/json"), ("Set-Cookie", "auth=s3cr3t; Path=/; HttpOnly; Secure"), ("Set-Cookie", "pref=it's; Path=/; Secure"),
+           ("Set-Cookie", "theme=dark; Path=/; Max-Age=31536000; Secure")], '{"ok":true}', post=("application/json", '{"user":"alice","password":"correct-horse"}'), resp_mime="application/json"),
+    entry(3300, "GET", B + "/account", doc_headers([("Cookie", cookies)]), 200, [("Content-Type", "text/html")], "<h1>Account</h1>"),
+    entry(3600, "GET", B + "/account/orders", doc_headers([("Cookie", cookies)]), 200, [("Content-Type", "text/html")], "<h1>Orders</h1>"),
+], "A login XHR sets three cookies; the next two documents need them.")
+
+# 14. A logout by XHR that deletes the session cookie; the next page must not send it.
+L = "https://mail.example.com"
+FLOWS["logout-xhr"] = har([
+    entry(0, "GET", L + "/inbox", doc_headers([("Cookie", "sid=77")]), 200, [("Content-Type", "text/html")], "<ul></ul>"),
+    entry(5000, "POST", L + "/api/logout", xhr_headers([("Content-Type", "application/json"), ("Origin", L), ("Cookie", "sid=77")]), 200,
+          [("Content-Type", "application/json"), ("Set-Cookie", "sid=; Path=/; Max-Age=0")], '{"ok":true}', post=("application/json", "{}"), resp_mime="application/json"),
+    entry(5400, "GET", L + "/login", doc_headers(), 200, [("Content-Type", "text/html")], "<form>"),
+], "A logout XHR deletes the session cookie; the login page that follows must not carry it.")
+
 SCENARIOS = {
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
+    "third-party-iframe": {"comment": "The review widget's page runs in a plain web view the app's scheme handler does not serve (S8).", "thirdPartyWebView": "plain"},
+    "xhr-upload-listener": {"comment": "The wire cannot show these: the XHR has an upload listener, the fetch body is a ReadableStream.",
+                            "exchanges": [{"method": "POST", "url": "*/api/upload", "uploadListener": True},
+                                          {"method": "POST", "url": "*/api/stream", "bodyKind": "stream"}]},
 }
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ public struct URLProtocolStrategy: InterceptionStrategy {
             bodyLostBy: exchange.request.body.isEmpty ? nil : "P1",  // P1: no HTTPBody across IPC
             redirects: redirects, redirectRule: "P4")
         // P2: the registration is global; third-party pages go through it too.
-        if exchange.frame.thirdParty { plan.thirdPartyBy = "P2" }
+        if exchange.frame.kind == .iframe && exchange.frame.thirdParty { plan.thirdPartyBy = "P2" }
         // P5: clearing a video's src does not reach stopLoading.
         if exchange.initiator == .media { plan.notes.append(Change(rule: "P5", what: "cancelling this media load would not reach stopLoading")) }
         return plan
@@ -155,7 +155,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
             }
         }
         // S8: the handler serves only the web views it is configured on.
-        if exchange.frame.thirdParty && context.scenario.thirdPartyInPlainWebView {
+        if exchange.frame.kind == .iframe && exchange.frame.thirdParty && context.scenario.thirdPartyInPlainWebView {
             var plan = NativeStrategy().plan(for: exchange, in: context)
             plan.notes.append(Change(rule: "S8", what: "a third-party page in a plain web view is not intercepted"))
             return plan
@@ -202,7 +202,14 @@ public struct JSProxyStrategy: InterceptionStrategy {
     }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
-        guard hooks(exchange.initiator) else { return base.plan(for: exchange, in: context) }  // X3
+        guard hooks(exchange.initiator) else {
+            // X3: fetch (unless polyfilled), forms and beacons take the base strategy.
+            var plan = base.plan(for: exchange, in: context)
+            if [.fetch, .formSubmission, .beacon].contains(exchange.initiator) {
+                plan.notes.append(Change(rule: "X3", what: "not hooked by the JS bridge; sent through \(base.kind)"))
+            }
+            return plan
+        }
         let binaryBody = exchange.bodyKind.isBinary
         let binaryResponse = Self.isBinary(contentType: exchange.response.headers.first("Content-Type"))
         return TransportPlan(

@@ -44,7 +44,9 @@ public struct WebViewEmulator: Sendable {
             var context = context
             context.documentURL = documentURL
             if e.initiator.isDocument && e.frame.kind == .main && (e.redirect?.hop ?? 0) == 0 { documentURL = e.request.url }
-            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hook: cookieMitigations.setterHook, documentURL: documentURL)
+            // The frame's document: an iframe's is its Referer, the main frame's the last document.
+            let frameDocument = e.frame.kind == .iframe ? e.request.headers.first("Referer") ?? documentURL : documentURL
+            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hook: cookieMitigations.setterHook, documentURL: frameDocument)
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
@@ -113,6 +115,7 @@ public struct WebViewEmulator: Sendable {
                     (side, rule) = (.web, "N4")
                 } else if let onLoad = cookieMitigations.headerOnLoad, chainStart == firstDocument, hop == 0 || onLoad.carriedOnRedirect {
                     if hop == 0 { loadHeader = jars.native.cookies(for: target, at: time) }
+                    outcome.changes.append(Change(rule: hop == 0 ? "C1" : "C2", what: "Cookie header given to loadRequest, built from NativeJar"))
                     // C1: the header is built from NativeJar; C2: it follows the redirect as is.
                     sent = loadHeader
                     (side, rule) = (.native, hop == 0 ? "C1" : "C2")
@@ -126,7 +129,11 @@ public struct WebViewEmulator: Sendable {
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
                 let origin = JarPair.Origin(rules: [plan.responseJarRule], what: "Set-Cookie on exchange \(e.sequence)" + (hop > 0 ? " (redirect hop \(hop))" : ""))
-                for header in e.response.headers.all("Set-Cookie") {
+                let setCookies = e.response.headers.all("Set-Cookie")
+                if !setCookies.isEmpty && plan.responseJar == .native {
+                    outcome.changes.append(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
+                }
+                for header in setCookies {
                     let result = jars.receive(header, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
                     // C7: the interceptor also hands the cookie to WKHTTPCookieStore.
                     if cookieMitigations.storeSync != nil, plan.responseJar == .native, case .stored(let cookie) = result {
@@ -152,6 +159,9 @@ public struct WebViewEmulator: Sendable {
                     outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
                 case .engine, .forwarded, .reloadDocument:
                     outcomes[chainStart].pageURL = e.request.url
+                    if plan.redirects == .engine {
+                        outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "WebKit followed the redirect; the page sees every hop"))
+                    }
                 }
             }
         }
@@ -305,8 +315,12 @@ public struct WebViewEmulator: Sendable {
                 jars.block(cookie.name, from: .web, by: "C4")
                 continue
             }
-            if let expiry = cookie.expiry { cookie.expiry = min(expiry, time + 7 * 86_400) }
-            jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: ["C5"], what: "injected at document start"), syncDelay: nil, syncRule: "J1")
+            var rules: [RuleID] = ["C5"]
+            if let expiry = cookie.expiry, expiry > time + 7 * 86_400 {
+                cookie.expiry = time + 7 * 86_400
+                rules.append("C6")
+            }
+            jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: rules, what: "injected at document start"), syncDelay: nil, syncRule: "J1")
         }
     }
 

@@ -1,0 +1,92 @@
+import Foundation
+import HARFormat
+import Testing
+import TrafficModel
+import WebViewEmulation
+@testable import ReportStore
+
+/// Every bundled recording under every preset and three profiles, against its golden
+/// expectation file `Recordings/expected/NAME.json`: the findings (preset, code, exchange,
+/// rules, severity) and the rules that acted. Any difference fails. Set
+/// `H5REPLAY_UPDATE_GOLDENS=1` to re-record the files after a deliberate change.
+@Suite("Golden scenarios")
+struct GoldenScenarioTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let recordings = root.appendingPathComponent("Recordings")
+    static let profiles: [(String, Profile)] = [("default", Profile()), ("ios-11.0", Profile(ios: IOSVersion(11, 0))), ("simulator", Profile(simulator: true))]
+    /// Rules no bundled scenario can exercise, and why (the closing note of the behaviour work).
+    static let notExpressed: [RuleID: String] = [
+        "J4": "session cookies lost when a WKProcessPool is reset or not shared: a recording of one web view cannot show it",
+    ]
+
+    static var names: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: recordings.path)) ?? []).filter { $0.hasSuffix(".har") }.map { String($0.dropLast(4)) }.sorted()
+    }
+
+    /// The golden document of one recording, computed now.
+    static func compute(_ name: String) throws -> [String: Any] {
+        let recording = try HARImporter().recording(from: Data(contentsOf: recordings.appendingPathComponent("\(name).har")), file: name, name: name)
+        let sidecar = recordings.appendingPathComponent("\(name).scenario.json")
+        let scenario = FileManager.default.fileExists(atPath: sidecar.path) ? try Scenario.load(Data(contentsOf: sidecar), file: sidecar.lastPathComponent) : Scenario()
+        var profiles: [String: Any] = [:]
+        for (label, profile) in profiles_() {
+            let results = ReplayRunner(presets: Preset.builtIn, profile: profile, scenario: scenario).replay([recording])
+            var findings: [[String: Any]] = []
+            var acted: [String: [String]] = [:]
+            for r in results {
+                var rules = Set<String>()
+                for o in r.outcomes {
+                    rules.formUnion(o.changes.map(\.rule.rawValue))
+                    for d in o.cookieDifferences { rules.formUnion(d.rules.map(\.rawValue)) }
+                }
+                rules.formUnion(r.jarEvents.compactMap { $0.rule?.rawValue })
+                for f in r.findings {
+                    rules.formUnion(f.rules.map(\.rawValue))
+                    var entry: [String: Any] = ["preset": f.preset, "code": f.code.rawValue, "sequence": f.sequence, "severity": f.severity.rawValue, "rules": f.rules.map(\.rawValue)]
+                    if let subject = f.subject { entry["subject"] = subject }
+                    findings.append(entry)
+                }
+                acted[r.preset] = rules.sorted { RuleID($0) < RuleID($1) }
+            }
+            profiles[label] = ["findings": findings, "acted": acted]
+        }
+        return ["recording": name, "profiles": profiles]
+    }
+
+    static func profiles_() -> [(String, Profile)] { profiles }
+
+    static func encode(_ object: Any) throws -> Data {
+        try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+
+    @Test("each recording's findings and acting rules match its golden file", arguments: names)
+    func golden(_ name: String) throws {
+        let computed = try Self.encode(try Self.compute(name))
+        let file = Self.recordings.appendingPathComponent("expected/\(name).json")
+        if ProcessInfo.processInfo.environment["H5REPLAY_UPDATE_GOLDENS"] == "1" {
+            try (computed + Data("\n".utf8)).write(to: file)
+            return
+        }
+        let golden = try Data(contentsOf: file)
+        let expected = String(decoding: golden, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let actual = String(decoding: computed, as: UTF8.self)
+        if expected != actual {
+            let e = expected.split(separator: "\n"), a = actual.split(separator: "\n")
+            let first = zip(e, a).enumerated().first { $0.element.0 != $0.element.1 }
+            Issue.record("\(name): differs from Recordings/expected/\(name).json at line \((first?.offset ?? min(e.count, a.count)) + 1): expected \(first.map { String($0.element.0) } ?? "(end)"), got \(first.map { String($0.element.1) } ?? "(end)"). Re-record with H5REPLAY_UPDATE_GOLDENS=1 if the change is meant.")
+        }
+    }
+
+    @Test("every rule of the behaviour model acts in at least one golden scenario")
+    func coverage() throws {
+        var seen = Set<String>()
+        for name in Self.names {
+            let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: Self.recordings.appendingPathComponent("expected/\(name).json"))) as? [String: Any])
+            for case let profile as [String: Any] in (object["profiles"] as? [String: Any] ?? [:]).values {
+                for case let rules as [String] in (profile["acted"] as? [String: Any] ?? [:]).values { seen.formUnion(rules) }
+            }
+        }
+        let missing = RuleCatalog.bundled.rules.map(\.id).filter { !seen.contains($0.rawValue) && Self.notExpressed[$0] == nil }
+        #expect(missing.isEmpty, "rules no golden scenario exercises: \(missing.map(\.rawValue).joined(separator: ", "))")
+    }
+}
