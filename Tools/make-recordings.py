@@ -216,7 +216,17 @@ FLOWS["logout-xhr"] = har([
     entry(5400, "GET", L + "/login", doc_headers(), 200, [("Content-Type", "text/html")], "<form>"),
 ], "A logout XHR deletes the session cookie; the login page that follows must not carry it.")
 
+# 15. A session cookie from a login page, then a wallet opened in a new web view with its
+#     own process pool.
+V = "https://wallet.example.com"
+FLOWS["new-webview-session"] = har([
+    entry(0, "GET", V + "/login", doc_headers(), 200, [("Content-Type", "text/html"), ("Set-Cookie", "wsid=42; Path=/; Secure; HttpOnly")], "<form>"),
+    entry(1500, "GET", V + "/home", doc_headers([("Cookie", "wsid=42")]), 200, [("Content-Type", "text/html")], "<a target=_blank href=/wallet>"),
+    entry(4000, "GET", V + "/wallet", doc_headers([("Cookie", "wsid=42")]), 200, [("Content-Type", "text/html")], "<h1>Wallet</h1>"),
+], "A login sets a session cookie; the wallet then opens in a new web view with its own WKProcessPool.")
+
 SCENARIOS = {
+    "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
     "third-party-iframe": {"comment": "The review widget's page runs in a plain web view the app's scheme handler does not serve (S8).", "thirdPartyWebView": "plain"},
     "xhr-upload-listener": {"comment": "The wire cannot show these: the XHR has an upload listener, the fetch body is a ReadableStream.",

@@ -111,6 +111,9 @@ public struct FindingDetector: Sendable {
                 let code: FindingCode
                 let sentence: String
                 switch (difference.recordedValue, difference.sentValue) {
+                case (.some, .none) where difference.setByRedirect:
+                    code = .redirectCookieLost
+                    sentence = "\(label) is sent without the cookie \(difference.name), which a redirect response set and the recording carried: \(difference.explanation)"
                 case (.some, .none):
                     code = .cookieMissing
                     sentence = "\(label) is sent without the cookie \(difference.name), which the recording carried: \(difference.explanation)"

@@ -11,6 +11,8 @@ struct JarPair {
         var what: String
         var scriptWindowStart: Double?
         var writtenAt: Double?
+        /// Set by a redirect (3xx) response.
+        var fromRedirect = false
         var isScriptWrite: Bool { writtenAt != nil }
     }
 
@@ -62,6 +64,16 @@ struct JarPair {
     /// Schedules a copy of `cookie` into `side` at `due` by `rule` (C7, C8).
     mutating func copy(_ cookie: Cookie, to side: JarSide, due: Double, rule: RuleID, origin: Origin) {
         schedule(PendingSync(due: due, to: side, cookie: cookie, isDeletion: false, rule: rule, origin: origin))
+    }
+
+    /// J4: a web view with a new WKProcessPool starts without the session cookies of WebJar.
+    mutating func dropSessionCookies(from side: JarSide, at time: Double) {
+        for cookie in self[side].all where cookie.expiry == nil {
+            self[side].remove(cookie.key)
+            origins[side]![cookie.key] = nil
+            blocked[side]![cookie.name] = "J4"
+            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: "J4", what: "a new process pool starts without session cookies"))
+        }
     }
 
     /// Cookies a rule kept out of a jar (C3: HttpOnly cookies a script cannot write).

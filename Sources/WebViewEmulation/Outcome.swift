@@ -89,6 +89,8 @@ public struct CookieDifference: Sendable, Hashable {
     public var certain: Bool
     /// Why, in plain words: which jar held it and when a synchronisation was due.
     public var explanation: String
+    /// The cookie was set by a redirect (3xx) response.
+    public var setByRedirect: Bool = false
 }
 
 /// A cookie on which the two jars still disagree once every synchronisation has completed.

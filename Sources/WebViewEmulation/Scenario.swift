@@ -12,7 +12,8 @@ import TrafficModel
 ///      "firstPartySites": ["example.com", ...],
 ///      "thirdPartyWebView": "same" | "plain",
 ///      "exchanges": [{"method": "POST", "url": "*/api/upload*",
-///                     "initiator": "xhr", "bodyKind": "stream", "uploadListener": true}]}
+///                     "initiator": "xhr", "bodyKind": "stream", "uploadListener": true}],
+///      "newProcessPool": [{"url": "*/wallet*"}]}
 public struct Scenario: Sendable, Hashable {
     /// Per-exchange facts the wire does not show, matched by method and URL pattern.
     public struct Override: Sendable, Hashable {
@@ -68,6 +69,9 @@ public struct Scenario: Sendable, Hashable {
     /// S8: third-party pages run in the configured web view (`same`) or in a plain one.
     public var thirdPartyInPlainWebView: Bool = false
     public var overrides: [Override] = []
+    /// J4: requests that a new web view with its own WKProcessPool issues first (its
+    /// WebJar has none of the session cookies).
+    public var newProcessPool: [Override] = []
 
     public init(preexisting: PreexistingJar = .both, binaryAsBlob: Bool = true, nativeCookies: [Cookie] = [], webCookies: [Cookie] = []) {
         self.preexisting = preexisting
@@ -157,10 +161,16 @@ public struct Scenario: Sendable, Hashable {
                     }
                     scenario.overrides.append(o)
                 }
+            case "newProcessPool":
+                guard let items = value as? [[String: Any]] else { throw FileError(file: file, problem: "newProcessPool: expected an array of {method, url}") }
+                for (i, item) in items.enumerated() {
+                    guard let url = item["url"] as? String else { throw FileError(file: file, problem: "newProcessPool[\(i)].url: a URL pattern is required") }
+                    scenario.newProcessPool.append(Override(method: item["method"] as? String, urlPattern: url))
+                }
             case "comment", "description":
                 continue
             default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, comment")
+                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, comment")
             }
         }
         return scenario

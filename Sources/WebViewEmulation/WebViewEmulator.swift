@@ -43,6 +43,10 @@ public struct WebViewEmulator: Sendable {
             jars.completeSyncs(upTo: time)
             var context = context
             context.documentURL = documentURL
+            // J4: a new web view with its own process pool starts without session cookies.
+            if scenario.newProcessPool.contains(where: { $0.matches(e) }) && (e.redirect?.hop ?? 0) == 0 {
+                jars.dropSessionCookies(from: .web, at: time)
+            }
             if e.initiator.isDocument && e.frame.kind == .main && (e.redirect?.hop ?? 0) == 0 { documentURL = e.request.url }
             // The frame's document: an iframe's is its Referer, the main frame's the last document.
             let frameDocument = e.frame.kind == .iframe ? e.request.headers.first("Referer") ?? documentURL : documentURL
@@ -128,7 +132,8 @@ public struct WebViewEmulator: Sendable {
                     outcome.changes.append(Change(rule: rule, what: "Cookie header built from \(side.jarName)"))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
-                let origin = JarPair.Origin(rules: [plan.responseJarRule], what: "Set-Cookie on exchange \(e.sequence)" + (hop > 0 ? " (redirect hop \(hop))" : ""))
+                var origin = JarPair.Origin(rules: [plan.responseJarRule], what: "Set-Cookie on exchange \(e.sequence)" + (e.response.isRedirect ? " (a \(e.response.status) redirect)" : ""))
+                origin.fromRedirect = e.response.isRedirect
                 let setCookies = e.response.headers.all("Set-Cookie")
                 if !setCookies.isEmpty && plan.responseJar == .native {
                     outcome.changes.append(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
@@ -346,7 +351,9 @@ public struct WebViewEmulator: Sendable {
             if let blocker = jars.blocked[side]?[name] { rules.append(blocker) }
             var certain = true
             var why: String
+            var fromRedirect = false
             if let sync = jars.pendingSync(named: name, to: side) {
+                fromRedirect = sync.origin.fromRedirect
                 rules += sync.origin.rules + [sync.rule]
                 let early = sync.due - time
                 why = "it was \(sync.origin.what) in \(side.other.jarName), and the synchronisation to \(side.jarName) (\(sync.rule)) was due \(Self.seconds(early)) after this request"
@@ -364,6 +371,7 @@ public struct WebViewEmulator: Sendable {
                     }
                 }
             } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {
+                fromRedirect = origin.fromRedirect
                 rules += origin.rules
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
                 why = "it was \(origin.what) in \(side.other.jarName) only"
@@ -371,7 +379,9 @@ public struct WebViewEmulator: Sendable {
             } else {
                 why = "\(side.jarName) does not hold it"
             }
-            out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: Self.unique(rules), certain: certain, explanation: why))
+            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: Self.unique(rules), certain: certain, explanation: why)
+            difference.setByRedirect = fromRedirect
+            out.append(difference)
         }
         for cookie in unmatchedSent {
             var rules: [RuleID] = [requestRule]
