@@ -92,3 +92,43 @@ struct FindingDetectorTests {
         #expect(FindingCode.allCases.count == 18)
     }
 }
+
+@Suite("Findings on flows built in code")
+struct BuiltFlowFindingTests {
+    static let t0 = 1_800_000_000.0
+
+    static func exchange(_ sequence: Int, at offset: Double, _ method: String, _ url: String, headers: [(String, String)] = [], status: Int = 200, responseHeaders: [(String, String)] = []) -> Exchange {
+        Exchange(sequence: sequence, startedAt: t0 + offset, duration: 0.02,
+            request: RecordedRequest(method: method, url: url, headers: headers.map { HeaderField($0.0, $0.1) }),
+            response: RecordedResponse(status: status, headers: responseHeaders.map { HeaderField($0.0, $0.1) }))
+    }
+
+    static func findings(_ list: [Exchange], _ preset: String) -> [Finding] {
+        var exchanges = list
+        ExchangeClassifier.classify(&exchanges)
+        let recording = Recording(name: "r", sourceFormat: "test", exchanges: exchanges)
+        let result = WebViewEmulator(preset: Preset.named(preset)!).run(recording, provenance: CookieProvenance(recording: recording))
+        return FindingDetector().findings(for: recording, result: result)
+    }
+
+    @Test("COOKIE_STALE: the page's next document sends the old value an XHR response replaced in NativeJar")
+    func stale() throws {
+        let doc = Self.exchange(0, at: 0, "GET", "https://a.example/", headers: [("Accept", "text/html")], responseHeaders: [("Set-Cookie", "v=1; Path=/")])
+        let xhr = Self.exchange(1, at: 2, "POST", "https://a.example/api/upgrade", headers: [("X-Requested-With", "XMLHttpRequest"), ("Cookie", "v=1")], responseHeaders: [("Set-Cookie", "v=2; Path=/")])
+        let next = Self.exchange(2, at: 2.3, "GET", "https://a.example/next", headers: [("Accept", "text/html"), ("Cookie", "v=2")])
+        let findings = Self.findings([doc, xhr, next], "kkjsbridge-ajaxhook")
+        let f = try #require(findings.first { $0.code == .cookieStale })
+        #expect(f.sequence == 2 && f.subject == "v" && f.severity == .error)
+        #expect(f.rules.contains("N2") && f.rules.contains("J1") && f.rules.contains("X1"))
+        #expect(f.expected["value"] == "2" && f.actual["value"] == "1")
+    }
+
+    @Test("REDIRECT_HIDDEN is info for a subresource, error for a document")
+    func subresourceRedirect() throws {
+        let page = Self.exchange(0, at: 0, "GET", "https://a.example/", headers: [("Accept", "text/html")])
+        let api = Self.exchange(1, at: 1, "GET", "https://a.example/api/v1", headers: [("X-Requested-With", "XMLHttpRequest")], status: 302, responseHeaders: [("Location", "/api/v2")])
+        let hop = Self.exchange(2, at: 1.05, "GET", "https://a.example/api/v2", headers: [("X-Requested-With", "XMLHttpRequest")])
+        let f = try #require(Self.findings([page, api, hop], "urlprotocol-naive").first { $0.code == .redirectHidden })
+        #expect(f.severity == .info && f.sequence == 1 && f.rules == ["P4"])
+    }
+}
