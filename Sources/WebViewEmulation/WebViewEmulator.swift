@@ -60,14 +60,15 @@ public struct WebViewEmulator: Sendable {
             if hop == 0 {
                 // Where the model is unsure what the page used, it evaluates each possibility
                 // and keeps the worse, saying so.
+                let possibilities = alternatives(of: e)
                 var worst: (Outcome, TransportPlan, String)?
-                for (variant, label) in alternatives(of: e) {
+                for (variant, label) in possibilities {
                     let p = preset.strategy.plan(for: variant, in: context)
                     let o = requestOutcome(variant, plan: p, context: context)
                     if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
                 }
                 (outcome, plan) = (worst!.0, worst!.1)
-                if alternatives(of: e).count > 1 { outcome.alternative = worst!.2 }
+                if possibilities.count > 1 { outcome.alternative = worst!.2 }
                 plans[chainStart] = plan
             } else {
                 plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
@@ -128,7 +129,7 @@ public struct WebViewEmulator: Sendable {
                 outcome.cookieDifferences = cookieDifferences(
                     recorded: provenance.sent[e.sequence].map { ($0.name, $0.value) }, sent: sent,
                     side: side, rule: rule, jars: jars, time: time)
-                if !outcome.cookieDifferences.isEmpty {
+                if !outcome.cookieDifferences.isEmpty && rule != "C1" && rule != "C2" {
                     outcome.changes.append(Change(rule: rule, what: "Cookie header built from \(side.jarName)"))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
