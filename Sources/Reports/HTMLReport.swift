@@ -199,11 +199,12 @@ public struct HTMLReport: Sendable {
     }
 
     static let style = """
-        body{font:14px/1.45 -apple-system,system-ui,"Segoe UI",sans-serif;margin:0 auto;max-width:1200px;padding:16px 24px;color:#1d2330;background:#fafbfc}
+        body{font:14px/1.45 -apple-system,system-ui,"Segoe UI",sans-serif;margin:0 auto;max-width:1600px;padding:16px 24px;color:#1d2330;background:#fafbfc}
         h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #dde1e7;padding-bottom:4px}
         h3{font-size:14px;margin:12px 0 6px}h4{margin:0 0 4px;font-size:14px}small{color:#5b6473;font-weight:normal}
         table{border-collapse:collapse}th,td{padding:4px 8px;text-align:left;vertical-align:top}
-        table.matrix{width:100%;background:#fff;box-shadow:0 1px 2px #0001}table.matrix th,table.matrix td{border:1px solid #dde1e7}
+        table.matrix{width:100%;table-layout:fixed;font-size:12px;background:#fff;box-shadow:0 1px 2px #0001}table.matrix th,table.matrix td{border:1px solid #dde1e7;padding:3px 5px;overflow-wrap:anywhere}
+        table.matrix thead th:first-child{width:14%}table.matrix small{font-size:10px}
         table.matrix thead th{background:#eef1f5}td.cell a{font-weight:600;text-decoration:none;color:inherit;display:block}td.cell small{display:block}
         td.ok{background:#e7f6ec}td.error{background:#fde8e8}td.warning{background:#fff5db}td.info{background:#e8f1fd}
         .sev{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;color:#fff}.sev.error{background:#c62828}.sev.warning{background:#b7791f}.sev.info{background:#2b6cb0}

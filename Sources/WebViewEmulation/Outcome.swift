@@ -91,6 +91,16 @@ public struct CookieDifference: Sendable, Hashable {
     public var explanation: String
     /// The cookie was set by a redirect (3xx) response.
     public var setByRedirect: Bool = false
+
+    public init(name: String, recordedValue: String?, sentValue: String?, rules: [RuleID], certain: Bool, explanation: String, setByRedirect: Bool = false) {
+        self.name = name
+        self.recordedValue = recordedValue
+        self.sentValue = sentValue
+        self.rules = rules
+        self.certain = certain
+        self.explanation = explanation
+        self.setByRedirect = setByRedirect
+    }
 }
 
 /// A cookie on which the two jars still disagree once every synchronisation has completed.

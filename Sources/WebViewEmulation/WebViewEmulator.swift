@@ -353,6 +353,14 @@ public struct WebViewEmulator: Sendable {
             var certain = true
             var why: String
             var fromRedirect = false
+            if requestRule == "C2" {
+                // The loadRequest header was fixed before this redirect chain set the cookie.
+                let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].all.first { $0.name == name }.flatMap { jars.origin(of: $0.key, in: side) } }.first
+                fromRedirect = origin?.fromRedirect ?? false
+                let why = "the Cookie header given to loadRequest was built before \(origin.map { "the " + $0.what } ?? "the cookie was set") and is carried unchanged to the redirect target"
+                out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: [requestRule], certain: true, explanation: why, setByRedirect: fromRedirect))
+                continue
+            }
             if let sync = jars.pendingSync(named: name, to: side) {
                 fromRedirect = sync.origin.fromRedirect
                 rules += sync.origin.rules + [sync.rule]
