@@ -57,6 +57,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Times the pipeline's stages for Tools/bench (DESIGN.md section 7).
+        .executableTarget(
+            name: "h5replay-bench",
+            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
+        ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
         .testTarget(
@@ -77,7 +82,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReportsTests",
-            dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"]
+            dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore"]),
     ]

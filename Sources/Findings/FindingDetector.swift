@@ -24,7 +24,7 @@ public struct FindingDetector: Sendable {
                 }
             }
             let e = exchanges[outcome.sequence]
-            let recordedBody = BodyFingerprint(e.request.body)
+            let recordedBody = e.request.bodyFingerprint
             let label = Self.label(e)
 
             // A request that is never sent: nothing else about it reaches the server.

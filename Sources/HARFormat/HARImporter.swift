@@ -209,7 +209,7 @@ public struct HARImporter: Sendable {
                 guard pair.count == 2, let name = pair[0] as? String else {
                     throw item.fail("expected a [name, value] pair, found \(pair.count) element(s)")
                 }
-                let value = JSONNode(value: pair[1], path: item.path + "[1]", context: item.context)
+                let value = JSONNode(value: pair[1], steps: PathSteps(parent: item.steps, key: nil, index: 1), context: item.context)
                 out.append(HeaderField(name, try value.optionalString() ?? ""))
             } else {
                 throw item.fail("expected a header object {name, value} or a [name, value] pair, found \(item.typeName)")

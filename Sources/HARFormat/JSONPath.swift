@@ -1,11 +1,25 @@
 import Foundation
 
 /// A JSON value from `JSONSerialization` with the path it was reached by, so that every
-/// type error names its place.
+/// type error names its place. The path is kept as steps and spelt out only for an error.
 struct JSONNode {
     let value: Any?
-    let path: String
+    let steps: PathSteps
     let context: ImportContext
+
+    init(value: Any?, path: String, context: ImportContext) {
+        self.value = value
+        self.steps = PathSteps(parent: nil, key: path, index: nil)
+        self.context = context
+    }
+
+    init(value: Any?, steps: PathSteps, context: ImportContext) {
+        self.value = value
+        self.steps = steps
+        self.context = context
+    }
+
+    var path: String { steps.description }
 
     func fail(_ problem: String) -> HARImportError {
         HARImportError(file: context.file, entryIndex: context.entryIndex, field: path, problem: problem)
@@ -15,7 +29,7 @@ struct JSONNode {
 
     subscript(key: String) -> JSONNode {
         let dict = value as? [String: Any]
-        return JSONNode(value: dict?[key], path: path.isEmpty ? key : "\(path).\(key)", context: context)
+        return JSONNode(value: dict?[key], steps: PathSteps(parent: steps, key: key, index: nil), context: context)
     }
 
     func object() throws -> [String: Any] {
@@ -25,7 +39,7 @@ struct JSONNode {
 
     func array() throws -> [JSONNode] {
         guard let items = value as? [Any] else { throw fail(isMissing ? "missing (an array is required)" : "expected an array, found \(typeName)") }
-        return items.enumerated().map { JSONNode(value: $1, path: "\(path)[\($0)]", context: context) }
+        return items.enumerated().map { JSONNode(value: $1, steps: PathSteps(parent: steps, key: nil, index: $0), context: context) }
     }
 
     func optionalArray() throws -> [JSONNode] {
@@ -63,6 +77,26 @@ struct JSONNode {
         case is NSNumber: return "a number"
         default: return "\(type(of: value!))"
         }
+    }
+}
+
+/// A JSON path as a chain of steps: `log.entries[3].request`.
+final class PathSteps: CustomStringConvertible {
+    let parent: PathSteps?
+    let key: String?
+    let index: Int?
+
+    init(parent: PathSteps?, key: String?, index: Int?) {
+        self.parent = parent
+        self.key = key
+        self.index = index
+    }
+
+    var description: String {
+        let head = parent?.description ?? ""
+        if let index { return "\(head)[\(index)]" }
+        guard let key, !key.isEmpty else { return head }
+        return head.isEmpty ? key : "\(head).\(key)"
     }
 }
 

@@ -86,8 +86,8 @@ public struct ReportStore: Sendable {
             try diagnostic.insert(db)
         }
         let bodyInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
-        func storeBody(_ data: Data) throws -> String {
-            let hash = data.sha256Hex
+        func storeBody(_ data: Data, hash: String? = nil) throws -> String {
+            let hash = hash ?? data.sha256Hex
             try bodyInsert.execute(arguments: [hash, data.count, data])
             return hash
         }
@@ -97,7 +97,7 @@ public struct ReportStore: Sendable {
                 connectionId: e.connectionID, serverAddress: e.serverAddress,
                 method: e.request.method, url: e.request.url, httpVersion: e.request.httpVersion,
                 requestHeaders: try Self.encodeHeaders(e.request.headers),
-                requestBodySha256: try storeBody(e.request.body), requestBodyLength: e.request.body.count,
+                requestBodySha256: try storeBody(e.request.body, hash: e.request.bodyFingerprint.sha256), requestBodyLength: e.request.body.count,
                 status: e.response.status, statusText: e.response.statusText, responseHttpVersion: e.response.httpVersion,
                 responseHeaders: try Self.encodeHeaders(e.response.headers),
                 responseBodySha256: try storeBody(e.response.body), responseBodyLength: e.response.body.count,

@@ -54,7 +54,7 @@ public struct RecordingReport: Sendable {
                 "sequence": e.sequence, "startedAt": Self.iso(e.startedAt), "duration": e.duration,
                 "initiator": e.initiator.rawValue, "frame": e.frame.label, "method": e.request.method, "url": e.request.url,
                 "status": e.response.status, "bodyKind": e.bodyKind.rawValue,
-                "requestBodyLength": e.request.body.count, "requestBodySHA256": e.request.body.sha256Hex,
+                "requestBodyLength": e.request.body.count, "requestBodySHA256": e.request.bodyFingerprint.sha256,
                 "responseBodyLength": e.response.body.count, "responseBodySHA256": e.response.body.sha256Hex,
                 "responseEncodedLength": e.response.encodedLength ?? NSNull(), "responseBodyMissing": e.response.bodyMissing,
                 "redirect": redirect, "cookies": cookies, "inferred": inferred,

@@ -53,7 +53,12 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     public var url: String
     public var httpVersion: String
     public var headers: [HeaderField]
-    public var body: Data
+    public var body: Data {
+        didSet { bodyFingerprint = BodyFingerprint(body) }
+    }
+    /// Length and SHA-256 of `body`, computed once when the body is set: every preset of
+    /// every replay compares against it.
+    public private(set) var bodyFingerprint: BodyFingerprint
 
     public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
         self.method = method
@@ -61,6 +66,24 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
         self.httpVersion = httpVersion
         self.headers = headers
         self.body = body
+        self.bodyFingerprint = BodyFingerprint(body)
+    }
+
+    enum CodingKeys: String, CodingKey { case method, url, httpVersion, headers, body }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(method: try c.decode(String.self, forKey: .method), url: try c.decode(String.self, forKey: .url), httpVersion: try c.decode(String.self, forKey: .httpVersion),
+            headers: try c.decode([HeaderField].self, forKey: .headers), body: try c.decode(Data.self, forKey: .body))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(method, forKey: .method)
+        try c.encode(url, forKey: .url)
+        try c.encode(httpVersion, forKey: .httpVersion)
+        try c.encode(headers, forKey: .headers)
+        try c.encode(body, forKey: .body)
     }
 
     public var target: RequestTarget? { RequestTarget(url) }

@@ -131,25 +131,27 @@ public enum ExchangeClassifier {
     /// Links each 3xx response to the later request for its Location: hop 0 is the
     /// request the page issued, hop n the n-th redirect target.
     public static func linkRedirects(_ exchanges: inout [Exchange]) {
+        // Requests by normalised URL, in time order, so each 3xx finds its target in one
+        // lookup rather than a scan.
+        var byURL: [String: [Int]] = [:]
+        var hasRedirect = false
+        for i in exchanges.indices {
+            if exchanges[i].response.isRedirect { hasRedirect = true }
+        }
+        guard hasRedirect else { return }
+        for i in exchanges.indices { byURL[normalize(exchanges[i].request.url), default: []].append(i) }
         var claimed = Set<Int>()
         for i in exchanges.indices where exchanges[i].response.isRedirect {
             guard let location = exchanges[i].response.location,
                 let target = RequestTarget.resolve(location, against: exchanges[i].request.url)
             else { continue }
             let wantedMethod = exchanges[i].response.preservesMethod ? exchanges[i].request.method : nil
-            let normalizedTarget = normalize(target)
-            var j = i + 1
-            while j < exchanges.count {
-                if !claimed.contains(j), normalize(exchanges[j].request.url) == normalizedTarget,
-                    wantedMethod == nil || exchanges[j].request.method == wantedMethod
-                {
-                    break
-                }
-                j += 1
+            let next = byURL[normalize(target)]?.first { j in
+                j > i && !claimed.contains(j) && (wantedMethod == nil || exchanges[j].request.method == wantedMethod)
             }
             let start = exchanges[i].redirect?.chainStart ?? i
             let hop = exchanges[i].redirect?.hop ?? 0
-            guard j < exchanges.count else {
+            guard let j = next else {
                 exchanges[i].redirect = RedirectLink(chainStart: start, hop: hop, next: nil)
                 continue
             }

@@ -121,7 +121,7 @@ public struct BodyBridge: Mitigation {
         default:
             break
         }
-        outcome.deliveredBody = BodyFingerprint(restored)
+        outcome.deliveredBody = restored == body ? exchange.request.bodyFingerprint : BodyFingerprint(restored)
         outcome.bodyRules = restored == body ? [] : rules
         outcome.changes.append(Change(rule: rules.last!, what: restored == body ? "body restored from the native stash" : "body restored but re-encoded"))
     }
@@ -199,7 +199,8 @@ public struct BodyInHeader: Mitigation {
             outcome.changes.append(Change(rule: "H2", what: "binary body cannot travel in a header"))
             return
         }
-        if !binary, let text = String(validatingUTF8: body), text.unicodeScalars.contains(where: { $0.value > 0xFF || $0 == "\r" || $0 == "\n" }) {
+        // In UTF-8, lead bytes from 0xC4 start characters above U+00FF.
+        if !binary, body.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 >= 0xC4 }) {
             // H3: characters above U+00FF or CR/LF make the header invalid: the request fails.
             outcome.deliveredBody = .empty
             outcome.bodyRules = ["H3"]
@@ -208,7 +209,7 @@ public struct BodyInHeader: Mitigation {
             return
         }
         // H1: restored by the interceptor.
-        outcome.deliveredBody = BodyFingerprint(body)
+        outcome.deliveredBody = exchange.request.bodyFingerprint
         outcome.bodyRules = []
         outcome.changes.append(Change(rule: "H1", what: "body restored from the \(headerName) header"))
     }

@@ -72,7 +72,7 @@ public struct WebViewEmulator: Sendable {
                 plans[chainStart] = plan
             } else {
                 plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
-                outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: BodyFingerprint(e.request.body))
+                outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
             }
 
             // On a 307/308 hop the body depends on who follows the redirect.
@@ -201,7 +201,7 @@ public struct WebViewEmulator: Sendable {
 
     /// What the strategy and the mitigations do to the request the page issued.
     func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext) -> Outcome {
-        var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: BodyFingerprint(e.request.body))
+        var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
             outcome.bodyRules = [rule]

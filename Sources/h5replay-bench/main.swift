@@ -1,0 +1,86 @@
+// h5replay-bench: times the pipeline's stages on one HAR file, for Tools/bench.
+//
+// Prints one `name=value` line per figure:
+//   har_bytes, har_entries, har_import_seconds (best of 3),
+//   emulation_evaluations, emulation_seconds, emulation_per_second (one core, every
+//     preset over the flows in RECORDINGS_DIR: realistic flow lengths),
+//   sqlite_rows, sqlite_seconds, sqlite_rows_per_second (one transaction, a file database).
+import CookieJar
+import Findings
+import Foundation
+import HARFormat
+import ReportStore
+import TrafficModel
+import WebViewEmulation
+
+func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: h5replay-bench FILE.har RECORDINGS_DIR\n".utf8))
+    exit(2)
+}
+let path = arguments[1]
+let data: Data
+do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+    FileHandle.standardError.write(Data("\(path): \(error)\n".utf8))
+    exit(2)
+}
+
+// HAR import: parse, build exchanges, classify, sort.
+var best = Double.infinity
+var recording: Recording!
+for _ in 0..<3 {
+    let start = now()
+    recording = try HARImporter().recording(from: data, file: path, name: "bench")
+    best = min(best, now() - start)
+}
+print("har_bytes=\(data.count)")
+print("har_entries=\(recording.exchanges.count)")
+print(String(format: "har_import_seconds=%.4f", best))
+
+// Emulation: every preset over every bundled flow on one core, for at least two seconds.
+let directory = URL(fileURLWithPath: arguments[2])
+let flows: [Recording] = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".har") }.sorted().map {
+    try HARImporter().recording(from: Data(contentsOf: directory.appendingPathComponent($0)), file: $0, name: $0)
+}
+let provenances = flows.map { CookieProvenance(recording: $0) }
+let detector = FindingDetector()
+var evaluations = 0
+var findings: [Finding] = []
+let emulationStart = now()
+repeat {
+    for (flow, provenance) in zip(flows, provenances) {
+        for preset in Preset.builtIn {
+            let result = WebViewEmulator(preset: preset).run(flow, provenance: provenance)
+            let f = detector.findings(for: flow, result: result)
+            if findings.count < 300_000 { findings += f }
+            evaluations += result.outcomes.count
+        }
+    }
+} while now() - emulationStart < 2
+let emulationSeconds = now() - emulationStart
+print("emulation_evaluations=\(evaluations)")
+print(String(format: "emulation_seconds=%.4f", emulationSeconds))
+print(String(format: "emulation_per_second=%.0f", Double(evaluations) / emulationSeconds))
+
+// SQLite: 200,000 finding rows in one run, one transaction, into a file database.
+let rows = 200_000
+var many: [Finding] = []
+many.reserveCapacity(rows)
+while many.count < rows { many += findings.prefix(rows - many.count) }
+if many.isEmpty {
+    print("sqlite_rows=0")
+    exit(0)
+}
+let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())")
+try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: scratch) }
+let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
+let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
+let sqliteStart = now()
+_ = try store.saveRun(run, results: [ReportStore.RunResult(recording: "bench", preset: "bench", outcomes: [], findings: many)])
+let sqliteSeconds = now() - sqliteStart
+print("sqlite_rows=\(many.count)")
+print(String(format: "sqlite_seconds=%.4f", sqliteSeconds))
+print(String(format: "sqlite_rows_per_second=%.0f", Double(many.count) / sqliteSeconds))
