@@ -75,3 +75,41 @@ struct HARExporterTests {
         #expect(entry["startedDateTime"] as? String == "1970-01-01T00:00:00.000Z")
     }
 }
+
+/// The export is valid HAR 1.2 by the published schemas, and mitmproxy reads it back
+/// (when installed): `Tools/validate-har.py` over every bundled recording's export.
+@Suite("HAR export against the HAR 1.2 schemas and mitmproxy")
+struct HARExportConformanceTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let schemas = root.appendingPathComponent("../shared/conformance/har-schema/lib").standardizedFileURL
+    static var present: Bool { FileManager.default.fileExists(atPath: schemas.path) }
+
+    @Test("every bundled recording exports as schema-valid HAR", .enabled(if: present, "../shared/conformance is not here"))
+    func schemaValid() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-har-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var files: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Recordings").path) where name.hasSuffix(".har") {
+            let recording = try HARImporter().recording(from: Data(contentsOf: Self.root.appendingPathComponent("Recordings/\(name)")), file: name, name: name)
+            let out = dir.appendingPathComponent(name)
+            try HARExporter(toolVersion: "test").data(for: recording).write(to: out)
+            files.append(out.path)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.root.appendingPathComponent("Tools/validate-har.py").path, Self.schemas.path] + files.sorted()
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        if process.terminationStatus == 3 {
+            print("skipping HAR schema validation: \(text)")
+            return
+        }
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("\(files.count) HAR file(s): ok"))
+    }
+}
