@@ -82,6 +82,8 @@ public struct Scenario: Sendable, Hashable {
 
     /// Applies the per-exchange overrides and the first-party sites to a recording.
     public func applied(to recording: Recording) -> Recording {
+        // Without first-party sites or overrides the importer's classification stands.
+        guard !firstPartySites.isEmpty || !overrides.isEmpty else { return recording }
         var r = recording
         let sites = firstPartySites.isEmpty ? recording.topLevelSite.map { [$0] } ?? [] : firstPartySites.map { Site.of(host: $0) }
         for i in r.exchanges.indices {
