@@ -91,11 +91,11 @@ public struct CookieStore: Sendable, Hashable {
             }
         }
         // Step 14-15: cookie name prefixes.
-        let lowerName = parsed.name.asciiLower
+        let lowerName = parsed.name.asciiLowercased
         if lowerName.hasPrefix("__secure-") && !parsed.secure { return .ignored(reason: "__Secure- prefix without Secure") }
         if lowerName.hasPrefix("__host-") && !(parsed.secure && hostOnly && path == "/") { return .ignored(reason: "__Host- prefix rules not met") }
         if parsed.name.isEmpty {
-            let lowerValue = parsed.value.asciiLower
+            let lowerValue = parsed.value.asciiLowercased
             if lowerValue.hasPrefix("__secure-") || lowerValue.hasPrefix("__host-") { return .ignored(reason: "nameless cookie with a prefixed value") }
         }
         var cookie = Cookie(name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: path, expiry: expiry, secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, creation: time)

@@ -1,3 +1,5 @@
+import TrafficModel
+
 /// A parsed `Set-Cookie` header (RFC 6265bis section 5.6, "The Set-Cookie Header Field").
 public struct SetCookie: Sendable, Hashable {
     public var name: String
@@ -56,7 +58,7 @@ public struct SetCookie: Sendable, Hashable {
             }
             // 4. An attribute-value longer than 1024 octets is ignored.
             if attrValue.utf8.count > 1024 { continue }
-            result.apply(attribute: attrName.asciiLower, value: attrValue)
+            result.apply(attribute: attrName.asciiLowercased, value: attrValue)
         }
         return result
     }
@@ -77,14 +79,14 @@ public struct SetCookie: Sendable, Hashable {
             // 5.6.3: the cookie-domain is the value without a leading "."; an empty value
             // gives an empty cookie-domain, which (being the last Domain) makes the
             // cookie host-only in the storage model. Lowercased.
-            domain = (value.hasPrefix(".") ? String(value.dropFirst()) : value).asciiLower
+            domain = (value.hasPrefix(".") ? String(value.dropFirst()) : value).asciiLowercased
         case "path":
             // 5.6.4: an empty value or one not starting with "/" gives the default path.
             path = value.hasPrefix("/") ? value : ""
         case "secure": secure = true
         case "httponly": httpOnly = true
         case "samesite":
-            switch value.asciiLower {
+            switch value.asciiLowercased {
             case "none": sameSite = .none
             case "strict": sameSite = .strict
             case "lax": sameSite = .lax
@@ -107,8 +109,4 @@ func trimWSP<S: StringProtocol>(_ s: S) -> String {
     while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
     while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
     return String(decoding: bytes[start..<end], as: UTF8.self)
-}
-
-extension String {
-    var asciiLower: String { String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self) }
 }

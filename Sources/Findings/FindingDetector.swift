@@ -188,9 +188,8 @@ public struct FindingDetector: Sendable {
     }
 
     static func shortURL(_ url: String) -> String {
-        guard let t = RequestTarget(url) else { return url }
-        let path = t.pathAndQuery.count > 80 ? String(t.pathAndQuery.prefix(77)) + "..." : t.pathAndQuery
-        return t.host + path
+        let shown = RequestTarget.hostAndPath(url)
+        return shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
     }
 
     /// The URL of the last recorded hop of the chain `e` starts.

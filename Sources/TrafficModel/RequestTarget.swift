@@ -77,6 +77,12 @@ public struct RequestTarget: Sendable, Hashable {
 
     public var site: String { Site.of(host: host) }
 
+    /// `host/path?query`, how reports show a URL; the URL itself when it does not parse.
+    public static func hostAndPath(_ url: String) -> String {
+        guard let t = RequestTarget(url) else { return url }
+        return t.host + t.pathAndQuery
+    }
+
     /// Resolves `reference` (a Location header, say) against `base`, as a browser does.
     public static func resolve(_ reference: String, against base: String) -> String? {
         if RequestTarget(reference) != nil { return reference }
