@@ -30,6 +30,11 @@ let package = Package(
             name: "TrafficModel",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .target(name: "HTTPWire", dependencies: ["CZlib", "CBrotli"]),
+        .target(name: "PacketCapture", dependencies: ["CPcap", "HTTPWire", "TrafficModel"]),
         .target(
             name: "HARFormat",
             dependencies: ["TrafficModel", .product(name: "HTTPTypes", package: "swift-http-types")]
@@ -53,7 +58,7 @@ let package = Package(
             name: "h5replay",
             dependencies: [
                 "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
-                "ReportStore", "Reports",
+                "ReportStore", "Reports", "PacketCapture", "HTTPWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -63,6 +68,8 @@ let package = Package(
             dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
+        .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire"]),
+        .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
         .testTarget(
             name: "CookieJarTests",

@@ -69,6 +69,12 @@ public struct ReportStore: Sendable {
         try writer.write { db in try Self.insert(recording, replace: replace, db) }
     }
 
+    /// Stores several recordings (a capture split by client) in one transaction: all of
+    /// them or none.
+    public func save(_ recordings: [Recording], replace: Bool = false) throws -> [ImportResult] {
+        try writer.write { db in try recordings.map { try Self.insert($0, replace: replace, db) } }
+    }
+
     /// Stores a recording inside the caller's transaction.
     static func insert(_ recording: Recording, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false

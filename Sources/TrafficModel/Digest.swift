@@ -29,3 +29,16 @@ public struct BodyFingerprint: Sendable, Hashable, Codable {
     public static let empty = BodyFingerprint(Data())
     public var isEmpty: Bool { length == 0 }
 }
+
+/// SHA-256 over data given in pieces, for files too large to hold at once.
+public struct StreamingSHA256 {
+    var hasher = SHA256()
+
+    public init() {}
+
+    public mutating func update(_ data: Data) { hasher.update(data: data) }
+
+    public func finalizeHex() -> String {
+        hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -5,14 +5,29 @@ import ReportStore
 extension H5Replay {
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import recordings (HAR) into the database.",
+            abstract: "Import recordings (HAR, pcap, pcapng) into the database.",
             discussion: """
-                Each file becomes one recording, named after the file without its extension.
+                Each file becomes one recording, named after the file without its extension;
+                the format is told by content, not by the name.
+
                 HAR from Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright and
                 Polly.js is read, with each exporter's quirks. A malformed file is rejected with
-                exit code 2 and a message naming the file, the entry and the field; nothing of
-                it is stored. All files of one call are imported in order; one failing stops
-                the call, and the files before it stay imported.
+                exit code 2 and a message naming the file, the entry and the field.
+
+                pcap and pcapng captures (tcpdump, Wireshark, `h5replay record`) are read
+                through libpcap: TCP streams are reassembled and HTTP/1.1 is parsed, with
+                bodies decoded (gzip, deflate, br). HTTPS connections are counted and reported
+                as not decodable. A gap, a truncated body or a malformed message becomes a
+                diagnostic on the recording; the exchange is kept and marked. `--split client`
+                makes one recording per client address (NAME-ADDRESS).
+
+                Each file is stored in one transaction: all of it or nothing. The files of one
+                call are imported in order; one failing stops the call, and the files before
+                it stay imported.
+
+                Examples:
+                  h5replay import login.har
+                  h5replay import staging.pcapng --split client
                 """)
 
         @OptionGroup var database: DatabaseOptions
@@ -24,18 +39,22 @@ extension H5Replay {
         @Flag(help: "Replace a recording of the same name that holds a different file.")
         var replace = false
 
-        @Argument(help: ArgumentHelp("HAR files to import.", valueName: "file"))
+        @Option(help: ArgumentHelp("Captures: `client` makes one recording per client address.", valueName: "client"))
+        var split: String?
+
+        @Argument(help: ArgumentHelp("HAR, pcap or pcapng files to import.", valueName: "file"))
         var files: [String]
 
         func validate() throws {
             if files.isEmpty { throw ValidationError("give at least one file to import") }
             if name != nil && files.count > 1 { throw ValidationError("--name applies to one file; import the files one by one") }
+            if let split, split != "client" { throw ValidationError("--split takes `client` (one recording per client address)") }
         }
 
         func run() async throws {
             let store = try database.open()
             for file in files {
-                let (recording, result) = try SourceFile.importFile(file, name: name, replace: replace, limits: limits, into: store)
+                for (recording, result) in try SourceFile.importFile(file, name: name, replace: replace, limits: limits, splitByClient: split == "client", into: store) {
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"
@@ -46,7 +65,8 @@ extension H5Replay {
                     print("  \(d.severity.rawValue): \(d.message)")
                 }
                 let notes = recording.diagnostics.filter { $0.severity == .note }.count
-                if notes > 0 { print("  \(notes) note(s); `h5replay report` and the diagnostic table hold them") }
+                if notes > 0 { print("  \(notes) note(s); `h5replay show \(recording.name)` lists them") }
+                }
             }
         }
     }

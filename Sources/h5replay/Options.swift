@@ -1,4 +1,6 @@
 import ArgumentParser
+import HTTPWire
+import PacketCapture
 import Foundation
 import CookieJar
 import HARFormat
@@ -120,11 +122,40 @@ struct LimitOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Largest HAR file read, in bytes.", valueName: "bytes"))
     var maxHarBytes: Int = HARImporter.defaultMaxFileBytes
 
+    @Option(name: .long, help: ArgumentHelp("Captures: largest HTTP start line and header section, in bytes.", valueName: "bytes"))
+    var maxHeaderBytes: Int = HTTPLimits.default.maxHeaderBytes
+
+    @Option(name: .long, help: ArgumentHelp("Captures: most header fields in one HTTP message.", valueName: "n"))
+    var maxHeaderCount: Int = HTTPLimits.default.maxHeaderCount
+
+    @Option(name: .long, help: ArgumentHelp("Captures: body bytes kept per HTTP message; the rest is counted and the exchange marked.", valueName: "bytes"))
+    var maxBodyBytes: Int = HTTPLimits.default.maxBodyBytes
+
+    @Option(name: .long, help: ArgumentHelp("Captures: largest body after gzip, deflate or br decoding, in bytes.", valueName: "bytes"))
+    var maxDecodedBytes: Int = ContentDecoder().maxDecodedBytes
+
+    @Option(name: .long, help: ArgumentHelp("Captures: most decoded bytes per encoded byte (a guard against decompression bombs).", valueName: "ratio"))
+    var maxDecodeRatio: Int = ContentDecoder().maxRatio
+
+    @Option(name: .long, help: ArgumentHelp("Captures: TCP connections tracked at once; past it the least recently active is closed.", valueName: "n"))
+    var maxOpenFlows: Int = TCPLimits().maxOpenFlows
+
     func validate() throws {
-        if maxHarBytes <= 0 { throw ValidationError("--max-har-bytes must be positive") }
+        for (flag, value) in [("--max-har-bytes", maxHarBytes), ("--max-header-bytes", maxHeaderBytes), ("--max-header-count", maxHeaderCount), ("--max-body-bytes", maxBodyBytes), ("--max-decoded-bytes", maxDecodedBytes), ("--max-decode-ratio", maxDecodeRatio), ("--max-open-flows", maxOpenFlows)] where value <= 0 {
+            throw ValidationError("\(flag) must be positive")
+        }
     }
 
     var harImporter: HARImporter { HARImporter(maxFileBytes: maxHarBytes) }
+
+    func captureOptions(splitByClient: Bool) -> CaptureSession.Options {
+        CaptureSession.Options(
+            collector: .init(
+                httpLimits: HTTPLimits(maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
+                decoder: ContentDecoder(maxDecodedBytes: maxDecodedBytes, maxRatio: maxDecodeRatio)),
+            tcpLimits: TCPLimits(maxOpenFlows: maxOpenFlows),
+            splitByClient: splitByClient)
+    }
 }
 
 /// `--scenario`, `--native-cookies`, `--web-cookies`: what the recording cannot say.

@@ -84,10 +84,11 @@ extension H5Replay {
                 let bundled = "Recordings"
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
-                    let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") && !$0.hasSuffix(".scenario.json") }.sorted()
+                    let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") }.sorted()
                     for file in files {
-                        let (recording, _) = try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, limits: limits, into: store)
-                        names.append(recording.name)
+                        for (recording, _) in try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, limits: limits, into: store) {
+                            names.append(recording.name)
+                        }
                     }
                 } else {
                     names = try store.recordingNames()
@@ -96,8 +97,9 @@ extension H5Replay {
             } else {
                 for item in recordings {
                     if FileManager.default.fileExists(atPath: item) {
-                        let (recording, _) = try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store)
-                        names.append(recording.name)
+                        for (recording, _) in try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store) {
+                            names.append(recording.name)
+                        }
                     } else {
                         names.append(item)
                     }

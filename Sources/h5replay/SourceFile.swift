@@ -1,9 +1,10 @@
 import Foundation
 import HARFormat
+import PacketCapture
 import ReportStore
 import TrafficModel
 
-/// Reads a recording file whose format is detected by content.
+/// Reads a recording file whose format is detected by content: HAR, pcap or pcapng.
 enum SourceFile {
     /// The recording name for a file: its name without the extension.
     static func defaultName(for path: String) -> String {
@@ -12,10 +13,26 @@ enum SourceFile {
         return stem.isEmpty ? file : stem
     }
 
-    static func read(_ path: String, name: String?, limits: LimitOptions) throws -> Recording {
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > limits.maxHarBytes,
-            (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 64)).map({ HARImporter.looksLikeHAR($0 ?? Data()) }) == true
-        {
+    static func head(_ path: String) throws -> Data {
+        guard FileManager.default.fileExists(atPath: path) else { throw InputError("\(path): no such file") }
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            return try handle.read(upToCount: 64) ?? Data()
+        } catch {
+            throw InputError("\(path): cannot read the file: \((error as NSError).localizedDescription)")
+        }
+    }
+
+    /// The recordings in a file: one, or one per client with `splitByClient` on a capture.
+    static func read(_ path: String, name: String?, limits: LimitOptions, splitByClient: Bool = false) throws -> [Recording] {
+        let start = try head(path)
+        let recordingName = name ?? defaultName(for: path)
+        if CaptureImporter.looksLikeCapture(start) {
+            return try readCapture(path, name: recordingName, limits: limits, splitByClient: splitByClient)
+        }
+        if start.isEmpty { throw InputError("\(path): offset 0: the file is empty") }
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > limits.maxHarBytes, HARImporter.looksLikeHAR(start) {
             throw InputError("\(path): the file is \(size) bytes, over the HAR size limit of \(limits.maxHarBytes) (raise it with --max-har-bytes)")
         }
         let data: Data
@@ -24,27 +41,59 @@ enum SourceFile {
         } catch {
             throw InputError("\(path): cannot read the file: \((error as NSError).localizedDescription)")
         }
-        let recordingName = name ?? defaultName(for: path)
         if HARImporter.looksLikeHAR(data) {
             do {
-                return try limits.harImporter.recording(from: data, file: path, name: recordingName)
+                return [try limits.harImporter.recording(from: data, file: path, name: recordingName)]
             } catch let error as HARImportError {
                 throw InputError(error.description)
             }
         }
-        if data.starts(with: [0xD4, 0xC3, 0xB2, 0xA1]) || data.starts(with: [0xA1, 0xB2, 0xC3, 0xD4]) || data.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) || data.starts(with: [0x4D, 0x3C, 0xB2, 0xA1]) {
-            throw InputError("\(path): a pcap capture; pcap import is not built yet, export the flow as HAR instead")
-        }
-        throw InputError("\(path): offset 0: not a recording h5replay reads (expected HAR JSON)")
+        throw InputError("\(path): offset 0: not a recording h5replay reads (expected HAR JSON, pcap or pcapng)")
     }
 
-    /// Imports a file into the store; returns the recording and what the store did.
-    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, into store: ReportStore) throws -> (Recording, ReportStore.ImportResult) {
-        let recording = try read(path, name: name, limits: limits)
+    static func readCapture(_ path: String, name: String, limits: LimitOptions, splitByClient: Bool) throws -> [Recording] {
+        let progress = Progress.line()
+        defer { progress.end() }
         do {
-            return (recording, try store.save(recording, replace: replace))
+            let result = try CaptureImporter.read(path: path, name: name, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
+                progress.show("\(path): \(packets) packets, \(exchanges) exchanges")
+            }
+            return result.recordings
+        } catch {
+            throw InputError(error.description)
+        }
+    }
+
+    /// Imports a file into the store in one transaction; returns each recording and what
+    /// the store did with it.
+    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, splitByClient: Bool = false, into store: ReportStore) throws -> [(Recording, ReportStore.ImportResult)] {
+        let recordings = try read(path, name: name, limits: limits, splitByClient: splitByClient)
+        do {
+            return Array(zip(recordings, try store.save(recordings, replace: replace)))
         } catch let error as ReportStore.NameTaken {
             throw InputError("\(path): \(error.description)")
         }
+    }
+}
+
+/// A progress line on standard error, redrawn in place, shown only on a terminal.
+final class Progress {
+    let enabled: Bool
+    var shown = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    static func line() -> Progress { Progress(enabled: isatty(2) == 1) }
+
+    func show(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        shown = true
+    }
+
+    func end() {
+        guard enabled, shown else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        shown = false
     }
 }

@@ -1,0 +1,118 @@
+/// Both directions of one HTTP/1.x connection, pairing requests with responses in order
+/// (RFC 9112 section 9.3: responses come in the order of the requests, pipelined or not).
+///
+/// Interim 1xx responses (100 Continue) are not paired; 101 pairs with its request and
+/// ends the HTTP stream, as a 2xx answer to CONNECT does.
+public struct HTTPConnection: Sendable {
+    public struct Exchange: Sendable {
+        /// Nil when the capture has a response whose request it missed (a mid-stream start).
+        public var request: HTTPMessage?
+        /// Nil when the request got no response before the stream ended.
+        public var response: HTTPMessage?
+        /// Interim responses (1xx) seen before the final one.
+        public var interim: [Int] = []
+    }
+
+    public var requests: HTTPParser
+    public var responses: HTTPParser
+    /// Paired exchanges, in request order. The caller empties it.
+    public var completed: [Exchange] = []
+
+    var waitingRequests: [HTTPMessage] = []
+    var waitingResponses: [HTTPMessage] = []
+    var interim: [Int] = []
+
+    public init(strictness: HTTPParser.Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
+        requests = HTTPParser(kind: .request, strictness: strictness, limits: limits, midStream: midStream)
+        responses = HTTPParser(kind: .response, strictness: strictness, limits: limits, midStream: midStream)
+    }
+
+    public mutating func clientData(_ bytes: UnsafeRawBufferPointer, time: Double) {
+        requests.feed(bytes, time: time)
+        collect()
+    }
+
+    public mutating func serverData(_ bytes: UnsafeRawBufferPointer, time: Double) {
+        forwardMethods()
+        responses.feed(bytes, time: time)
+        collect()
+    }
+
+    public mutating func clientGap(_ length: Int, time: Double) {
+        requests.gap(length, time: time)
+        collect()
+    }
+
+    public mutating func serverGap(_ length: Int, time: Double) {
+        responses.gap(length, time: time)
+        collect()
+    }
+
+    /// The connection ended: delivers every message in progress and every request that
+    /// got no answer.
+    public mutating func finish(time: Double) {
+        requests.finish(time: time)
+        forwardMethods()
+        responses.finish(time: time)
+        collect()
+        for request in waitingRequests { completed.append(Exchange(request: request, response: nil, interim: [])) }
+        waitingRequests = []
+        for response in waitingResponses { completed.append(Exchange(request: nil, response: response, interim: [])) }
+        waitingResponses = []
+    }
+
+    mutating func forwardMethods() {
+        guard !requests.startedMethods.isEmpty else { return }
+        for method in requests.startedMethods { responses.expectResponse(to: method) }
+        requests.startedMethods.removeAll(keepingCapacity: true)
+    }
+
+    mutating func collect() {
+        forwardMethods()
+        if !requests.completed.isEmpty {
+            waitingRequests.append(contentsOf: requests.completed)
+            requests.completed.removeAll(keepingCapacity: true)
+        }
+        if !responses.completed.isEmpty {
+            for response in responses.completed {
+                let status = response.head.status
+                if status >= 100, status < 200, status != 101 {
+                    interim.append(status)
+                    continue
+                }
+                waitingResponses.append(response)
+            }
+            responses.completed.removeAll(keepingCapacity: true)
+        }
+        pair()
+    }
+
+    mutating func pair() {
+        while let response = waitingResponses.first {
+            guard let request = waitingRequests.first else {
+                // The request may still be arriving (an early answer such as 413): wait for it,
+                // unless the client has nothing in progress and the response began first.
+                if requests.inMessage { return }
+                if response.complete || responses.current == nil {
+                    completed.append(Exchange(request: nil, response: response, interim: interim))
+                    interim = []
+                    waitingResponses.removeFirst()
+                    continue
+                }
+                return
+            }
+            if request.startTime > response.startTime {
+                // The response started before this request was sent: its own request was
+                // before the capture began.
+                completed.append(Exchange(request: nil, response: response, interim: interim))
+                interim = []
+                waitingResponses.removeFirst()
+                continue
+            }
+            completed.append(Exchange(request: request, response: response, interim: interim))
+            interim = []
+            waitingRequests.removeFirst()
+            waitingResponses.removeFirst()
+        }
+    }
+}

@@ -1,0 +1,384 @@
+/// Start lines, header fields and chunk-size lines (RFC 9112 sections 3, 4, 5 and 7.1).
+extension HTTPParser {
+    struct Problem: Error {
+        var code: HTTPParseError.Code
+        var reason: String
+        /// Index in the bytes the parsing function was given.
+        var at: Int
+
+        init(_ code: HTTPParseError.Code, _ reason: String, at: Int) {
+            self.code = code
+            self.reason = reason
+            self.at = at
+        }
+    }
+
+    /// Methods llhttp knows for `HTTP/x.y`; strict parsing accepts only these.
+    static let httpMethods: Set<String> = [
+        "DELETE", "GET", "HEAD", "POST", "PUT", "CONNECT", "OPTIONS", "TRACE", "COPY", "LOCK", "MKCOL", "MOVE",
+        "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "BIND", "REBIND", "UNBIND", "ACL", "REPORT", "MKACTIVITY",
+        "CHECKOUT", "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE", "PATCH", "PURGE", "MKCALENDAR",
+        "LINK", "UNLINK", "SOURCE", "QUERY", "PRI",
+    ]
+    static let rtspMethods: Set<String> = [
+        "OPTIONS", "DESCRIBE", "ANNOUNCE", "SETUP", "PLAY", "PAUSE", "TEARDOWN", "GET_PARAMETER", "SET_PARAMETER",
+        "REDIRECT", "RECORD", "FLUSH", "GET", "POST",
+    ]
+
+    /// What the header fields say about the message body (RFC 9112 section 6).
+    struct Framing: Sendable, Equatable {
+        var contentLength: Int?
+        var transferEncoding: [String] = []
+        var close = false
+        var upgrade = false
+        var skip = false
+    }
+
+    /// One line of the head, with its LF. Fills `current.head` and `framing`; sets
+    /// `headDone` at the empty line that ends the head.
+    mutating func headLine(_ raw: UnsafeBufferPointer<UInt8>) -> Problem? {
+        var lineEnd = raw.count - 1
+        if lineEnd > 0, raw[lineEnd - 1] == 0x0D {
+            lineEnd -= 1
+        } else if strictness == .strict {
+            return Problem(.lineEnding, headLines == 0 ? "missing expected CR after the start line" : "missing expected CR after header value", at: lineEnd)
+        }
+        let line = UnsafeBufferPointer(rebasing: raw[..<lineEnd])
+        if strictness == .strict, let cr = Self.find(0x0D, in: line, from: 0) {
+            return Problem(.lineEnding, headLines == 0 ? "expected LF after CR" : "expected LF after headers", at: cr + 1)
+        }
+        defer { headLines += 1 }
+        if headLines == 0 {
+            var head = HTTPHead()
+            let problem = kind == .request ? parseRequestLine(line, into: &head) : parseStatusLine(line, into: &head)
+            current?.head = head
+            return problem
+        }
+        if line.isEmpty {
+            headDone = true
+            return nil
+        }
+        if line[0] == 0x20 || line[0] == 0x09 {
+            // obs-fold: a continuation of the previous field's value (RFC 9112 section 5.2).
+            // Strict parsing rejects it, as RFC 9112 lets a server do.
+            if strictness == .strict {
+                return Problem(.invalidHeaderToken, headLines == 1 ? "unexpected space after start line" : "unexpected whitespace after header value", at: 0)
+            }
+            guard let last = current?.head.headers.indices.last else { return nil }
+            let more = Self.text(Self.trimmed(line))
+            let value = current!.head.headers[last].value
+            current!.head.headers[last].value = value.isEmpty ? more : value + " " + more
+            return nil
+        }
+        switch parseField(line, at: 0) {
+        case .failure(let problem): return problem
+        case .success(let field):
+            guard current!.head.headers.count < limits.maxHeaderCount else {
+                return Problem(.tooManyHeaders, "more than \(limits.maxHeaderCount) header fields (--max-header-count)", at: 0)
+            }
+            current!.head.headers.append(field)
+            return frame(field)
+        }
+    }
+
+    /// Checks a field that decides the framing as soon as it is read.
+    mutating func frame(_ h: WireHeader) -> Problem? {
+        if asciiCaseInsensitiveEquals(h.name, "Content-Length") {
+            let value = Self.trimmedString(h.value)
+            guard !value.isEmpty else { return Problem(.invalidContentLength, "empty Content-Length", at: 0) }
+            guard let length = Self.decimal(value) else {
+                let allDigits = value.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                return Problem(.invalidContentLength, allDigits ? "Content-Length overflow" : "invalid character in Content-Length", at: 0)
+            }
+            if let previous = framing.contentLength, strictness == .strict || previous != length {
+                return Problem(.invalidContentLength, "duplicate Content-Length", at: 0)
+            }
+            if !framing.transferEncoding.isEmpty, strictness == .strict {
+                return Problem(.invalidContentLength, "Content-Length can't be present with Transfer-Encoding", at: 0)
+            }
+            framing.contentLength = length
+        } else if asciiCaseInsensitiveEquals(h.name, "Transfer-Encoding") {
+            if framing.contentLength != nil, strictness == .strict {
+                return Problem(.invalidTransferEncoding, "Transfer-Encoding can't be present with Content-Length", at: 0)
+            }
+            for coding in h.value.split(separator: ",", omittingEmptySubsequences: false) {
+                framing.transferEncoding.append(Self.trimmedString(String(coding)).lowercased())
+            }
+        } else if asciiCaseInsensitiveEquals(h.name, "Connection") {
+            for token in h.value.split(separator: ",") {
+                let t = Self.trimmedString(String(token))
+                if asciiCaseInsensitiveEquals(t, "close") { framing.close = true }
+                if asciiCaseInsensitiveEquals(t, "upgrade") { framing.upgrade = true }
+            }
+        }
+        return nil
+    }
+
+    /// Index of a CR followed by something other than LF.
+    static func strayCR(_ p: UnsafeBufferPointer<UInt8>) -> Int? {
+        var k = 0
+        while let cr = find(0x0D, in: p, from: k) {
+            if cr + 1 < p.count, p[cr + 1] != 0x0A { return cr + 1 }
+            k = cr + 1
+        }
+        return nil
+    }
+
+    /// A start line still arriving that is already wrong (a bad version, a bad method).
+    func partialStartLineProblem(_ partial: UnsafeBufferPointer<UInt8>) -> Problem? {
+        guard strictness == .strict else { return nil }
+        let line = partial.last == 0x0D ? UnsafeBufferPointer(rebasing: partial.dropLast()) : partial
+        switch kind {
+        case .request:
+            guard let sp1 = Self.find(0x20, in: line, from: 0), let sp2 = Self.find(0x20, in: line, from: sp1 + 1) else { return nil }
+            let version = UnsafeBufferPointer(rebasing: line[(sp2 + 1)...])
+            for name in ["HTTP/", "RTSP/", "ICE/"] where version.starts(with: name.utf8) {
+                let digits = UnsafeBufferPointer(rebasing: version[name.utf8.count...])
+                guard digits.count >= 3 else { return nil }
+                if let problem = checkVersion(digits, atEnd: true) { return Problem(problem.code, problem.reason, at: sp2 + 1 + name.utf8.count + problem.at) }
+                return nil
+            }
+            let prefixes = ["HTTP/", "RTSP/", "ICE/"].map { Array($0.utf8) }
+            if !prefixes.contains(where: { $0.starts(with: version.prefix($0.count)) }) {
+                return Problem(.invalidVersion, "expected HTTP/, RTSP/ or ICE/", at: sp2 + 1)
+            }
+            return nil
+        case .response:
+            return nil
+        }
+    }
+
+    /// `name: value`, with the name a token and the value without control characters.
+    func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<WireHeader, Problem> {
+        guard let colon = Self.find(0x3A, in: line, from: 0) else {
+            return .failure(Problem(.invalidHeaderToken, "invalid header token: a header line without a colon", at: base))
+        }
+        var nameEnd = colon
+        if strictness == .tolerant {
+            while nameEnd > 0, line[nameEnd - 1] == 0x20 || line[nameEnd - 1] == 0x09 { nameEnd -= 1 }
+        }
+        guard nameEnd > 0 else { return .failure(Problem(.invalidHeaderToken, "invalid header token: an empty field name", at: base)) }
+        for k in 0..<nameEnd where !Self.isTokenChar(line[k]) {
+            return .failure(Problem(.invalidHeaderToken, "invalid header token", at: base + k))
+        }
+        let value = Self.trimmed(UnsafeBufferPointer(rebasing: line[(colon + 1)...]))
+        for (k, c) in value.enumerated() where c < 0x20 && c != 0x09 || c == 0x7F {
+            if strictness == .strict || c == 0 {
+                return .failure(Problem(.invalidHeaderValue, "invalid header value char", at: base + colon + 1 + k))
+            }
+        }
+        return .success(WireHeader(Self.text(UnsafeBufferPointer(rebasing: line[..<nameEnd])), Self.text(value)))
+    }
+
+    /// `METHOD SP request-target SP HTTP-version`.
+    func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>, into head: inout HTTPHead) -> Problem? {
+        var k = 0
+        while k < line.count, Self.isTokenChar(line[k]) { k += 1 }
+        guard k > 0 else { return Problem(.invalidMethod, "invalid method", at: 0) }
+        let method = Self.text(UnsafeBufferPointer(rebasing: line[..<k]))
+        guard k < line.count, line[k] == 0x20 else {
+            return Problem(.invalidMethod, k < line.count ? "invalid method" : "expected space after method", at: k)
+        }
+        k += 1
+        if strictness == .tolerant { while k < line.count, line[k] == 0x20 { k += 1 } }
+        let targetStart = k
+        while k < line.count, line[k] != 0x20 { k += 1 }
+        let target = UnsafeBufferPointer(rebasing: line[targetStart..<k])
+        guard !target.isEmpty else { return Problem(.invalidURL, "an empty request-target", at: targetStart) }
+        if let problem = checkTarget(target, method: method) { return Problem(problem.code, problem.reason, at: targetStart + problem.at) }
+        guard k < line.count else {
+            // HTTP/0.9: a request line without a version.
+            head.method = method
+            head.target = Self.text(target)
+            head.version = "HTTP/0.9"
+            return nil
+        }
+        k += 1
+        if strictness == .tolerant { while k < line.count, line[k] == 0x20 { k += 1 } }
+        let versionBytes = UnsafeBufferPointer(rebasing: line[k...])
+        let protocolName: String
+        if versionBytes.starts(with: "HTTP/".utf8) {
+            protocolName = "HTTP"
+        } else if versionBytes.starts(with: "RTSP/".utf8) {
+            protocolName = "RTSP"
+        } else if versionBytes.starts(with: "ICE/".utf8) {
+            protocolName = "ICE"
+        } else {
+            return Problem(.invalidVersion, "expected HTTP/, RTSP/ or ICE/", at: k)
+        }
+        let digits = UnsafeBufferPointer(rebasing: versionBytes[(protocolName.utf8.count + 1)...])
+        if let problem = checkVersion(digits, atEnd: true) { return Problem(problem.code, problem.reason, at: k + protocolName.utf8.count + 1 + problem.at) }
+        if strictness == .strict {
+            switch protocolName {
+            case "HTTP" where !Self.httpMethods.contains(method):
+                return Problem(.invalidMethod, "invalid method for HTTP/x.x request", at: 0)
+            case "RTSP" where !Self.rtspMethods.contains(method):
+                return Problem(.invalidMethod, "invalid method for RTSP/x.x request", at: 0)
+            case "ICE" where method != "SOURCE":
+                return Problem(.invalidMethod, "expected SOURCE method for ICE/x.x request", at: 0)
+            default: break
+            }
+        }
+        head.method = method
+        head.target = Self.text(target)
+        head.version = Self.text(versionBytes)
+        return nil
+    }
+
+    /// `HTTP-version SP status-code [SP reason-phrase]`.
+    func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>, into head: inout HTTPHead) -> Problem? {
+        let prefix: Int
+        if line.starts(with: "HTTP/".utf8) {
+            prefix = 5
+        } else if line.starts(with: "RTSP/".utf8) {
+            prefix = 5
+        } else if line.starts(with: "ICE/".utf8) {
+            prefix = 4
+        } else {
+            return Problem(.invalidVersion, "expected HTTP/, RTSP/ or ICE/", at: 0)
+        }
+        var k = prefix
+        while k < line.count, line[k] != 0x20 { k += 1 }
+        if let problem = checkVersion(UnsafeBufferPointer(rebasing: line[prefix..<k]), atEnd: false) {
+            return Problem(problem.code, problem.reason, at: prefix + problem.at)
+        }
+        head.version = Self.text(UnsafeBufferPointer(rebasing: line[..<k]))
+        guard k < line.count else { return Problem(.invalidVersion, "expected space after version", at: k) }
+        k += 1
+        if strictness == .tolerant { while k < line.count, line[k] == 0x20 { k += 1 } }
+        let statusStart = k
+        var status = 0
+        while k < line.count, line[k] >= 0x30, line[k] <= 0x39, k - statusStart < 3 {
+            status = status * 10 + Int(line[k] - 0x30)
+            k += 1
+        }
+        guard k - statusStart == 3 else { return Problem(.invalidStatus, "invalid status code", at: k) }
+        if k < line.count {
+            guard line[k] == 0x20 || (strictness == .tolerant && line[k] == 0x09) else { return Problem(.invalidStatus, "invalid status code", at: k) }
+            let reason = UnsafeBufferPointer(rebasing: line[(k + 1)...])
+            if let bad = reason.firstIndex(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F }) {
+                return Problem(.invalidStatus, "invalid character in the reason phrase", at: k + 1 + bad)
+            }
+            head.reason = Self.text(reason)
+        }
+        head.status = status
+        return nil
+    }
+
+    /// `DIGIT "." DIGIT`; strict parsing accepts 0.9, 1.0, 1.1, 2.0 and 3.0 only.
+    func checkVersion(_ v: UnsafeBufferPointer<UInt8>, atEnd: Bool) -> Problem? {
+        guard v.count >= 1, v[0] >= 0x30, v[0] <= 0x39 else { return Problem(.invalidVersion, "invalid HTTP version", at: 0) }
+        guard v.count >= 2, v[1] == 0x2E else { return Problem(.invalidVersion, v.count >= 2 ? "expected dot" : "invalid HTTP version", at: 1) }
+        guard v.count >= 3, v[2] >= 0x30, v[2] <= 0x39 else { return Problem(.invalidVersion, "invalid HTTP version", at: 2) }
+        if v.count > 3 { return Problem(.invalidVersion, atEnd ? "expected CRLF after version" : "expected space after version", at: 3) }
+        if strictness == .strict {
+            let known: [(UInt8, UInt8)] = [(0, 9), (1, 0), (1, 1), (2, 0), (3, 0)]
+            if !known.contains(where: { $0.0 == v[0] - 0x30 && $0.1 == v[2] - 0x30 }) {
+                return Problem(.invalidVersion, "invalid HTTP version", at: 0)
+            }
+        }
+        return nil
+    }
+
+    /// The request-target may hold no space or control character (RFC 9112 section 3.2).
+    func checkTarget(_ t: UnsafeBufferPointer<UInt8>, method: String) -> Problem? {
+        for (k, c) in t.enumerated() where c < 0x21 || c == 0x7F {
+            return Problem(.invalidURL, "invalid characters in url", at: k)
+        }
+        guard strictness == .strict else { return nil }
+        if let k = t.firstIndex(where: { $0 >= 0x80 }) { return Problem(.invalidURL, "invalid char in url path", at: k) }
+        // Absolute form: the scheme must be letters, digits, "+", "-" or "."; one "@" at most
+        // in the authority (llhttp's URL checks).
+        if t[0] != 0x2F, t[0] != 0x2A, method != "CONNECT" {
+            var k = 0
+            while k < t.count, t[k] != 0x3A {
+                let c = t[k] | 0x20
+                guard c >= 0x61 && c <= 0x7A || (k > 0 && (t[k] >= 0x30 && t[k] <= 0x39 || t[k] == 0x2B || t[k] == 0x2D || t[k] == 0x2E)) else {
+                    return Problem(.invalidURL, "unexpected char in url schema", at: k)
+                }
+                k += 1
+            }
+            guard k + 2 < t.count, t[k + 1] == 0x2F, t[k + 2] == 0x2F else { return Problem(.invalidURL, "unexpected char in url schema", at: k) }
+            var j = k + 3
+            var ats = 0
+            while j < t.count, t[j] != 0x2F, t[j] != 0x3F, t[j] != 0x23 {
+                if t[j] == 0x40 { ats += 1 }
+                if ats > 1 { return Problem(.invalidURL, "double @ in url", at: j) }
+                j += 1
+            }
+        }
+        return nil
+    }
+
+    /// `chunk-size [ chunk-ext ] CRLF`; the line given excludes the LF.
+    func parseChunkSize(_ line: UnsafeBufferPointer<UInt8>) -> Result<Int, Problem> {
+        var k = 0
+        var size = 0
+        while k < line.count, let digit = Self.hexValue(line[k]) {
+            guard size < (1 << 56) else { return .failure(Problem(.invalidChunk, "chunk size overflow", at: k)) }
+            size = size << 4 | digit
+            k += 1
+        }
+        guard k > 0 else { return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: 0)) }
+        var end = line.count
+        if end > k, line[end - 1] == 0x0D {
+            end -= 1
+        } else if strictness == .strict {
+            return .failure(Problem(.invalidChunk, "missing CR before LF after chunk size", at: end))
+        }
+        if strictness == .tolerant {
+            // Tolerated: spaces after the size, and any extension text.
+            while k < end, line[k] == 0x20 || line[k] == 0x09 { k += 1 }
+            guard k == end || line[k] == 0x3B else { return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: k)) }
+            return .success(size)
+        }
+        if let cr = Self.find(0x0D, in: UnsafeBufferPointer(rebasing: line[..<end]), from: k) {
+            return .failure(Problem(.invalidChunk, "expected LF after chunk size", at: cr + 1))
+        }
+        // chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] ), strictly without BWS.
+        while k < end {
+            guard line[k] == 0x3B else { return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: k)) }
+            k += 1
+            let nameStart = k
+            while k < end, Self.isTokenChar(line[k]) { k += 1 }
+            guard k > nameStart else { return .failure(Problem(.invalidChunk, "invalid character in chunk extensions", at: k)) }
+            guard k < end else { break }
+            if line[k] == 0x3B { continue }
+            guard line[k] == 0x3D else { return .failure(Problem(.invalidChunk, "invalid character in chunk extensions", at: k)) }
+            k += 1
+            if k < end, line[k] == 0x22 {
+                k += 1
+                var closed = false
+                while k < end {
+                    let c = line[k]
+                    if c == 0x22 { closed = true; k += 1; break }
+                    if c == 0x5C {
+                        k += 1
+                        guard k < end, line[k] == 0x09 || line[k] >= 0x20 && line[k] != 0x7F else {
+                            return .failure(Problem(.invalidChunk, "invalid character in chunk extensions quoted value", at: k))
+                        }
+                    } else if c < 0x20 && c != 0x09 || c == 0x7F {
+                        return .failure(Problem(.invalidChunk, "invalid character in chunk extensions quoted value", at: k))
+                    }
+                    k += 1
+                }
+                guard closed else { return .failure(Problem(.invalidChunk, "invalid character in chunk extensions quoted value", at: k)) }
+            } else {
+                let valueStart = k
+                while k < end, Self.isTokenChar(line[k]) { k += 1 }
+                guard k > valueStart else { return .failure(Problem(.invalidChunk, "invalid character in chunk extensions", at: k)) }
+            }
+        }
+        return .success(size)
+    }
+
+    @inline(__always)
+    static func hexValue(_ c: UInt8) -> Int? {
+        switch c {
+        case 0x30...0x39: return Int(c - 0x30)
+        case 0x41...0x46: return Int(c - 0x41 + 10)
+        case 0x61...0x66: return Int(c - 0x61 + 10)
+        default: return nil
+        }
+    }
+}

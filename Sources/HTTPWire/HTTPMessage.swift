@@ -1,0 +1,120 @@
+/// One HTTP/1.x header line as it was on the wire: original casing, wire order.
+public struct WireHeader: Sendable, Hashable {
+    public var name: String
+    public var value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A request line or a status line, and the header section after it.
+public struct HTTPHead: Sendable, Hashable {
+    /// Requests: the method token. Empty for responses.
+    public var method: String = ""
+    /// Requests: the request-target as sent (origin, absolute, authority or asterisk form).
+    public var target: String = ""
+    /// `HTTP/1.1`, `HTTP/1.0`...
+    public var version: String = ""
+    /// Responses: the status code. 0 for requests.
+    public var status: Int = 0
+    public var reason: String = ""
+    public var headers: [WireHeader] = []
+
+    public init() {}
+
+    /// The first value of the named header, compared ASCII case-insensitively.
+    public func first(_ name: String) -> String? {
+        for h in headers where asciiCaseInsensitiveEquals(h.name, name) { return h.value }
+        return nil
+    }
+
+    public func all(_ name: String) -> [String] {
+        headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
+    }
+}
+
+/// A whole message as the parser delivered it.
+public struct HTTPMessage: Sendable {
+    public var head: HTTPHead
+    /// The body after transfer decoding (chunked removed), before content decoding.
+    /// Holds at most the body-bytes limit; `bodyTruncated` says when more was sent.
+    public var body: [UInt8] = []
+    /// Body bytes on the wire after transfer decoding, including any not kept.
+    public var bodyLength: Int = 0
+    public var trailers: [WireHeader] = []
+    /// False when the message ended early: a gap in the capture, the end of the stream, a
+    /// parse error. `problems` says why.
+    public var complete: Bool = true
+    public var bodyTruncated: Bool = false
+    /// Offsets of the first and one past the last byte in the direction's stream.
+    public var startOffset: Int = 0
+    public var endOffset: Int = 0
+    /// Capture times (seconds since 1970) of the first and last byte.
+    public var startTime: Double = 0
+    public var endTime: Double = 0
+    /// What went wrong while reading it, in words.
+    public var problems: [String] = []
+
+    public init(head: HTTPHead) { self.head = head }
+}
+
+/// Size limits for one message (DESIGN.md section 8). A message over a head limit is a
+/// parse error; a body over the body limit is kept up to the limit and marked truncated.
+public struct HTTPLimits: Sendable, Hashable {
+    /// Bytes of the start line and header section together.
+    public var maxHeaderBytes: Int
+    public var maxHeaderCount: Int
+    /// Body bytes kept per message.
+    public var maxBodyBytes: Int
+
+    public init(maxHeaderBytes: Int = 256 * 1024, maxHeaderCount: Int = 512, maxBodyBytes: Int = 64 << 20) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    public static let `default` = HTTPLimits()
+}
+
+/// Why a stream stopped parsing.
+public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case invalidMethod = "invalid-method"
+        case invalidURL = "invalid-url"
+        case invalidVersion = "invalid-version"
+        case invalidStatus = "invalid-status"
+        case invalidHeaderToken = "invalid-header-token"
+        case invalidHeaderValue = "invalid-header-value"
+        case invalidContentLength = "invalid-content-length"
+        case invalidTransferEncoding = "invalid-transfer-encoding"
+        case invalidChunk = "invalid-chunk"
+        case lineEnding = "invalid-line-ending"
+        case headerTooLarge = "header-too-large"
+        case tooManyHeaders = "too-many-headers"
+        case dataAfterClose = "data-after-close"
+    }
+
+    public var code: Code
+    public var reason: String
+    /// Offset in the direction's stream where the problem was seen.
+    public var offset: Int
+
+    public var description: String { "offset \(offset): \(reason)" }
+}
+
+@inline(__always)
+func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+    var i = a.utf8.makeIterator()
+    var j = b.utf8.makeIterator()
+    while true {
+        switch (i.next(), j.next()) {
+        case (nil, nil): return true
+        case let (x?, y?):
+            if x == y { continue }
+            if x | 0x20 != y | 0x20 || !((x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) { return false }
+        default: return false
+        }
+    }
+}

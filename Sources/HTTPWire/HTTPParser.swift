@@ -1,0 +1,558 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An incremental HTTP/1.x parser for one direction of one connection (DESIGN.md section 3,
+/// "HTTP/1.1").
+///
+/// Feed it the direction's bytes in order as they arrive, in any slicing; it delivers whole
+/// messages in `completed`. It handles keep-alive and pipelining, Content-Length, chunked
+/// bodies with trailers, bodies read until the connection closes, HEAD/1xx/204/304 without
+/// a body, and Upgrade/CONNECT, after which the stream is no longer HTTP. A gap (bytes the
+/// capture lost) keeps what came before, marks the message incomplete, and resynchronises
+/// at the next message start.
+///
+/// Two strictness levels:
+/// - `.tolerant` (the default, used for captures) accepts what browsers and servers accept:
+///   bare LF line endings, obs-fold, any method token, Transfer-Encoding beside
+///   Content-Length (Transfer-Encoding wins, RFC 9112 section 6.3).
+/// - `.strict` rejects them as llhttp's strict mode does; the conformance suite runs it.
+public struct HTTPParser: Sendable {
+    public enum Kind: Sendable { case request, response }
+    public enum Strictness: Sendable { case strict, tolerant }
+
+    enum State: Sendable, Equatable {
+        case start
+        case head
+        case fixedBody(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        case untilClose
+        /// After Upgrade or CONNECT: the rest of the stream is another protocol.
+        case tunnel
+        /// After a message with `Connection: close`.
+        case closed
+        /// Looking for the next message start after a gap or a mid-stream start.
+        case resync
+        case failed
+    }
+
+    public let kind: Kind
+    public var strictness: Strictness
+    public var limits: HTTPLimits
+
+    /// Messages finished since the caller last emptied this.
+    public var completed: [HTTPMessage] = []
+    /// Requests: the method of each request head parsed, in order, for the response
+    /// parser of the same connection (`expectResponse(to:)`). The caller empties it.
+    public var startedMethods: [String] = []
+    /// The error that stopped parsing, if any.
+    public private(set) var error: HTTPParseError?
+    /// Bytes skipped while looking for a message start (after a gap or a mid-stream start).
+    public private(set) var skippedBytes = 0
+    /// Treats every message as having no body, whatever its head says (llhttp's `skipBody`,
+    /// as a response to HEAD is read).
+    var skipBodies = false
+    /// The stream turned into another protocol (Upgrade, CONNECT).
+    public var isTunnel: Bool { state == .tunnel }
+
+    var state: State
+    var buffer: [UInt8] = []
+    /// Stream offset of the next byte `process` will see.
+    var offset = 0
+    var current: HTTPMessage?
+    /// Bytes and lines of the current head read so far.
+    var headBytes = 0
+    var headLines = 0
+    var headDone = false
+    /// What the header fields read so far say about the body.
+    var framing = Framing()
+    /// Responses: the methods of the requests not yet answered, oldest first.
+    var pendingMethods: [String] = []
+    var pendingMethodsStart = 0
+    /// What the current message's head decided about what follows it.
+    var closeAfter = false
+    var tunnelAfter = false
+    var lastTime = 0.0
+
+    public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
+        self.kind = kind
+        self.strictness = strictness
+        self.limits = limits
+        self.state = midStream ? .resync : .start
+    }
+
+    /// Responses: a request with this method was sent on the connection and awaits its answer.
+    public mutating func expectResponse(to method: String) {
+        pendingMethods.append(method)
+    }
+
+    /// The parser is in the middle of a message.
+    public var inMessage: Bool { current != nil }
+
+    // MARK: - Input
+
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, time: Double) {
+        guard !bytes.isEmpty else { return }
+        lastTime = time
+        if buffer.isEmpty {
+            let used = bytes.withMemoryRebound(to: UInt8.self) { process($0, time: time) }
+            if used < bytes.count { buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[used...])) }
+        } else {
+            var held = buffer
+            buffer = []
+            held.append(contentsOf: bytes)
+            let used = held.withUnsafeBufferPointer { process($0, time: time) }
+            if used < held.count {
+                held.removeFirst(used)
+                buffer = held
+            }
+        }
+    }
+
+    public mutating func feed(_ bytes: [UInt8], time: Double) {
+        bytes.withUnsafeBytes { feed($0, time: time) }
+    }
+
+    /// `length` bytes of the stream were lost (a gap in the capture).
+    public mutating func gap(_ length: Int, time: Double) {
+        guard length > 0 else { return }
+        // Bytes held for an unfinished line are cut short by the gap.
+        let held = buffer.count
+        buffer = []
+        switch state {
+        case .fixedBody(let remaining) where held == 0 && length <= remaining:
+            current?.complete = false
+            current?.problems.append("\(length) body bytes missing (gap in the capture)")
+            current?.bodyLength += length
+            offset += length
+            state = remaining == length ? .fixedBody(remaining: 0) : .fixedBody(remaining: remaining - length)
+            if remaining == length { finishMessage(time: time) }
+        case .untilClose:
+            current?.complete = false
+            current?.problems.append("\(length) body bytes missing (gap in the capture)")
+            current?.bodyLength += length
+            offset += held + length
+        case .tunnel, .failed, .closed:
+            offset += held + length
+        case .start, .resync:
+            offset += held + length
+            state = .resync
+        default:
+            current?.problems.append("\(length) bytes missing (gap in the capture); the message is cut short there")
+            abandonMessage(time: time)
+            offset += held + length
+            state = .resync
+        }
+    }
+
+    /// The stream ended (FIN, RST, end of capture). Finishes a read-until-close body and
+    /// delivers an unfinished message as incomplete.
+    public mutating func finish(time: Double) {
+        if state == .untilClose {
+            finishMessage(time: time)
+        } else if current != nil {
+            current?.problems.append(buffer.isEmpty && state != .head ? "the stream ended before the message did" : "the stream ended in the middle of the message")
+            abandonMessage(time: time)
+        }
+        buffer = []
+        state = .closed
+    }
+
+    // MARK: - The state machine
+
+    mutating func process(_ p: UnsafeBufferPointer<UInt8>, time: Double) -> Int {
+        var i = 0
+        let n = p.count
+        defer { offset += i }
+        while i < n {
+            switch state {
+            case .start:
+                let c = p[i]
+                if c == 0x0D || c == 0x0A {
+                    i += 1
+                    continue
+                }
+                var message = HTTPMessage(head: HTTPHead())
+                message.startOffset = offset + i
+                message.startTime = time
+                current = message
+                headBytes = 0
+                headLines = 0
+                headDone = false
+                framing = Framing()
+                state = .head
+
+            case .head:
+                // One line at a time, each checked as soon as it is whole, as llhttp does.
+                guard let lf = Self.find(0x0A, in: p, from: i) else {
+                    if strictness == .strict, let bad = Self.strayCR(UnsafeBufferPointer(rebasing: p[i..<n])) {
+                        fail(.lineEnding, headLines == 0 ? "expected LF after CR" : "expected LF after headers", at: i + bad)
+                        continue
+                    }
+                    if strictness == .strict, headLines >= 1, p[i] == 0x20 || p[i] == 0x09 {
+                        fail(.invalidHeaderToken, headLines == 1 ? "unexpected space after start line" : "unexpected whitespace after header value", at: i)
+                        continue
+                    }
+                    if headLines == 0, let problem = partialStartLineProblem(UnsafeBufferPointer(rebasing: p[i..<n])) {
+                        fail(problem.code, problem.reason, at: i + problem.at)
+                        continue
+                    }
+                    if headBytes + (n - i) > limits.maxHeaderBytes {
+                        fail(.headerTooLarge, "the header section is over \(limits.maxHeaderBytes) bytes (--max-header-bytes)", at: i)
+                        continue
+                    }
+                    return i
+                }
+                headBytes += lf + 1 - i
+                if headBytes > limits.maxHeaderBytes {
+                    fail(.headerTooLarge, "the header section is over \(limits.maxHeaderBytes) bytes (--max-header-bytes)", at: i)
+                    continue
+                }
+                let lineStart = i
+                i = lf + 1
+                if let problem = headLine(UnsafeBufferPointer(rebasing: p[lineStart...lf])) {
+                    fail(problem.code, problem.reason, at: lineStart + problem.at)
+                    continue
+                }
+                if headDone { afterHead(time: time, endOffset: offset + i) }
+
+            case .fixedBody(let remaining):
+                let take = min(remaining, n - i)
+                appendBody(UnsafeBufferPointer(rebasing: p[i..<i + take]))
+                i += take
+                state = .fixedBody(remaining: remaining - take)
+                if remaining == take { i = completeAt(i, time: time) }
+
+            case .chunkSize:
+                guard let lf = Self.find(0x0A, in: p, from: i) else {
+                    if n - i > 4096 { fail(.invalidChunk, "a chunk-size line is over 4096 bytes", at: i) ; continue }
+                    return i
+                }
+                switch parseChunkSize(UnsafeBufferPointer(rebasing: p[i..<lf])) {
+                case .failure(let problem):
+                    fail(problem.code, problem.reason, at: i + problem.at)
+                case .success(let size):
+                    i = lf + 1
+                    state = size == 0 ? .trailers : .chunkData(remaining: size)
+                }
+
+            case .chunkData(let remaining):
+                let take = min(remaining, n - i)
+                appendBody(UnsafeBufferPointer(rebasing: p[i..<i + take]))
+                i += take
+                state = remaining == take ? .chunkDataEnd : .chunkData(remaining: remaining - take)
+
+            case .chunkDataEnd:
+                if p[i] == 0x0A, strictness == .tolerant {
+                    i += 1
+                    state = .chunkSize
+                } else if p[i] == 0x0D {
+                    guard i + 1 < n else { return i }
+                    guard p[i + 1] == 0x0A else { fail(.invalidChunk, "expected LF after chunk data", at: i + 1); continue }
+                    i += 2
+                    state = .chunkSize
+                } else {
+                    fail(.invalidChunk, "expected CRLF after chunk data", at: i)
+                }
+
+            case .trailers:
+                guard let lf = Self.find(0x0A, in: p, from: i) else {
+                    if n - i > limits.maxHeaderBytes { fail(.headerTooLarge, "a trailer line is over \(limits.maxHeaderBytes) bytes", at: i); continue }
+                    return i
+                }
+                var line = UnsafeBufferPointer(rebasing: p[i..<lf])
+                if line.last == 0x0D {
+                    line = UnsafeBufferPointer(rebasing: line.dropLast())
+                } else if strictness == .strict {
+                    fail(.lineEnding, "missing CR before LF in a trailer", at: lf)
+                    continue
+                }
+                i = lf + 1
+                if line.isEmpty {
+                    i = completeAt(i, time: time)
+                } else if line.first == 0x20 || line.first == 0x09, let last = current?.trailers.indices.last {
+                    current?.trailers[last].value += " " + Self.text(Self.trimmed(line))
+                } else {
+                    switch parseField(line, at: 0) {
+                    case .failure(let problem): fail(problem.code, problem.reason, at: i)
+                    case .success(let field):
+                        if (current?.trailers.count ?? 0) >= limits.maxHeaderCount {
+                            fail(.tooManyHeaders, "more than \(limits.maxHeaderCount) trailer fields (--max-header-count)", at: i)
+                        } else {
+                            current?.trailers.append(field)
+                        }
+                    }
+                }
+
+            case .untilClose:
+                appendBody(UnsafeBufferPointer(rebasing: p[i..<n]))
+                i = n
+
+            case .tunnel, .failed:
+                i = n
+
+            case .closed:
+                if strictness == .strict {
+                    fail(.dataAfterClose, "data after `Connection: close`", at: i)
+                } else {
+                    state = .start
+                }
+
+            case .resync:
+                if let start = Self.findMessageStart(p, from: i, kind: kind) {
+                    skippedBytes += start - i
+                    i = start
+                    state = .start
+                } else {
+                    let keep = min(n - i, 24)
+                    skippedBytes += n - i - keep
+                    return n - keep
+                }
+            }
+        }
+        return i
+    }
+
+    /// Finishes the current message once its body is read, and moves to what follows it.
+    mutating func completeAt(_ i: Int, time: Double) -> Int {
+        finishMessage(time: time, endOffset: offset + i)
+        return i
+    }
+
+    mutating func finishMessage(time: Double, endOffset: Int? = nil) {
+        guard var message = current else { return }
+        message.endOffset = endOffset ?? offset
+        message.endTime = time
+        completed.append(message)
+        current = nil
+        if tunnelAfter {
+            state = .tunnel
+        } else if closeAfter {
+            state = .closed
+        } else {
+            state = .start
+        }
+        tunnelAfter = false
+        closeAfter = false
+    }
+
+    /// Delivers the current message as incomplete (its problems say why).
+    mutating func abandonMessage(time: Double) {
+        guard var message = current else { return }
+        message.complete = false
+        message.endOffset = offset
+        message.endTime = time
+        // A message cut short inside its head has no usable head: keep it only when the
+        // start line was read.
+        if !(message.head.method.isEmpty && message.head.status == 0) { completed.append(message) }
+        current = nil
+        tunnelAfter = false
+        closeAfter = false
+    }
+
+    mutating func fail(_ code: HTTPParseError.Code, _ reason: String, at index: Int) {
+        let error = HTTPParseError(code: code, reason: reason, offset: offset + index)
+        if self.error == nil { self.error = error }
+        current?.problems.append("parse error at stream offset \(error.offset): \(reason)")
+        abandonMessage(time: lastTime)
+        // A capture keeps going: the next message start may still be found.
+        state = strictness == .strict ? .failed : .resync
+    }
+
+    @inline(__always)
+    mutating func appendBody(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        current!.bodyLength += bytes.count
+        let room = limits.maxBodyBytes - current!.body.count
+        if room >= bytes.count {
+            current!.body.append(contentsOf: bytes)
+        } else {
+            if room > 0 { current!.body.append(contentsOf: bytes.prefix(room)) }
+            current!.bodyTruncated = true
+        }
+    }
+
+    // MARK: - After the head
+
+    mutating func afterHead(time: Double, endOffset: Int) {
+        guard let head = current?.head else { return }
+        let at = current!.startOffset - offset
+        let transferEncoding = framing.transferEncoding
+        let contentLength = framing.contentLength
+        let sawContentLength = contentLength != nil
+        let connectionClose = framing.close
+        let connectionUpgrade = framing.upgrade
+        if kind == .request, skipBodies, contentLength != nil || !transferEncoding.isEmpty {
+            framing.skip = true
+        }
+        let chunked = transferEncoding.last == "chunked"
+        if !transferEncoding.isEmpty, !framing.skip {
+            if kind == .request, transferEncoding.dropLast().contains("chunked"), strictness == .strict {
+                fail(.invalidTransferEncoding, "invalid `Transfer-Encoding` header value: chunked is not the last coding", at: at)
+                return
+            }
+            if !chunked, kind == .request {
+                fail(.invalidTransferEncoding, "request has invalid `Transfer-Encoding`: chunked is not the last coding", at: at)
+                return
+            }
+            if sawContentLength { current?.problems.append("Transfer-Encoding and Content-Length both present; Transfer-Encoding wins") }
+        }
+        closeAfter = connectionClose || head.version == "HTTP/1.0" && !head.headers.contains { asciiCaseInsensitiveEquals($0.name, "Connection") && $0.value.lowercased().contains("keep-alive") }
+
+        var noBody = false
+        switch kind {
+        case .request:
+            startedMethods.append(head.method)
+            if head.method == "CONNECT" {
+                tunnelAfter = true
+                noBody = true
+            } else if connectionUpgrade, head.first("Upgrade") != nil {
+                tunnelAfter = true
+            } else if head.method == "PRI" {
+                // The HTTP/2 connection preface (RFC 9113 section 3.4): not an HTTP/1 message.
+                current = nil
+                state = .tunnel
+                return
+            }
+        case .response:
+            let status = head.status
+            if status >= 100, status < 200 {
+                noBody = true
+                if status == 101 {
+                    tunnelAfter = true
+                    _ = takePendingMethod()
+                }
+                closeAfter = false
+            } else {
+                let method = takePendingMethod()
+                if method == "HEAD" || skipBodies || status == 204 || status == 304 { noBody = true }
+                if method == "CONNECT", status >= 200, status < 300 {
+                    tunnelAfter = true
+                    noBody = true
+                }
+            }
+        }
+        if noBody || framing.skip {
+            state = .fixedBody(remaining: 0)
+            finishMessage(time: time, endOffset: endOffset)
+            return
+        }
+        if chunked {
+            state = .chunkSize
+        } else if !transferEncoding.isEmpty {
+            state = .untilClose
+        } else if let length = contentLength {
+            state = .fixedBody(remaining: length)
+            if length == 0 { finishMessage(time: time, endOffset: endOffset) }
+        } else if kind == .request {
+            state = .fixedBody(remaining: 0)
+            finishMessage(time: time, endOffset: endOffset)
+        } else {
+            state = .untilClose
+        }
+    }
+
+    mutating func takePendingMethod() -> String {
+        guard pendingMethodsStart < pendingMethods.count else { return "GET" }
+        let method = pendingMethods[pendingMethodsStart]
+        pendingMethodsStart += 1
+        if pendingMethodsStart > 64, pendingMethodsStart * 2 > pendingMethods.count {
+            pendingMethods.removeFirst(pendingMethodsStart)
+            pendingMethodsStart = 0
+        }
+        return method
+    }
+
+    // MARK: - Byte helpers
+
+    @inline(__always)
+    static func find(_ byte: UInt8, in p: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard start < p.count, let base = p.baseAddress else { return nil }
+        guard let hit = memchr(base + start, Int32(byte), p.count - start) else { return nil }
+        return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Where the next message seems to start: a line beginning with `HTTP/1.` (responses)
+    /// or a method token followed by a target and ` HTTP/1.` (requests).
+    static func findMessageStart(_ p: UnsafeBufferPointer<UInt8>, from start: Int, kind: Kind) -> Int? {
+        var lineStart = start
+        // A message starts at the first byte only when the caller got there at a line start;
+        // after a gap that is unknown, so the first line is checked like any other.
+        while lineStart < p.count {
+            let lf = find(0x0A, in: p, from: lineStart)
+            let lineEnd = lf ?? p.count
+            if lineLooksLikeStart(UnsafeBufferPointer(rebasing: p[lineStart..<lineEnd]), kind: kind, complete: lf != nil) {
+                return lineStart
+            }
+            guard let lf else { return nil }
+            lineStart = lf + 1
+        }
+        return nil
+    }
+
+    static func lineLooksLikeStart(_ line: UnsafeBufferPointer<UInt8>, kind: Kind, complete: Bool) -> Bool {
+        let http1: [UInt8] = Array("HTTP/1.".utf8)
+        switch kind {
+        case .response:
+            guard line.count >= 12 else { return false }
+            return line.prefix(7).elementsEqual(http1) && line[8] == 0x20
+        case .request:
+            guard complete, line.count >= 14 else { return false }
+            var end = line.count
+            if line[end - 1] == 0x0D { end -= 1 }
+            guard end >= 14, line[end - 9] == 0x20, line[(end - 8)..<(end - 1)].elementsEqual(http1) else { return false }
+            var k = 0
+            while k < end, (line[k] >= 0x41 && line[k] <= 0x5A) || line[k] == 0x2D || line[k] == 0x5F { k += 1 }
+            return k > 0 && k < end && line[k] == 0x20
+        }
+    }
+
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if let s = String(validating: bytes, as: UTF8.self) { return s }
+        // Not UTF-8: ISO-8859-1, byte for byte, as HTTP/1.1 historically allowed.
+        return String(bytes.map { Character(Unicode.Scalar($0)) })
+    }
+
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var lo = 0
+        var hi = bytes.count
+        while lo < hi, bytes[lo] == 0x20 || bytes[lo] == 0x09 { lo += 1 }
+        while hi > lo, bytes[hi - 1] == 0x20 || bytes[hi - 1] == 0x09 { hi -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[lo..<hi])
+    }
+
+    public static func trimmedString(_ s: String) -> String {
+        var utf8 = Substring(s).utf8
+        while let f = utf8.first, f == 0x20 || f == 0x09 { utf8 = utf8.dropFirst() }
+        while let l = utf8.last, l == 0x20 || l == 0x09 { utf8 = utf8.dropLast() }
+        return String(Substring(utf8))
+    }
+
+    static func decimal(_ s: String) -> Int? {
+        var value = 0
+        var any = false
+        for c in s.utf8 {
+            guard c >= 0x30, c <= 0x39 else { return nil }
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(Int(c - 0x30))
+            guard !o1, !o2 else { return nil }
+            value = a
+            any = true
+        }
+        return any ? value : nil
+    }
+
+    @inline(__always)
+    public static func isTokenChar(_ c: UInt8) -> Bool { tokenTable[Int(c)] }
+
+    /// RFC 9110 tchar.
+    static let tokenTable: [Bool] = (0..<256).map { c in
+        if c >= 0x30 && c <= 0x39 || c >= 0x41 && c <= 0x5A || c >= 0x61 && c <= 0x7A { return true }
+        return "!#$%&'*+-.^_`|~".utf8.contains(UInt8(c))
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import HTTPWire
+import TrafficModel
+
+/// Turns reassembled TCP streams into exchanges: tells HTTP from TLS and other protocols,
+/// runs an HTTP/1.1 parser pair per connection, decodes content, and builds the
+/// recording's `Exchange` values with the diagnostics of each.
+public struct HTTPStreamCollector: TCPStreamSink {
+    public struct Options: Sendable {
+        public var httpLimits: HTTPLimits
+        public var decoder: ContentDecoder
+
+        public init(httpLimits: HTTPLimits = .default, decoder: ContentDecoder = ContentDecoder()) {
+            self.httpLimits = httpLimits
+            self.decoder = decoder
+        }
+    }
+
+    /// An exchange with what the importer needs beyond the model: its client, for
+    /// `--split client`, and diagnostics not yet numbered.
+    public struct Collected: Sendable {
+        public var exchange: Exchange
+        public var client: String
+        public var diagnostics: [Diagnostic]
+    }
+
+    /// Connection counts for the summary.
+    public struct Counts: Sendable, Hashable {
+        public var httpConnections = 0
+        /// TLS (HTTPS) connections: counted, not decodable.
+        public var tlsConnections = 0
+        /// TCP connections that carried neither HTTP/1.x nor TLS.
+        public var otherConnections = 0
+        /// Connections that turned into another protocol (Upgrade, CONNECT).
+        public var tunnels = 0
+        public var exchanges = 0
+        public var incompleteExchanges = 0
+        public var requestsWithoutResponse = 0
+        public var responsesWithoutRequest = 0
+        public var parseErrors = 0
+        public var decodeFailures = 0
+    }
+
+    enum StreamProtocol { case undetermined, http, tls, other }
+
+    struct FlowState {
+        var client: Endpoint
+        var server: Endpoint
+        var midStream: Bool
+        var proto: StreamProtocol = .undetermined
+        var connection: HTTPConnection?
+        var reportedError = false
+    }
+
+    public var options: Options
+    public var counts = Counts()
+    /// Exchanges completed since the caller last emptied this.
+    public var collected: [Collected] = []
+    /// Recording-level diagnostics (per connection: parse errors, tunnels).
+    public var diagnostics: [Diagnostic] = []
+    var flows: [TCPFlowID: FlowState] = [:]
+
+    public init(options: Options = Options()) {
+        self.options = options
+    }
+
+    public mutating func opened(_ flow: TCPFlowID, client: Endpoint, server: Endpoint, midStream: Bool, time: Double) {
+        flows[flow] = FlowState(client: client, server: server, midStream: midStream)
+    }
+
+    public mutating func data(_ flow: TCPFlowID, fromClient: Bool, _ bytes: UnsafeRawBufferPointer, time: Double) {
+        guard var state = flows[flow] else { return }
+        if state.proto == .undetermined {
+            state.proto = Self.detect(bytes, fromClient: fromClient, state: state)
+            switch state.proto {
+            case .http:
+                counts.httpConnections += 1
+                state.connection = HTTPConnection(limits: options.httpLimits, midStream: state.midStream)
+            case .tls: counts.tlsConnections += 1
+            case .other: counts.otherConnections += 1
+            case .undetermined: break
+            }
+        }
+        guard state.proto == .http else {
+            flows[flow] = state
+            return
+        }
+        // The connection is taken out of the table while it parses, so it is not copied.
+        flows[flow] = nil
+        if fromClient {
+            state.connection!.clientData(bytes, time: time)
+        } else {
+            state.connection!.serverData(bytes, time: time)
+        }
+        drain(&state, flow: flow)
+        flows[flow] = state
+    }
+
+    public mutating func gap(_ flow: TCPFlowID, fromClient: Bool, length: Int, time: Double) {
+        guard var state = flows[flow], state.proto == .http else { return }
+        flows[flow] = nil
+        if fromClient {
+            state.connection!.clientGap(length, time: time)
+        } else {
+            state.connection!.serverGap(length, time: time)
+        }
+        drain(&state, flow: flow)
+        flows[flow] = state
+    }
+
+    public mutating func closed(_ flow: TCPFlowID, reason: TCPCloseReason, time: Double) {
+        guard var state = flows.removeValue(forKey: flow) else { return }
+        if state.proto == .http {
+            state.connection!.finish(time: time)
+            drain(&state, flow: flow)
+        }
+    }
+
+    static func detect(_ bytes: UnsafeRawBufferPointer, fromClient: Bool, state: FlowState) -> StreamProtocol {
+        guard let first = bytes.first else { return .undetermined }
+        // A TLS record: handshake (22) or, mid-stream, application data (23), version 3.x.
+        if bytes.count >= 3, first == 0x16 || first == 0x17 || first == 0x15 || first == 0x14, bytes[1] == 0x03, bytes[2] <= 0x04 {
+            return .tls
+        }
+        if fromClient {
+            var k = 0
+            while k < min(bytes.count, 24), HTTPParser.isTokenChar(bytes[k]) { k += 1 }
+            if k > 0, k < bytes.count, bytes[k] == 0x20 { return .http }
+        } else if bytes.starts(with: "HTTP/".utf8) {
+            return .http
+        }
+        if state.midStream { return state.server.port == 443 || state.server.port == 8443 ? .tls : .http }
+        return .other
+    }
+
+    mutating func drain(_ state: inout FlowState, flow: TCPFlowID) {
+        if let error = state.connection!.requests.error ?? state.connection!.responses.error, !state.reportedError {
+            state.reportedError = true
+            counts.parseErrors += 1
+            diagnostics.append(Diagnostic(.warning, code: "http-parse-error", message: "connection \(state.client) → \(state.server): \(error); the parser looked for the next message after it"))
+        }
+        if state.connection!.requests.isTunnel || state.connection!.responses.isTunnel, state.proto == .http {
+            counts.tunnels += 1
+            state.proto = .other
+            diagnostics.append(Diagnostic(.note, code: "http-tunnel", message: "connection \(state.client) → \(state.server) switched protocols (Upgrade or CONNECT); what follows is not HTTP/1.1"))
+        }
+        guard !state.connection!.completed.isEmpty else { return }
+        for parts in state.connection!.completed {
+            if let built = build(parts, state: state, flow: flow) { collected.append(built) }
+        }
+        state.connection!.completed.removeAll(keepingCapacity: true)
+    }
+
+    func url(for head: HTTPHead, server: Endpoint) -> String {
+        let target = head.target
+        if target.hasPrefix("http://") || target.hasPrefix("https://") || target.hasPrefix("HTTP://") { return target }
+        let host = head.first("Host").map { HTTPParser.trimmedString($0) }.flatMap { $0.isEmpty ? nil : $0 }
+            ?? (server.port == 80 ? "\(server.address)" : "\(server.address):\(server.port)")
+        if target == "*" { return "http://\(host)/" }
+        if target.hasPrefix("/") { return "http://\(host)\(target)" }
+        return "http://\(host)/\(target)"
+    }
+
+    mutating func build(_ parts: HTTPConnection.Exchange, state: FlowState, flow: TCPFlowID) -> Collected? {
+        var diagnostics: [Diagnostic] = []
+        let where_ = "\(state.client) → \(state.server)"
+        guard let request = parts.request else {
+            counts.responsesWithoutRequest += 1
+            if let response = parts.response {
+                self.diagnostics.append(Diagnostic(.note, code: "response-without-request", message: "connection \(where_): a \(response.head.status) response whose request is not in the capture (it began before the capture did)"))
+            }
+            return nil
+        }
+        if request.head.method == "CONNECT" { return nil }
+        counts.exchanges += 1
+        let requestHeaders = request.head.headers.map { HeaderField($0.name, $0.value) }
+        let recordedRequest = RecordedRequest(
+            method: request.head.method, url: url(for: request.head, server: state.server), httpVersion: request.head.version,
+            headers: requestHeaders, body: Data(request.body))
+        if !request.complete {
+            diagnostics.append(Diagnostic(.warning, code: "request-incomplete", message: "request \(where_): " + request.problems.joined(separator: "; ")))
+        }
+        if request.bodyTruncated {
+            diagnostics.append(Diagnostic(.warning, code: "request-body-limit", message: "request \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(request.bodyLength) bytes (--max-body-bytes)"))
+        }
+        var recordedResponse = RecordedResponse(status: 0)
+        var end = request.endTime
+        if let response = parts.response {
+            end = response.endTime
+            var body = response.body
+            if let coding = response.head.first("Content-Encoding"), !ContentDecoder.codings(coding).isEmpty, !body.isEmpty {
+                do {
+                    let decoded = try options.decoder.decode(body, contentEncoding: coding)
+                    body = decoded.bytes
+                    if let limited = decoded.limited {
+                        diagnostics.append(Diagnostic(.warning, code: "decoded-body-limit", message: "response \(where_): \(limited)"))
+                    }
+                } catch {
+                    counts.decodeFailures += 1
+                    diagnostics.append(Diagnostic(.warning, code: "content-decoding-failed", message: "response \(where_): \(error.description); the body is kept as sent"))
+                }
+            }
+            recordedResponse = RecordedResponse(
+                status: response.head.status, statusText: response.head.reason, httpVersion: response.head.version,
+                headers: response.head.headers.map { HeaderField($0.name, $0.value) }, body: Data(body),
+                encodedLength: response.bodyLength, bodyMissing: !response.complete && response.body.isEmpty && response.bodyLength > 0)
+            if !response.complete {
+                diagnostics.append(Diagnostic(.warning, code: "response-incomplete", message: "response \(where_): " + response.problems.joined(separator: "; ")))
+            }
+            if response.bodyTruncated {
+                diagnostics.append(Diagnostic(.warning, code: "response-body-limit", message: "response \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(response.bodyLength) bytes (--max-body-bytes)"))
+            }
+        } else {
+            counts.requestsWithoutResponse += 1
+            diagnostics.append(Diagnostic(.warning, code: "no-response", message: "request \(where_): no response in the capture"))
+        }
+        if !diagnostics.isEmpty { counts.incompleteExchanges += 1 }
+        let exchange = Exchange(
+            sequence: 0, startedAt: request.startTime, duration: max(0, end - request.startTime),
+            connectionID: String(flow), serverAddress: state.server.description,
+            request: recordedRequest, response: recordedResponse)
+        return Collected(exchange: exchange, client: state.client.address.description, diagnostics: diagnostics)
+    }
+}

@@ -1,0 +1,145 @@
+import CPcap
+
+/// A libpcap handle: a pcap or pcapng file, or a live interface (DESIGN.md section 3).
+///
+/// Packets are handed out one at a time as pointers into libpcap's own buffer, valid only
+/// during the callback, so reading never copies a packet.
+public final class PcapSource {
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// libpcap's counters for a live capture.
+    public struct Statistics: Sendable {
+        public var received: UInt32
+        /// Dropped by the kernel because the buffer was full.
+        public var dropped: UInt32
+        /// Dropped by the interface or driver.
+        public var interfaceDropped: UInt32
+    }
+
+    let handle: OpaquePointer
+    public let linkType: Int32
+    public let isLive: Bool
+    var dumper: OpaquePointer?
+
+    init(handle: OpaquePointer, isLive: Bool) {
+        self.handle = handle
+        self.linkType = pcap_datalink(handle)
+        self.isLive = isLive
+    }
+
+    deinit {
+        if let dumper {
+            pcap_dump_flush(dumper)
+            pcap_dump_close(dumper)
+        }
+        pcap_close(handle)
+    }
+
+    /// Opens a pcap or pcapng file; libpcap tells the format by its magic number.
+    public static func open(file path: String) throws(Failure) -> PcapSource {
+        var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        guard let handle = pcap_open_offline_with_tstamp_precision(path, UInt32(PCAP_TSTAMP_PRECISION_MICRO), &errbuf) else {
+            throw Failure(description: "\(path): \(Self.string(errbuf))")
+        }
+        return PcapSource(handle: handle, isLive: false)
+    }
+
+    /// Opens a live capture: snaplen 262144, immediate mode, a 100 ms read timeout so that
+    /// the loop can notice Ctrl-C and the duration, and an optional BPF filter.
+    public static func live(interface: String, filter: String?, promiscuous: Bool = false, bufferBytes: Int32 = 32 << 20) throws(Failure) -> PcapSource {
+        var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        guard let handle = pcap_create(interface, &errbuf) else {
+            throw Failure(description: "interface \(interface): \(Self.string(errbuf))")
+        }
+        pcap_set_snaplen(handle, 262_144)
+        pcap_set_promisc(handle, promiscuous ? 1 : 0)
+        pcap_set_timeout(handle, 100)
+        pcap_set_immediate_mode(handle, 1)
+        pcap_set_buffer_size(handle, bufferBytes)
+        let status = pcap_activate(handle)
+        if status < 0 {
+            let message = String(cString: pcap_geterr(handle))
+            pcap_close(handle)
+            let hint = status == PCAP_ERROR_PERM_DENIED ? " (capturing needs root or CAP_NET_RAW and CAP_NET_ADMIN)" : ""
+            throw Failure(description: "interface \(interface): \(message.isEmpty ? String(cString: pcap_statustostr(status)) : message)\(hint)")
+        }
+        let source = PcapSource(handle: handle, isLive: true)
+        if let filter, !filter.isEmpty { try source.setFilter(filter) }
+        return source
+    }
+
+    public func setFilter(_ expression: String) throws(Failure) {
+        var program = bpf_program()
+        guard pcap_compile(handle, &program, expression, 1, PCAP_NETMASK_UNKNOWN) == 0 else {
+            throw Failure(description: "filter \"\(expression)\": \(String(cString: pcap_geterr(handle)))")
+        }
+        defer { pcap_freecode(&program) }
+        guard pcap_setfilter(handle, &program) == 0 else {
+            throw Failure(description: "filter \"\(expression)\": \(String(cString: pcap_geterr(handle)))")
+        }
+    }
+
+    /// Also writes every packet read to a pcap file.
+    public func writeCopy(to path: String) throws(Failure) {
+        guard let dumper = pcap_dump_open(handle, path) else {
+            throw Failure(description: "\(path): \(String(cString: pcap_geterr(handle)))")
+        }
+        self.dumper = dumper
+    }
+
+    public enum Next {
+        case packet
+        /// A live read timed out with nothing to read.
+        case timeout
+        case end
+    }
+
+    /// Reads one packet and hands it to `body` with its capture time in seconds, its
+    /// captured bytes, and its length on the wire.
+    @inline(__always)
+    public func next(_ body: (Double, UnsafeRawBufferPointer, Int) -> Void) throws(Failure) -> Next {
+        var header: UnsafeMutablePointer<pcap_pkthdr>?
+        var data: UnsafePointer<UInt8>?
+        let status = pcap_next_ex(handle, &header, &data)
+        switch status {
+        case 1:
+            guard let header, let data else { return .timeout }
+            let h = header.pointee
+            if let dumper { pcap_dump(UnsafeMutableRawPointer(dumper).assumingMemoryBound(to: UInt8.self), header, data) }
+            let time = Double(h.ts.tv_sec) + Double(h.ts.tv_usec) / 1_000_000
+            body(time, UnsafeRawBufferPointer(start: data, count: Int(h.caplen)), Int(h.len))
+            return .packet
+        case 0: return .timeout
+        case PCAP_ERROR_BREAK: return .end
+        case PCAP_ERROR:
+            throw Failure(description: String(cString: pcap_geterr(handle)))
+        default: return .end
+        }
+    }
+
+    /// Makes a blocked `next` return; safe to call from a signal handler's aftermath.
+    public func breakLoop() { pcap_breakloop(handle) }
+
+    public func statistics() -> Statistics? {
+        var stats = pcap_stat()
+        guard pcap_stats(handle, &stats) == 0 else { return nil }
+        return Statistics(received: stats.ps_recv, dropped: stats.ps_drop, interfaceDropped: stats.ps_ifdrop)
+    }
+
+    public func flush() {
+        if let dumper { pcap_dump_flush(dumper) }
+    }
+
+    /// libpcap's name for the link type, e.g. `EN10MB`.
+    public var linkTypeName: String {
+        pcap_datalink_val_to_name(linkType).map { String(cString: $0) } ?? "\(linkType)"
+    }
+
+    static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public static var libraryVersion: String { String(cString: pcap_lib_version()) }
+}
