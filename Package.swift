@@ -68,7 +68,7 @@ let package = Package(
             dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
-        .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire"]),
+        .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "CZlib"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
         .testTarget(

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+import TrafficModel
+@testable import PacketCapture
+
+/// Captures built packet by packet, read back through libpcap: every link layer, IP
+/// version and TCP reassembly case DESIGN.md section 3 lists.
+@Suite("Capture import: link layers, IP and TCP reassembly")
+struct CaptureImportTests {
+    static let request = "POST /api/refund HTTP/1.1\r\nHost: shop.example\r\nContent-Type: application/json\r\nContent-Length: 27\r\nCookie: sid=abc\r\n\r\n{\"order\":42,\"amount\":9.99}\n"
+    static let body = String(repeating: "refund accepted; ", count: 300)
+    static let response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: seen=1; Path=/\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+
+    static func check(_ recording: Recording, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(recording.exchanges.count == 1, sourceLocation: sourceLocation)
+        guard let e = recording.exchanges.first else { return }
+        #expect(e.request.method == "POST", sourceLocation: sourceLocation)
+        #expect(e.request.url == "http://shop.example/api/refund", sourceLocation: sourceLocation)
+        #expect(e.request.body == Data("{\"order\":42,\"amount\":9.99}\n".utf8), sourceLocation: sourceLocation)
+        #expect(e.response.status == 200, sourceLocation: sourceLocation)
+        #expect(e.response.body == Data(body.utf8), sourceLocation: sourceLocation)
+        #expect(e.response.headers.first("Set-Cookie") == "seen=1; Path=/", sourceLocation: sourceLocation)
+    }
+
+    @Test("every link layer and both IP versions give the same exchange", arguments: [
+        (CaptureBuilder.Link.ethernet, false), (.vlan, false), (.sll, false), (.sll2, false), (.null, false), (.loop, false), (.raw, false),
+        (.ethernet, true), (.sll2, true), (.raw, true), (.null, true),
+    ])
+    func linkLayers(link: CaptureBuilder.Link, v6: Bool) throws {
+        var b = CaptureBuilder(link: link, v6: v6)
+        b.connection(request: Self.request, response: Self.response, mss: 500)
+        let (recordings, _) = try b.importing()
+        Self.check(recordings[0])
+        #expect(recordings[0].exchanges[0].serverAddress == (v6 ? "[2001:db8::2]:80" : "10.0.0.2:80"))
+    }
+
+    @Test("pcapng reads like pcap, and the recording says which it was")
+    func pcapng() throws {
+        var b = CaptureBuilder()
+        b.connection(request: Self.request, response: Self.response)
+        let (recordings, _) = try b.importing(pcapng: true)
+        Self.check(recordings[0])
+        #expect(recordings[0].sourceFormat == "pcapng")
+    }
+
+    /// Segments as a list, so that tests can reorder, repeat and drop them.
+    static func segments(_ text: String, isn: UInt32, mss: Int) -> [(seq: UInt32, bytes: [UInt8])] {
+        var seq = isn
+        return Array(text.utf8).chunked(mss).map { chunk in
+            defer { seq = seq &+ UInt32(chunk.count) }
+            return (seq, chunk)
+        }
+    }
+
+    @Test("out-of-order segments, retransmissions and overlaps: the first copy of each byte wins")
+    func reorderingAndOverlap() throws {
+        var b = CaptureBuilder()
+        b.segment(from: 1, seq: 999, flags: 0x02)
+        b.segment(from: 2, seq: 4999, flags: 0x12)
+        for s in Self.segments(Self.request, isn: 1000, mss: 40).reversed() { b.segment(from: 1, seq: s.seq, payload: s.bytes) }
+        let server = Self.segments(Self.response, isn: 5000, mss: 300)
+        // 0, 2, a conflicting copy of the start of 3, 3, 1, 1 again, the rest, 2 again.
+        b.segment(from: 2, seq: server[0].seq, payload: server[0].bytes)
+        b.segment(from: 2, seq: server[2].seq, payload: server[2].bytes)
+        var forged = server[3].bytes
+        for k in 0..<10 { forged[k] = 0x58 }
+        b.segment(from: 2, seq: server[3].seq, payload: Array(forged.prefix(50)))
+        b.segment(from: 2, seq: server[3].seq, payload: server[3].bytes)
+        b.segment(from: 2, seq: server[1].seq, payload: server[1].bytes)
+        b.segment(from: 2, seq: server[1].seq, payload: server[1].bytes)
+        for s in server.dropFirst(4) { b.segment(from: 2, seq: s.seq, payload: s.bytes) }
+        b.segment(from: 2, seq: server[2].seq, payload: server[2].bytes)
+        let (recordings, session) = try b.importing()
+        // The forged bytes came first, so they win: the body differs in those 10 bytes only.
+        let e = recordings[0].exchanges[0]
+        var expected = Array(Self.body.utf8)
+        let bodyStart = Self.response.utf8.count - Self.body.utf8.count
+        for k in 0..<10 { expected[900 - bodyStart + k] = 0x58 }
+        #expect(e.response.body == Data(expected))
+        #expect(e.request.body == Data("{\"order\":42,\"amount\":9.99}\n".utf8))
+        #expect(session.reassembler.counts.retransmittedSegments >= 2)
+        // The real copy of segment 3 differs from the held forged one in its first 10 bytes.
+        // (Overlaps with bytes already handed to the HTTP parser are counted as
+        // retransmissions; reassembly keeps no copy of delivered bytes to compare with.)
+        #expect(session.reassembler.counts.conflictingBytes == 10)
+        #expect(recordings[0].diagnostics.contains { $0.code == "tcp-overlap-conflict" })
+    }
+
+    @Test("sequence numbers that wrap around 2^32 reassemble")
+    func sequenceWrap() throws {
+        var b = CaptureBuilder()
+        b.connection(clientISN: 0xFFFF_FFF0, serverISN: 0xFFFF_FF00, request: Self.request, response: Self.response, mss: 100)
+        Self.check(try b.importing().recordings[0])
+    }
+
+    @Test("a capture that began mid-stream keeps the exchanges after the first message start")
+    func midStream() throws {
+        var b = CaptureBuilder()
+        // The tail of an earlier response, then a whole exchange; no handshake.
+        b.segment(from: 2, seq: 70_000, payload: Array("...old body bytes\r\n".utf8))
+        b.segment(from: 1, seq: 9_000, payload: Array(Self.request.utf8))
+        for s in Self.segments(Self.response, isn: 70_019, mss: 1000) { b.segment(from: 2, seq: s.seq, payload: s.bytes) }
+        let (recordings, session) = try b.importing()
+        Self.check(recordings[0])
+        #expect(session.reassembler.counts.midStreamFlows == 1)
+        #expect(recordings[0].diagnostics.contains { $0.code == "mid-stream-start" })
+    }
+
+    @Test("a lost segment becomes a gap: the exchange is kept and marked, the next one is whole")
+    func gap() throws {
+        var b = CaptureBuilder()
+        let second = "GET /next HTTP/1.1\r\nHost: shop.example\r\n\r\n"
+        let secondResponse = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        b.segment(from: 1, seq: 999, flags: 0x02)
+        b.segment(from: 2, seq: 4999, flags: 0x12)
+        b.segment(from: 1, seq: 1000, payload: Array(Self.request.utf8))
+        let server = Self.segments(Self.response, isn: 5000, mss: 1000)
+        b.segment(from: 2, seq: server[0].seq, payload: server[0].bytes)
+        // server[1] is lost.
+        for s in server.dropFirst(2) { b.segment(from: 2, seq: s.seq, payload: s.bytes) }
+        b.segment(from: 1, seq: 1000 + UInt32(Self.request.utf8.count), payload: Array(second.utf8))
+        b.segment(from: 2, seq: 5000 + UInt32(Self.response.utf8.count), payload: Array(secondResponse.utf8))
+        b.segment(from: 1, seq: 1000 + UInt32(Self.request.utf8.count + second.utf8.count), flags: 0x11)
+        b.segment(from: 2, seq: 5000 + UInt32(Self.response.utf8.count + secondResponse.utf8.count), flags: 0x11)
+        let (recordings, session) = try b.importing()
+        let r = recordings[0]
+        #expect(r.exchanges.count == 2)
+        #expect(r.exchanges[0].response.body.count == Self.body.utf8.count - 1000)
+        #expect(r.diagnostics.contains { $0.code == "response-incomplete" && $0.sequence == 0 && $0.message.contains("1000 body bytes missing") })
+        #expect(r.exchanges[1].request.url == "http://shop.example/next")
+        #expect(r.exchanges[1].response.body == Data("ok".utf8))
+        #expect(session.reassembler.counts.gapBytes == 1000)
+        #expect(r.diagnostics.contains { $0.code == "tcp-gap" })
+    }
+
+    @Test("a port reused after FIN is a new connection")
+    func portReuse() throws {
+        var b = CaptureBuilder()
+        b.connection(clientISN: 1000, request: Self.request, response: Self.response)
+        b.connection(clientISN: 900_000, serverISN: 7_000_000, request: "GET /again HTTP/1.1\r\nHost: shop.example\r\n\r\n", response: "HTTP/1.1 204 No Content\r\n\r\n")
+        let (recordings, session) = try b.importing()
+        #expect(recordings[0].exchanges.map(\.request.url) == ["http://shop.example/api/refund", "http://shop.example/again"])
+        #expect(recordings[0].exchanges.map(\.response.status) == [200, 204])
+        #expect(Set(recordings[0].exchanges.compactMap(\.connectionID)).count == 2)
+        #expect(session.reassembler.counts.flows == 2)
+    }
+
+    @Test("a reset ends the connection and its unanswered request is kept")
+    func reset() throws {
+        var b = CaptureBuilder()
+        b.segment(from: 1, seq: 999, flags: 0x02)
+        b.segment(from: 2, seq: 4999, flags: 0x12)
+        b.segment(from: 1, seq: 1000, payload: Array(Self.request.utf8))
+        b.segment(from: 2, seq: 5000, flags: 0x14)
+        let (recordings, _) = try b.importing()
+        #expect(recordings[0].exchanges.count == 1)
+        #expect(recordings[0].exchanges[0].response.status == 0)
+        #expect(recordings[0].diagnostics.contains { $0.code == "no-response" })
+    }
+
+    @Test("IPv4 fragments arriving out of order are reassembled")
+    func fragments() throws {
+        var b = CaptureBuilder()
+        b.segment(from: 1, seq: 999, flags: 0x02)
+        b.segment(from: 2, seq: 4999, flags: 0x12)
+        b.segment(from: 1, seq: 1000, payload: Array(Self.request.utf8))
+        let transport = b.tcp(from: 2, clientPort: 50000, serverPort: 80, seq: 5000, flags: 0x18, payload: Array(Self.response.utf8))
+        let cut = 1480
+        b.add(b.frame(b.ip(from: 2, transport: Array(transport[cut...]), id: 77, fragmentOffset: cut)))
+        b.add(b.frame(b.ip(from: 2, transport: Array(transport[..<cut]), id: 77, moreFragments: true)))
+        let (recordings, session) = try b.importing()
+        Self.check(recordings[0])
+        #expect(session.decoder.counts.reassembledDatagrams == 1)
+    }
+
+    @Test("HTTPS connections are counted and reported as not decodable")
+    func https() throws {
+        var b = CaptureBuilder()
+        b.connection(request: Self.request, response: Self.response)
+        b.segment(from: 1, clientPort: 50001, serverPort: 443, seq: 1, flags: 0x02)
+        b.segment(from: 1, clientPort: 50001, serverPort: 443, seq: 2, payload: [0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5])
+        let (recordings, session) = try b.importing()
+        Self.check(recordings[0])
+        #expect(session.reassembler.sink.counts.tlsConnections == 1)
+        #expect(recordings[0].diagnostics.contains { $0.code == "https-not-decodable" && $0.message.contains("1 HTTPS connection") })
+    }
+
+    @Test("past the open-flow bound the least recently active connection is closed early")
+    func flowLimit() throws {
+        var b = CaptureBuilder()
+        for port in 50000..<50004 {
+            b.segment(from: 1, clientPort: port, seq: 999, flags: 0x02)
+            b.segment(from: 1, clientPort: port, seq: 1000, payload: Array("GET /\(port) HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+        }
+        let (recordings, session) = try b.importing(options: CaptureSession.Options(tcpLimits: TCPLimits(maxOpenFlows: 2)))
+        #expect(session.reassembler.counts.limitEvictions >= 2)
+        #expect(session.reassembler.counts.maxOpenFlows <= 2)
+        // Closed early, every request is still kept, unanswered.
+        #expect(recordings[0].exchanges.count == 4)
+        #expect(recordings[0].diagnostics.contains { $0.code == "flow-limit" })
+    }
+
+    @Test("--split client gives one recording per client address")
+    func splitByClient() throws {
+        var b = CaptureBuilder()
+        b.connection(request: Self.request, response: Self.response)
+        var other = CaptureBuilder(v6: true)
+        other.time = b.time + 1
+        other.connection(request: "GET / HTTP/1.1\r\nHost: b\r\n\r\n", response: "HTTP/1.1 204 No Content\r\n\r\n")
+        // One file holding both: IPv6 packets over the same Ethernet link.
+        b.packets += other.packets
+        let (recordings, _) = try b.importing(options: CaptureSession.Options(splitByClient: true))
+        #expect(recordings.map(\.name) == ["test-10.0.0.1", "test-2001_db8__1"])
+        #expect(recordings.map(\.exchanges.count) == [1, 1])
+    }
+
+    @Test("the import infers initiator, body kind and cookie-relevant fields as HAR import does")
+    func inference() throws {
+        var b = CaptureBuilder()
+        let page = "GET /index.html HTTP/1.1\r\nHost: shop.example\r\nSec-Fetch-Dest: document\r\nSec-Fetch-Mode: navigate\r\n\r\n"
+        let pageResponse = "HTTP/1.1 302 Found\r\nLocation: /home\r\nContent-Length: 0\r\n\r\n"
+        b.connection(request: page, response: pageResponse)
+        b.connection(clientPort: 50001, request: "GET /home HTTP/1.1\r\nHost: shop.example\r\nSec-Fetch-Dest: document\r\nSec-Fetch-Mode: navigate\r\n\r\n", response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+        let xhr = "POST /api HTTP/1.1\r\nHost: shop.example\r\nX-Requested-With: XMLHttpRequest\r\nSec-Fetch-Dest: empty\r\nSec-Fetch-Mode: cors\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1"
+        b.connection(clientPort: 50002, request: xhr, response: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let r = try b.importing().recordings[0]
+        #expect(r.exchanges.map(\.initiator) == [.navigation, .navigation, .xhr])
+        #expect(r.exchanges[2].bodyKind == .urlEncoded)
+        #expect(r.exchanges[0].redirect?.next == 1)
+    }
+}
