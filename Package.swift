@@ -92,6 +92,6 @@ let package = Package(
             dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore"]),
+        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "PacketCapture", "TrafficModel"]),
     ]
 )

@@ -1,4 +1,7 @@
 import CPcap
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A libpcap handle: a pcap or pcapng file, or a live interface (DESIGN.md section 3).
 ///
@@ -65,6 +68,12 @@ public final class PcapSource {
             let hint = status == PCAP_ERROR_PERM_DENIED ? " (capturing needs root or CAP_NET_RAW and CAP_NET_ADMIN)" : ""
             throw Failure(description: "interface \(interface): \(message.isEmpty ? String(cString: pcap_statustostr(status)) : message)\(hint)")
         }
+        // Non-blocking reads with a poll of at most 100 ms: a blocked read would not see
+        // Ctrl-C or the end of the duration while the interface is quiet.
+        guard pcap_setnonblock(handle, 1, &errbuf) == 0 else {
+            pcap_close(handle)
+            throw Failure(description: "interface \(interface): \(Self.string(errbuf))")
+        }
         let source = PcapSource(handle: handle, isLive: true)
         if let filter, !filter.isEmpty { try source.setFilter(filter) }
         return source
@@ -111,7 +120,12 @@ public final class PcapSource {
             let time = Double(h.ts.tv_sec) + Double(h.ts.tv_usec) / 1_000_000
             body(time, UnsafeRawBufferPointer(start: data, count: Int(h.caplen)), Int(h.len))
             return .packet
-        case 0: return .timeout
+        case 0:
+            if isLive {
+                var fds = pollfd(fd: pcap_get_selectable_fd(handle), events: Int16(POLLIN), revents: 0)
+                _ = poll(&fds, 1, 100)
+            }
+            return .timeout
         case PCAP_ERROR_BREAK: return .end
         case PCAP_ERROR:
             throw Failure(description: String(cString: pcap_geterr(handle)))

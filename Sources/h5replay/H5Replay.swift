@@ -11,7 +11,8 @@ struct H5Replay: AsyncParsableCommand {
         abstract: "Record hybrid-app H5 traffic, replay it through emulated WKWebView interception strategies side by side, and report every body loss, redirect loss and cookie drift.",
         discussion: """
             Typical use:
-              h5replay import session.har          # store a recording (HAR from Safari, Chrome, Charles, mitmproxy...)
+              h5replay import session.har          # store a recording (HAR, pcap or pcapng)
+              h5replay record -i lo -f "tcp port 8080"   # or capture one live
               h5replay replay session              # replay it under every built-in preset
               h5replay report --format json        # the latest run's findings, for scripts
               h5replay gate --baseline main        # exit 1 on new findings (CI)
@@ -20,7 +21,7 @@ struct H5Replay: AsyncParsableCommand {
             Exit codes: 0 success, 1 gate failed, 2 usage or input error, 3 internal error.
             """,
         version: version,
-        subcommands: [Import.self, Replay.self, Report.self, Gate.self, Show.self, Export.self, Merge.self, Presets.self]
+        subcommands: [Import.self, Record.self, Replay.self, Report.self, Gate.self, Show.self, Export.self, Merge.self, Presets.self]
     )
 
     /// Runs the command, mapping every error to the documented exit codes.

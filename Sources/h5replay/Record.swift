@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import PacketCapture
+import ReportStore
+import TrafficModel
+
+/// Set by SIGINT and SIGTERM; the capture loop checks it between reads.
+nonisolated(unsafe) private var stopSignal: sig_atomic_t = 0
+
+extension H5Replay {
+    struct Record: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Capture live HTTP traffic with libpcap and store it as a recording.",
+            discussion: """
+                Captures on an interface (snaplen 262144, immediate mode) until Ctrl-C, SIGTERM
+                or the end of --duration, then stores every complete exchange as one recording
+                (or one per client with --split client), in one transaction. A live line on
+                standard error shows packets, exchanges and the kernel's drops; the summary at
+                the end gives libpcap's drop count.
+
+                Capturing needs root, or CAP_NET_RAW and CAP_NET_ADMIN. Only plain HTTP can be
+                decoded; HTTPS connections are counted. Point the app or simulator at an HTTP
+                origin (a staging server, or `h5replay serve`).
+
+                Examples:
+                  h5replay record -i lo -f "tcp port 8080" --duration 30s
+                  h5replay record -i eth0 -f "host 10.0.0.7" --write-pcap session.pcap --name checkout
+                """)
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var limits: LimitOptions
+
+        @Option(name: [.customShort("i"), .long], help: ArgumentHelp("The interface to capture on (`lo` for loopback).", valueName: "iface"))
+        var interface: String
+
+        @Option(name: [.customShort("f"), .long], help: ArgumentHelp("A BPF filter, as tcpdump takes it.", valueName: "bpf"))
+        var filter: String?
+
+        @Option(help: ArgumentHelp("Stop after this long: 30s, 2m, 500ms, 1h (default: until Ctrl-C).", valueName: "duration"))
+        var duration: String?
+
+        @Option(help: ArgumentHelp("Also write every packet captured to this pcap file.", valueName: "file"))
+        var writePcap: String?
+
+        @Option(help: ArgumentHelp("The recording's name (default: capture-DATE-TIME).", valueName: "name"))
+        var name: String?
+
+        @Option(help: ArgumentHelp("`client` makes one recording per client address.", valueName: "client"))
+        var split: String?
+
+        @Flag(help: "Replace a recording of the same name.")
+        var replace = false
+
+        func validate() throws {
+            if let duration, Self.seconds(duration) == nil {
+                throw ValidationError("--duration \(duration): give a number with s, ms, m or h, e.g. 30s")
+            }
+            if let split, split != "client" { throw ValidationError("--split takes `client` (one recording per client address)") }
+        }
+
+        /// `30s`, `500ms`, `2m`, `1h`, or plain seconds.
+        static func seconds(_ text: String) -> Double? {
+            let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+            for (suffix, factor) in units where text.hasSuffix(suffix) {
+                guard let value = Double(text.dropLast(suffix.count)), value > 0 else { return nil }
+                return value * factor
+            }
+            guard let value = Double(text), value > 0 else { return nil }
+            return value
+        }
+
+        func run() throws {
+            let store = try database.open()
+            let source: PcapSource
+            do {
+                source = try PcapSource.live(interface: interface, filter: filter)
+                if let writePcap { try source.writeCopy(to: writePcap) }
+            } catch {
+                throw InputError(error.description)
+            }
+            guard PacketDecoder.supportedLinkTypes.contains(source.linkType) else {
+                throw InputError("interface \(interface): link type \(source.linkTypeName) is not one h5replay reads")
+            }
+            signal(SIGINT) { _ in stopSignal = 1 }
+            signal(SIGTERM) { _ in stopSignal = 1 }
+            // A parent may start us with these signals blocked (some process launchers do);
+            // Ctrl-C and SIGTERM must reach the loop.
+            var wanted = sigset_t()
+            sigemptyset(&wanted)
+            sigaddset(&wanted, SIGINT)
+            sigaddset(&wanted, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
+            defer {
+                signal(SIGINT, SIG_DFL)
+                signal(SIGTERM, SIG_DFL)
+            }
+
+            let limit = duration.flatMap(Self.seconds)
+            let started = Date()
+            let progress = Progress.line()
+            FileHandle.standardError.write(Data("recording on \(interface)\(filter.map { " (filter: \($0))" } ?? "")\(limit.map { " for \(Self.format($0))" } ?? ""); Ctrl-C stops\n".utf8))
+            var session = CaptureSession(linkType: source.linkType, options: limits.captureOptions(splitByClient: split == "client"))
+            var collected: [HTTPStreamCollector.Collected] = []
+            var lastShown = Date.distantPast
+            var readError: String?
+            while stopSignal == 0 {
+                if let limit, Date().timeIntervalSince(started) >= limit { break }
+                do {
+                    let next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
+                    if next == .end { break }
+                } catch {
+                    readError = error.description
+                    break
+                }
+                if Date().timeIntervalSince(lastShown) >= 0.5 {
+                    lastShown = Date()
+                    collected.append(contentsOf: session.takeCompleted())
+                    let drops = source.statistics()?.dropped ?? 0
+                    progress.show("\(interface): \(session.decoder.counts.packets) packets, \(session.exchangeCount) exchanges, \(drops) dropped by the kernel, \(Int(Date().timeIntervalSince(started))) s")
+                }
+            }
+            progress.end()
+            let stats = source.statistics()
+            source.flush()
+            session.finish()
+            collected.append(contentsOf: session.takeCompleted())
+
+            let recordingName = name ?? "capture-" + Self.stamp(started)
+            var recordings = session.recordings(from: collected, name: recordingName, sourceFormat: "live", sourcePath: writePcap, sourceSHA256: nil)
+            if let stats, stats.dropped > 0 || stats.interfaceDropped > 0 {
+                for k in recordings.indices {
+                    recordings[k].diagnostics.insert(Diagnostic(.warning, code: "capture-drops", message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"), at: 0)
+                }
+            }
+            if let readError {
+                for k in recordings.indices {
+                    recordings[k].diagnostics.insert(Diagnostic(.warning, code: "capture-error", message: "capture on \(interface) stopped: \(readError)"), at: 0)
+                }
+            }
+            let results: [ReportStore.ImportResult]
+            do {
+                results = try store.save(recordings, replace: replace)
+            } catch let error as ReportStore.NameTaken {
+                throw InputError("\(error.description) (or give --name)")
+            }
+            print("captured \(session.decoder.counts.packets) packets in \(Self.format(Date().timeIntervalSince(started))); libpcap dropped \(stats?.dropped ?? 0) (interface \(stats?.interfaceDropped ?? 0))")
+            for (recording, result) in zip(recordings, results) {
+                let verb: String
+                switch result {
+                case .imported(_, let replaced): verb = replaced ? "replaced" : "stored"
+                case .unchanged: verb = "unchanged"
+                }
+                print("\(verb) \(recording.name): \(recording.exchanges.count) exchange(s) in \(database.db)")
+                for d in recording.diagnostics where d.severity != .note { print("  \(d.severity.rawValue): \(d.message)") }
+            }
+            if let writePcap { print("packets written to \(writePcap)") }
+        }
+
+        static func format(_ seconds: Double) -> String {
+            seconds < 10 ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
+        }
+
+        static func stamp(_ date: Date) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyyMMdd-HHmmss"
+            return formatter.string(from: date)
+        }
+    }
+}

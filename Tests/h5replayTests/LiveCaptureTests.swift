@@ -1,0 +1,81 @@
+import Foundation
+import PacketCapture
+import ReportStore
+import Testing
+import TrafficModel
+
+/// `h5replay record` on the loopback interface while Tools/h5traffic.py's server and
+/// client exchange a known H5 flow: every exchange must be stored byte for byte.
+@Suite("Live capture on loopback")
+struct LiveCaptureTests {
+    static var canCapture: Bool {
+        (try? PcapSource.live(interface: "lo", filter: nil)) != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+    }
+
+    static func start(_ executable: String, _ arguments: [String], stderr: Pipe? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr ?? FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    @Test("Ctrl-C stops `record`, and every exchange of the flow is stored as sent and received",
+          .enabled(if: canCapture, "capturing on lo needs root (or CAP_NET_RAW and CAP_NET_ADMIN) and python3; run the tests as root to include this one"))
+    func loopback() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-live-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = Int.random(in: 20_000..<30_000)
+        let tool = CLITests.root.appendingPathComponent("Tools/h5traffic.py").path
+        let server = try Self.start("/usr/bin/python3", [tool, "serve", "--port", "\(port)"])
+        defer { server.terminate() }
+
+        let db = dir.appendingPathComponent("live.sqlite").path
+        let pcap = dir.appendingPathComponent("live.pcap").path
+        let recordErr = Pipe()
+        let record = try Self.start(CLITests.binary.path, ["record", "-i", "lo", "-f", "tcp port \(port)", "--db", db, "--name", "loopback", "--write-pcap", pcap], stderr: recordErr)
+        // Capturing starts once `record` says so.
+        var said = Data()
+        while !String(decoding: said, as: UTF8.self).contains("recording on lo") {
+            let chunk = recordErr.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += chunk
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+
+        let manifest = dir.appendingPathComponent("manifest.json").path
+        let client = try Self.start("/usr/bin/python3", [tool, "client", "--port", "\(port)", "--rounds", "3", "--manifest", manifest])
+        client.waitUntilExit()
+        #expect(client.terminationStatus == 0)
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(record.processIdentifier, SIGINT)
+        record.waitUntilExit()
+        #expect(record.terminationStatus == 0, "record: \(String(decoding: said + recordErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+
+        let sent = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [[String: Any]])
+        let store = try ReportStore.open(path: db)
+        let recording = try #require(try store.recording(named: "loopback"))
+        #expect(sent.count == 36)
+        #expect(recording.exchanges.count == sent.count)
+        for (want, got) in zip(sent, recording.exchanges) {
+            let label = "\(want["method"]!) \(want["url"]!)"
+            #expect(got.request.method == want["method"] as? String, "\(label)")
+            #expect(got.request.url == want["url"] as? String, "\(label)")
+            #expect(got.request.body == Data(base64Encoded: want["requestBody"] as! String), "\(label): request body")
+            for pair in want["requestHeaders"] as! [[String]] {
+                #expect(got.request.headers.first(pair[0]) == pair[1], "\(label): request header \(pair[0])")
+            }
+            #expect(got.response.status == want["status"] as? Int, "\(label): status")
+            #expect(got.response.body == Data(base64Encoded: want["responseBody"] as! String), "\(label): response body")
+            #expect(got.response.headers.all("Set-Cookie") == want["setCookie"] as! [String], "\(label): Set-Cookie")
+        }
+        #expect(recording.diagnostics.filter { $0.severity != .note }.isEmpty, "\(recording.diagnostics)")
+        // The pcap written beside it imports to the same exchanges.
+        let reread = try CaptureImporter.read(path: pcap, name: "again").recordings[0]
+        #expect(reread.exchanges.map(\.request.url) == recording.exchanges.map(\.request.url))
+        #expect(reread.exchanges.map(\.response.body) == recording.exchanges.map(\.response.body))
+    }
+}
