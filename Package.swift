@@ -65,7 +65,7 @@ let package = Package(
         // Times the pipeline's stages for Tools/bench (DESIGN.md section 7).
         .executableTarget(
             name: "h5replay-bench",
-            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
+            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore", "PacketCapture"]
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "CZlib"]),

@@ -513,6 +513,10 @@ public struct HTTPParser: Sendable {
     }
 
     static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        // Header text is almost always ASCII: check that first, it is the cheap path.
+        var high: UInt8 = 0
+        for b in bytes { high |= b }
+        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
         if let s = String(validating: bytes, as: UTF8.self) { return s }
         // Not UTF-8: ISO-8859-1, byte for byte, as HTTP/1.1 historically allowed.
         return String(bytes.map { Character(Unicode.Scalar($0)) })

@@ -44,11 +44,16 @@ public struct CaptureSession {
         reassembler.finish()
     }
 
-    /// Exchanges completed since the last call.
-    public mutating func takeCompleted() -> [HTTPStreamCollector.Collected] {
-        let taken = reassembler.sink.collected
-        reassembler.sink.collected.removeAll(keepingCapacity: true)
+    /// Exchanges parsed since the last call, not yet built.
+    public mutating func takePending() -> [HTTPStreamCollector.Pending] {
+        let taken = reassembler.sink.pending
+        reassembler.sink.pending.removeAll(keepingCapacity: true)
         return taken
+    }
+
+    /// Exchanges completed since the last call, built on this thread.
+    public mutating func takeCompleted() -> [HTTPStreamCollector.Collected] {
+        takePending().map { HTTPStreamCollector.build($0, options: options.collector) }
     }
 
     public var exchangeCount: Int { reassembler.sink.counts.exchanges }
@@ -136,7 +141,11 @@ public enum CaptureImporter {
     }
 
     /// Imports a capture file. `progress` is called now and then with packets and exchanges.
-    public static func read(path: String, name: String, options: CaptureSession.Options = .init(), progress: ((Int, Int) -> Void)? = nil) throws(Failure) -> (recordings: [Recording], session: CaptureSession) {
+    ///
+    /// With `bodySink`, bodies go to it as exchanges are built and the recordings hold them
+    /// detached (`RecordedRequest.bodyDetached`, `RecordedResponse.detachedBody`): memory
+    /// then depends on the connections open at once, not on the size of the capture.
+    public static func read(path: String, name: String, options: CaptureSession.Options = .init(), bodySink: ((Data, BodyFingerprint) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
         let source: PcapSource
         do {
             source = try PcapSource.open(file: path)
@@ -148,8 +157,20 @@ public enum CaptureImporter {
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map { $0.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) ? "pcapng" : "pcap" } ?? "pcap"
         var session = CaptureSession(linkType: source.linkType, options: options)
+        // Parsing stays on this thread; building exchanges (content decoding, hashing)
+        // runs on a second one, fed in batches through a bounded queue.
+        let builder = BuildPipeline(options: options.collector, detach: bodySink != nil, hashing: path)
         var collected: [HTTPStreamCollector.Collected] = []
-        var sinceProgress = 0
+        func take(_ batch: [HTTPStreamCollector.Collected]) throws {
+            guard let bodySink else { return collected.append(contentsOf: batch) }
+            for var item in batch {
+                for (data, fingerprint) in item.detached { try bodySink(data, fingerprint) }
+                item.detached = []
+                collected.append(item)
+            }
+        }
+        var sincePass = 0
+        var passes = 0
         var readError: String?
         while true {
             let next: PcapSource.Next
@@ -161,17 +182,20 @@ public enum CaptureImporter {
                 break
             }
             if next == .end { break }
-            sinceProgress += 1
-            if sinceProgress == 65_536 {
-                sinceProgress = 0
-                collected.append(contentsOf: session.takeCompleted())
-                progress?(session.decoder.counts.packets, session.exchangeCount)
+            sincePass += 1
+            if sincePass == 2048 {
+                sincePass = 0
+                builder.submit(session.takePending())
+                try take(builder.takeBuilt())
+                passes += 1
+                if passes & 31 == 0 { progress?(session.decoder.counts.packets, session.exchangeCount) }
             }
         }
         session.finish()
-        collected.append(contentsOf: session.takeCompleted())
+        builder.submit(session.takePending())
+        let (rest, digest) = builder.finish()
+        try take(rest)
         progress?(session.decoder.counts.packets, session.exchangeCount)
-        let digest = fileSHA256(path)
         var recordings = session.recordings(from: collected, name: name, sourceFormat: format, sourcePath: path, sourceSHA256: digest)
         if let readError {
             for k in recordings.indices {
@@ -181,14 +205,106 @@ public enum CaptureImporter {
         return (recordings, session)
     }
 
-    /// SHA-256 of a file, read in blocks so that a large capture is not held in memory.
-    static func fileSHA256(_ path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        var hasher = StreamingSHA256()
-        while let block = try? handle.read(upToCount: 1 << 20), !block.isEmpty {
+}
+
+/// Builds exchanges on a second thread, in submission order, with at most a few batches
+/// waiting: the reader blocks rather than let memory grow. While idle it hashes the source
+/// file, so that the recording's SHA-256 costs the reading thread nothing.
+final class BuildPipeline: @unchecked Sendable {
+    let options: HTTPStreamCollector.Options
+    let detach: Bool
+    let condition = NSCondition()
+    var queue: [[HTTPStreamCollector.Pending]] = []
+    var done = false
+    var finished = false
+    var built: [HTTPStreamCollector.Collected] = []
+    var file: FileHandle?
+    var hasher = StreamingSHA256()
+    static let maxWaiting = 4
+
+    init(options: HTTPStreamCollector.Options, detach: Bool, hashing path: String) {
+        self.options = options
+        self.detach = detach
+        self.file = FileHandle(forReadingAtPath: path)
+        let thread = Thread { [self] in run() }
+        thread.name = "h5replay-build"
+        thread.start()
+    }
+
+    func submit(_ batch: [HTTPStreamCollector.Pending]) {
+        guard !batch.isEmpty else { return }
+        condition.lock()
+        while queue.count >= Self.maxWaiting { condition.wait() }
+        queue.append(batch)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// What has been built so far, in order.
+    func takeBuilt() -> [HTTPStreamCollector.Collected] {
+        condition.lock()
+        defer { condition.unlock() }
+        let taken = built
+        built.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// Waits for every batch to be built; returns what is left and the file's SHA-256.
+    func finish() -> ([HTTPStreamCollector.Collected], String?) {
+        condition.lock()
+        done = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        let result = built
+        built = []
+        condition.unlock()
+        return (result, file == nil ? hasher.finalizeHex() : nil)
+    }
+
+    /// Hashes the next block of the source file; false when the file is done.
+    private func hashBlock() -> Bool {
+        guard let handle = file else { return false }
+        if let block = try? handle.read(upToCount: 4 << 20), !block.isEmpty {
             hasher.update(block)
+            return true
         }
-        return hasher.finalizeHex()
+        try? handle.close()
+        file = nil
+        return false
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !done {
+                if file != nil {
+                    condition.unlock()
+                    _ = hashBlock()
+                    condition.lock()
+                    continue
+                }
+                condition.wait()
+            }
+            if queue.isEmpty && done {
+                condition.unlock()
+                while hashBlock() {}
+                condition.lock()
+                finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = queue.removeFirst()
+            condition.broadcast()
+            condition.unlock()
+            let results = batch.map { pending -> HTTPStreamCollector.Collected in
+                var item = HTTPStreamCollector.build(pending, options: options)
+                if detach { item.detach() }
+                return item
+            }
+            condition.lock()
+            built.append(contentsOf: results)
+            condition.unlock()
+        }
     }
 }

@@ -22,6 +22,17 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public var exchange: Exchange
         public var client: String
         public var diagnostics: [Diagnostic]
+        /// Bodies taken out of `exchange` for the store (`detach()`), with their digests.
+        public var detached: [(Data, BodyFingerprint)] = []
+
+        /// Moves the bodies out for a streaming import, classifying the request body first
+        /// (the body kind needs its bytes).
+        public mutating func detach() {
+            exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request)
+            let request = exchange.request.detachBody()
+            detached.append((request, exchange.request.bodyFingerprint))
+            detached.append(exchange.response.detachBody())
+        }
     }
 
     /// Connection counts for the summary.
@@ -34,28 +45,42 @@ public struct HTTPStreamCollector: TCPStreamSink {
         /// Connections that turned into another protocol (Upgrade, CONNECT).
         public var tunnels = 0
         public var exchanges = 0
-        public var incompleteExchanges = 0
-        public var requestsWithoutResponse = 0
         public var responsesWithoutRequest = 0
         public var parseErrors = 0
-        public var decodeFailures = 0
     }
 
     enum StreamProtocol { case undetermined, http, tls, other }
 
-    struct FlowState {
-        var client: Endpoint
-        var server: Endpoint
-        var midStream: Bool
+    /// A class, so that each packet updates its connection in place.
+    final class FlowState {
+        let client: Endpoint
+        let server: Endpoint
+        let midStream: Bool
         var proto: StreamProtocol = .undetermined
         var connection: HTTPConnection?
         var reportedError = false
+
+        init(client: Endpoint, server: Endpoint, midStream: Bool) {
+            self.client = client
+            self.server = server
+            self.midStream = midStream
+        }
+    }
+
+    /// A paired request and response as parsed, not yet built into an `Exchange`. Building
+    /// (content decoding, hashing) is independent per exchange, so an importer may do it
+    /// on another thread.
+    public struct Pending: Sendable {
+        public var parts: HTTPConnection.Exchange
+        public var client: Endpoint
+        public var server: Endpoint
+        public var flow: TCPFlowID
     }
 
     public var options: Options
     public var counts = Counts()
-    /// Exchanges completed since the caller last emptied this.
-    public var collected: [Collected] = []
+    /// Exchanges parsed since the caller last emptied this.
+    public var pending: [Pending] = []
     /// Recording-level diagnostics (per connection: parse errors, tunnels).
     public var diagnostics: [Diagnostic] = []
     var flows: [TCPFlowID: FlowState] = [:]
@@ -69,7 +94,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
     }
 
     public mutating func data(_ flow: TCPFlowID, fromClient: Bool, _ bytes: UnsafeRawBufferPointer, time: Double) {
-        guard var state = flows[flow] else { return }
+        guard let state = flows[flow] else { return }
         if state.proto == .undetermined {
             state.proto = Self.detect(bytes, fromClient: fromClient, state: state)
             switch state.proto {
@@ -81,38 +106,30 @@ public struct HTTPStreamCollector: TCPStreamSink {
             case .undetermined: break
             }
         }
-        guard state.proto == .http else {
-            flows[flow] = state
-            return
-        }
-        // The connection is taken out of the table while it parses, so it is not copied.
-        flows[flow] = nil
+        guard state.proto == .http else { return }
         if fromClient {
             state.connection!.clientData(bytes, time: time)
         } else {
             state.connection!.serverData(bytes, time: time)
         }
-        drain(&state, flow: flow)
-        flows[flow] = state
+        drain(state, flow: flow)
     }
 
     public mutating func gap(_ flow: TCPFlowID, fromClient: Bool, length: Int, time: Double) {
-        guard var state = flows[flow], state.proto == .http else { return }
-        flows[flow] = nil
+        guard let state = flows[flow], state.proto == .http else { return }
         if fromClient {
             state.connection!.clientGap(length, time: time)
         } else {
             state.connection!.serverGap(length, time: time)
         }
-        drain(&state, flow: flow)
-        flows[flow] = state
+        drain(state, flow: flow)
     }
 
     public mutating func closed(_ flow: TCPFlowID, reason: TCPCloseReason, time: Double) {
-        guard var state = flows.removeValue(forKey: flow) else { return }
+        guard let state = flows.removeValue(forKey: flow) else { return }
         if state.proto == .http {
             state.connection!.finish(time: time)
-            drain(&state, flow: flow)
+            drain(state, flow: flow)
         }
     }
 
@@ -133,7 +150,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
         return .other
     }
 
-    mutating func drain(_ state: inout FlowState, flow: TCPFlowID) {
+    mutating func drain(_ state: FlowState, flow: TCPFlowID) {
         if let error = state.connection!.requests.error ?? state.connection!.responses.error, !state.reportedError {
             state.reportedError = true
             counts.parseErrors += 1
@@ -146,12 +163,21 @@ public struct HTTPStreamCollector: TCPStreamSink {
         }
         guard !state.connection!.completed.isEmpty else { return }
         for parts in state.connection!.completed {
-            if let built = build(parts, state: state, flow: flow) { collected.append(built) }
+            guard let request = parts.request else {
+                counts.responsesWithoutRequest += 1
+                if let response = parts.response {
+                    diagnostics.append(Diagnostic(.note, code: "response-without-request", message: "connection \(state.client) → \(state.server): a \(response.head.status) response whose request is not in the capture (it began before the capture did)"))
+                }
+                continue
+            }
+            if request.head.method == "CONNECT" { continue }
+            counts.exchanges += 1
+            pending.append(Pending(parts: parts, client: state.client, server: state.server, flow: flow))
         }
         state.connection!.completed.removeAll(keepingCapacity: true)
     }
 
-    func url(for head: HTTPHead, server: Endpoint) -> String {
+    static func url(for head: HTTPHead, server: Endpoint) -> String {
         let target = head.target
         if target.hasPrefix("http://") || target.hasPrefix("https://") || target.hasPrefix("HTTP://") { return target }
         let host = head.first("Host").map { HTTPParser.trimmedString($0) }.flatMap { $0.isEmpty ? nil : $0 }
@@ -161,21 +187,15 @@ public struct HTTPStreamCollector: TCPStreamSink {
         return "http://\(host)/\(target)"
     }
 
-    mutating func build(_ parts: HTTPConnection.Exchange, state: FlowState, flow: TCPFlowID) -> Collected? {
+    /// Builds the model's exchange: URL, decoded body, diagnostics. Pure; any thread.
+    public static func build(_ item: Pending, options: Options) -> Collected {
+        let parts = item.parts
+        let request = parts.request!
         var diagnostics: [Diagnostic] = []
-        let where_ = "\(state.client) → \(state.server)"
-        guard let request = parts.request else {
-            counts.responsesWithoutRequest += 1
-            if let response = parts.response {
-                self.diagnostics.append(Diagnostic(.note, code: "response-without-request", message: "connection \(where_): a \(response.head.status) response whose request is not in the capture (it began before the capture did)"))
-            }
-            return nil
-        }
-        if request.head.method == "CONNECT" { return nil }
-        counts.exchanges += 1
+        let where_ = "\(item.client) → \(item.server)"
         let requestHeaders = request.head.headers.map { HeaderField($0.name, $0.value) }
         let recordedRequest = RecordedRequest(
-            method: request.head.method, url: url(for: request.head, server: state.server), httpVersion: request.head.version,
+            method: request.head.method, url: url(for: request.head, server: item.server), httpVersion: request.head.version,
             headers: requestHeaders, body: Data(request.body))
         if !request.complete {
             diagnostics.append(Diagnostic(.warning, code: "request-incomplete", message: "request \(where_): " + request.problems.joined(separator: "; ")))
@@ -196,7 +216,6 @@ public struct HTTPStreamCollector: TCPStreamSink {
                         diagnostics.append(Diagnostic(.warning, code: "decoded-body-limit", message: "response \(where_): \(limited)"))
                     }
                 } catch {
-                    counts.decodeFailures += 1
                     diagnostics.append(Diagnostic(.warning, code: "content-decoding-failed", message: "response \(where_): \(error.description); the body is kept as sent"))
                 }
             }
@@ -211,14 +230,12 @@ public struct HTTPStreamCollector: TCPStreamSink {
                 diagnostics.append(Diagnostic(.warning, code: "response-body-limit", message: "response \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(response.bodyLength) bytes (--max-body-bytes)"))
             }
         } else {
-            counts.requestsWithoutResponse += 1
             diagnostics.append(Diagnostic(.warning, code: "no-response", message: "request \(where_): no response in the capture"))
         }
-        if !diagnostics.isEmpty { counts.incompleteExchanges += 1 }
         let exchange = Exchange(
             sequence: 0, startedAt: request.startTime, duration: max(0, end - request.startTime),
-            connectionID: String(flow), serverAddress: state.server.description,
+            connectionID: String(item.flow), serverAddress: item.server.description,
             request: recordedRequest, response: recordedResponse)
-        return Collected(exchange: exchange, client: state.client.address.description, diagnostics: diagnostics)
+        return Collected(exchange: exchange, client: item.client.address.description, diagnostics: diagnostics)
     }
 }

@@ -82,14 +82,21 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
         var finished = false
     }
 
-    struct Flow {
-        var id: TCPFlowID
-        var client: Endpoint
+    /// A class, so that the per-packet path updates it in place in the table.
+    final class Flow {
+        let id: TCPFlowID
+        let client: Endpoint
         var toServer = Direction()
         var toClient = Direction()
         var lastSeen: Double
         var closed = false
         var clientISN: UInt32?
+
+        init(id: TCPFlowID, client: Endpoint, lastSeen: Double) {
+            self.id = id
+            self.client = client
+            self.lastSeen = lastSeen
+        }
     }
 
     var flows: [Key: Flow] = [:]
@@ -116,11 +123,11 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
         now = segment.time
         if now - lastSweep > 10 { sweep() }
         let key = Key(segment.source, segment.destination)
-        if var flow = flows[key] {
+        if let flow = flows[key] {
             if segment.isSYN, !segment.isACK, flow.closed || (flow.clientISN.map { $0 != segment.sequence } ?? true) && flow.toServer.started {
                 // A new connection on the same ports (RFC 9293 section 3.6.1's TIME-WAIT reuse).
                 counts.reusedPorts += 1
-                close(&flow, key: key, reason: .reused)
+                close(flow, key: key, reason: .reused)
                 flows[key] = nil
                 return add(segment)
             }
@@ -136,9 +143,8 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
                 receive(segment, &flow.toClient, id: flow.id, fromClient: false)
             }
             if segment.isRST || flow.toServer.finished && flow.toClient.finished {
-                close(&flow, key: key, reason: segment.isRST ? .reset : .fin)
+                close(flow, key: key, reason: segment.isRST ? .reset : .fin)
             }
-            flows[key] = flow
             return
         }
         // Only a SYN or data opens a connection; a stray ACK, FIN or RST does not.
@@ -154,7 +160,7 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
             (client, server) = Self.guessRoles(segment)
         }
         if flows.count >= limits.maxOpenFlows { evictOldest() }
-        var flow = Flow(id: nextID, client: client, lastSeen: now)
+        let flow = Flow(id: nextID, client: client, lastSeen: now)
         nextID += 1
         if segment.isSYN, !segment.isACK { flow.clientISN = segment.sequence }
         counts.flows += 1
@@ -318,7 +324,7 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
         }
     }
 
-    mutating func close(_ flow: inout Flow, key: Key, reason: TCPCloseReason) {
+    mutating func close(_ flow: Flow, key: Key, reason: TCPCloseReason) {
         guard !flow.closed else { return }
         // Whatever is still held comes after a gap.
         let id = flow.id
@@ -356,11 +362,11 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
     mutating func sweep() {
         lastSweep = now
         for key in Array(flows.keys) {
-            guard var flow = flows[key] else { continue }
+            guard let flow = flows[key] else { continue }
             if now - flow.lastSeen > limits.idleTimeout || flow.closed && now - flow.lastSeen > 60 {
                 if !flow.closed {
                     counts.idleEvictions += 1
-                    close(&flow, key: key, reason: .idle)
+                    close(flow, key: key, reason: .idle)
                 }
                 flows[key] = nil
             }
@@ -374,9 +380,9 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
         guard flows.count >= limits.maxOpenFlows else { return }
         let victims = flows.sorted { $0.value.lastSeen < $1.value.lastSeen }.prefix(max(1, limits.maxOpenFlows / 10))
         for (key, _) in victims {
-            guard var flow = flows[key] else { continue }
+            guard let flow = flows[key] else { continue }
             counts.limitEvictions += 1
-            close(&flow, key: key, reason: .evicted)
+            close(flow, key: key, reason: .evicted)
             flows[key] = nil
         }
     }
@@ -384,8 +390,8 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
     /// The end of the capture: closes every open connection, in the order they opened.
     public mutating func finish() {
         for key in flows.keys.sorted(by: { flows[$0]!.id < flows[$1]!.id }) {
-            guard var flow = flows[key] else { continue }
-            close(&flow, key: key, reason: .endOfCapture)
+            guard let flow = flows[key] else { continue }
+            close(flow, key: key, reason: .endOfCapture)
         }
         flows = [:]
     }

@@ -75,6 +75,39 @@ public struct ReportStore: Sendable {
         try writer.write { db in try recordings.map { try Self.insert($0, replace: replace, db) } }
     }
 
+    /// Where a streaming import puts bodies as they come, inside the import's transaction.
+    public final class BodySink {
+        let statement: Statement
+        var stored: Set<String> = []
+
+        init(_ db: Database) throws {
+            statement = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+        }
+
+        public func store(_ data: Data, _ fingerprint: BodyFingerprint) throws {
+            guard stored.insert(fingerprint.sha256).inserted else { return }
+            try statement.execute(arguments: [fingerprint.sha256, data.count, data])
+        }
+    }
+
+    /// A streaming import in one transaction: `produce` stores bodies through the sink as it
+    /// reads, and returns the recordings (with detached bodies) to store at the end. Any
+    /// error rolls everything back, bodies included.
+    public func importStreaming(replace: Bool, _ produce: (BodySink) throws -> [Recording]) throws -> [(Recording, ImportResult)] {
+        try writer.write { db in
+            let sink = try BodySink(db)
+            let recordings = try produce(sink)
+            return try recordings.map { ($0, try Self.insert($0, replace: replace, db)) }
+        }
+    }
+
+    /// Whether a recording of this name already holds exactly this source file.
+    public func holds(name: String, sourceSHA256: String) throws -> Bool {
+        try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT source_sha256 FROM recording WHERE name = ?", arguments: [name]) == sourceSHA256
+        }
+    }
+
     /// Stores a recording inside the caller's transaction.
     static func insert(_ recording: Recording, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false
@@ -97,22 +130,27 @@ public struct ReportStore: Sendable {
             try bodyInsert.execute(arguments: [hash, data.count, data])
             return hash
         }
+        // One prepared statement for every row: a capture can hold a hundred thousand.
+        let exchangeInsert = try db.makeStatement(sql: """
+            INSERT INTO exchange (recording_id, sequence, started_at, duration, connection_id, server_address,
+                method, url, http_version, request_headers, request_body_sha256, request_body_length,
+                status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
+                response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind,
+                redirect_chain_start, redirect_hop, redirect_next, resource_type)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
         for e in recording.exchanges {
-            var row = ExchangeRow(
-                id: nil, recordingId: recordingID, sequence: e.sequence, startedAt: e.startedAt, duration: e.duration,
-                connectionId: e.connectionID, serverAddress: e.serverAddress,
-                method: e.request.method, url: e.request.url, httpVersion: e.request.httpVersion,
-                requestHeaders: try Self.encodeHeaders(e.request.headers),
-                requestBodySha256: try storeBody(e.request.body, hash: e.request.bodyFingerprint.sha256), requestBodyLength: e.request.body.count,
-                status: e.response.status, statusText: e.response.statusText, responseHttpVersion: e.response.httpVersion,
-                responseHeaders: try Self.encodeHeaders(e.response.headers),
-                responseBodySha256: try storeBody(e.response.body), responseBodyLength: e.response.body.count,
-                responseEncodedLength: e.response.encodedLength, responseBodyMissing: e.response.bodyMissing,
-                redirectUrl: e.response.redirectURL,
-                initiator: e.initiator.rawValue, frame: e.frame.label, bodyKind: e.bodyKind.rawValue,
-                redirectChainStart: e.redirect?.chainStart, redirectHop: e.redirect?.hop, redirectNext: e.redirect?.next,
-                resourceType: e.resourceType)
-            try row.insert(db)
+            let requestHash = e.request.bodyDetached ? e.request.bodyFingerprint.sha256 : try storeBody(e.request.body, hash: e.request.bodyFingerprint.sha256)
+            let responseHash = try e.response.detachedBody?.sha256 ?? storeBody(e.response.body)
+            let values: [(any DatabaseValueConvertible)?] = [
+                recordingID, e.sequence, e.startedAt, e.duration, e.connectionID, e.serverAddress,
+                e.request.method, e.request.url, e.request.httpVersion, Self.encodeHeaders(e.request.headers), requestHash, e.request.bodyFingerprint.length,
+                e.response.status, e.response.statusText, e.response.httpVersion, Self.encodeHeaders(e.response.headers), responseHash,
+                e.response.detachedBody?.length ?? e.response.body.count,
+                e.response.encodedLength, e.response.bodyMissing, e.response.redirectURL, e.initiator.rawValue, e.frame.label, e.bodyKind.rawValue,
+                e.redirect?.chainStart, e.redirect?.hop, e.redirect?.next, e.resourceType,
+            ]
+            try exchangeInsert.execute(arguments: StatementArguments(values))
         }
         try Self.storeProvenance(CookieProvenance(recording: recording), recordingID: recordingID, db)
         return .imported(id: recordingID, replaced: replaced)
@@ -347,8 +385,38 @@ public struct ReportStore: Sendable {
 
     // MARK: - Encoding helpers
 
-    static func encodeHeaders(_ headers: [HeaderField]) throws -> String {
-        try json(headers.map { [$0.name, $0.value] })
+    /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
+    /// a large capture. `decodeHeaders` reads it back with JSONDecoder.
+    static func encodeHeaders(_ headers: [HeaderField]) -> String {
+        var out: [UInt8] = [0x5B]
+        out.reserveCapacity(headers.count * 48 + 2)
+        for (k, h) in headers.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            out.append(0x5B)
+            appendJSONString(h.name, to: &out)
+            out.append(0x2C)
+            appendJSONString(h.value, to: &out)
+            out.append(0x5D)
+        }
+        out.append(0x5D)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendJSONString(_ s: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for c in s.utf8 {
+            switch c {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x0A: out += [0x5C, 0x6E]
+            case 0x0D: out += [0x5C, 0x72]
+            case 0x09: out += [0x5C, 0x74]
+            case 0..<0x20: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]]
+            default: out.append(c)
+            }
+        }
+        out.append(0x22)
     }
 
     static func decodeHeaders(_ text: String) throws -> [HeaderField] {

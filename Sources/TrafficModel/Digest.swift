@@ -3,16 +3,24 @@ import Foundation
 
 extension Data {
     /// Lowercase hex SHA-256, the key of the content-addressed body store.
-    public var sha256Hex: String {
-        let digest = SHA256.hash(data: self)
-        var out = ""
-        out.reserveCapacity(64)
-        let hex: [Character] = Array("0123456789abcdef")
-        for byte in digest {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0x0f)])
+    public var sha256Hex: String { SHA256.hash(data: self).hexString }
+}
+
+extension SHA256Digest {
+    /// Lowercase hex, built in one buffer.
+    var hexString: String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 64) { out in
+            digits.withUTF8Buffer { hex in
+                var k = 0
+                for byte in self {
+                    out[k] = hex[Int(byte >> 4)]
+                    out[k + 1] = hex[Int(byte & 0x0F)]
+                    k += 2
+                }
+            }
+            return 64
         }
-        return out
     }
 }
 
@@ -38,7 +46,5 @@ public struct StreamingSHA256 {
 
     public mutating func update(_ data: Data) { hasher.update(data: data) }
 
-    public func finalizeHex() -> String {
-        hasher.finalize().map { String(format: "%02x", $0) }.joined()
-    }
+    public func finalizeHex() -> String { hasher.finalize().hexString }
 }

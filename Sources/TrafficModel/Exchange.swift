@@ -54,11 +54,27 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     public var httpVersion: String
     public var headers: [HeaderField]
     public var body: Data {
-        didSet { bodyFingerprint = BodyFingerprint(body) }
+        didSet {
+            bodyFingerprint = BodyFingerprint(body)
+            bodyDetached = false
+        }
     }
     /// Length and SHA-256 of `body`, computed once when the body is set: every preset of
     /// every replay compares against it.
     public private(set) var bodyFingerprint: BodyFingerprint
+    /// The body was handed to the store while importing and is not held here; the
+    /// fingerprint still describes it. A recording loaded from the store is never detached.
+    public private(set) var bodyDetached = false
+
+    /// Gives the body away (to the store, during a streaming import), keeping its fingerprint.
+    public mutating func detachBody() -> Data {
+        let detached = body
+        let fingerprint = bodyFingerprint
+        body = Data()
+        bodyFingerprint = fingerprint
+        bodyDetached = true
+        return detached
+    }
 
     public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
         self.method = method
@@ -104,6 +120,17 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
     public var bodyMissing: Bool
     /// HAR's `redirectURL`, used when the Location header is missing.
     public var redirectURL: String?
+    /// Set when the body was handed to the store while importing and is not held here.
+    public var detachedBody: BodyFingerprint?
+
+    /// Gives the body away (to the store, during a streaming import), keeping its fingerprint.
+    public mutating func detachBody() -> (Data, BodyFingerprint) {
+        let detached = body
+        let fingerprint = BodyFingerprint(detached)
+        body = Data()
+        detachedBody = fingerprint
+        return (detached, fingerprint)
+    }
 
     public init(status: Int, statusText: String = "", httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data(), encodedLength: Int? = nil, bodyMissing: Bool = false, redirectURL: String? = nil) {
         self.status = status

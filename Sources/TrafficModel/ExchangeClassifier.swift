@@ -8,7 +8,8 @@ public enum ExchangeClassifier {
     public static func classify(_ exchanges: inout [Exchange]) {
         for i in exchanges.indices {
             exchanges[i].initiator = initiator(of: exchanges[i])
-            exchanges[i].bodyKind = bodyKind(of: exchanges[i].request)
+            // A detached body was classified before it left (the importer did it).
+            if !exchanges[i].request.bodyDetached { exchanges[i].bodyKind = bodyKind(of: exchanges[i].request) }
         }
         linkRedirects(&exchanges)
         assignFrames(&exchanges)
@@ -141,13 +142,23 @@ public enum ExchangeClassifier {
         guard hasRedirect else { return }
         for i in exchanges.indices { byURL[normalize(exchanges[i].request.url), default: []].append(i) }
         var claimed = Set<Int>()
+        // Per URL, where the search for the next unclaimed later request starts: a flow that
+        // redirects to the same page thousands of times stays linear.
+        var cursor: [String: Int] = [:]
         for i in exchanges.indices where exchanges[i].response.isRedirect {
             guard let location = exchanges[i].response.location,
                 let target = RequestTarget.resolve(location, against: exchanges[i].request.url)
             else { continue }
             let wantedMethod = exchanges[i].response.preservesMethod ? exchanges[i].request.method : nil
-            let next = byURL[normalize(target)]?.first { j in
-                j > i && !claimed.contains(j) && (wantedMethod == nil || exchanges[j].request.method == wantedMethod)
+            let key = normalize(target)
+            var next: Int?
+            if let candidates = byURL[key] {
+                var c = cursor[key] ?? 0
+                while c < candidates.count, candidates[c] <= i || claimed.contains(candidates[c]) { c += 1 }
+                cursor[key] = c
+                next = candidates[c...].first { j in
+                    !claimed.contains(j) && (wantedMethod == nil || exchanges[j].request.method == wantedMethod)
+                }
             }
             let start = exchanges[i].redirect?.chainStart ?? i
             let hop = exchanges[i].redirect?.hop ?? 0
@@ -183,7 +194,7 @@ public enum ExchangeClassifier {
             if dest == "iframe" || dest == "frame" || e.resourceType?.asciiLowercased == "sub_frame" {
                 kind = .iframe
                 iframeDocuments.insert(ExchangeClassifier.normalize(e.request.url))
-            } else if let referer = e.request.headers.first("Referer"), iframeDocuments.contains(ExchangeClassifier.normalize(referer)) {
+            } else if !iframeDocuments.isEmpty, let referer = e.request.headers.first("Referer"), iframeDocuments.contains(ExchangeClassifier.normalize(referer)) {
                 kind = .iframe
             } else if let start = e.redirect?.chainStart, start != i {
                 kind = exchanges[start].frame.kind

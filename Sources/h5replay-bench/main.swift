@@ -9,6 +9,7 @@ import CookieJar
 import Findings
 import Foundation
 import HARFormat
+import PacketCapture
 import ReportStore
 import TrafficModel
 import WebViewEmulation
@@ -16,6 +17,37 @@ import WebViewEmulation
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
 let arguments = CommandLine.arguments
+
+/// Peak resident set size of this process, in bytes (Linux: VmHWM).
+func peakRSS() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
+    }
+    return 0
+}
+
+// `--pcap FILE`: capture import to a recording in memory (libpcap, decoding, TCP
+// reassembly, HTTP parsing, content decoding, exchanges, classification), without SQLite.
+if arguments.count == 3, arguments[1] == "--pcap" {
+    let file = arguments[2]
+    let start = now()
+    // Bodies leave as they are built, as in `h5replay import`; here they are counted.
+    var bodyBytes = 0
+    let result = try CaptureImporter.read(path: file, name: "bench", bodySink: { data, _ in bodyBytes += data.count })
+    let exchanges = result.recordings[0].exchanges.count
+    let packets = result.session.decoder.counts.packets
+    let seconds = now() - start
+    let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+    print("pcap_bytes=\(size)")
+    print("pcap_packets=\(packets)")
+    print("pcap_exchanges=\(exchanges)")
+    print("pcap_body_bytes=\(bodyBytes)")
+    print(String(format: "pcap_seconds=%.4f", seconds))
+    print("pcap_peak_rss=\(peakRSS())")
+    exit(0)
+}
+
 guard arguments.count == 3 else {
     FileHandle.standardError.write(Data("usage: h5replay-bench FILE.har RECORDINGS_DIR\n".utf8))
     exit(2)

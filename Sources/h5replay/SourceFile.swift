@@ -51,15 +51,17 @@ enum SourceFile {
         throw InputError("\(path): offset 0: not a recording h5replay reads (expected HAR JSON, pcap or pcapng)")
     }
 
-    static func readCapture(_ path: String, name: String, limits: LimitOptions, splitByClient: Bool) throws -> [Recording] {
+    /// Reads a capture; with a body sink (a streaming import) bodies go to the store as
+    /// they are built.
+    static func readCapture(_ path: String, name: String, limits: LimitOptions, splitByClient: Bool, bodySink: ReportStore.BodySink? = nil) throws -> [Recording] {
         let progress = Progress.line()
         defer { progress.end() }
         do {
-            let result = try CaptureImporter.read(path: path, name: name, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
+            let result = try CaptureImporter.read(path: path, name: name, options: limits.captureOptions(splitByClient: splitByClient), bodySink: bodySink.map { sink in { try sink.store($0, $1) } }) { packets, exchanges in
                 progress.show("\(path): \(packets) packets, \(exchanges) exchanges")
             }
             return result.recordings
-        } catch {
+        } catch let error as CaptureImporter.Failure {
             throw InputError(error.description)
         }
     }
@@ -67,8 +69,15 @@ enum SourceFile {
     /// Imports a file into the store in one transaction; returns each recording and what
     /// the store did with it.
     static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, splitByClient: Bool = false, into store: ReportStore) throws -> [(Recording, ReportStore.ImportResult)] {
-        let recordings = try read(path, name: name, limits: limits, splitByClient: splitByClient)
         do {
+            if CaptureImporter.looksLikeCapture(try head(path)) {
+                // Captures stream: bodies are stored while the file is read, all in one
+                // transaction, so memory does not grow with the capture.
+                return try store.importStreaming(replace: replace) { sink in
+                    try readCapture(path, name: name ?? defaultName(for: path), limits: limits, splitByClient: splitByClient, bodySink: sink)
+                }
+            }
+            let recordings = try read(path, name: name, limits: limits, splitByClient: splitByClient)
             return Array(zip(recordings, try store.save(recordings, replace: replace)))
         } catch let error as ReportStore.NameTaken {
             throw InputError("\(path): \(error.description)")
