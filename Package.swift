@@ -16,7 +16,9 @@ let package = Package(
     name: "h5replay",
     platforms: [.macOS(.v13)],
     products: [
-        .executable(name: "h5replay", targets: ["h5replay"])
+        .executable(name: "h5replay", targets: ["h5replay"]),
+        // What the libFuzzer drivers in Fuzz/Package.swift run.
+        .library(name: "FuzzHarness", targets: ["FuzzHarness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -68,6 +70,8 @@ let package = Package(
             dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore", "PacketCapture"]
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
+        .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
+        .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], exclude: ["Regressions"]),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "CZlib"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
