@@ -96,6 +96,6 @@ let package = Package(
             dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "PacketCapture", "TrafficModel"]),
+        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "PacketCapture", "TrafficModel", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -44,7 +44,8 @@ public struct Gate: Sendable {
     }
 
     /// What the gate prints: the comparison, then new, fixed and unchanged findings.
-    public func text(_ r: Result) -> String {
+    public func text(_ result: Result, redactor: Redactor = Redactor(showSecrets: false)) -> String {
+        let r = redactor.apply(result)
         var out = "Gate: run \(r.run.id ?? 0)\(r.run.label.map { " (\($0))" } ?? "")"
         if let b = r.baseline {
             out += " against baseline run \(b.id ?? 0)\(b.label.map { " (\($0))" } ?? "")"

@@ -11,8 +11,8 @@ import WebViewEmulation
 public struct HTMLReport: Sendable {
     public var redactor: Redactor
 
-    public init(showSecrets: Bool) {
-        self.redactor = Redactor(showSecrets: showSecrets)
+    public init(showSecrets: Bool, secrets: SecretNames = .default) {
+        self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
     /// What the HTML draws beyond the findings.
@@ -36,6 +36,7 @@ public struct HTMLReport: Sendable {
     }
 
     public func render(_ model: ReportModel, context: Context) -> String {
+        let model = redactor.apply(model)
         let run = model.run
         var out = """
             <!DOCTYPE html>
@@ -113,7 +114,7 @@ public struct HTMLReport: Sendable {
                 if !first { out += "<span class=\"arrow\">&rarr;</span>" }
                 first = false
                 finalURL = e.request.url
-                out += "<div class=\"hop\"><b>#\(e.sequence) \(h(e.request.method))</b> \(h(RequestTarget.hostAndPath(e.request.url)))<br><span class=\"status\">\(e.response.status)</span>"
+                out += "<div class=\"hop\"><b>#\(e.sequence) \(h(e.request.method))</b> \(h(RequestTarget.hostAndPath(redactor.url(e.request.url))))<br><span class=\"status\">\(e.response.status)</span>"
                 if !e.response.headers.all("Set-Cookie").isEmpty { out += " <span class=\"cookie\">Set-Cookie &times;\(e.response.headers.all("Set-Cookie").count)</span>" }
                 out += "</div>"
                 current = e.redirect?.next.map { r.exchanges[$0] }
@@ -121,7 +122,7 @@ public struct HTMLReport: Sendable {
             out += "</div><table class=\"landing\"><tr><th>preset</th><th>the page ends at</th></tr>"
             for p in model.presets {
                 let page = context.pageURLs["\(r.name)|\(p)|\(head.sequence)"] ?? finalURL
-                out += "<tr class=\"\(page == finalURL ? "ok" : "error")\"><td>\(h(p))</td><td>\(h(RequestTarget.hostAndPath(page)))\(page == finalURL ? " &#10003;" : " &#10007; (the redirect is hidden)")</td></tr>"
+                out += "<tr class=\"\(page == finalURL ? "ok" : "error")\"><td>\(h(p))</td><td>\(h(RequestTarget.hostAndPath(redactor.url(page))))\(page == finalURL ? " &#10003;" : " &#10007; (the redirect is hidden)")</td></tr>"
             }
             out += "</table></div>\n"
         }
@@ -153,7 +154,7 @@ public struct HTMLReport: Sendable {
         var lastLabel = -100.0
         for e in recording?.exchanges ?? [] {
             let px = x(e.startedAt - start)
-            svg += "<line x1=\"\(fmt(px))\" y1=\"\(axis - 6)\" x2=\"\(fmt(px))\" y2=\"\(axis + 2)\" class=\"tick\"><title>#\(e.sequence) \(h(e.request.method)) \(h(RequestTarget.hostAndPath(e.request.url)))</title></line>"
+            svg += "<line x1=\"\(fmt(px))\" y1=\"\(axis - 6)\" x2=\"\(fmt(px))\" y2=\"\(axis + 2)\" class=\"tick\"><title>#\(e.sequence) \(h(e.request.method)) \(h(RequestTarget.hostAndPath(redactor.url(e.request.url))))</title></line>"
             // Label a tick only when it stands clear of the previous label.
             if px - lastLabel >= 22 {
                 svg += "<text x=\"\(fmt(px))\" y=\"\(axis + 14)\" class=\"tick\">#\(e.sequence)</text>"

@@ -1,3 +1,4 @@
+import TrafficModel
 import Findings
 import Foundation
 
@@ -11,11 +12,12 @@ import Foundation
 public struct JSONReport: Sendable {
     public var redactor: Redactor
 
-    public init(showSecrets: Bool) {
-        self.redactor = Redactor(showSecrets: showSecrets)
+    public init(showSecrets: Bool, secrets: SecretNames = .default) {
+        self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
     public func render(_ model: ReportModel) throws -> String {
+        let model = redactor.apply(model)
         let run = model.run
         var runObject: [String: Any] = [
             "id": run.id ?? 0,

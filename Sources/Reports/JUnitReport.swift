@@ -1,3 +1,4 @@
+import TrafficModel
 import Findings
 
 /// JUnit XML as Jenkins and GitLab read it: one test suite per preset, one test case per
@@ -6,11 +7,12 @@ import Findings
 public struct JUnitReport: Sendable {
     public var redactor: Redactor
 
-    public init(showSecrets: Bool) {
-        self.redactor = Redactor(showSecrets: showSecrets)
+    public init(showSecrets: Bool, secrets: SecretNames = .default) {
+        self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
     public func render(_ model: ReportModel) -> String {
+        let model = redactor.apply(model)
         let errors = model.findings.filter { $0.severity == .error }
         let failingCases = Set(errors.map { "\($0.preset)|\($0.recording)" }).count
         let total = model.recordings.count * model.presets.count

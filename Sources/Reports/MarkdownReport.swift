@@ -1,3 +1,4 @@
+import TrafficModel
 import Findings
 
 /// Markdown for a CI job summary: the matrix, the gate's verdict when there is one, and
@@ -5,11 +6,13 @@ import Findings
 public struct MarkdownReport: Sendable {
     public var redactor: Redactor
 
-    public init(showSecrets: Bool) {
-        self.redactor = Redactor(showSecrets: showSecrets)
+    public init(showSecrets: Bool, secrets: SecretNames = .default) {
+        self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
     public func render(_ model: ReportModel, gate: Gate.Result? = nil) -> String {
+        let model = redactor.apply(model)
+        let gate = gate.map { redactor.apply($0) }
         let run = model.run
         var out = "## h5replay: run \(run.id ?? 0)\(run.label.map { " (\(escape($0)))" } ?? "")\n\n"
         out += "\(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s). "

@@ -15,8 +15,8 @@ import TrafficModel
 public struct RecordingReport: Sendable {
     public var redactor: Redactor
 
-    public init(showSecrets: Bool) {
-        self.redactor = Redactor(showSecrets: showSecrets)
+    public init(showSecrets: Bool, secrets: SecretNames = .default) {
+        self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
     /// The recorded value of each cookie a request carries, in header order.
@@ -52,7 +52,7 @@ public struct RecordingReport: Sendable {
             }
             exchanges.append([
                 "sequence": e.sequence, "startedAt": Self.iso(e.startedAt), "duration": e.duration,
-                "initiator": e.initiator.rawValue, "frame": e.frame.label, "method": e.request.method, "url": e.request.url,
+                "initiator": e.initiator.rawValue, "frame": e.frame.label, "method": e.request.method, "url": redactor.url(e.request.url),
                 "status": e.response.status, "bodyKind": e.bodyKind.rawValue,
                 "requestBodyLength": e.request.body.count, "requestBodySHA256": e.request.bodyFingerprint.sha256,
                 "responseBodyLength": e.response.body.count, "responseBodySHA256": e.response.body.sha256Hex,
@@ -61,7 +61,7 @@ public struct RecordingReport: Sendable {
             ])
         }
         let diagnostics: [[String: Any]] = r.diagnostics.map {
-            ["severity": $0.severity.rawValue, "code": $0.code, "sequence": $0.sequence ?? NSNull(), "message": $0.message]
+            ["severity": $0.severity.rawValue, "code": $0.code, "sequence": $0.sequence ?? NSNull(), "message": redactor.text($0.message)]
         }
         let object: [String: Any] = ["recording": recording, "exchanges": exchanges, "diagnostics": diagnostics]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -77,7 +77,7 @@ public struct RecordingReport: Sendable {
             let sizes = "\(e.request.body.count)/\(e.response.body.count) B"
             out += String(format: "#%-3d %+8.3fs  ", e.sequence, e.startedAt - start)
             out += "\(e.initiator.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(e.frame.label.padding(toLength: 9, withPad: " ", startingAt: 0)) "
-            out += "\(e.request.method) \(e.request.url)  \(e.response.status)  \(e.bodyKind.rawValue) \(sizes)\(hop)\n"
+            out += "\(e.request.method) \(redactor.url(e.request.url))  \(e.response.status)  \(e.bodyKind.rawValue) \(sizes)\(hop)\n"
             let values = values(e)
             for (position, c) in detail.cookies[e.sequence].enumerated() {
                 var origin = c.provenance
@@ -96,7 +96,7 @@ public struct RecordingReport: Sendable {
         }
         if !r.diagnostics.isEmpty {
             out += "\nDiagnostics:\n"
-            for d in r.diagnostics { out += "  [\(d.severity.rawValue)] \(d.sequence.map { "#\($0) " } ?? "")\(d.code): \(d.message)\n" }
+            for d in r.diagnostics { out += "  [\(d.severity.rawValue)] \(d.sequence.map { "#\($0) " } ?? "")\(d.code): \(redactor.text(d.message))\n" }
         }
         return out
     }

@@ -1,3 +1,4 @@
+import TrafficModel
 import Findings
 import ReportStore
 
@@ -44,21 +45,61 @@ public struct ReportModel: Sendable {
     public func count(_ severity: Severity) -> Int { findings.filter { $0.severity == severity }.count }
 }
 
-/// Hides cookie values and other secrets unless the user asks for them.
+/// Hides cookie values, secret query values and other secrets unless the user asks for
+/// them (`--show-secrets`). Every renderer applies it to the whole model first.
 public struct Redactor: Sendable {
     public var showSecrets: Bool
+    public var names: SecretNames
 
-    public init(showSecrets: Bool) {
+    public init(showSecrets: Bool, names: SecretNames = .default) {
         self.showSecrets = showSecrets
+        self.names = names
     }
 
-    /// A finding's expected or actual fields, with secret fields replaced by their length.
+    /// A finding's expected or actual fields: secret fields replaced by their length,
+    /// URL fields with secret query values hidden. Applying it twice changes nothing.
     public func fields(_ fields: [String: String]) -> [String: String] {
         guard !showSecrets else { return fields }
         var out = fields
-        for key in fields.keys where Finding.secretFields.contains(key) {
-            out[key] = "<redacted, \(fields[key]!.utf8.count) bytes>"
+        for (key, value) in fields {
+            if Finding.secretFields.contains(key), !value.hasPrefix("<redacted") {
+                out[key] = "<redacted, \(value.utf8.count) bytes>"
+            } else if key.lowercased().hasSuffix("url") {
+                out[key] = names.redactURL(value)
+            }
         }
+        return out
+    }
+
+    public func url(_ url: String) -> String { showSecrets ? url : names.redactURL(url) }
+
+    public func text(_ text: String) -> String { showSecrets ? text : names.redactText(text) }
+
+    public func finding(_ f: Finding) -> Finding {
+        guard !showSecrets else { return f }
+        var out = f
+        out.url = url(f.url)
+        out.message = text(f.message)
+        out.subject = f.subject.map(text)
+        out.expected = fields(f.expected)
+        out.actual = fields(f.actual)
+        return out
+    }
+
+    public func apply(_ model: ReportModel) -> ReportModel {
+        guard !showSecrets else { return model }
+        var out = model
+        out.findings = model.findings.map(finding)
+        return out
+    }
+
+    public func apply(_ result: Gate.Result) -> Gate.Result {
+        guard !showSecrets else { return result }
+        var out = result
+        out.new = result.new.map(finding)
+        out.fixed = result.fixed.map(finding)
+        out.unchanged = result.unchanged.map(finding)
+        out.failing = result.failing.map(finding)
         return out
     }
 }

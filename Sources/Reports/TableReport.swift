@@ -1,3 +1,4 @@
+import TrafficModel
 import Findings
 
 /// The terminal report: the side-by-side matrix (recordings x presets, counts per
@@ -6,12 +7,13 @@ public struct TableReport: Sendable {
     public var color: Bool
     public var redactor: Redactor
 
-    public init(color: Bool, showSecrets: Bool) {
+    public init(color: Bool, showSecrets: Bool, secrets: SecretNames = .default) {
         self.color = color
-        self.redactor = Redactor(showSecrets: showSecrets)
+        self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
     public func render(_ model: ReportModel, details: Bool = true) -> String {
+        let model = redactor.apply(model)
         var out = ""
         let run = model.run
         out += "Run \(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""): \(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s), \(model.presets.count) preset(s)\n\n"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrafficModel
 
 /// The h5replay command line: thin commands over the library modules.
 @main
@@ -34,7 +35,8 @@ struct H5Replay: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as InputError {
-            FileHandle.standardError.write(Data("h5replay: error: \(error.message)\n".utf8))
+            // Input errors may quote a URL: secret query values stay hidden here too.
+            FileHandle.standardError.write(Data("h5replay: error: \(SecretNames.configured().redactText(error.message))\n".utf8))
             Foundation.exit(2)
         } catch let error as ExitCode {
             Foundation.exit(error.rawValue)

@@ -32,6 +32,10 @@ extension H5Replay {
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var limits: LimitOptions
+        @OptionGroup var secrets: SecretOptions
+
+        @Flag(help: "Store cookie values, Authorization and the other secret headers and query values as stand-ins that keep their length and identity, never the values. Bodies are kept.")
+        var redact = false
 
         @Option(help: "The recording's name (only with one file).")
         var name: String?
@@ -54,7 +58,7 @@ extension H5Replay {
         func run() async throws {
             let store = try database.open()
             for file in files {
-                for (recording, result) in try SourceFile.importFile(file, name: name, replace: replace, limits: limits, splitByClient: split == "client", into: store) {
+                for (recording, result) in try SourceFile.importFile(file, name: name, replace: replace, limits: limits, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store) {
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"
@@ -62,7 +66,7 @@ extension H5Replay {
                 }
                 print("\(verb) \(recording.name): \(recording.exchanges.count) exchange(s) from \(file)")
                 for d in recording.diagnostics where d.severity != .note {
-                    print("  \(d.severity.rawValue): \(d.message)")
+                    print("  \(d.severity.rawValue): \(secrets.redactor.text(d.message))")
                 }
                 let notes = recording.diagnostics.filter { $0.severity == .note }.count
                 if notes > 0 { print("  \(notes) note(s); `h5replay show \(recording.name)` lists them") }

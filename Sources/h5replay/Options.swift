@@ -5,6 +5,8 @@ import Foundation
 import CookieJar
 import HARFormat
 import ReportStore
+import Reports
+import TrafficModel
 import WebViewEmulation
 
 /// `--db PATH`, shared by every command.
@@ -113,8 +115,17 @@ struct PresetOptions: ParsableArguments {
 
 /// `--show-secrets`.
 struct SecretOptions: ParsableArguments {
-    @Flag(name: .long, help: "Show cookie values and other secrets instead of redacting them.")
+    @Flag(name: .long, help: "Show cookie values, Authorization and other secrets instead of redacting them.")
     var showSecrets = false
+
+    @Option(name: .long, help: ArgumentHelp("Another header whose value is a secret (repeatable; also H5REPLAY_SECRET_HEADERS, comma-separated).", valueName: "name"))
+    var secretHeader: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Another query parameter whose value is a secret (repeatable; also H5REPLAY_SECRET_QUERY).", valueName: "name"))
+    var secretQuery: [String] = []
+
+    var names: SecretNames { .configured(headers: secretHeader, queryParameters: secretQuery) }
+    var redactor: Redactor { Redactor(showSecrets: showSecrets, names: names) }
 }
 
 /// Named limits on what an import reads.

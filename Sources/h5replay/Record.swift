@@ -29,6 +29,10 @@ extension H5Replay {
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var limits: LimitOptions
+        @OptionGroup var secrets: SecretOptions
+
+        @Flag(help: "Store secrets as stand-ins that keep their length and identity (as `import --redact`).")
+        var redact = false
 
         @Option(name: [.customShort("i"), .long], help: ArgumentHelp("The interface to capture on (`lo` for loopback).", valueName: "iface"))
         var interface: String
@@ -137,6 +141,9 @@ extension H5Replay {
                     recordings[k].diagnostics.insert(Diagnostic(.warning, code: "capture-error", message: "capture on \(interface) stopped: \(readError)"), at: 0)
                 }
             }
+            if redact {
+                for k in recordings.indices { secrets.names.redactAtRest(&recordings[k]) }
+            }
             let results: [ReportStore.ImportResult]
             do {
                 results = try store.save(recordings, replace: replace)
@@ -151,7 +158,7 @@ extension H5Replay {
                 case .unchanged: verb = "unchanged"
                 }
                 print("\(verb) \(recording.name): \(recording.exchanges.count) exchange(s) in \(database.db)")
-                for d in recording.diagnostics where d.severity != .note { print("  \(d.severity.rawValue): \(d.message)") }
+                for d in recording.diagnostics where d.severity != .note { print("  \(d.severity.rawValue): \(secrets.redactor.text(d.message))") }
             }
             if let writePcap { print("packets written to \(writePcap)") }
         }

@@ -73,7 +73,7 @@ extension H5Replay {
             let runID = try runner.run(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git)
             guard let model = try ReportModel.load(from: store, run: runID) else { throw InputError("run \(runID) vanished from \(database.db)") }
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-            print(TableReport(color: color, showSecrets: secrets.showSecrets).render(model, details: !quiet), terminator: "")
+            print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
         }
 

@@ -49,15 +49,15 @@ extension H5Replay {
             switch format {
             case .table:
                 let color = output == nil && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-                text = TableReport(color: color, showSecrets: secrets.showSecrets).render(model)
+                text = TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
             case .markdown:
-                text = MarkdownReport(showSecrets: secrets.showSecrets).render(model)
+                text = MarkdownReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
             case .junit:
-                text = JUnitReport(showSecrets: secrets.showSecrets).render(model)
+                text = JUnitReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
             case .html:
-                text = HTMLReport(showSecrets: secrets.showSecrets).render(model, context: try .load(from: store, model: model))
+                text = HTMLReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, context: try .load(from: store, model: model))
             case .json:
-                text = try JSONReport(showSecrets: secrets.showSecrets).render(model) + "\n"
+                text = try JSONReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model) + "\n"
             }
             if let output {
                 try writeReport(text, to: output)

@@ -31,7 +31,7 @@ extension H5Replay {
             guard let detail = try store.detail(named: recording) else {
                 throw InputError("\(recording): no such recording in \(database.db); `h5replay import FILE` stores one")
             }
-            let report = RecordingReport(showSecrets: secrets.showSecrets)
+            let report = RecordingReport(showSecrets: secrets.showSecrets, secrets: secrets.names)
             switch format {
             case .table: print(report.table(detail), terminator: "")
             case .json: print(try report.json(detail))

@@ -68,16 +68,26 @@ enum SourceFile {
 
     /// Imports a file into the store in one transaction; returns each recording and what
     /// the store did with it.
-    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, splitByClient: Bool = false, into store: ReportStore) throws -> [(Recording, ReportStore.ImportResult)] {
+    /// With `redact`, secrets are replaced at rest (`SecretNames.redactAtRest`) before
+    /// anything is stored.
+    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore) throws -> [(Recording, ReportStore.ImportResult)] {
+        func redacted(_ recordings: [Recording]) -> [Recording] {
+            guard let redact else { return recordings }
+            return recordings.map { recording in
+                var copy = recording
+                redact.redactAtRest(&copy)
+                return copy
+            }
+        }
         do {
             if CaptureImporter.looksLikeCapture(try head(path)) {
                 // Captures stream: bodies are stored while the file is read, all in one
                 // transaction, so memory does not grow with the capture.
                 return try store.importStreaming(replace: replace) { sink in
-                    try readCapture(path, name: name ?? defaultName(for: path), limits: limits, splitByClient: splitByClient, bodySink: sink)
+                    redacted(try readCapture(path, name: name ?? defaultName(for: path), limits: limits, splitByClient: splitByClient, bodySink: sink))
                 }
             }
-            let recordings = try read(path, name: name, limits: limits, splitByClient: splitByClient)
+            let recordings = redacted(try read(path, name: name, limits: limits, splitByClient: splitByClient))
             return Array(zip(recordings, try store.save(recordings, replace: replace)))
         } catch let error as ReportStore.NameTaken {
             throw InputError("\(path): \(error.description)")

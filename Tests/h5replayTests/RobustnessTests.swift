@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import ReportStore
+import Testing
+
+/// Hostile inputs, crash safety and concurrent writers (DESIGN.md section 8), through the
+/// built binary as a user runs it.
+@Suite("Robustness: hostile inputs, kills, concurrent writers")
+struct RobustnessTests {
+    static var python: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    static func scratch() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-robust-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func integrityCheck(_ path: String) throws -> String {
+        let queue = try DatabaseQueue(path: path)
+        return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+    }
+
+    @Test("every input of the hostile corpus imports with diagnostics or is refused naming the file; none crashes or leaves a partial recording",
+          .enabled(if: python, "python3 makes the corpus"))
+    func hostileCorpus() throws {
+        let dir = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let corpus = dir.appendingPathComponent("corpus")
+        #expect(try Self.run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, corpus.path]) == 0)
+        let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted()
+        #expect(files.count >= 100)
+        let db = dir.appendingPathComponent("hostile.sqlite").path
+        var exits: [Int32: Int] = [:]
+        for file in files {
+            let result = try CLITests.h5replay(["import", "--db", db, file], in: corpus)
+            exits[result.status, default: 0] += 1
+            let name = (file as NSString).deletingPathExtension
+            let store = try ReportStore.open(path: db)
+            let stored = try store.recording(named: name)
+            switch result.status {
+            case 0:
+                #expect(stored != nil, "\(file): exit 0 but nothing stored")
+            case 2:
+                #expect(result.stderr.hasPrefix("h5replay: error: \(file)"), "\(file): the message does not name the file: \(result.stderr)")
+                #expect(stored == nil, "\(file): refused, yet a recording was stored")
+            default:
+                Issue.record("\(file): exit \(result.status): \(result.stderr.suffix(500))")
+            }
+        }
+        print("hostile corpus: \(files.count) inputs; exit codes \(exits.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))")
+        #expect(try Self.integrityCheck(db) == "ok")
+        // Bombs stop at their limits, and say so.
+        let bomb = try #require(try ReportStore.open(path: db).recording(named: "bomb-gzip-200mb"))
+        #expect(bomb.exchanges.first?.response.body.count == 64 << 20)
+        #expect(bomb.diagnostics.contains { $0.code == "decoded-body-limit" })
+    }
+
+    @Test("SIGKILL in the middle of a capture import leaves the database whole, with no partial recording",
+          .enabled(if: python, "python3 makes the capture"))
+    func killedImport() throws {
+        let dir = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let capture = dir.appendingPathComponent("large.pcap").path
+        #expect(try Self.run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, "--large", capture, "400"]) == 0)
+        let db = dir.appendingPathComponent("killed.sqlite").path
+        // A recording imported before, which must survive.
+        #expect(try CLITests.h5replay(["import", "--db", db, CLITests.root.appendingPathComponent("Recordings/login-redirect.har").path], in: dir).status == 0)
+
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = ["import", "--db", db, capture]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Kill once bodies are being written: the WAL file grows past a few MB.
+        let wal = db + "-wal"
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, process.isRunning {
+            let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+            if size > 8 << 20 { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let killedWhileRunning = process.isRunning
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(killedWhileRunning, "the import finished before it could be killed; the capture is too small for this machine")
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        #expect(try Self.integrityCheck(db) == "ok")
+        let store = try ReportStore.open(path: db)
+        #expect(try store.recordingNames() == ["login-redirect"])
+        let queue = try DatabaseQueue(path: db)
+        let orphans = try queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM exchange WHERE recording_id NOT IN (SELECT id FROM recording)") ?? -1
+        }
+        #expect(orphans == 0)
+        // And the same import, run again, completes.
+        #expect(try CLITests.h5replay(["import", "--db", db, capture], in: dir).status == 0)
+        #expect(try store.recordingNames() == ["large", "login-redirect"])
+    }
+
+    @Test("two processes replaying into one database at once both succeed")
+    func concurrentReplays() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try CLITests.h5replay(["import", "--db", "shared.sqlite"] + ["login-redirect", "xhr-json-post", "logout-xhr"].map { "Recordings/\($0).har" }, in: dir).status == 0)
+        let processes = try (0..<2).map { k -> Process in
+            let process = Process()
+            process.executableURL = CLITests.binary
+            process.arguments = ["replay", "--db", "shared.sqlite", "--label", "writer-\(k)", "--quiet", "login-redirect", "xhr-json-post", "logout-xhr"]
+            process.currentDirectoryURL = dir
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.map(\.terminationStatus) == [0, 0])
+        let queue = try DatabaseQueue(path: dir.appendingPathComponent("shared.sqlite").path)
+        let labels = try queue.read { db in try String.fetchAll(db, sql: "SELECT label FROM run ORDER BY label") }
+        #expect(labels == ["writer-0", "writer-1"])
+    }
+}
