@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -55,12 +56,22 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The only module that links NIOPosix: `serve`'s HTTP/1.1 origin.
+        .target(
+            name: "ReplayServer",
+            dependencies: [
+                "TrafficModel", "WebViewEmulation", "Findings", "CookieJar",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(name: "Reports", dependencies: ["ReportStore", "Findings", "TrafficModel", "CookieJar"]),
         .executableTarget(
             name: "h5replay",
             dependencies: [
                 "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
-                "ReportStore", "Reports", "PacketCapture", "HTTPWire",
+                "ReportStore", "Reports", "PacketCapture", "HTTPWire", "ReplayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,6 +83,7 @@ let package = Package(
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], exclude: ["Regressions"]),
+        .testTarget(name: "ReplayServerTests", dependencies: ["ReplayServer", "TrafficModel", "HARFormat", "Findings", .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "CZlib"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
@@ -89,7 +101,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReportStoreTests",
-            dependencies: ["ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"]
+            dependencies: ["ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat", "PacketCapture"]
         ),
         .testTarget(
             name: "ReportsTests",

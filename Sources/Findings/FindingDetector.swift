@@ -28,7 +28,7 @@ public struct FindingDetector: Sendable {
             let label = Self.label(e)
 
             // A request that is never sent: nothing else about it reaches the server.
-            if !outcome.stalledRules.isEmpty {
+            if !outcome.stalledRules.isEmpty || outcome.observedMissing {
                 out.append(make(.requestStalled, e, result.preset, recording.name, outcome.stalledRules,
                     expected: ["sent": "yes"], actual: ["sent": "no"],
                     sentence: "\(label) is never sent"))
@@ -193,7 +193,7 @@ public struct FindingDetector: Sendable {
     }
 
     /// The URL of the last recorded hop of the chain `e` starts.
-    static func finalURL(of e: Exchange, in exchanges: [Exchange]) -> String? {
+    public static func finalURL(of e: Exchange, in exchanges: [Exchange]) -> String? {
         var current = e
         var guardCount = 0
         while let next = current.redirect?.next, guardCount < 64 {

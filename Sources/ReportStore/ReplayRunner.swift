@@ -69,3 +69,16 @@ final class UnsafeResultBuffer<T>: @unchecked Sendable {
 
     var values: [T] { storage.map { $0! } }
 }
+
+extension ReportStore {
+    /// Stores what `serve` observed as a run whose only preset is `observed`.
+    public func saveObservedRun(_ results: [RunResult], recordings: [Recording], label: String?, toolVersion: String) throws -> Int64 {
+        let now = ReportStore.timestamp(Date())
+        let row = RunRow(
+            id: nil, startedAt: now, finishedAt: now, toolVersion: toolVersion,
+            profile: "observed", ios: "real client", simulator: false,
+            presets: "observed", label: label, gitRevision: nil,
+            recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
+        return try saveRun(row, results: results)
+    }
+}

@@ -30,6 +30,8 @@ public struct Outcome: Sendable, Hashable {
     public var preflightRules: [RuleID] = []
     /// The rules by which the request is never sent (B4, S4).
     public var stalledRules: [RuleID] = []
+    /// An observed run (`serve`): the request never arrived at the replay origin.
+    public var observedMissing = false
     /// The rules that flag a body too large to move into a header (H5).
     public var tooLargeRules: [RuleID] = []
     /// The rules by which the body reaches the handler only as a stream (S3).
@@ -148,4 +150,11 @@ public struct EmulationResult: Sendable {
     public var divergences: [JarDivergence]
     /// Both jars' changes in time order, synchronisations completed at the end included.
     public var jarEvents: [JarEvent]
+
+    public init(preset: String, outcomes: [Outcome], divergences: [JarDivergence], jarEvents: [JarEvent]) {
+        self.preset = preset
+        self.outcomes = outcomes
+        self.divergences = divergences
+        self.jarEvents = jarEvents
+    }
 }

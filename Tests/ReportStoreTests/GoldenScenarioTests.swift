@@ -1,5 +1,6 @@
 import Foundation
 import HARFormat
+import PacketCapture
 import Testing
 import TrafficModel
 import WebViewEmulation
@@ -17,13 +18,23 @@ struct GoldenScenarioTests {
     /// Rules no bundled scenario can exercise, and why; none at present.
     static let notExpressed: [RuleID: String] = [:]
 
+    /// HAR flows and the captures a real browser engine produced (Tools/record-browser-flow.py).
     static var names: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: recordings.path)) ?? []).filter { $0.hasSuffix(".har") }.map { String($0.dropLast(4)) }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: recordings.path)) ?? []).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") }
+            .map { ($0 as NSString).deletingPathExtension }.sorted()
+    }
+
+    static func load(_ name: String) throws -> Recording {
+        let har = recordings.appendingPathComponent("\(name).har")
+        if FileManager.default.fileExists(atPath: har.path) {
+            return try HARImporter().recording(from: Data(contentsOf: har), file: name, name: name)
+        }
+        return try CaptureImporter.read(path: recordings.appendingPathComponent("\(name).pcap").path, name: name).recordings[0]
     }
 
     /// The golden document of one recording, computed now.
     static func compute(_ name: String) throws -> [String: Any] {
-        let recording = try HARImporter().recording(from: Data(contentsOf: recordings.appendingPathComponent("\(name).har")), file: name, name: name)
+        let recording = try load(name)
         let sidecar = recordings.appendingPathComponent("\(name).scenario.json")
         let scenario = FileManager.default.fileExists(atPath: sidecar.path) ? try Scenario.load(Data(contentsOf: sidecar), file: sidecar.lastPathComponent) : Scenario()
         var profiles: [String: Any] = [:]

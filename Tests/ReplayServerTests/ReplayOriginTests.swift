@@ -1,0 +1,68 @@
+import Foundation
+import NIOHTTP1
+import Testing
+import TrafficModel
+@testable import ReplayServer
+
+@Suite("Replay origin: matching recorded requests")
+struct ReplayOriginTests {
+    static func exchange(_ sequence: Int, _ method: String, _ url: String, body: String = "", status: Int = 200, response: String = "") -> Exchange {
+        Exchange(sequence: sequence, startedAt: Double(sequence),
+                 request: RecordedRequest(method: method, url: url, body: Data(body.utf8)),
+                 response: RecordedResponse(status: status, body: Data(response.utf8)))
+    }
+
+    static let recording = Recording(name: "flow", sourceFormat: "har", exchanges: [
+        exchange(0, "GET", "https://shop.example.com/api/list?page=1&ts=111", response: "first"),
+        exchange(1, "GET", "https://shop.example.com/api/list?page=1&ts=222", response: "second"),
+        exchange(2, "POST", "https://shop.example.com/api/pay", body: "amount=1", response: "one"),
+        exchange(3, "POST", "https://shop.example.com/api/pay", body: "amount=2", response: "two"),
+        exchange(4, "GET", "https://cdn.example.com/app.js", response: "cdn"),
+        exchange(5, "GET", "https://shop.example.com/app.js", response: "shop"),
+    ])
+
+    func body(_ origin: ReplayOrigin, _ ref: ReplayOrigin.Ref?) -> String? {
+        ref.map { String(decoding: origin.exchange($0).response.body, as: UTF8.self) }
+    }
+
+    @Test("ignored parameters do not count, and repeated requests get the recorded responses in order")
+    func repeatedInOrder() {
+        var origin = ReplayOrigin(recordings: [Self.recording], options: .init(ignoredParameters: ["ts"]))
+        let answers = (0..<3).map { _ in body(origin, origin.match(method: "GET", target: "/api/list?ts=999&page=1", host: "127.0.0.1:8080", body: Data(), serverAuthority: "127.0.0.1:8080")) }
+        #expect(answers == ["first", "second", "second"])
+        var strict = ReplayOrigin(recordings: [Self.recording])
+        #expect(strict.match(method: "GET", target: "/api/list?ts=999&page=1", host: nil, body: Data(), serverAuthority: "") == nil)
+    }
+
+    @Test("the body picks among same-URL requests; without a same-body one, the URL still answers")
+    func bodyHash() {
+        var origin = ReplayOrigin(recordings: [Self.recording])
+        #expect(body(origin, origin.match(method: "POST", target: "/api/pay", host: nil, body: Data("amount=2".utf8), serverAuthority: "")) == "two")
+        #expect(body(origin, origin.match(method: "POST", target: "/api/pay", host: nil, body: Data(), serverAuthority: "")) == "one")
+        var ignoring = ReplayOrigin(recordings: [Self.recording], options: .init(ignoreBody: true))
+        #expect(body(ignoring, ignoring.match(method: "POST", target: "/api/pay", host: nil, body: Data("amount=2".utf8), serverAuthority: "")) == "one")
+    }
+
+    @Test("absolute-form requests and the Host header route among recorded hosts")
+    func hosts() {
+        var origin = ReplayOrigin(recordings: [Self.recording])
+        #expect(body(origin, origin.match(method: "GET", target: "http://cdn.example.com/app.js", host: "cdn.example.com", body: Data(), serverAuthority: "")) == "cdn")
+        #expect(body(origin, origin.match(method: "GET", target: "/app.js", host: "shop.example.com", body: Data(), serverAuthority: "")) == "shop")
+        #expect(origin.match(method: "GET", target: "/missing", host: nil, body: Data(), serverAuthority: "") == nil)
+    }
+
+    @Test("served responses keep the client on this origin: Location becomes a path, Set-Cookie loses Domain and Secure")
+    func responseHeaders() {
+        let response = RecordedResponse(status: 302, headers: [
+            HeaderField("Location", "https://shop.example.com/home?x=1"), HeaderField("Set-Cookie", "sid=1; Domain=shop.example.com; Path=/; Secure; HttpOnly"),
+            HeaderField("Content-Encoding", "gzip"), HeaderField("Transfer-Encoding", "chunked"),
+        ], body: Data("ok".utf8))
+        let headers = ReplayServer.responseHeaders(response, hosts: ["shop.example.com"], proxied: false)
+        #expect(headers.first(name: "Location") == "/home?x=1")
+        #expect(headers.first(name: "Set-Cookie") == "sid=1; Path=/; HttpOnly")
+        #expect(headers.first(name: "Content-Encoding") == nil)
+        #expect(headers.first(name: "Content-Length") == "2")
+        let proxied = ReplayServer.responseHeaders(response, hosts: ["shop.example.com"], proxied: true)
+        #expect(proxied.first(name: "Location") == "https://shop.example.com/home?x=1")
+    }
+}
