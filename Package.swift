@@ -3,13 +3,12 @@
 // h5replay: record/replay traffic testing for hybrid iOS apps.
 // The module graph follows the pipeline (see README.md, "Architecture"):
 //
-//   HARFormat ─┐
-//              ├─> TrafficModel <── CookieJar <── WebViewEmulation <── Findings
-//   (pcap: PacketCapture + HTTPWire, later)                                │
-//                                       ReportStore (GRDB) <── Reports <───┘
-//                                                     └── h5replay (CLI)
-//
-// PacketCapture, HTTPWire and ReplayServer join this graph with the pcap and serve work.
+//   HARFormat ──────────────────┐
+//   PacketCapture (CPcap) ─ HTTPWire (CZlib, CBrotli)
+//                               ├─> TrafficModel <── CookieJar <── WebViewEmulation <── Findings
+//                                                                                         │
+//                 ReplayServer (SwiftNIO) ──┐       ReportStore (GRDB) <── Reports <──────┘
+//                                           └──────────── h5replay (CLI)
 import PackageDescription
 
 let package = Package(
