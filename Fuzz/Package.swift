@@ -8,7 +8,7 @@ import PackageDescription
 let package = Package(
     name: "h5replay-fuzz",
     dependencies: [.package(name: "h5replay", path: "..")],
-    targets: ["FuzzHTTP", "FuzzTCP", "FuzzHAR", "FuzzSetCookie"].map {
-        .executableTarget(name: $0, dependencies: [.product(name: "FuzzHarness", package: "h5replay")])
+    targets: [.target(name: "FuzzDriver")] + ["FuzzHTTP", "FuzzTCP", "FuzzHAR", "FuzzSetCookie"].map {
+        .executableTarget(name: $0, dependencies: ["FuzzDriver", .product(name: "FuzzHarness", package: "h5replay")])
     }
 )

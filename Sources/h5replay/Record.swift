@@ -4,9 +4,6 @@ import PacketCapture
 import ReportStore
 import TrafficModel
 
-/// Set by SIGINT and SIGTERM; the capture loop checks it between reads.
-nonisolated(unsafe) private var stopSignal: sig_atomic_t = 0
-
 extension H5Replay {
     struct Record: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -85,19 +82,8 @@ extension H5Replay {
             guard PacketDecoder.supportedLinkTypes.contains(source.linkType) else {
                 throw InputError("interface \(interface): link type \(source.linkTypeName) is not one h5replay reads")
             }
-            signal(SIGINT) { _ in stopSignal = 1 }
-            signal(SIGTERM) { _ in stopSignal = 1 }
-            // A parent may start us with these signals blocked (some process launchers do);
-            // Ctrl-C and SIGTERM must reach the loop.
-            var wanted = sigset_t()
-            sigemptyset(&wanted)
-            sigaddset(&wanted, SIGINT)
-            sigaddset(&wanted, SIGTERM)
-            pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
-            defer {
-                signal(SIGINT, SIG_DFL)
-                signal(SIGTERM, SIG_DFL)
-            }
+            StopSignal.install()
+            defer { StopSignal.uninstall() }
 
             let limit = duration.flatMap(Self.seconds)
             let started = Date()
@@ -107,7 +93,7 @@ extension H5Replay {
             var collected: [HTTPStreamCollector.Collected] = []
             var lastShown = Date.distantPast
             var readError: String?
-            while stopSignal == 0 {
+            while !StopSignal.requested {
                 if let limit, Date().timeIntervalSince(started) >= limit { break }
                 do {
                     let next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }

@@ -5,9 +5,6 @@ import ReplayServer
 import ReportStore
 import TrafficModel
 
-/// Set by SIGINT and SIGTERM while serving.
-nonisolated(unsafe) private var serveStop: sig_atomic_t = 0
-
 extension H5Replay {
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -92,20 +89,15 @@ extension H5Replay {
             } catch {
                 throw InputError("cannot listen on \(host):\(port): \(error)")
             }
-            signal(SIGINT) { _ in serveStop = 1 }
-            signal(SIGTERM) { _ in serveStop = 1 }
-            var wanted = sigset_t()
-            sigemptyset(&wanted)
-            sigaddset(&wanted, SIGINT)
-            sigaddset(&wanted, SIGTERM)
-            pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
+            StopSignal.install()
+            defer { StopSignal.uninstall() }
 
             let first = loaded.first?.exchanges.first.flatMap { RequestTarget($0.request.url) }
             let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
             say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)")
             say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
-            while serveStop == 0 { usleep(100_000) }
+            while !StopSignal.requested { usleep(100_000) }
             server.stop()
 
             let arrivals = server.arrivals

@@ -1,3 +1,4 @@
+import FuzzDriver
 import FuzzHarness
 
 /// libFuzzer's entry: `FuzzHarness.tcp` on one input.
@@ -7,15 +8,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
-
-/// SwiftPM calls an executable target's entry `FuzzTCP_main`; this one hands over to libFuzzer.
 @_cdecl("FuzzTCP_main")
 public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv, fuzz)
+    runFuzzer(argc, argv, fuzz)
 }
