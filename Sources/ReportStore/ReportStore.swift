@@ -278,7 +278,7 @@ public struct ReportStore: Sendable {
     }
 
     /// Stores a run with all its outcomes and findings in one transaction; returns its id.
-    public func saveRun(_ run: RunRow, results: [RunResult]) throws -> Int64 {
+    public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
         try writer.write { db in
             var run = run
             try run.insert(db)
@@ -319,6 +319,7 @@ public struct ReportStore: Sendable {
                     ])
                 }
             }
+            try more?(db, runID)
             return runID
         }
     }

@@ -191,6 +191,25 @@ enum Schema {
                 GROUP BY o.run_id, o.recording_name, o.preset
                 """)
         }
+        migrator.registerMigration("v4: what reached serve") { db in
+            // Every request a real client sent to `serve`, with the recorded exchange that
+            // answered it (none for an extra request), for the observed run it belongs to.
+            try db.create(table: "arrival") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("run_id", .integer).notNull().references("run", onDelete: .cascade)
+                t.column("position", .integer).notNull()
+                t.column("time", .double).notNull()
+                t.column("method", .text).notNull()
+                t.column("target", .text).notNull()
+                t.column("headers", .text).notNull()  // JSON [[name, value], ...]
+                t.column("body_sha256", .text).notNull().references("body")
+                t.column("body_length", .integer).notNull()
+                t.column("recording_name", .text)
+                t.column("sequence", .integer)
+                t.column("status", .integer).notNull()
+            }
+            try db.create(index: "arrival_by_run", on: "arrival", columns: ["run_id", "position"])
+        }
         return migrator
     }
 }

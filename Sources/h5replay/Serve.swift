@@ -111,9 +111,14 @@ extension H5Replay {
             }
             let runID = try store.saveObservedRun(
                 results.map { (r: ObservedRun.Result) in ReportStore.RunResult(recording: r.recording.name, preset: ObservedRun.preset, outcomes: r.outcomes, findings: r.findings) },
-                recordings: results.map { (r: ObservedRun.Result) in r.recording }, label: label, toolVersion: H5Replay.version)
+                recordings: results.map { (r: ObservedRun.Result) in r.recording },
+                arrivals: arrivals.map { a in
+                    ReportStore.ArrivalRecord(time: a.time, method: a.method, target: a.target, headers: a.headers, body: a.body,
+                        recordingName: a.matched.map { loaded[$0.recording].name }, sequence: a.matched?.sequence, status: a.status)
+                },
+                label: label, toolVersion: H5Replay.version)
             let findings = results.reduce(0) { $0 + $1.findings.count }
-            print("observed run \(runID): \(results.count) recording(s), \(findings) finding(s); `h5replay report --run \(runID)` shows them")
+            print("observed run \(runID): \(results.count) recording(s), \(findings) finding(s), \(arrivals.count) arrival(s) kept (table `arrival`); `h5replay report --run \(runID)` shows them")
         }
     }
 }

@@ -69,6 +69,14 @@ struct ServeTests {
         let findings = try Self.observedFindings(dir.appendingPathComponent("serve.sqlite"))
         #expect(findings.filter { $0.hasPrefix("BODY_") } == ["BODY_LOST #1"], "\(findings)")
         #expect(!findings.contains { $0.hasPrefix("REQUEST_STALLED") }, "\(findings)")
+        // Every arrival is kept with its headers and body.
+        let queue = try DatabaseQueue(path: dir.appendingPathComponent("serve.sqlite").path)
+        let arrivals = try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT method, target, headers, body_length, sequence FROM arrival ORDER BY position")
+        }
+        #expect(arrivals.map { "\($0["method"] as String) \($0["target"] as String) \($0["body_length"] as Int) #\(($0["sequence"] as Int?) ?? -1)" }
+            == ["GET /login 0 #0", "POST /login 0 #1", "GET /home 0 #2", "GET /api/profile 0 #3"])
+        #expect((arrivals.last?["headers"] as String?)?.contains("X-Requested-With") == true)
         // And `report` shows the observed run.
         let report = try CLITests.h5replay(["report", "--db", "serve.sqlite"], in: dir)
         #expect(report.stdout.contains("observed"))
