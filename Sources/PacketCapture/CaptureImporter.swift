@@ -186,7 +186,13 @@ public enum CaptureImporter {
             if sincePass == 2048 {
                 sincePass = 0
                 builder.submit(session.takePending())
-                try take(builder.takeBuilt())
+                do {
+                    try take(builder.takeBuilt())
+                } catch {
+                    // The store refused a body: stop the builder thread before giving up.
+                    _ = builder.finish()
+                    throw error
+                }
                 passes += 1
                 if passes & 31 == 0 { progress?(session.decoder.counts.packets, session.exchangeCount) }
             }
