@@ -12,8 +12,9 @@ struct H5Replay: AsyncParsableCommand {
         abstract: "Record hybrid-app H5 traffic, replay it through emulated WKWebView interception strategies side by side, and report every body loss, redirect loss and cookie drift.",
         discussion: """
             Typical use:
-              h5replay import session.har          # store a recording (HAR, pcap or pcapng)
-              h5replay record -i lo -f "tcp port 8080"   # or capture one live
+              h5replay import session.har          # store a recording (HAR, pcap)
+              h5replay record -i lo --duration 30s # or capture one live
+              h5replay serve session               # or check it against a real app
               h5replay replay session              # replay it under every built-in preset
               h5replay report --format json        # the latest run's findings, for scripts
               h5replay gate --baseline main        # exit 1 on new findings (CI)
