@@ -172,7 +172,9 @@ public struct HARImporter: Sendable {
                 httpVersion: Self.httpVersion(try response["httpVersion"].optionalString()),
                 headers: responseHeaders,
                 body: body,
-                encodedLength: bodySize.flatMap { $0 >= 0 ? Int($0) : nil },
+                // A size is a count of bytes: anything else (1e300, NaN, 2.5) is treated as unknown,
+                // never converted (a Double past Int.max would trap; the fuzzer found it).
+                encodedLength: bodySize.flatMap { $0 >= 0 && $0 <= 1e15 && $0 == $0.rounded() ? Int($0) : nil },
                 bodyMissing: bodyMissing,
                 redirectURL: (redirectURL?.isEmpty ?? true) ? nil : redirectURL
             )

@@ -70,7 +70,9 @@ enum ISODate {
 
     /// `2023-03-29T23:20:54.250Z` for a time in seconds since 1970.
     static func format(_ time: Double) -> String {
-        let millisTotal = Int((time * 1000).rounded())
+        // Years 0 to 9999 only; a time outside them (or not finite) is written at the edge.
+        let clamped = time.isFinite ? min(max(time, -62_167_219_200), 253_402_300_799.999) : 0
+        let millisTotal = Int((clamped * 1000).rounded())
         var days = millisTotal >= 0 ? millisTotal / 86_400_000 : (millisTotal - 86_399_999) / 86_400_000
         let msOfDay = millisTotal - days * 86_400_000
         days += 719_468
