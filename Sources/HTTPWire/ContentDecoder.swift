@@ -30,7 +30,7 @@ public struct ContentDecoder: Sendable {
 
     /// The codings named by a Content-Encoding value, in the order they were applied.
     public static func codings(_ header: String) -> [String] {
-        header.split(separator: ",").map { $0.trimmingSpaces.lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
+        header.split(separator: ",").map { HTTPParser.trimmedString(String($0)).lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
     }
 
     /// Decodes `body`; throws when a coding is unknown or the data is corrupt.
@@ -146,14 +146,5 @@ public struct ContentDecoder: Sendable {
         case .success(let hitLimit): return (output, hitLimit)
         case .failure(let failure): throw failure
         }
-    }
-}
-
-extension Substring {
-    var trimmingSpaces: String {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }

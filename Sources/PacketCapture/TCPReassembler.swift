@@ -197,14 +197,8 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
     static func distance(_ a: UInt32, _ b: UInt32) -> Int { Int(Int32(bitPattern: b &- a)) }
 
     mutating func receive(_ segment: TCPSegment, _ d: inout Direction, id: TCPFlowID, fromClient: Bool) {
-        var seq = segment.sequence
-        if segment.isSYN {
-            seq = seq &+ 1
-            if !d.started {
-                d.nextSeq = seq
-                d.started = true
-            }
-        }
+        // A SYN takes one sequence number; data starts after it.
+        let seq = segment.isSYN ? segment.sequence &+ 1 : segment.sequence
         if !d.started {
             d.nextSeq = seq
             d.started = true

@@ -75,9 +75,9 @@ public struct ReplayOrigin: Sendable {
 
     public func exchange(_ ref: Ref) -> Exchange { recordings[ref.recording].exchanges[ref.sequence] }
 
-    /// Finds the recorded exchange that answers a request. `host` is the absolute-form
-    /// authority or the Host header; `serverAuthority` is how the client reached us.
-    public mutating func match(method: String, target: String, host: String?, body: Data, serverAuthority: String) -> Ref? {
+    /// Finds the recorded exchange that answers a request. `host` is the Host header (an
+    /// absolute-form target names its own).
+    public mutating func match(method: String, target: String, host: String?, body: Data) -> Ref? {
         let absolute = RequestTarget(target)
         let pathAndQuery = absolute?.pathAndQuery ?? (target.hasPrefix("/") ? target : "/" + target)
         let key = method.uppercased() + " " + Self.normalisedPathAndQuery(pathAndQuery, ignoring: options.ignoredParameters)

@@ -90,11 +90,11 @@ public final class ReplayServer: Sendable {
     public var recordings: [Recording] { state.withLockedValue { $0.origin.recordings } }
 
     /// Answers one request: the matched exchange's response, or the miss policy.
-    func respond(method: String, target: String, headers: HTTPHeaders, body: Data, serverAuthority: String) -> (Arrival, RecordedResponse?, proxied: Bool) {
+    func respond(method: String, target: String, headers: HTTPHeaders, body: Data) -> (Arrival, RecordedResponse?, proxied: Bool) {
         let host = headers.first(name: "Host")
         let proxied = RequestTarget(target) != nil
         let (arrival, response) = state.withLockedValue { state -> (Arrival, RecordedResponse?) in
-            let ref = state.origin.match(method: method, target: target, host: host, body: body, serverAuthority: serverAuthority)
+            let ref = state.origin.match(method: method, target: target, host: host, body: body)
             let response = ref.map { state.origin.exchange($0).response }
             let arrival = Arrival(
                 time: Date().timeIntervalSince1970, method: method, target: target,
@@ -158,8 +158,7 @@ final class ReplayHandler: ChannelInboundHandler, @unchecked Sendable {
             guard let head else { return }
             self.head = nil
             let bytes = Data(body.readableBytesView)
-            let authority = context.channel.localAddress.map { "\($0.ipAddress ?? "127.0.0.1"):\($0.port ?? 0)" } ?? ""
-            let (_, response, proxied) = server.respond(method: head.method.rawValue, target: head.uri, headers: head.headers, body: bytes, serverAuthority: authority)
+            let (_, response, proxied) = server.respond(method: head.method.rawValue, target: head.uri, headers: head.headers, body: bytes)
             let keepAlive = head.isKeepAlive
             guard let response else {
                 if server.configuration.onMiss == .close {
@@ -184,15 +183,11 @@ final class ReplayHandler: ChannelInboundHandler, @unchecked Sendable {
     func write(_ context: ChannelHandlerContext, _ head: HTTPResponseHead, _ body: ByteBuffer, keepAlive: Bool, isHead: Bool) {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !isHead, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        let done = context.writeAndFlushPromise()
+        let done = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
         if !keepAlive {
             let channel = context.channel
             done.futureResult.whenComplete { _ in channel.close(promise: nil) }
         }
     }
-}
-
-extension ChannelHandlerContext {
-    func writeAndFlushPromise() -> EventLoopPromise<Void> { eventLoop.makePromise() }
 }

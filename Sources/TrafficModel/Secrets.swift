@@ -90,7 +90,7 @@ public struct SecretNames: Sendable, Hashable {
     /// the value is kept too: the behaviour model acts on it (C4, a script that writes
     /// cookies skips values holding one).
     public static func token(for value: String) -> String {
-        let digest = SHA256.hash(data: Data(value.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hash(data: Data(value.utf8)).hexString.prefix(12)
         return "redacted-\(value.utf8.count)-\(digest)" + (value.contains("'") ? "'" : "")
     }
 

@@ -28,27 +28,27 @@ struct ReplayOriginTests {
     @Test("ignored parameters do not count, and repeated requests get the recorded responses in order")
     func repeatedInOrder() {
         var origin = ReplayOrigin(recordings: [Self.recording], options: .init(ignoredParameters: ["ts"]))
-        let answers = (0..<3).map { _ in body(origin, origin.match(method: "GET", target: "/api/list?ts=999&page=1", host: "127.0.0.1:8080", body: Data(), serverAuthority: "127.0.0.1:8080")) }
+        let answers = (0..<3).map { _ in body(origin, origin.match(method: "GET", target: "/api/list?ts=999&page=1", host: "127.0.0.1:8080", body: Data())) }
         #expect(answers == ["first", "second", "second"])
         var strict = ReplayOrigin(recordings: [Self.recording])
-        #expect(strict.match(method: "GET", target: "/api/list?ts=999&page=1", host: nil, body: Data(), serverAuthority: "") == nil)
+        #expect(strict.match(method: "GET", target: "/api/list?ts=999&page=1", host: nil, body: Data()) == nil)
     }
 
     @Test("the body picks among same-URL requests; without a same-body one, the URL still answers")
     func bodyHash() {
         var origin = ReplayOrigin(recordings: [Self.recording])
-        #expect(body(origin, origin.match(method: "POST", target: "/api/pay", host: nil, body: Data("amount=2".utf8), serverAuthority: "")) == "two")
-        #expect(body(origin, origin.match(method: "POST", target: "/api/pay", host: nil, body: Data(), serverAuthority: "")) == "one")
+        #expect(body(origin, origin.match(method: "POST", target: "/api/pay", host: nil, body: Data("amount=2".utf8))) == "two")
+        #expect(body(origin, origin.match(method: "POST", target: "/api/pay", host: nil, body: Data())) == "one")
         var ignoring = ReplayOrigin(recordings: [Self.recording], options: .init(ignoreBody: true))
-        #expect(body(ignoring, ignoring.match(method: "POST", target: "/api/pay", host: nil, body: Data("amount=2".utf8), serverAuthority: "")) == "one")
+        #expect(body(ignoring, ignoring.match(method: "POST", target: "/api/pay", host: nil, body: Data("amount=2".utf8))) == "one")
     }
 
     @Test("absolute-form requests and the Host header route among recorded hosts")
     func hosts() {
         var origin = ReplayOrigin(recordings: [Self.recording])
-        #expect(body(origin, origin.match(method: "GET", target: "http://cdn.example.com/app.js", host: "cdn.example.com", body: Data(), serverAuthority: "")) == "cdn")
-        #expect(body(origin, origin.match(method: "GET", target: "/app.js", host: "shop.example.com", body: Data(), serverAuthority: "")) == "shop")
-        #expect(origin.match(method: "GET", target: "/missing", host: nil, body: Data(), serverAuthority: "") == nil)
+        #expect(body(origin, origin.match(method: "GET", target: "http://cdn.example.com/app.js", host: "cdn.example.com", body: Data())) == "cdn")
+        #expect(body(origin, origin.match(method: "GET", target: "/app.js", host: "shop.example.com", body: Data())) == "shop")
+        #expect(origin.match(method: "GET", target: "/missing", host: nil, body: Data()) == nil)
     }
 
     @Test("served responses keep the client on this origin: Location becomes a path, Set-Cookie loses Domain and Secure")
