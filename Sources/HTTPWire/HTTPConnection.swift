@@ -61,6 +61,13 @@ public struct HTTPConnection: Sendable {
         waitingResponses = []
     }
 
+    /// The start of the earliest request on this connection not yet delivered in
+    /// `completed`: one waiting for its response, or the one being read. A streaming
+    /// importer orders exchanges by start time and may emit only those that began before it.
+    public var earliestUndeliveredRequestStart: Double? {
+        waitingRequests.first?.startTime ?? requests.currentStartTime
+    }
+
     mutating func forwardMethods() {
         guard !requests.startedMethods.isEmpty else { return }
         for method in requests.startedMethods { responses.expectResponse(to: method) }

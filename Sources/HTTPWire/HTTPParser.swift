@@ -93,6 +93,8 @@ public struct HTTPParser: Sendable {
 
     /// The parser is in the middle of a message.
     public var inMessage: Bool { current != nil }
+    /// When the message in progress began, if one is.
+    public var currentStartTime: Double? { current?.startTime }
 
     // MARK: - Input
 

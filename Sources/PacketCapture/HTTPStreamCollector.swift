@@ -133,6 +133,18 @@ public struct HTTPStreamCollector: TCPStreamSink {
         }
     }
 
+    /// The start of the earliest request on an open connection that is not yet in
+    /// `pending`: every exchange still to come began at or after it, or after the current
+    /// packet's time. Costs one step per open connection.
+    public var earliestOpenRequestStart: Double? {
+        var earliest: Double?
+        for state in flows.values where state.proto == .http {
+            guard let start = state.connection?.earliestUndeliveredRequestStart else { continue }
+            if earliest == nil || start < earliest! { earliest = start }
+        }
+        return earliest
+    }
+
     static func detect(_ bytes: UnsafeRawBufferPointer, fromClient: Bool, state: FlowState) -> StreamProtocol {
         guard let first = bytes.first else { return .undetermined }
         // A TLS record: handshake (22) or, mid-stream, application data (23), version 3.x.

@@ -6,13 +6,12 @@ public enum ExchangeClassifier {
     /// Fills `initiator`, `frame`, `bodyKind` and `redirect` on every exchange, in place.
     /// `exchanges` must already be in time order with sequences 0..<n.
     public static func classify(_ exchanges: inout [Exchange]) {
+        var stream = Stream()
         for i in exchanges.indices {
-            exchanges[i].initiator = initiator(of: exchanges[i])
-            // A detached body was classified before it left (the importer did it).
-            if !exchanges[i].request.bodyDetached { exchanges[i].bodyKind = bodyKind(of: exchanges[i].request) }
+            for revision in stream.add(&exchanges[i]) {
+                revision.apply(to: &exchanges)
+            }
         }
-        linkRedirects(&exchanges)
-        assignFrames(&exchanges)
     }
 
     // MARK: - Initiator
@@ -127,80 +126,149 @@ public enum ExchangeClassifier {
         return false
     }
 
-    // MARK: - Redirect chains
-
-    /// Links each 3xx response to the later request for its Location: hop 0 is the
-    /// request the page issued, hop n the n-th redirect target.
-    public static func linkRedirects(_ exchanges: inout [Exchange]) {
-        // Requests by normalised URL, in time order, so each 3xx finds its target in one
-        // lookup rather than a scan.
-        var byURL: [String: [Int]] = [:]
-        var hasRedirect = false
-        for i in exchanges.indices {
-            if exchanges[i].response.isRedirect { hasRedirect = true }
-        }
-        guard hasRedirect else { return }
-        for i in exchanges.indices { byURL[normalize(exchanges[i].request.url), default: []].append(i) }
-        var claimed = Set<Int>()
-        // Per URL, where the search for the next unclaimed later request starts: a flow that
-        // redirects to the same page thousands of times stays linear.
-        var cursor: [String: Int] = [:]
-        for i in exchanges.indices where exchanges[i].response.isRedirect {
-            guard let location = exchanges[i].response.location,
-                let target = RequestTarget.resolve(location, against: exchanges[i].request.url)
-            else { continue }
-            let wantedMethod = exchanges[i].response.preservesMethod ? exchanges[i].request.method : nil
-            let key = normalize(target)
-            var next: Int?
-            if let candidates = byURL[key] {
-                var c = cursor[key] ?? 0
-                while c < candidates.count, candidates[c] <= i || claimed.contains(candidates[c]) { c += 1 }
-                cursor[key] = c
-                next = candidates[c...].first { j in
-                    !claimed.contains(j) && (wantedMethod == nil || exchanges[j].request.method == wantedMethod)
-                }
-            }
-            let start = exchanges[i].redirect?.chainStart ?? i
-            let hop = exchanges[i].redirect?.hop ?? 0
-            guard let j = next else {
-                exchanges[i].redirect = RedirectLink(chainStart: start, hop: hop, next: nil)
-                continue
-            }
-            claimed.insert(j)
-            exchanges[i].redirect = RedirectLink(chainStart: start, hop: hop, next: j)
-            exchanges[j].redirect = RedirectLink(chainStart: start, hop: hop + 1, next: nil)
-            // A redirect target inherits the initiator of the request that started the chain.
-            exchanges[j].initiator = exchanges[start].initiator == .formSubmission ? .navigation : exchanges[start].initiator
-        }
-    }
-
     /// URL comparison that ignores the fragment and the default port.
     static func normalize(_ url: String) -> String {
         guard let t = RequestTarget(url) else { return url }
         return t.origin + t.pathAndQuery
     }
 
-    // MARK: - Frames
+    static func site(of exchange: Exchange) -> String? {
+        exchange.request.target.map { Site.of(host: $0.host) }
+    }
 
-    /// Main frame unless `Sec-Fetch-Dest: iframe`; iframes' subresources are found through
-    /// the Referer; third party when the request's site is not the top document's site.
-    public static func assignFrames(_ exchanges: inout [Exchange]) {
-        let topSite = Recording(name: "", sourceFormat: "", exchanges: exchanges).topLevelSite
-        var iframeDocuments = Set<String>()
-        for i in exchanges.indices {
-            let e = exchanges[i]
-            var kind = Frame.Kind.main
-            let dest = e.request.headers.first("Sec-Fetch-Dest")?.asciiLowercased
-            if dest == "iframe" || dest == "frame" || e.resourceType?.asciiLowercased == "sub_frame" {
-                kind = .iframe
-                iframeDocuments.insert(ExchangeClassifier.normalize(e.request.url))
-            } else if !iframeDocuments.isEmpty, let referer = e.request.headers.first("Referer"), iframeDocuments.contains(ExchangeClassifier.normalize(referer)) {
-                kind = .iframe
-            } else if let start = e.redirect?.chainStart, start != i {
-                kind = exchanges[start].frame.kind
+    // MARK: - One exchange at a time
+
+    /// The classifier for exchanges that arrive one at a time in time order, as a streaming
+    /// import delivers them: memory holds the redirects still waiting for their target and
+    /// the iframe documents, never the exchanges.
+    ///
+    /// `add` settles an exchange's initiator, body kind, frame and redirect membership at
+    /// once, but two facts are only known later; each comes back as a `Revision` of an
+    /// exchange already added:
+    /// - a 3xx learns its `redirect.next` when the request for its Location arrives;
+    /// - the top-level site is the first main-frame document's site (`Recording.topLevelSite`);
+    ///   until one arrives the first exchange's site stands in, and the exchanges before the
+    ///   document are revised against the document's site.
+    ///
+    /// Exchanges come in as imported, without redirect links or frames of their own. The
+    /// result is the same as classifying the whole list at once: each 3xx is followed by
+    /// the first later unclaimed request for its Location (with the method when 307/308 keep
+    /// it), earlier 3xx first; a redirect target inherits the chain's initiator and frame.
+    public struct Stream: Sendable {
+        public enum Revision: Sendable, Hashable {
+            /// The 3xx at `sequence` was followed by the request at `next`.
+            case redirectNext(sequence: Int, next: Int)
+            /// The top-level site is `site`: exchanges before `before` are third party when
+            /// their site differs from it.
+            case topSite(String?, before: Int)
+
+            /// Applies the revision to exchanges held in memory.
+            public func apply(to exchanges: inout [Exchange]) {
+                switch self {
+                case .redirectNext(let sequence, let next):
+                    exchanges[sequence].redirect?.next = next
+                case .topSite(let top, let before):
+                    for k in 0..<before {
+                        exchanges[k].frame.thirdParty = Stream.isThirdParty(ExchangeClassifier.site(of: exchanges[k]), top: top)
+                    }
+                }
             }
-            let site = e.request.target?.site
-            exchanges[i].frame = Frame(kind: kind, thirdParty: topSite != nil && site != nil && site != topSite)
+        }
+
+        /// A 3xx whose Location has not been requested yet.
+        struct Awaiting: Sendable {
+            var sequence: Int
+            /// 307 and 308 keep the method: only a request with it follows.
+            var method: String?
+            var chainStart: Int
+            var hop: Int
+            var chainInitiator: Initiator
+            var chainFrame: Frame.Kind
+        }
+
+        /// Waiting 3xx by the normalised URL of their Location, oldest first.
+        var awaiting: [String: [Awaiting]] = [:]
+        var iframeDocuments = Set<String>()
+        /// The site exchanges are compared with for `thirdParty`.
+        public private(set) var topSite: String?
+        /// A document has settled `topSite`.
+        var topSiteSettled = false
+        /// Exchanges added so far.
+        public private(set) var count = 0
+
+        public init() {}
+
+        /// The number of 3xx responses still waiting for the request of their Location.
+        public var awaitingRedirects: Int { awaiting.values.reduce(0) { $0 + $1.count } }
+
+        static func isThirdParty(_ site: String?, top: String?) -> Bool {
+            top != nil && site != nil && site != top
+        }
+
+        /// Classifies the next exchange (its `sequence` must be the number added before it)
+        /// and returns what it changes about earlier ones.
+        public mutating func add(_ exchange: inout Exchange) -> [Revision] {
+            let sequence = count
+            count += 1
+            var revisions: [Revision] = []
+            let inputFrame = exchange.frame.kind
+            exchange.initiator = ExchangeClassifier.initiator(of: exchange)
+            // A detached body was classified before it left (the importer did it).
+            if !exchange.request.bodyDetached { exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request) }
+
+            // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
+            var claimedBy: Awaiting?
+            if !awaiting.isEmpty {
+                let key = ExchangeClassifier.normalize(exchange.request.url)
+                if var list = awaiting[key], let k = list.firstIndex(where: { $0.method == nil || $0.method == exchange.request.method }) {
+                    let from = list.remove(at: k)
+                    awaiting[key] = list.isEmpty ? nil : list
+                    exchange.redirect = RedirectLink(chainStart: from.chainStart, hop: from.hop + 1, next: nil)
+                    exchange.initiator = from.chainInitiator == .formSubmission ? .navigation : from.chainInitiator
+                    claimedBy = from
+                    revisions.append(.redirectNext(sequence: from.sequence, next: sequence))
+                }
+            }
+
+            // The frame: an iframe document, a request an iframe document referred, or the
+            // frame of the chain a redirect target belongs to.
+            var kind = Frame.Kind.main
+            let dest = exchange.request.headers.first("Sec-Fetch-Dest")?.asciiLowercased
+            if dest == "iframe" || dest == "frame" || exchange.resourceType?.asciiLowercased == "sub_frame" {
+                kind = .iframe
+                iframeDocuments.insert(ExchangeClassifier.normalize(exchange.request.url))
+            } else if !iframeDocuments.isEmpty, let referer = exchange.request.headers.first("Referer"), iframeDocuments.contains(ExchangeClassifier.normalize(referer)) {
+                kind = .iframe
+            } else if let claimedBy {
+                kind = claimedBy.chainFrame
+            }
+
+            let site = ExchangeClassifier.site(of: exchange)
+            if !topSiteSettled {
+                if sequence == 0 { topSite = site }
+                if exchange.initiator.isDocument && inputFrame == .main {
+                    topSiteSettled = true
+                    if sequence > 0 && site != topSite { revisions.append(.topSite(site, before: sequence)) }
+                    topSite = site
+                }
+            }
+            exchange.frame = Frame(kind: kind, thirdParty: Self.isThirdParty(site, top: topSite))
+
+            // A 3xx waits for the request of its Location.
+            if exchange.response.isRedirect, let location = exchange.response.location,
+                let target = RequestTarget.resolve(location, against: exchange.request.url)
+            {
+                let start = exchange.redirect?.chainStart ?? sequence
+                let hop = exchange.redirect?.hop ?? 0
+                exchange.redirect = RedirectLink(chainStart: start, hop: hop, next: nil)
+                let waiting = Awaiting(
+                    sequence: sequence, method: exchange.response.preservesMethod ? exchange.request.method : nil,
+                    chainStart: start, hop: hop,
+                    chainInitiator: claimedBy?.chainInitiator ?? exchange.initiator,
+                    chainFrame: claimedBy?.chainFrame ?? kind)
+                awaiting[ExchangeClassifier.normalize(target), default: []].append(waiting)
+            }
+            return revisions
         }
     }
 }

@@ -78,8 +78,9 @@ struct ExchangeClassifierTests {
             exchange("POST", url: "https://a.example/pay2", body: "x", at: 0.02),
         ]
         for i in list.indices { list[i].sequence = i }
-        ExchangeClassifier.linkRedirects(&list)
+        ExchangeClassifier.classify(&list)
         #expect(list[0].redirect?.next == 2)
+        #expect(list[1].redirect == nil)
     }
 
     @Test("third-party frames: a request to another site than the top document's")
