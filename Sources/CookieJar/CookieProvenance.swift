@@ -64,25 +64,77 @@ public struct CookieProvenance: Sendable, Hashable {
     }
 
     public init(recording: Recording) {
-        var jar = CookieStore()
-        var origin: [Cookie.Key: (kind: Kind, by: Int?, hop: Int?)] = [:]
-        var sitesSeen = Set<String>()
+        var walker = Walker()
         var sent: [[SentCookie]] = []
         var inferred: [[Inference]] = []
         sent.reserveCapacity(recording.exchanges.count)
         inferred.reserveCapacity(recording.exchanges.count)
-        let exchanges = recording.exchanges
+        for exchange in recording.exchanges {
+            // An in-memory walker keeps every request, so it never asks for older ones.
+            let step = try! walker.add(exchange)
+            sent.append(step.sent)
+            inferred.append(step.inferred)
+        }
+        self.sent = sent
+        self.inferred = inferred
+    }
 
-        for exchange in exchanges {
+    /// What a script-set window needs of an earlier request.
+    public struct PastRequest: Sendable {
+        public var sequence: Int
+        public var startedAt: Double
+        public var host: String
+        public var path: String
+        public var isSecure: Bool
+        public var cookies: [(name: String, value: String)]
+
+        public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: [HeaderField]) {
+            self.sequence = sequence
+            self.startedAt = startedAt
+            host = target.host
+            path = target.path
+            isSecure = target.isSecure
+            cookies = CookieProvenance.requestCookies(headers)
+        }
+
+        /// The request would have carried `cookie`, and did not.
+        func lacks(_ cookie: Cookie) -> Bool {
+            (cookie.hostOnly ? host == cookie.domain : CookieStore.domainMatches(host, cookie.domain))
+                && CookieStore.pathMatches(path, cookie.path) && !(cookie.secure && !isSecure)
+                && !cookies.contains(where: { $0.name == cookie.name && $0.value == cookie.value })
+        }
+    }
+
+    /// Provenance one exchange at a time, in sequence order, as a streaming import stores
+    /// it. Memory holds the jar, the sites seen and the last `recentCapacity` requests; a
+    /// script-set window that reaches further back asks `olderRequests`, which visits the
+    /// requests before a sequence newest first until the visitor returns false.
+    public struct Walker {
+        var jar = CookieStore()
+        var origin: [Cookie.Key: (kind: Kind, by: Int?, hop: Int?)] = [:]
+        var sitesSeen = Set<String>()
+        /// The latest requests with a target, oldest first, at most `recentCapacity`.
+        var recent: [PastRequest] = []
+        var recentHead = 0
+        let recentCapacity: Int
+        /// The sequence of the first request that left `recent`, if one did.
+        var forgottenBefore: Int?
+        public var olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)?
+
+        /// `recentCapacity: nil` keeps every request (an in-memory recording).
+        public init(recentCapacity: Int? = nil, olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)? = nil) {
+            self.recentCapacity = recentCapacity ?? Int.max
+            self.olderRequests = olderRequests
+        }
+
+        /// The cookies the exchange's request carries with their origin, and the events
+        /// inferred just before it; then the response's Set-Cookie enters the jar.
+        public mutating func add(_ exchange: Exchange) throws -> (sent: [SentCookie], inferred: [Inference]) {
+            guard let target = exchange.request.target else { return ([], []) }
             var carried: [SentCookie] = []
             var events: [Inference] = []
-            guard let target = exchange.request.target else {
-                sent.append([])
-                inferred.append([])
-                continue
-            }
             let time = exchange.startedAt
-            let recorded = Self.requestCookies(exchange.request.headers)
+            let recorded = CookieProvenance.requestCookies(exchange.request.headers)
             let expected = jar.cookies(for: target, at: time)
             let firstToSite = !sitesSeen.contains(target.site)
             sitesSeen.insert(target.site)
@@ -96,7 +148,7 @@ public struct CookieProvenance: Sendable, Hashable {
                 // Not explained by the jar: written by script, or there from the start.
                 // The inferred cookie is host-only on the request host, path "/", session.
                 let kind: Inference.Kind = firstToSite ? .preExisting : .scriptSet
-                let written = time - Self.scriptLead
+                let written = time - CookieProvenance.scriptLead
                 var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
                 if let replaced = expected.first(where: { $0.name == name }) {
                     // A script overwrote a cookie the jar holds: keep its scope.
@@ -106,7 +158,7 @@ public struct CookieProvenance: Sendable, Hashable {
                     cookie.creation = replaced.creation
                 }
                 jar.set(cookie, at: written)
-                let window = kind == .scriptSet ? Self.windowStart(for: cookie, before: exchange.sequence, in: exchanges) : nil
+                let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
                 events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
                 let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
                 origin[cookie.key] = (provenance, exchange.sequence, nil)
@@ -123,31 +175,42 @@ public struct CookieProvenance: Sendable, Hashable {
                     origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop)
                 }
             }
-            sent.append(carried)
-            inferred.append(events)
+            remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, headers: exchange.request.headers))
+            return (carried, events)
         }
-        self.sent = sent
-        self.inferred = inferred
+
+        mutating func remember(_ request: PastRequest) {
+            if recent.count < recentCapacity {
+                recent.append(request)
+                return
+            }
+            forgottenBefore = recent[recentHead].sequence + 1
+            recent[recentHead] = request
+            recentHead = (recentHead + 1) % recentCapacity
+        }
+
+        /// The start of the window in which a script wrote `cookie`: the start of the latest
+        /// earlier request the cookie would have matched that did not carry it.
+        func windowStart(for cookie: Cookie, before sequence: Int) throws -> Double? {
+            var k = recent.count
+            while k > 0 {
+                k -= 1
+                let request = recent[(recentHead + k) % recent.count]
+                if request.sequence < sequence, request.lacks(cookie) { return request.startedAt }
+            }
+            guard let forgottenBefore, let olderRequests else { return nil }
+            var found: Double?
+            try olderRequests(forgottenBefore) { request in
+                if request.lacks(cookie) {
+                    found = request.startedAt
+                    return false
+                }
+                return true
+            }
+            return found
+        }
     }
 
     /// How long before the request an inferred script write is placed: "just before".
     public static let scriptLead: Double = 0.001
-
-    /// The start of the window in which a script wrote `cookie`: the start of the latest
-    /// earlier request the cookie would have matched that did not carry it.
-    static func windowStart(for cookie: Cookie, before sequence: Int, in exchanges: [Exchange]) -> Double? {
-        var i = sequence - 1
-        while i >= 0 {
-            let e = exchanges[i]
-            if let t = e.request.target, (cookie.hostOnly ? t.host == cookie.domain : CookieStore.domainMatches(t.host, cookie.domain)),
-                CookieStore.pathMatches(t.path, cookie.path), !(cookie.secure && !t.isSecure)
-            {
-                if !requestCookies(e.request.headers).contains(where: { $0.name == cookie.name && $0.value == cookie.value }) {
-                    return e.startedAt
-                }
-            }
-            i -= 1
-        }
-        return nil
-    }
 }

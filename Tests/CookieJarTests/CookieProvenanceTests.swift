@@ -55,4 +55,43 @@ struct CookieProvenanceTests {
         let pairs = CookieProvenance.requestCookies([HeaderField("cookie", "a=1"), HeaderField("cookie", "b=2; c")])
         #expect(pairs.map { "\($0.name)=\($0.value)" } == ["a=1", "b=2", "=c"])
     }
+
+    /// A flow where scripts write cookies long after the requests that bound their window.
+    static func scriptFlow(seed: UInt64) -> [Exchange] {
+        var state = seed
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let urls = ["https://a.example/", "https://a.example/api/x", "http://a.example/img", "https://b.a.example/", "https://c.example/"]
+        var out: [Exchange] = []
+        for i in 0..<60 {
+            var cookies: [String] = []
+            for name in ["s", "t", "u"] where next(3) == 0 { cookies.append("\(name)=\(next(3))") }
+            let setCookie = next(5) == 0 ? ["v=\(next(3)); Path=/; Domain=a.example"] : []
+            out.append(exchange(i, at: Double(i), urls[next(urls.count)], cookie: cookies.isEmpty ? nil : cookies.joined(separator: "; "), setCookie: setCookie))
+        }
+        return out
+    }
+
+    @Test("a walker that remembers two requests, asking for older ones, gives what the whole recording gives")
+    func walkerWithShortMemory() throws {
+        var asked = 0
+        for seed in UInt64(1)...300 {
+            let exchanges = Self.scriptFlow(seed: seed)
+            let whole = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: exchanges))
+            var walker = CookieProvenance.Walker(recentCapacity: 2) { before, visit in
+                asked += 1
+                for e in exchanges[..<before].reversed() {
+                    guard let target = e.request.target else { continue }
+                    if !visit(CookieProvenance.PastRequest(sequence: e.sequence, startedAt: e.startedAt, target: target, headers: e.request.headers)) { return }
+                }
+            }
+            for (k, e) in exchanges.enumerated() {
+                let step = try walker.add(e)
+                #expect(step.sent == whole.sent[k] && step.inferred == whole.inferred[k], "seed \(seed), exchange \(k)")
+            }
+        }
+        #expect(asked > 100, "the flows reach past the walker's memory")
+    }
 }
