@@ -12,6 +12,10 @@ public struct CaptureSession {
         public var tcpLimits: TCPLimits
         /// One recording per client address instead of one per capture.
         public var splitByClient: Bool
+        /// Packets read between hand-offs to the builder thread. Exchanges leave in time
+        /// order at hand-offs only, so fewer packets hold less in memory and cost more
+        /// locking.
+        public var batchPackets = 2048
 
         public init(collector: HTTPStreamCollector.Options = .init(), tcpLimits: TCPLimits = TCPLimits(), splitByClient: Bool = false) {
             self.collector = collector
@@ -25,6 +29,10 @@ public struct CaptureSession {
     public let options: Options
     public private(set) var firstPacketTime: Double?
     public private(set) var lastPacketTime: Double?
+    /// The latest packet time seen, and the furthest a packet's time went back before it:
+    /// captures merged from several queues are not always in time order.
+    public private(set) var latestPacketTime = -Double.infinity
+    public private(set) var largestTimeStepBack = 0.0
 
     public init(linkType: Int32, options: Options = Options()) {
         decoder = PacketDecoder(linkType: linkType)
@@ -36,6 +44,11 @@ public struct CaptureSession {
     public mutating func packet(_ bytes: UnsafeRawBufferPointer, time: Double) {
         if firstPacketTime == nil { firstPacketTime = time }
         lastPacketTime = time
+        if time >= latestPacketTime {
+            latestPacketTime = time
+        } else if latestPacketTime - time > largestTimeStepBack {
+            largestTimeStepBack = latestPacketTime - time
+        }
         decoder.decode(bytes, time: time) { segment in reassembler.add(segment) }
     }
 
@@ -57,6 +70,14 @@ public struct CaptureSession {
     }
 
     public var exchangeCount: Int { reassembler.sink.counts.exchanges }
+
+    /// No exchange still to come started before this time: the earliest request still open
+    /// on a connection, else the latest packet time less the furthest step back seen.
+    public var startWatermark: Double {
+        let latest = latestPacketTime - largestTimeStepBack
+        guard let open = reassembler.sink.earliestOpenRequestStart else { return latest }
+        return min(open, latest)
+    }
 
     /// What the capture held that the recording does not show, as diagnostics.
     public var summaryDiagnostics: [Diagnostic] {
@@ -93,18 +114,24 @@ public struct CaptureSession {
 
     /// Builds the recordings from the collected exchanges: time order, sequences, then the
     /// same inference HAR import runs (initiator, body kind, frames, redirect chains).
-    public func recordings(from collected: [HTTPStreamCollector.Collected], name: String, sourceFormat: String, sourcePath: String?, sourceSHA256: String?) -> [Recording] {
-        let summary = summaryDiagnostics
+    public func recordings(from collected: [HTTPStreamCollector.Collected], name: String, sourceFormat: String, sourcePath: String?, sourceSHA256: String?, summary: [Diagnostic]? = nil) -> [Recording] {
+        let summary = summary ?? summaryDiagnostics
         if options.splitByClient {
             let groups = Dictionary(grouping: collected, by: \.client)
             if groups.count > 1 {
                 return groups.keys.sorted().map { client in
-                    let safe = client.replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
-                    return Self.recording(groups[client]!, name: "\(name)-\(safe)", sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: sourceSHA256, extra: summary)
+                    Self.recording(groups[client]!, name: Self.recordingName(name, client: client), sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: sourceSHA256, extra: summary)
                 }
             }
         }
         return [Self.recording(collected, name: name, sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: sourceSHA256, extra: summary)]
+    }
+
+    /// The name of one client's recording with `--split client`: NAME-ADDRESS, with the
+    /// address's colons and brackets made safe for a name.
+    public static func recordingName(_ name: String, client: String) -> String {
+        let safe = client.replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
+        return "\(name)-\(safe)"
     }
 
     static func recording(_ collected: [HTTPStreamCollector.Collected], name: String, sourceFormat: String, sourcePath: String?, sourceSHA256: String?, extra: [Diagnostic]) -> Recording {
@@ -134,18 +161,40 @@ public enum CaptureImporter {
         public var description: String
     }
 
+    /// `pcapng` or `pcap`, from the file's first bytes.
+    public static func format(of head: Data) -> String {
+        head.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) ? "pcapng" : "pcap"
+    }
+
     /// Whether the bytes start like a pcap or pcapng file (any byte order, micro or nano).
     public static func looksLikeCapture(_ data: Data) -> Bool {
         let magics: [[UInt8]] = [[0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0xC3, 0xD4], [0x4D, 0x3C, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D], [0x0A, 0x0D, 0x0D, 0x0A]]
         return magics.contains { data.starts(with: $0) }
     }
 
-    /// Imports a capture file. `progress` is called now and then with packets and exchanges.
+    /// What a streaming read leaves to say once every exchange is out.
+    public struct StreamEnd {
+        public var session: CaptureSession
+        /// `pcap` or `pcapng`.
+        public var format: String
+        public var sha256: String?
+        /// Recording-level diagnostics: the session's summary, with a truncated file first.
+        public var diagnostics: [Diagnostic]
+    }
+
+    /// Reads a capture and hands each exchange to `emit` in time order (start time, then
+    /// the order exchanges completed: the order a whole-capture sort gives), as soon as no
+    /// exchange still to come can start before it. Memory holds the open connections and
+    /// the exchanges that completed while an earlier one is still open, not the capture.
     ///
-    /// With `bodySink`, bodies go to it as exchanges are built and the recordings hold them
-    /// detached (`RecordedRequest.bodyDetached`, `RecordedResponse.detachedBody`): memory
-    /// then depends on the connections open at once, not on the size of the capture.
-    public static func read(path: String, name: String, options: CaptureSession.Options = .init(), bodySink: ((Data, BodyFingerprint) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
+    /// With `detachBodies`, bodies leave each exchange on the builder thread and `bodies`
+    /// receives them, in completion order, before the exchange itself is emitted.
+    public static func stream(
+        path: String, options: CaptureSession.Options = .init(), detachBodies: Bool = false,
+        bodies: ((Data, BodyFingerprint) throws -> Void)? = nil,
+        progress: ((Int, Int) -> Void)? = nil,
+        emit: (HTTPStreamCollector.Collected) throws -> Void
+    ) throws -> StreamEnd {
         let source: PcapSource
         do {
             source = try PcapSource.open(file: path)
@@ -155,62 +204,128 @@ public enum CaptureImporter {
         guard PacketDecoder.supportedLinkTypes.contains(source.linkType) else {
             throw Failure(description: "\(path): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
         }
-        let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map { $0.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) ? "pcapng" : "pcap" } ?? "pcap"
+        let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
         var session = CaptureSession(linkType: source.linkType, options: options)
         // Parsing stays on this thread; building exchanges (content decoding, hashing)
         // runs on a second one, fed in batches through a bounded queue.
-        let builder = BuildPipeline(options: options.collector, detach: bodySink != nil, hashing: path)
-        var collected: [HTTPStreamCollector.Collected] = []
-        func take(_ batch: [HTTPStreamCollector.Collected]) throws {
-            guard let bodySink else { return collected.append(contentsOf: batch) }
+        let builder = BuildPipeline(options: options.collector, detach: detachBodies, hashing: path)
+        var order = TimeOrder()
+        var lastEmitted = -Double.infinity
+        var outOfOrder = 0
+        func take(_ batch: [HTTPStreamCollector.Collected], upTo watermark: Double) throws {
             for var item in batch {
-                for (data, fingerprint) in item.detached { try bodySink(data, fingerprint) }
+                if let bodies {
+                    for (data, fingerprint) in item.detached { try bodies(data, fingerprint) }
+                }
                 item.detached = []
-                collected.append(item)
+                order.push(item)
+            }
+            while let item = order.pop(upTo: watermark) {
+                if item.exchange.startedAt < lastEmitted { outOfOrder += 1 }
+                lastEmitted = max(lastEmitted, item.exchange.startedAt)
+                try emit(item)
             }
         }
         var sincePass = 0
         var passes = 0
         var readError: String?
-        while true {
-            let next: PcapSource.Next
-            do {
-                next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
-            } catch {
-                // A truncated or corrupt file: keep everything read before the bad record.
-                readError = error.description
-                break
-            }
-            if next == .end { break }
-            sincePass += 1
-            if sincePass == 2048 {
-                sincePass = 0
-                builder.submit(session.takePending())
+        do {
+            while true {
+                let next: PcapSource.Next
                 do {
-                    try take(builder.takeBuilt())
+                    next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
                 } catch {
-                    // The store refused a body: stop the builder thread before giving up.
-                    _ = builder.finish()
-                    throw error
+                    // A truncated or corrupt file: keep everything read before the bad record.
+                    readError = error.description
+                    break
                 }
-                passes += 1
-                if passes & 31 == 0 { progress?(session.decoder.counts.packets, session.exchangeCount) }
+                if next == .end { break }
+                sincePass += 1
+                if sincePass >= options.batchPackets {
+                    sincePass = 0
+                    builder.submit(session.takePending(), watermark: session.startWatermark)
+                    let (built, watermark) = builder.takeBuilt()
+                    try take(built, upTo: watermark)
+                    passes += 1
+                    if passes & 31 == 0 || options.batchPackets < 64 { progress?(session.decoder.counts.packets, session.exchangeCount) }
+                }
             }
-        }
-        session.finish()
-        builder.submit(session.takePending())
-        let (rest, digest) = builder.finish()
-        try take(rest)
-        progress?(session.decoder.counts.packets, session.exchangeCount)
-        var recordings = session.recordings(from: collected, name: name, sourceFormat: format, sourcePath: path, sourceSHA256: digest)
-        if let readError {
-            for k in recordings.indices {
-                recordings[k].diagnostics.insert(Diagnostic(.warning, code: "capture-truncated", message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
+            session.finish()
+            builder.submit(session.takePending(), watermark: .infinity)
+            let (rest, digest) = builder.finish()
+            try take(rest, upTo: .infinity)
+            progress?(session.decoder.counts.packets, session.exchangeCount)
+            var diagnostics = session.summaryDiagnostics
+            if outOfOrder > 0 {
+                diagnostics.append(Diagnostic(.note, code: "packets-out-of-time-order", message: "\(path): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
             }
+            if let readError {
+                diagnostics.insert(Diagnostic(.warning, code: "capture-truncated", message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
+            }
+            return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics)
+        } catch {
+            // The consumer refused an exchange or a body: stop the builder thread first.
+            _ = builder.finish()
+            throw error
         }
-        return (recordings, session)
     }
 
+    /// Imports a capture file into recordings held in memory. `progress` is called now and
+    /// then with packets and exchanges.
+    ///
+    /// With `bodySink`, bodies go to it as exchanges are built and the recordings hold them
+    /// detached (`RecordedRequest.bodyDetached`, `RecordedResponse.detachedBody`).
+    public static func read(path: String, name: String, options: CaptureSession.Options = .init(), bodySink: ((Data, BodyFingerprint) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
+        var collected: [HTTPStreamCollector.Collected] = []
+        let end = try stream(path: path, options: options, detachBodies: bodySink != nil, bodies: bodySink, progress: progress) { collected.append($0) }
+        let recordings = end.session.recordings(from: collected, name: name, sourceFormat: end.format, sourcePath: path, sourceSHA256: end.sha256, summary: end.diagnostics)
+        return (recordings, end.session)
+    }
+}
+
+/// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival).
+struct TimeOrder {
+    var heap: [(key: Double, arrival: Int, item: HTTPStreamCollector.Collected)] = []
+    var arrivals = 0
+
+    var count: Int { heap.count }
+
+    static func before(_ a: (key: Double, arrival: Int, item: HTTPStreamCollector.Collected), _ b: (key: Double, arrival: Int, item: HTTPStreamCollector.Collected)) -> Bool {
+        a.key < b.key || (a.key == b.key && a.arrival < b.arrival)
+    }
+
+    mutating func push(_ item: HTTPStreamCollector.Collected) {
+        heap.append((item.exchange.startedAt, arrivals, item))
+        arrivals += 1
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.before(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// The earliest exchange, when it started at or before `watermark`.
+    mutating func pop(upTo watermark: Double) -> HTTPStreamCollector.Collected? {
+        guard let first = heap.first, first.key <= watermark else { return nil }
+        let last = heap.removeLast()
+        if !heap.isEmpty {
+            heap[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var best = parent
+                if left < heap.count, Self.before(heap[left], heap[best]) { best = left }
+                if right < heap.count, Self.before(heap[right], heap[best]) { best = right }
+                if best == parent { break }
+                heap.swapAt(parent, best)
+                parent = best
+            }
+        }
+        return first.item
+    }
 }
 
 /// Builds exchanges on a second thread, in submission order, with at most a few batches
@@ -220,7 +335,9 @@ final class BuildPipeline: @unchecked Sendable {
     let options: HTTPStreamCollector.Options
     let detach: Bool
     let condition = NSCondition()
-    var queue: [[HTTPStreamCollector.Pending]] = []
+    var queue: [([HTTPStreamCollector.Pending], Double)] = []
+    /// The watermark of the last batch built: no exchange still to come starts before it.
+    var builtWatermark = -Double.infinity
     var done = false
     var finished = false
     var built: [HTTPStreamCollector.Collected] = []
@@ -237,22 +354,22 @@ final class BuildPipeline: @unchecked Sendable {
         thread.start()
     }
 
-    func submit(_ batch: [HTTPStreamCollector.Pending]) {
-        guard !batch.isEmpty else { return }
+    /// Queues a batch; `watermark` travels with it (an empty batch still moves it on).
+    func submit(_ batch: [HTTPStreamCollector.Pending], watermark: Double) {
         condition.lock()
         while queue.count >= Self.maxWaiting { condition.wait() }
-        queue.append(batch)
+        queue.append((batch, watermark))
         condition.broadcast()
         condition.unlock()
     }
 
-    /// What has been built so far, in order.
-    func takeBuilt() -> [HTTPStreamCollector.Collected] {
+    /// What has been built so far, in order, and the watermark that came with it.
+    func takeBuilt() -> ([HTTPStreamCollector.Collected], Double) {
         condition.lock()
         defer { condition.unlock() }
         let taken = built
         built.removeAll(keepingCapacity: true)
-        return taken
+        return (taken, builtWatermark)
     }
 
     /// Waits for every batch to be built; returns what is left and the file's SHA-256.
@@ -300,7 +417,7 @@ final class BuildPipeline: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let batch = queue.removeFirst()
+            let (batch, watermark) = queue.removeFirst()
             condition.broadcast()
             condition.unlock()
             let results = batch.map { pending -> HTTPStreamCollector.Collected in
@@ -310,6 +427,7 @@ final class BuildPipeline: @unchecked Sendable {
             }
             condition.lock()
             built.append(contentsOf: results)
+            builtWatermark = watermark
             condition.unlock()
         }
     }

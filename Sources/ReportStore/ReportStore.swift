@@ -90,17 +90,6 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// A streaming import in one transaction: `produce` stores bodies through the sink as it
-    /// reads, and returns the recordings (with detached bodies) to store at the end. Any
-    /// error rolls everything back, bodies included.
-    public func importStreaming(replace: Bool, _ produce: (BodySink) throws -> [Recording]) throws -> [(Recording, ImportResult)] {
-        try writer.write { db in
-            let sink = try BodySink(db)
-            let recordings = try produce(sink)
-            return try recordings.map { ($0, try Self.insert($0, replace: replace, db)) }
-        }
-    }
-
     /// Whether a recording of this name already holds exactly this source file.
     public func holds(name: String, sourceSHA256: String) throws -> Bool {
         try writer.read { db in
@@ -124,34 +113,8 @@ public struct ReportStore: Sendable {
             var diagnostic = DiagnosticRow(id: nil, recordingId: recordingID, sequence: d.sequence, severity: d.severity.rawValue, code: d.code, message: d.message)
             try diagnostic.insert(db)
         }
-        let bodyInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
-        func storeBody(_ data: Data, hash: String? = nil) throws -> String {
-            let hash = hash ?? data.sha256Hex
-            try bodyInsert.execute(arguments: [hash, data.count, data])
-            return hash
-        }
-        // One prepared statement for every row: a capture can hold a hundred thousand.
-        let exchangeInsert = try db.makeStatement(sql: """
-            INSERT INTO exchange (recording_id, sequence, started_at, duration, connection_id, server_address,
-                method, url, http_version, request_headers, request_body_sha256, request_body_length,
-                status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
-                response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind,
-                redirect_chain_start, redirect_hop, redirect_next, resource_type)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        for e in recording.exchanges {
-            let requestHash = e.request.bodyDetached ? e.request.bodyFingerprint.sha256 : try storeBody(e.request.body, hash: e.request.bodyFingerprint.sha256)
-            let responseHash = try e.response.detachedBody?.sha256 ?? storeBody(e.response.body)
-            let values: [(any DatabaseValueConvertible)?] = [
-                recordingID, e.sequence, e.startedAt, e.duration, e.connectionID, e.serverAddress,
-                e.request.method, e.request.url, e.request.httpVersion, Self.encodeHeaders(e.request.headers), requestHash, e.request.bodyFingerprint.length,
-                e.response.status, e.response.statusText, e.response.httpVersion, Self.encodeHeaders(e.response.headers), responseHash,
-                e.response.detachedBody?.length ?? e.response.body.count,
-                e.response.encodedLength, e.response.bodyMissing, e.response.redirectURL, e.initiator.rawValue, e.frame.label, e.bodyKind.rawValue,
-                e.redirect?.chainStart, e.redirect?.hop, e.redirect?.next, e.resourceType,
-            ]
-            try exchangeInsert.execute(arguments: StatementArguments(values))
-        }
+        let rows = try ExchangeRows(db)
+        for e in recording.exchanges { try rows.insert(e, recordingID: recordingID) }
         try Self.storeProvenance(CookieProvenance(recording: recording), recordingID: recordingID, db)
         return .imported(id: recordingID, replaced: replaced)
     }
@@ -198,17 +161,9 @@ public struct ReportStore: Sendable {
     // MARK: - Cookie provenance
 
     static func storeProvenance(_ provenance: CookieProvenance, recordingID: Int64, _ db: Database) throws {
-        let sent = try db.makeStatement(sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        let inferred = try db.makeStatement(sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        for (sequence, cookies) in provenance.sent.enumerated() {
-            for (position, c) in cookies.enumerated() {
-                try sent.execute(arguments: [recordingID, sequence, position, c.name, c.kind.rawValue, c.setBy, c.hop])
-            }
-        }
-        for (sequence, events) in provenance.inferred.enumerated() {
-            for e in events {
-                try inferred.execute(arguments: [recordingID, sequence, e.cookie.name, e.kind.rawValue, e.cookie.domain, e.cookie.path, e.windowStart])
-            }
+        let rows = try ExchangeRows(db)
+        for sequence in provenance.sent.indices {
+            try rows.insertProvenance(sequence: sequence, sent: provenance.sent[sequence], inferred: provenance.inferred[sequence], recordingID: recordingID)
         }
     }
 

@@ -98,14 +98,15 @@ public struct SecretNames: Sendable, Hashable {
     /// query values are replaced by `token(for:)` in URLs and headers. Bodies, with their
     /// lengths and hashes, are kept.
     public func redactAtRest(_ recording: inout Recording) {
-        for i in recording.exchanges.indices {
-            var e = recording.exchanges[i]
-            e.request.url = mapSecretQueryValues(e.request.url, Self.token)
-            e.request.headers = e.request.headers.map { redactAtRest($0) }
-            e.response.headers = e.response.headers.map { redactAtRest($0) }
-            if let redirect = e.response.redirectURL { e.response.redirectURL = mapSecretQueryValues(redirect, Self.token) }
-            recording.exchanges[i] = e
-        }
+        for i in recording.exchanges.indices { redactAtRest(&recording.exchanges[i]) }
+    }
+
+    /// `redactAtRest` for one exchange, as a streaming import stores it.
+    public func redactAtRest(_ e: inout Exchange) {
+        e.request.url = mapSecretQueryValues(e.request.url, Self.token)
+        e.request.headers = e.request.headers.map { redactAtRest($0) }
+        e.response.headers = e.response.headers.map { redactAtRest($0) }
+        if let redirect = e.response.redirectURL { e.response.redirectURL = mapSecretQueryValues(redirect, Self.token) }
     }
 
     func redactAtRest(_ h: HeaderField) -> HeaderField {

@@ -64,12 +64,13 @@ extension H5Replay {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"
                 case .unchanged: verb = "unchanged"
                 }
-                print("\(verb) \(recording.name): \(recording.exchanges.count) exchange(s) from \(file)")
+                print("\(verb) \(recording.name): \(recording.exchangeCount) exchange(s) from \(file)")
                 for d in recording.diagnostics where d.severity != .note {
                     print("  \(d.severity.rawValue): \(secrets.redactor.text(d.message))")
                 }
                 let notes = recording.diagnostics.filter { $0.severity == .note }.count
                 if notes > 0 { print("  \(notes) note(s); `h5replay show \(recording.name)` lists them") }
+                if recording.moreDiagnostics > 0 { print("  \(recording.moreDiagnostics) more diagnostic(s); `h5replay show \(recording.name)` lists them") }
                 }
             }
         }

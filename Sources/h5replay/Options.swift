@@ -160,12 +160,17 @@ struct LimitOptions: ParsableArguments {
     var harImporter: HARImporter { HARImporter(maxFileBytes: maxHarBytes) }
 
     func captureOptions(splitByClient: Bool) -> CaptureSession.Options {
-        CaptureSession.Options(
+        var options = CaptureSession.Options(
             collector: .init(
                 httpLimits: HTTPLimits(maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
                 decoder: ContentDecoder(maxDecodedBytes: maxDecodedBytes, maxRatio: maxDecodeRatio)),
             tcpLimits: TCPLimits(maxOpenFlows: maxOpenFlows),
             splitByClient: splitByClient)
+        // Tuning: packets read between hand-offs to the builder thread (default 2048).
+        if let batch = ProcessInfo.processInfo.environment["H5REPLAY_BATCH_PACKETS"].flatMap(Int.init), batch > 0 {
+            options.batchPackets = batch
+        }
+        return options
     }
 }
 

@@ -66,8 +66,9 @@ extension H5Replay {
             var loaded: [Recording] = []
             for item in recordings {
                 if FileManager.default.fileExists(atPath: item) {
-                    for (recording, _) in try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store) {
-                        loaded.append(try store.recording(named: recording.name) ?? recording)
+                    for (imported, _) in try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store) {
+                        guard let recording = try store.recording(named: imported.name) else { throw InputError("\(item): \(imported.name) was imported but cannot be read back from \(database.db)") }
+                        loaded.append(recording)
                     }
                 } else if let recording = try store.recording(named: item) {
                     loaded.append(recording)

@@ -51,16 +51,14 @@ enum SourceFile {
         throw InputError("\(path): offset 0: not a recording h5replay reads (expected HAR JSON, pcap or pcapng)")
     }
 
-    /// Reads a capture; with a body sink (a streaming import) bodies go to the store as
-    /// they are built.
-    static func readCapture(_ path: String, name: String, limits: LimitOptions, splitByClient: Bool, bodySink: ReportStore.BodySink? = nil) throws -> [Recording] {
+    /// Reads a capture into recordings held in memory.
+    static func readCapture(_ path: String, name: String, limits: LimitOptions, splitByClient: Bool) throws -> [Recording] {
         let progress = Progress.line()
         defer { progress.end() }
         do {
-            let result = try CaptureImporter.read(path: path, name: name, options: limits.captureOptions(splitByClient: splitByClient), bodySink: bodySink.map { sink in { try sink.store($0, $1) } }) { packets, exchanges in
+            return try CaptureImporter.read(path: path, name: name, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
                 progress.show("\(path): \(packets) packets, \(exchanges) exchanges")
-            }
-            return result.recordings
+            }.recordings
         } catch let error as CaptureImporter.Failure {
             throw InputError(error.description)
         }
@@ -70,28 +68,78 @@ enum SourceFile {
     /// the store did with it.
     /// With `redact`, secrets are replaced at rest (`SecretNames.redactAtRest`) before
     /// anything is stored.
-    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore) throws -> [(Recording, ReportStore.ImportResult)] {
-        func redacted(_ recordings: [Recording]) -> [Recording] {
-            guard let redact else { return recordings }
-            return recordings.map { recording in
-                var copy = recording
-                redact.redactAtRest(&copy)
-                return copy
-            }
-        }
+    static func importFile(_ path: String, name: String?, replace: Bool, limits: LimitOptions, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         do {
-            if CaptureImporter.looksLikeCapture(try head(path)) {
-                // Captures stream: bodies are stored while the file is read, all in one
-                // transaction, so memory does not grow with the capture.
-                return try store.importStreaming(replace: replace) { sink in
-                    redacted(try readCapture(path, name: name ?? defaultName(for: path), limits: limits, splitByClient: splitByClient, bodySink: sink))
-                }
+            let head = try head(path)
+            if CaptureImporter.looksLikeCapture(head) {
+                return try importCapture(path, format: CaptureImporter.format(of: head), name: name ?? defaultName(for: path), replace: replace, limits: limits, splitByClient: splitByClient, redact: redact, into: store)
             }
-            let recordings = redacted(try read(path, name: name, limits: limits, splitByClient: splitByClient))
-            return Array(zip(recordings, try store.save(recordings, replace: replace)))
+            var recordings = try read(path, name: name, limits: limits, splitByClient: splitByClient)
+            if let redact {
+                for k in recordings.indices { redact.redactAtRest(&recordings[k]) }
+            }
+            return Array(zip(recordings.map(ImportedRecording.init), try store.save(recordings, replace: replace)))
         } catch let error as ReportStore.NameTaken {
             throw InputError("\(path): \(error.description)")
         }
+    }
+
+    /// Captures stream: each exchange is stored as soon as it is in time order, bodies as
+    /// they are built, all in one transaction, so memory does not grow with the capture.
+    static func importCapture(_ path: String, format: String, name: String, replace: Bool, limits: LimitOptions, splitByClient: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        let progress = Progress.line()
+        defer { progress.end() }
+        do {
+            return try store.importStreaming { sink, open in
+                // One writer per client with --split client, else one for the capture.
+                var writers: [String: ReportStore.RecordingWriter] = [:]
+                func writer(_ client: String) throws -> ReportStore.RecordingWriter {
+                    if let writer = writers[client] { return writer }
+                    let writer = try open(format, path, redact)
+                    writers[client] = writer
+                    return writer
+                }
+                let end = try CaptureImporter.stream(
+                    path: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
+                    bodies: { try sink.store($0, $1) },
+                    progress: { packets, exchanges in progress.show("\(path): \(packets) packets, \(exchanges) exchanges") }
+                ) { item in
+                    try writer(splitByClient ? item.client : "").add(item.exchange, diagnostics: item.diagnostics)
+                }
+                if writers.isEmpty { _ = try writer("") }
+                let clients = writers.keys.sorted()
+                return try clients.map { client in
+                    let writer = writers[client]!
+                    let recordingName = clients.count > 1 ? CaptureSession.recordingName(name, client: client) : name
+                    let result = try writer.finish(name: recordingName, sourceSHA256: end.sha256, diagnostics: end.diagnostics, replace: replace)
+                    let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: end.diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                    return (imported, result)
+                }
+            }
+        } catch let error as CaptureImporter.Failure {
+            throw InputError(error.description)
+        }
+    }
+}
+
+/// What `import` and `record` print about a stored recording.
+struct ImportedRecording {
+    var name: String
+    var exchangeCount: Int
+    /// The recording-level diagnostics, then the first per-exchange ones.
+    var diagnostics: [Diagnostic]
+    /// Per-exchange diagnostics stored but not listed in `diagnostics`.
+    var moreDiagnostics: Int
+
+    init(name: String, exchangeCount: Int, diagnostics: [Diagnostic], moreDiagnostics: Int = 0) {
+        self.name = name
+        self.exchangeCount = exchangeCount
+        self.diagnostics = diagnostics
+        self.moreDiagnostics = moreDiagnostics
+    }
+
+    init(_ recording: Recording) {
+        self.init(name: recording.name, exchangeCount: recording.exchanges.count, diagnostics: recording.diagnostics)
     }
 }
 

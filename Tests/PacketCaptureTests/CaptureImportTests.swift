@@ -228,4 +228,63 @@ struct CaptureImportTests {
         #expect(r.exchanges[2].bodyKind == .urlEncoded)
         #expect(r.exchanges[0].redirect?.next == 1)
     }
+
+    /// Two connections interleaved: a slow exchange on one spans two quick ones on the
+    /// other, so exchanges complete out of start order.
+    static func interleaved() -> CaptureBuilder {
+        var b = CaptureBuilder()
+        let slowRequest = Array("GET /slow HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
+        let slowResponse = Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow".utf8)
+        b.segment(from: 1, clientPort: 50001, seq: 100, flags: 0x02)
+        b.segment(from: 2, clientPort: 50001, seq: 900, flags: 0x12)
+        b.segment(from: 1, clientPort: 50001, seq: 101, payload: slowRequest)
+        var c: UInt32 = 2000
+        var s: UInt32 = 7000
+        b.segment(from: 1, clientPort: 50002, seq: c, flags: 0x02)
+        b.segment(from: 2, clientPort: 50002, seq: s, flags: 0x12)
+        c += 1
+        s += 1
+        for k in 0..<3 {
+            let request = Array("GET /quick\(k) HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
+            let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nq\(k)".utf8)
+            b.segment(from: 1, clientPort: 50002, seq: c, payload: request)
+            b.segment(from: 2, clientPort: 50002, seq: s, payload: response)
+            c += UInt32(request.count)
+            s += UInt32(response.count)
+        }
+        b.segment(from: 2, clientPort: 50001, seq: 901, payload: slowResponse)
+        for k in 3..<6 {
+            let request = Array("GET /quick\(k) HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
+            let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nq\(k)".utf8)
+            b.segment(from: 1, clientPort: 50002, seq: c, payload: request)
+            b.segment(from: 2, clientPort: 50002, seq: s, payload: response)
+            c += UInt32(request.count)
+            s += UInt32(response.count)
+        }
+        return b
+    }
+
+    @Test("exchanges leave a streaming read in start order, each as soon as no earlier one can still come")
+    func streamOrder() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+        try Self.interleaved().pcap().write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var options = CaptureSession.Options()
+        options.batchPackets = 1
+        var emitted: [String] = []
+        var emittedBeforeEnd: [Int] = []
+        let end = try CaptureImporter.stream(path: url.path, options: options, progress: { _, _ in emittedBeforeEnd.append(emitted.count) }) { item in
+            emitted.append(item.exchange.request.url)
+        }
+        #expect(emitted == ["http://a.example/slow"] + (0..<6).map { "http://a.example/quick\($0)" })
+        // The quick exchanges before the slow response wait for it; the later ones leave
+        // as their packets are read, before the capture ends.
+        #expect(emittedBeforeEnd.contains(4), "the slow exchange and the three quick ones it held back leave together")
+        #expect(emittedBeforeEnd.dropLast().contains { $0 >= 5 }, "later exchanges leave before the end")
+        #expect(!emittedBeforeEnd.contains { $0 >= 1 && $0 < 4 }, "no quick exchange leaves before the slow one that started first")
+        #expect(end.session.exchangeCount == 7)
+        // A whole-capture read gives the same order.
+        let whole = try CaptureImporter.read(path: url.path, name: "t")
+        #expect(whole.recordings[0].exchanges.map(\.request.url) == emitted)
+    }
 }

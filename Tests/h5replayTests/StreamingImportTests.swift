@@ -1,0 +1,106 @@
+import Foundation
+import PacketCapture
+import ReportStore
+import Testing
+import TrafficModel
+
+/// `import` streams a capture into the store exchange by exchange; what it stores must be
+/// what reading the whole capture and saving it gives: the same exchanges in the same order,
+/// the same classification, redirect links, frames, cookie provenance and diagnostics.
+@Suite("Streaming capture import stores what a whole-capture import stores")
+struct StreamingImportTests {
+    static var captures: [URL] {
+        var out: [URL] = []
+        let recordings = CLITests.root.appendingPathComponent("Recordings")
+        let suite = CLITests.root.appendingPathComponent("../shared/conformance/pcap2har-andrewf/tests").standardizedFileURL
+        for dir in [recordings, suite] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+            out += names.filter { $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") }.sorted().map { dir.appendingPathComponent($0) }
+        }
+        return out
+    }
+
+    static func importing(_ arguments: [String], batchPackets: Int, in dir: URL) throws -> CLITests.Result {
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = dir
+        var environment = ProcessInfo.processInfo.environment
+        environment["H5REPLAY_BATCH_PACKETS"] = String(batchPackets)
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLITests.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Every stored fact of each recording, compared one by one so that a failure names it.
+    static func compare(_ streamed: ReportStore, _ whole: ReportStore, file: String) throws {
+        let names = try whole.recordingNames()
+        #expect(try streamed.recordingNames() == names, "\(file)")
+        for name in names {
+            let a = try #require(try streamed.detail(named: name))
+            let b = try #require(try whole.detail(named: name))
+            #expect(a.recording.exchanges.count == b.recording.exchanges.count, "\(file) \(name)")
+            for (x, y) in zip(a.recording.exchanges, b.recording.exchanges) where x != y {
+                Issue.record("\(file) \(name) #\(y.sequence): streamed \(x.request.method) \(x.request.url) \(x.initiator) \(x.frame.label) \(String(describing: x.redirect)), whole \(y.request.method) \(y.request.url) \(y.initiator) \(y.frame.label) \(String(describing: y.redirect))")
+                break
+            }
+            #expect(a.recording.diagnostics == b.recording.diagnostics, "\(file) \(name)")
+            #expect(a.recording.sourceSHA256 == b.recording.sourceSHA256, "\(file) \(name)")
+            #expect(a.cookies == b.cookies, "\(file) \(name)")
+            #expect(a.inferred == b.inferred, "\(file) \(name)")
+        }
+    }
+
+    @Test("every bundled and conformance capture, handing exchanges on after every packet and after 2048", arguments: [1, 2048])
+    func sameAsWhole(batchPackets: Int) throws {
+        let captures = Self.captures
+        #expect(captures.count >= 2)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-stream-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Cut copies of a bundled capture: a truncated file (a recording-level diagnostic)
+        // with exchanges cut short (per-exchange ones), whose order must survive streaming.
+        var cut: [URL] = []
+        for first in captures.prefix(2) {
+            guard let data = FileManager.default.contents(atPath: first.path) else { continue }
+            for fraction in [0.23, 0.41, 0.62, 0.83] {
+                let url = dir.appendingPathComponent("cut\(Int(fraction * 100))-\(first.lastPathComponent)")
+                try data.prefix(Int(Double(data.count) * fraction)).write(to: url)
+                cut.append(url)
+            }
+        }
+        var exchanges = 0
+        var bothKinds = 0
+        for (k, capture) in (captures + cut).enumerated() {
+            for split in [false, true] {
+                let streamedPath = dir.appendingPathComponent("s\(k)\(split).sqlite").path
+                let result = try Self.importing(["import", capture.path, "--db", streamedPath] + (split ? ["--split", "client"] : []), batchPackets: batchPackets, in: dir)
+                let whole = try ReportStore.open(path: dir.appendingPathComponent("w\(k)\(split).sqlite").path)
+                var options = CaptureSession.Options(splitByClient: split)
+                options.batchPackets = 1 << 30
+                let name = capture.deletingPathExtension().lastPathComponent
+                let recordings: [Recording]
+                do {
+                    recordings = try CaptureImporter.read(path: capture.path, name: name, options: options).recordings
+                } catch {
+                    // A file libpcap cannot open (an empty one) is refused either way.
+                    #expect(result.status == 2, "\(capture.lastPathComponent)")
+                    continue
+                }
+                #expect(result.status == 0, "\(capture.lastPathComponent): \(result.stderr)")
+                try whole.save(recordings)
+                exchanges += recordings.reduce(0) { $0 + $1.exchanges.count }
+                if let r = recordings.first, r.diagnostics.contains(where: { $0.sequence == nil }), r.diagnostics.contains(where: { $0.sequence != nil }) { bothKinds += 1 }
+                try Self.compare(try ReportStore.open(path: streamedPath), whole, file: capture.lastPathComponent + (split ? " --split client" : ""))
+            }
+        }
+        #expect(exchanges > 100, "the captures hold enough exchanges to compare")
+        #expect(bothKinds > 0, "some capture has recording-level and per-exchange diagnostics")
+    }
+}
