@@ -89,12 +89,16 @@ public struct CookieProvenance: Sendable, Hashable {
         public var cookies: [(name: String, value: String)]
 
         public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: [HeaderField]) {
+            self.init(sequence: sequence, startedAt: startedAt, target: target, cookies: CookieProvenance.requestCookies(headers))
+        }
+
+        init(sequence: Int, startedAt: Double, target: RequestTarget, cookies: [(name: String, value: String)]) {
             self.sequence = sequence
             self.startedAt = startedAt
             host = target.host
             path = target.path
             isSecure = target.isSecure
-            cookies = CookieProvenance.requestCookies(headers)
+            self.cookies = cookies
         }
 
         /// The request would have carried `cookie`, and did not.
@@ -175,7 +179,7 @@ public struct CookieProvenance: Sendable, Hashable {
                     origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop)
                 }
             }
-            remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, headers: exchange.request.headers))
+            remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded))
             return (carried, events)
         }
 

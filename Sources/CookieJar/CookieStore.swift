@@ -238,7 +238,7 @@ public struct CookieStore: Sendable, Hashable {
     }
 
     static func isIPAddress(_ host: String) -> Bool {
-        host.contains(":") || (host.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 } && host.split(separator: ".").count == 4)
+        host.utf8.contains(0x3A) || (host.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 } && host.split(separator: ".").count == 4)
     }
 
     static func isPublicSuffix(_ domain: String) -> Bool { !isIPAddress(domain) && Site.isPublicSuffix(domain) }

@@ -205,69 +205,50 @@ public enum CaptureImporter {
             throw Failure(description: "\(path): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
-        var session = CaptureSession(linkType: source.linkType, options: options)
-        // Parsing stays on this thread; building exchanges (content decoding, hashing)
-        // runs on a second one, fed in batches through a bounded queue.
-        let builder = BuildPipeline(options: options.collector, detach: detachBodies, hashing: path)
+        // Three threads: one reads and parses packets, one builds exchanges (content
+        // decoding, hashing) and hashes the file, and this one puts exchanges in time order
+        // and hands them to `emit`, which stores them.
+        let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies, hashing: path)
         var order = TimeOrder()
         var lastEmitted = -Double.infinity
         var outOfOrder = 0
-        func take(_ batch: [HTTPStreamCollector.Collected], upTo watermark: Double) throws {
-            for var item in batch {
-                if let bodies {
-                    for (data, fingerprint) in item.detached { try bodies(data, fingerprint) }
-                }
-                item.detached = []
-                order.push(item)
-            }
-            while let item = order.pop(upTo: watermark) {
-                if item.exchange.startedAt < lastEmitted { outOfOrder += 1 }
-                lastEmitted = max(lastEmitted, item.exchange.startedAt)
-                try emit(item)
-            }
-        }
-        var sincePass = 0
-        var passes = 0
-        var readError: String?
+        var lastProgress = 0
         do {
             while true {
-                let next: PcapSource.Next
-                do {
-                    next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
-                } catch {
-                    // A truncated or corrupt file: keep everything read before the bad record.
-                    readError = error.description
-                    break
+                let taken = pipeline.take()
+                for var item in taken.items {
+                    if let bodies {
+                        for (data, fingerprint) in item.detached { try bodies(data, fingerprint) }
+                    }
+                    item.detached = []
+                    order.push(item)
                 }
-                if next == .end { break }
-                sincePass += 1
-                if sincePass >= options.batchPackets {
-                    sincePass = 0
-                    builder.submit(session.takePending(), watermark: session.startWatermark)
-                    let (built, watermark) = builder.takeBuilt()
-                    try take(built, upTo: watermark)
-                    passes += 1
-                    if passes & 31 == 0 || options.batchPackets < 64 { progress?(session.decoder.counts.packets, session.exchangeCount) }
+                while let item = order.pop(upTo: taken.watermark) {
+                    if item.exchange.startedAt < lastEmitted { outOfOrder += 1 }
+                    lastEmitted = max(lastEmitted, item.exchange.startedAt)
+                    try emit(item)
                 }
+                if let progress, taken.packets - lastProgress >= 65536 || options.batchPackets < 64 {
+                    lastProgress = taken.packets
+                    progress(taken.packets, taken.exchanges)
+                }
+                if taken.finished { break }
             }
-            session.finish()
-            builder.submit(session.takePending(), watermark: .infinity)
-            let (rest, digest) = builder.finish()
-            try take(rest, upTo: .infinity)
-            progress?(session.decoder.counts.packets, session.exchangeCount)
-            var diagnostics = session.summaryDiagnostics
-            if outOfOrder > 0 {
-                diagnostics.append(Diagnostic(.note, code: "packets-out-of-time-order", message: "\(path): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
-            }
-            if let readError {
-                diagnostics.insert(Diagnostic(.warning, code: "capture-truncated", message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
-            }
-            return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics)
         } catch {
-            // The consumer refused an exchange or a body: stop the builder thread first.
-            _ = builder.finish()
+            // The consumer refused an exchange or a body: stop the other threads first.
+            pipeline.cancel()
             throw error
         }
+        let (session, readError, digest) = pipeline.result()
+        progress?(session.decoder.counts.packets, session.exchangeCount)
+        var diagnostics = session.summaryDiagnostics
+        if outOfOrder > 0 {
+            diagnostics.append(Diagnostic(.note, code: "packets-out-of-time-order", message: "\(path): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
+        }
+        if let readError {
+            diagnostics.insert(Diagnostic(.warning, code: "capture-truncated", message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
+        }
+        return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics)
     }
 
     /// Imports a capture file into recordings held in memory. `progress` is called now and
@@ -283,24 +264,39 @@ public enum CaptureImporter {
     }
 }
 
-/// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival).
+/// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival)
+/// over small keys, the exchanges themselves staying put in slots.
 struct TimeOrder {
-    var heap: [(key: Double, arrival: Int, item: HTTPStreamCollector.Collected)] = []
+    struct Key {
+        var time: Double
+        var arrival: Int
+        var slot: Int
+
+        func before(_ other: Key) -> Bool { time < other.time || (time == other.time && arrival < other.arrival) }
+    }
+
+    var heap: [Key] = []
+    var slots: [HTTPStreamCollector.Collected?] = []
+    var freeSlots: [Int] = []
     var arrivals = 0
 
     var count: Int { heap.count }
 
-    static func before(_ a: (key: Double, arrival: Int, item: HTTPStreamCollector.Collected), _ b: (key: Double, arrival: Int, item: HTTPStreamCollector.Collected)) -> Bool {
-        a.key < b.key || (a.key == b.key && a.arrival < b.arrival)
-    }
-
     mutating func push(_ item: HTTPStreamCollector.Collected) {
-        heap.append((item.exchange.startedAt, arrivals, item))
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = item
+        } else {
+            slot = slots.count
+            slots.append(item)
+        }
+        heap.append(Key(time: item.exchange.startedAt, arrival: arrivals, slot: slot))
         arrivals += 1
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard Self.before(heap[child], heap[parent]) else { break }
+            guard heap[child].before(heap[parent]) else { break }
             heap.swapAt(child, parent)
             child = parent
         }
@@ -308,7 +304,7 @@ struct TimeOrder {
 
     /// The earliest exchange, when it started at or before `watermark`.
     mutating func pop(upTo watermark: Double) -> HTTPStreamCollector.Collected? {
-        guard let first = heap.first, first.key <= watermark else { return nil }
+        guard let first = heap.first, first.time <= watermark else { return nil }
         let last = heap.removeLast()
         if !heap.isEmpty {
             heap[0] = last
@@ -317,72 +313,119 @@ struct TimeOrder {
                 let left = 2 * parent + 1
                 let right = left + 1
                 var best = parent
-                if left < heap.count, Self.before(heap[left], heap[best]) { best = left }
-                if right < heap.count, Self.before(heap[right], heap[best]) { best = right }
+                if left < heap.count, heap[left].before(heap[best]) { best = left }
+                if right < heap.count, heap[right].before(heap[best]) { best = right }
                 if best == parent { break }
                 heap.swapAt(parent, best)
                 parent = best
             }
         }
-        return first.item
+        let item = slots[first.slot].take()
+        freeSlots.append(first.slot)
+        return item
     }
 }
 
-/// Builds exchanges on a second thread, in submission order, with at most a few batches
-/// waiting: the reader blocks rather than let memory grow. While idle it hashes the source
-/// file, so that the recording's SHA-256 costs the reading thread nothing.
-final class BuildPipeline: @unchecked Sendable {
-    let options: HTTPStreamCollector.Options
+/// The reading and building threads of a streaming capture read, and what passes between
+/// them and the consumer. Each queue is bounded: a slow consumer stops the builder, which
+/// stops the reader, rather than let memory grow.
+final class CapturePipeline: @unchecked Sendable {
+    struct Taken {
+        var items: [HTTPStreamCollector.Collected]
+        /// No exchange still to come starts before this.
+        var watermark: Double
+        var packets: Int
+        var exchanges: Int
+        /// Everything has been read and built; `items` are the last.
+        var finished: Bool
+    }
+
+    let source: PcapSource
+    let options: CaptureSession.Options
     let detach: Bool
     let condition = NSCondition()
-    var queue: [([HTTPStreamCollector.Pending], Double)] = []
-    /// The watermark of the last batch built: no exchange still to come starts before it.
-    var builtWatermark = -Double.infinity
-    var done = false
-    var finished = false
+    /// Reader to builder: parsed exchanges with the watermark at the time.
+    var parsed: [([HTTPStreamCollector.Pending], Double)] = []
+    /// Builder to consumer.
     var built: [HTTPStreamCollector.Collected] = []
+    var builtWatermark = -Double.infinity
+    var takenWatermark = -Double.infinity
+    var packets = 0
+    var exchanges = 0
+    var readerDone = false
+    var builderDone = false
+    var cancelled = false
+    var session: CaptureSession?
+    var readError: String?
     var file: FileHandle?
     var hasher = StreamingSHA256()
-    static let maxWaiting = 4
+    static let maxParsedBatches = 4
+    static let maxBuilt = 1024
 
-    init(options: HTTPStreamCollector.Options, detach: Bool, hashing path: String) {
+    init(source: PcapSource, options: CaptureSession.Options, detach: Bool, hashing path: String) {
+        self.source = source
         self.options = options
         self.detach = detach
         self.file = FileHandle(forReadingAtPath: path)
-        let thread = Thread { [self] in run() }
-        thread.name = "h5replay-build"
-        thread.start()
+        let reader = Thread { [self] in read() }
+        reader.name = "h5replay-read"
+        reader.start()
+        let builder = Thread { [self] in build() }
+        builder.name = "h5replay-build"
+        builder.start()
     }
 
-    /// Queues a batch; `watermark` travels with it (an empty batch still moves it on).
-    func submit(_ batch: [HTTPStreamCollector.Pending], watermark: Double) {
+    // MARK: Reader thread
+
+    private func read() {
+        var session = CaptureSession(linkType: source.linkType, options: options)
+        var sincePass = 0
+        var error: String?
+        while true {
+            let next: PcapSource.Next
+            do {
+                next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
+            } catch let failure {
+                // A truncated or corrupt file: keep everything read before the bad record.
+                error = failure.description
+                break
+            }
+            if next == .end { break }
+            sincePass += 1
+            if sincePass >= options.batchPackets {
+                sincePass = 0
+                guard submit(session.takePending(), watermark: session.startWatermark, session: session) else { break }
+            }
+        }
         condition.lock()
-        while queue.count >= Self.maxWaiting { condition.wait() }
-        queue.append((batch, watermark))
+        let stop = cancelled
+        condition.unlock()
+        if !stop {
+            session.finish()
+            _ = submit(session.takePending(), watermark: .infinity, session: session)
+        }
+        condition.lock()
+        self.session = session
+        readError = error
+        readerDone = true
         condition.broadcast()
         condition.unlock()
     }
 
-    /// What has been built so far, in order, and the watermark that came with it.
-    func takeBuilt() -> ([HTTPStreamCollector.Collected], Double) {
+    /// False once the consumer has given up.
+    private func submit(_ batch: [HTTPStreamCollector.Pending], watermark: Double, session: CaptureSession) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        let taken = built
-        built.removeAll(keepingCapacity: true)
-        return (taken, builtWatermark)
+        while parsed.count >= Self.maxParsedBatches && !cancelled { condition.wait() }
+        if cancelled { return false }
+        parsed.append((batch, watermark))
+        packets = session.decoder.counts.packets
+        exchanges = session.exchangeCount
+        condition.broadcast()
+        return true
     }
 
-    /// Waits for every batch to be built; returns what is left and the file's SHA-256.
-    func finish() -> ([HTTPStreamCollector.Collected], String?) {
-        condition.lock()
-        done = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-        let result = built
-        built = []
-        condition.unlock()
-        return (result, file == nil ? hasher.finalizeHex() : nil)
-    }
+    // MARK: Builder thread
 
     /// Hashes the next block of the source file; false when the file is done.
     private func hashBlock() -> Bool {
@@ -396,11 +439,12 @@ final class BuildPipeline: @unchecked Sendable {
         return false
     }
 
-    private func run() {
+    private func build() {
         while true {
             condition.lock()
-            while queue.isEmpty && !done {
+            while parsed.isEmpty && !readerDone && !cancelled {
                 if file != nil {
+                    // Idle: hash the source file meanwhile.
                     condition.unlock()
                     _ = hashBlock()
                     condition.lock()
@@ -408,27 +452,63 @@ final class BuildPipeline: @unchecked Sendable {
                 }
                 condition.wait()
             }
-            if queue.isEmpty && done {
+            if cancelled || (parsed.isEmpty && readerDone) {
+                let hashRest = !cancelled
                 condition.unlock()
-                while hashBlock() {}
+                while hashRest && hashBlock() {}
                 condition.lock()
-                finished = true
+                builderDone = true
                 condition.broadcast()
                 condition.unlock()
                 return
             }
-            let (batch, watermark) = queue.removeFirst()
+            let (batch, watermark) = parsed.removeFirst()
             condition.broadcast()
             condition.unlock()
             let results = batch.map { pending -> HTTPStreamCollector.Collected in
-                var item = HTTPStreamCollector.build(pending, options: options)
+                var item = HTTPStreamCollector.build(pending, options: options.collector)
                 if detach { item.detach() }
                 return item
             }
             condition.lock()
+            while built.count >= Self.maxBuilt && !cancelled { condition.wait() }
             built.append(contentsOf: results)
             builtWatermark = watermark
+            condition.broadcast()
             condition.unlock()
         }
+    }
+
+    // MARK: Consumer
+
+    /// Waits for built exchanges, or a watermark that moved, or the end.
+    func take() -> Taken {
+        condition.lock()
+        defer { condition.unlock() }
+        while built.isEmpty && builtWatermark == takenWatermark && !builderDone { condition.wait() }
+        let items = built
+        built.removeAll(keepingCapacity: true)
+        takenWatermark = builtWatermark
+        condition.broadcast()
+        return Taken(items: items, watermark: builderDone ? .infinity : builtWatermark, packets: packets, exchanges: exchanges, finished: builderDone && built.isEmpty)
+    }
+
+    /// Stops both threads and waits for them.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        while !(readerDone && builderDone) { condition.wait() }
+        condition.unlock()
+    }
+
+    /// After the last `take`: the session, the read error if any, and the file's SHA-256.
+    func result() -> (CaptureSession, String?, String?) {
+        condition.lock()
+        while !readerDone { condition.wait() }
+        let session = self.session!
+        let error = readError
+        condition.unlock()
+        return (session, error, hasher.finalizeHex())
     }
 }

@@ -50,7 +50,11 @@ public struct Exchange: Sendable, Hashable, Codable {
 /// The request as sent: method, URL, header fields in wire order, body bytes.
 public struct RecordedRequest: Sendable, Hashable, Codable {
     public var method: String
-    public var url: String
+    public var url: String {
+        didSet { target = RequestTarget(url) }
+    }
+    /// `url` split into its parts, once: classification, cookies and matching all ask.
+    public private(set) var target: RequestTarget?
     public var httpVersion: String
     public var headers: [HeaderField]
     public var body: Data {
@@ -79,6 +83,7 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
         self.method = method
         self.url = url
+        self.target = RequestTarget(url)
         self.httpVersion = httpVersion
         self.headers = headers
         self.body = body
@@ -102,7 +107,6 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
         try c.encode(body, forKey: .body)
     }
 
-    public var target: RequestTarget? { RequestTarget(url) }
 }
 
 /// The response: status, header fields, the body after content decoding.

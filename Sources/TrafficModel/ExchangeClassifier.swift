@@ -54,7 +54,7 @@ public enum ExchangeClassifier {
             if isFormPost(request) { return .formSubmission }
         }
         // 5. Path extension, else an ajax request of unknown API.
-        if let path = request.target?.path.asciiLowercased, let dot = path.lastIndex(of: "."), !path[dot...].contains("/") {
+        if let path = request.target?.path.asciiLowercased, let dot = path.lastIndex(of: "."), !path.utf8[dot...].contains(0x2F) {
             switch path[path.index(after: dot)...] {
             case "js", "mjs": return .script
             case "css": return .stylesheet
@@ -129,6 +129,12 @@ public enum ExchangeClassifier {
     /// URL comparison that ignores the fragment and the default port.
     static func normalize(_ url: String) -> String {
         guard let t = RequestTarget(url) else { return url }
+        return t.origin + t.pathAndQuery
+    }
+
+    /// `normalize` of a request's URL, from the target it already holds.
+    static func normalize(_ request: RecordedRequest) -> String {
+        guard let t = request.target else { return request.url }
         return t.origin + t.pathAndQuery
     }
 
@@ -219,7 +225,7 @@ public enum ExchangeClassifier {
             // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
             var claimedBy: Awaiting?
             if !awaiting.isEmpty {
-                let key = ExchangeClassifier.normalize(exchange.request.url)
+                let key = ExchangeClassifier.normalize(exchange.request)
                 if var list = awaiting[key], let k = list.firstIndex(where: { $0.method == nil || $0.method == exchange.request.method }) {
                     let from = list.remove(at: k)
                     awaiting[key] = list.isEmpty ? nil : list
@@ -236,7 +242,7 @@ public enum ExchangeClassifier {
             let dest = exchange.request.headers.first("Sec-Fetch-Dest")?.asciiLowercased
             if dest == "iframe" || dest == "frame" || exchange.resourceType?.asciiLowercased == "sub_frame" {
                 kind = .iframe
-                iframeDocuments.insert(ExchangeClassifier.normalize(exchange.request.url))
+                iframeDocuments.insert(ExchangeClassifier.normalize(exchange.request))
             } else if !iframeDocuments.isEmpty, let referer = exchange.request.headers.first("Referer"), iframeDocuments.contains(ExchangeClassifier.normalize(referer)) {
                 kind = .iframe
             } else if let claimedBy {

@@ -17,44 +17,104 @@ public struct RequestTarget: Sendable, Hashable {
     public var query: String?
 
     public init?(_ url: String) {
-        guard let schemeEnd = url.range(of: "://") else { return nil }
-        let scheme = String(url[url.startIndex..<schemeEnd.lowerBound]).asciiLowercased
-        guard !scheme.isEmpty, scheme.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46 }) else { return nil }
-        let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        var authority = rest[rest.startIndex..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        var host: Substring
+        var url = url
+        // Byte by byte on the UTF-8: every separator is ASCII, and Character indexing
+        // (grapheme breaking) was the larger part of an import's URL handling.
+        guard let parsed = url.withUTF8({ RequestTarget.parse($0) }) else { return nil }
+        self = parsed
+    }
+
+    init(scheme: String, host: String, port: Int, path: String, query: String?) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.path = path
+        self.query = query
+    }
+
+    static func parse(_ b: UnsafeBufferPointer<UInt8>) -> RequestTarget? {
+        let n = b.count
+        func text(_ from: Int, _ to: Int, lowercased: Bool = false) -> String {
+            let slice = UnsafeBufferPointer(rebasing: b[from..<to])
+            guard lowercased, slice.contains(where: { $0 >= 65 && $0 <= 90 }) else { return String(decoding: slice, as: UTF8.self) }
+            return String(decoding: slice.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        func first(_ from: Int, _ to: Int, _ match: (UInt8) -> Bool) -> Int? {
+            var i = from
+            while i < to {
+                if match(b[i]) { return i }
+                i += 1
+            }
+            return nil
+        }
+        // scheme "://"
+        var schemeEnd = -1
+        var i = 0
+        while i + 2 < n {
+            if b[i] == 0x3A, b[i + 1] == 0x2F, b[i + 2] == 0x2F {
+                schemeEnd = i
+                break
+            }
+            i += 1
+        }
+        guard schemeEnd > 0 else { return nil }
+        for k in 0..<schemeEnd {
+            let c = b[k] >= 65 && b[k] <= 90 ? b[k] | 0x20 : b[k]
+            guard (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 45 || c == 46 else { return nil }
+        }
+        let scheme = text(0, schemeEnd, lowercased: true)
+        let restStart = schemeEnd + 3
+        let authorityEnd = first(restStart, n) { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 } ?? n
+        var authorityStart = restStart
+        var k = authorityEnd
+        while k > restStart {
+            k -= 1
+            if b[k] == 0x40 {
+                authorityStart = k + 1
+                break
+            }
+        }
+        var hostStart = authorityStart
+        var hostEnd = authorityEnd
         var port: Int?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { port = Int(after.dropFirst()) ; if port == nil && after.count > 1 { return nil } }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[authority.startIndex..<colon]
-            let portText = authority[authority.index(after: colon)...]
-            if !portText.isEmpty {
-                guard let p = Int(portText), p >= 0, p <= 65535 else { return nil }
-                port = p
+        func number(_ from: Int, _ to: Int) -> Int? { Int(text(from, to)) }
+        if authorityStart < authorityEnd, b[authorityStart] == 0x5B {
+            guard let close = first(authorityStart, authorityEnd, { $0 == 0x5D }) else { return nil }
+            hostStart = authorityStart + 1
+            hostEnd = close
+            if close + 1 < authorityEnd, b[close + 1] == 0x3A {
+                port = number(close + 2, authorityEnd)
+                if port == nil && authorityEnd - (close + 1) > 1 { return nil }
             }
         } else {
-            host = authority
+            var colon: Int?
+            var c = authorityEnd
+            while c > authorityStart {
+                c -= 1
+                if b[c] == 0x3A {
+                    colon = c
+                    break
+                }
+            }
+            if let colon {
+                hostEnd = colon
+                if colon + 1 < authorityEnd {
+                    guard let p = number(colon + 1, authorityEnd), p >= 0, p <= 65535 else { return nil }
+                    port = p
+                }
+            }
         }
-        guard !host.isEmpty else { return nil }
-        self.scheme = scheme
-        self.host = String(host).asciiLowercased
-        self.port = port ?? RequestTarget.defaultPort(scheme)
-        var remainder = rest[authorityEnd...]
-        if let hash = remainder.firstIndex(of: "#") { remainder = remainder[remainder.startIndex..<hash] }
-        if let q = remainder.firstIndex(of: "?") {
-            let p = remainder[remainder.startIndex..<q]
-            self.path = p.isEmpty ? "/" : String(p)
-            self.query = String(remainder[remainder.index(after: q)...])
+        guard hostStart < hostEnd else { return nil }
+        let end = first(authorityEnd, n) { $0 == 0x23 } ?? n
+        let path: String
+        var query: String?
+        if let q = first(authorityEnd, end, { $0 == 0x3F }) {
+            path = q == authorityEnd ? "/" : text(authorityEnd, q)
+            query = text(q + 1, end)
         } else {
-            self.path = remainder.isEmpty ? "/" : String(remainder)
-            self.query = nil
+            path = end == authorityEnd ? "/" : text(authorityEnd, end)
         }
+        return RequestTarget(scheme: scheme, host: text(hostStart, hostEnd, lowercased: true), port: port ?? defaultPort(scheme), path: path, query: query)
     }
 
     public static func defaultPort(_ scheme: String) -> Int {
@@ -71,7 +131,7 @@ public struct RequestTarget: Sendable, Hashable {
 
     /// `scheme://host[:port]`, the port only when not the default.
     public var origin: String {
-        let hostPart = host.contains(":") ? "[\(host)]" : host
+        let hostPart = host.utf8.contains(0x3A) ? "[\(host)]" : host
         return port == RequestTarget.defaultPort(scheme) ? "\(scheme)://\(hostPart)" : "\(scheme)://\(hostPart):\(port)"
     }
 

@@ -17,7 +17,7 @@ public enum Site {
     /// The registrable domain of `host`: one label above its public suffix; an IP address
     /// or a single-label host is its own site.
     public static func of(host: String) -> String {
-        if host.contains(":") || host.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
+        if host.utf8.contains(0x3A) || host.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count > 2 else { return host }
         let lastTwo = labels.suffix(2).joined(separator: ".")
@@ -27,6 +27,6 @@ public enum Site {
 
     /// Whether `host` is itself a public suffix by the common set above.
     public static func isPublicSuffix(_ host: String) -> Bool {
-        !host.contains(".") || multiLabelSuffixes.contains(host)
+        !host.utf8.contains(0x2E) || multiLabelSuffixes.contains(host)
     }
 }

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import TrafficModel
+
+/// The URL splitter as it was, on Characters; the byte parser must agree with it.
+enum CharacterURLSplitter {
+    static func parse(_ url: String) -> RequestTarget? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let scheme = String(url[url.startIndex..<schemeEnd.lowerBound]).asciiLowercased
+        guard !scheme.isEmpty, scheme.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46 }) else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        var authority = rest[rest.startIndex..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host: Substring
+        var port: Int?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") { port = Int(after.dropFirst()) ; if port == nil && after.count > 1 { return nil } }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[authority.startIndex..<colon]
+            let portText = authority[authority.index(after: colon)...]
+            if !portText.isEmpty {
+                guard let p = Int(portText), p >= 0, p <= 65535 else { return nil }
+                port = p
+            }
+        } else {
+            host = authority
+        }
+        guard !host.isEmpty else { return nil }
+        let hostText = String(host).asciiLowercased
+        let portNumber = port ?? RequestTarget.defaultPort(scheme)
+        let path: String
+        let query: String?
+        var remainder = rest[authorityEnd...]
+        if let hash = remainder.firstIndex(of: "#") { remainder = remainder[remainder.startIndex..<hash] }
+        if let q = remainder.firstIndex(of: "?") {
+            let p = remainder[remainder.startIndex..<q]
+            path = p.isEmpty ? "/" : String(p)
+            query = String(remainder[remainder.index(after: q)...])
+        } else {
+            path = remainder.isEmpty ? "/" : String(remainder)
+            query = nil
+        }
+            return RequestTarget(scheme: scheme, host: hostText, port: portNumber, path: path, query: query)
+    }
+}
+
+@Suite("URL splitting on bytes agrees with splitting on characters")
+struct RequestTargetParityTests {
+    @Test("100,000 URL-like strings built from the pieces that matter")
+    func parity() {
+        let pieces = ["http", "HTTPS", "ws", "x+y", "://", ":", "/", "//", "?", "#", "@", "[", "]", "::1", "a.example", "WWW.Example.COM", "8080", "65536", "-1", "+80", "é", "中文", "%2F", "q=1&b=2", " ", "", "user:pw"]
+        var state: UInt64 = 42
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        var parsed = 0
+        for _ in 0..<100_000 {
+            var url = ""
+            for _ in 0..<(1 + next(9)) { url += pieces[next(pieces.count)] }
+            if next(2) == 0 { url = ["http://", "https://", "HTTP://"][next(3)] + url }
+            let bytes = RequestTarget(url)
+            let characters = CharacterURLSplitter.parse(url)
+            #expect(bytes == characters, "\(url)")
+            if bytes != characters { return }
+            if bytes != nil { parsed += 1 }
+        }
+        #expect(parsed > 10_000)
+    }
+}
