@@ -359,8 +359,8 @@ final class CapturePipeline: @unchecked Sendable {
     var readError: String?
     var file: FileHandle?
     var hasher = StreamingSHA256()
-    static let maxParsedBatches = 4
-    static let maxBuilt = 1024
+    static let maxParsedBatches = 2
+    static let maxBuilt = 256
 
     init(source: PcapSource, options: CaptureSession.Options, detach: Bool, hashing path: String) {
         self.source = source

@@ -210,6 +210,13 @@ enum Schema {
             }
             try db.create(index: "arrival_by_run", on: "arrival", columns: ["run_id", "position"])
         }
+        migrator.registerMigration("v5: no index another already covers") { db in
+            // UNIQUE (recording_id, sequence) and the primary key (recording_id, sequence,
+            // position) already serve lookups by recording; the single-column indexes only
+            // cost every insert of a large import another b-tree write.
+            try db.execute(sql: "DROP INDEX IF EXISTS exchange_on_recording_id")
+            try db.execute(sql: "DROP INDEX IF EXISTS cookie_sent_on_recording_id")
+        }
         return migrator
     }
 }
