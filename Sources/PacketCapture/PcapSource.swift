@@ -98,6 +98,14 @@ public final class PcapSource {
         self.dumper = dumper
     }
 
+    /// Finishes the copy `writeCopy` began: flushed and closed, ready to be read.
+    public func closeCopy() {
+        guard let dumper else { return }
+        pcap_dump_flush(dumper)
+        pcap_dump_close(dumper)
+        self.dumper = nil
+    }
+
     public enum Next {
         case packet
         /// A live read timed out with nothing to read.

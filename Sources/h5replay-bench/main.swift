@@ -27,22 +27,34 @@ func peakRSS() -> Int {
     return 0
 }
 
-// `--pcap FILE`: capture import to a recording in memory (libpcap, decoding, TCP
-// reassembly, HTTP parsing, content decoding, exchanges, classification), without SQLite.
+// `--pcap FILE`: the streaming capture import without SQLite: libpcap, decoding, TCP
+// reassembly, HTTP parsing, content decoding and hashing, time order, classification and
+// cookie provenance, exchange by exchange as `h5replay import` runs them. The provenance
+// walker remembers its usual 4,096 requests; without a store, a script-set window that
+// reaches further back is not looked up.
 if arguments.count == 3, arguments[1] == "--pcap" {
     let file = arguments[2]
     let start = now()
-    // Bodies leave as they are built, as in `h5replay import`; here they are counted.
     var bodyBytes = 0
-    let result = try CaptureImporter.read(path: file, name: "bench", bodySink: { data, _ in bodyBytes += data.count })
-    let exchanges = result.recordings[0].exchanges.count
-    let packets = result.session.decoder.counts.packets
+    var exchanges = 0
+    var classifier = ExchangeClassifier.Stream()
+    var walker = CookieProvenance.Walker(recentCapacity: 4096)
+    var cookies = 0
+    let end = try CaptureImporter.stream(path: file, detachBodies: true, bodies: { data, _ in bodyBytes += data.count }) { item in
+        var exchange = item.exchange
+        exchange.sequence = exchanges
+        exchanges += 1
+        _ = classifier.add(&exchange)
+        cookies += try walker.add(exchange).sent.count
+    }
+    let packets = end.session.decoder.counts.packets
     let seconds = now() - start
     let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
     print("pcap_bytes=\(size)")
     print("pcap_packets=\(packets)")
     print("pcap_exchanges=\(exchanges)")
     print("pcap_body_bytes=\(bodyBytes)")
+    print("pcap_cookies=\(cookies)")
     print(String(format: "pcap_seconds=%.4f", seconds))
     print("pcap_peak_rss=\(peakRSS())")
     exit(0)

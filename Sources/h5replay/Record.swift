@@ -10,8 +10,10 @@ extension H5Replay {
             abstract: "Capture live HTTP traffic with libpcap and store it as a recording.",
             discussion: """
                 Captures on an interface (snaplen 262144, immediate mode) until Ctrl-C, SIGTERM
-                or the end of --duration, then stores every complete exchange as one recording
-                (or one per client with --split client), in one transaction. A live line on
+                or the end of --duration, then stores every exchange as one recording (or one
+                per client with --split client), in one transaction. Packets are written to a
+                pcap file while capturing (--write-pcap keeps it) and imported when the capture
+                stops, so memory stays flat however long it runs. A live line on
                 standard error shows packets, exchanges and the kernel's drops; the summary at
                 the end gives libpcap's drop count.
 
@@ -72,10 +74,16 @@ extension H5Replay {
 
         func run() throws {
             let store = try database.open()
+            // Packets go to a pcap file as they are captured (--write-pcap, else a temporary
+            // one), and the file is imported by streaming when the capture stops: memory
+            // stays flat however long the capture runs.
+            let keep = writePcap != nil
+            let dump = writePcap ?? FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-record-\(UUID().uuidString).pcap").path
+            defer { if !keep { try? FileManager.default.removeItem(atPath: dump) } }
             let source: PcapSource
             do {
                 source = try PcapSource.live(interface: interface, filter: filter)
-                if let writePcap { try source.writeCopy(to: writePcap) }
+                try source.writeCopy(to: dump)
             } catch {
                 throw InputError(error.description)
             }
@@ -89,8 +97,9 @@ extension H5Replay {
             let started = Date()
             let progress = Progress.line()
             FileHandle.standardError.write(Data("recording on \(interface)\(filter.map { " (filter: \($0))" } ?? "")\(limit.map { " for \(Self.format($0))" } ?? ""); Ctrl-C stops\n".utf8))
-            var session = CaptureSession(linkType: source.linkType, options: limits.captureOptions(splitByClient: split == "client"))
-            var collected: [HTTPStreamCollector.Collected] = []
+            // Parsed live only to count exchanges for the progress line; the import reads
+            // the file afterwards.
+            var session = CaptureSession(linkType: source.linkType, options: limits.captureOptions(splitByClient: false))
             var lastShown = Date.distantPast
             var readError: String?
             while !StopSignal.requested {
@@ -104,47 +113,42 @@ extension H5Replay {
                 }
                 if Date().timeIntervalSince(lastShown) >= 0.5 {
                     lastShown = Date()
-                    collected.append(contentsOf: session.takeCompleted())
+                    session.reassembler.sink.pending.removeAll(keepingCapacity: true)
                     let drops = source.statistics()?.dropped ?? 0
                     progress.show("\(interface): \(session.decoder.counts.packets) packets, \(session.exchangeCount) exchanges, \(drops) dropped by the kernel, \(Int(Date().timeIntervalSince(started))) s")
                 }
             }
             progress.end()
             let stats = source.statistics()
-            source.flush()
-            session.finish()
-            collected.append(contentsOf: session.takeCompleted())
+            source.closeCopy()
+            let packets = session.decoder.counts.packets
+            let elapsed = Date().timeIntervalSince(started)
 
-            let recordingName = name ?? "capture-" + Self.stamp(started)
-            var recordings = session.recordings(from: collected, name: recordingName, sourceFormat: "live", sourcePath: writePcap, sourceSHA256: nil)
-            if let stats, stats.dropped > 0 || stats.interfaceDropped > 0 {
-                for k in recordings.indices {
-                    recordings[k].diagnostics.insert(Diagnostic(.warning, code: "capture-drops", message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"), at: 0)
-                }
-            }
+            var leading: [Diagnostic] = []
             if let readError {
-                for k in recordings.indices {
-                    recordings[k].diagnostics.insert(Diagnostic(.warning, code: "capture-error", message: "capture on \(interface) stopped: \(readError)"), at: 0)
-                }
+                leading.append(Diagnostic(.warning, code: "capture-error", message: "capture on \(interface) stopped: \(readError)"))
             }
-            if redact {
-                for k in recordings.indices { secrets.names.redactAtRest(&recordings[k]) }
+            if let stats, stats.dropped > 0 || stats.interfaceDropped > 0 {
+                leading.append(Diagnostic(.warning, code: "capture-drops", message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"))
             }
-            let results: [ReportStore.ImportResult]
+            let recordingName = name ?? "capture-" + Self.stamp(started)
+            let results: [(ImportedRecording, ReportStore.ImportResult)]
             do {
-                results = try store.save(recordings, replace: replace)
+                let capture = SourceFile.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: leading)
+                results = try SourceFile.importCapture(capture, name: recordingName, replace: replace, limits: limits, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store)
             } catch let error as ReportStore.NameTaken {
                 throw InputError("\(error.description) (or give --name)")
             }
-            print("captured \(session.decoder.counts.packets) packets in \(Self.format(Date().timeIntervalSince(started))); libpcap dropped \(stats?.dropped ?? 0) (interface \(stats?.interfaceDropped ?? 0))")
-            for (recording, result) in zip(recordings, results) {
+            print("captured \(packets) packets in \(Self.format(elapsed)); libpcap dropped \(stats?.dropped ?? 0) (interface \(stats?.interfaceDropped ?? 0))")
+            for (recording, result) in results {
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "stored"
                 case .unchanged: verb = "unchanged"
                 }
-                print("\(verb) \(recording.name): \(recording.exchanges.count) exchange(s) in \(database.db)")
+                print("\(verb) \(recording.name): \(recording.exchangeCount) exchange(s) in \(database.db)")
                 for d in recording.diagnostics where d.severity != .note { print("  \(d.severity.rawValue): \(secrets.redactor.text(d.message))") }
+                if recording.moreDiagnostics > 0 { print("  \(recording.moreDiagnostics) more diagnostic(s); `h5replay show \(recording.name)` lists them") }
             }
             if let writePcap { print("packets written to \(writePcap)") }
         }

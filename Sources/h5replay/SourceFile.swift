@@ -72,7 +72,8 @@ enum SourceFile {
         do {
             let head = try head(path)
             if CaptureImporter.looksLikeCapture(head) {
-                return try importCapture(path, format: CaptureImporter.format(of: head), name: name ?? defaultName(for: path), replace: replace, limits: limits, splitByClient: splitByClient, redact: redact, into: store)
+                let source = CaptureSource(path: path, format: CaptureImporter.format(of: head), recordedPath: path)
+                return try importCapture(source, name: name ?? defaultName(for: path), replace: replace, limits: limits, splitByClient: splitByClient, redact: redact, into: store)
             }
             var recordings = try read(path, name: name, limits: limits, splitByClient: splitByClient)
             if let redact {
@@ -86,7 +87,21 @@ enum SourceFile {
 
     /// Captures stream: each exchange is stored as soon as it is in time order, bodies as
     /// they are built, all in one transaction, so memory does not grow with the capture.
-    static func importCapture(_ path: String, format: String, name: String, replace: Bool, limits: LimitOptions, splitByClient: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+    /// A capture file to import, and what the recording says of its source.
+    struct CaptureSource {
+        var path: String
+        /// `pcap`, `pcapng`, or `live` for `record`.
+        var format: String
+        /// The source path stored with the recording (nil for a live capture not kept).
+        var recordedPath: String?
+        /// Store the file's SHA-256 (not for a live capture's temporary file).
+        var keepsSHA256 = true
+        /// Recording-level diagnostics that go before the capture's own.
+        var leadingDiagnostics: [Diagnostic] = []
+    }
+
+    static func importCapture(_ source: CaptureSource, name: String, replace: Bool, limits: LimitOptions, splitByClient: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        let path = source.path
         let progress = Progress.line()
         defer { progress.end() }
         do {
@@ -95,7 +110,7 @@ enum SourceFile {
                 var writers: [String: ReportStore.RecordingWriter] = [:]
                 func writer(_ client: String) throws -> ReportStore.RecordingWriter {
                     if let writer = writers[client] { return writer }
-                    let writer = try open(format, path, redact)
+                    let writer = try open(source.format, source.recordedPath, redact)
                     writers[client] = writer
                     return writer
                 }
@@ -111,8 +126,9 @@ enum SourceFile {
                 return try clients.map { client in
                     let writer = writers[client]!
                     let recordingName = clients.count > 1 ? CaptureSession.recordingName(name, client: client) : name
-                    let result = try writer.finish(name: recordingName, sourceSHA256: end.sha256, diagnostics: end.diagnostics, replace: replace)
-                    let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: end.diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                    let diagnostics = source.leadingDiagnostics + end.diagnostics
+                    let result = try writer.finish(name: recordingName, sourceSHA256: source.keepsSHA256 ? end.sha256 : nil, diagnostics: diagnostics, replace: replace)
+                    let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                     return (imported, result)
                 }
             }

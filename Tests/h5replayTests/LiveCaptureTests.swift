@@ -12,19 +12,21 @@ struct LiveCaptureTests {
         (try? PcapSource.live(interface: "lo", filter: nil)) != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
     }
 
-    static func start(_ executable: String, _ arguments: [String], stderr: Pipe? = nil) throws -> Process {
+    static func start(_ executable: String, _ arguments: [String], stderr: Pipe? = nil, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = stderr ?? FileHandle.nullDevice
         try process.run()
         return process
     }
 
-    @Test("Ctrl-C stops `record`, and every exchange of the flow is stored as sent and received",
-          .enabled(if: canCapture, "capturing on lo needs root (or CAP_NET_RAW and CAP_NET_ADMIN) and python3; run the tests as root to include this one"))
-    func loopback() throws {
+    @Test("Ctrl-C stops `record`, and every exchange of the flow is stored as sent and received (with --write-pcap, and with a temporary capture file that is removed)",
+          .enabled(if: canCapture, "capturing on lo needs root (or CAP_NET_RAW and CAP_NET_ADMIN) and python3; run the tests as root to include this one"),
+          arguments: [true, false])
+    func loopback(keepPcap: Bool) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -36,7 +38,9 @@ struct LiveCaptureTests {
         let db = dir.appendingPathComponent("live.sqlite").path
         let pcap = dir.appendingPathComponent("live.pcap").path
         let recordErr = Pipe()
-        let record = try Self.start(CLITests.binary.path, ["record", "-i", "lo", "-f", "tcp port \(port)", "--db", db, "--name", "loopback", "--write-pcap", pcap], stderr: recordErr)
+        let scratch = dir.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let record = try Self.start(CLITests.binary.path, ["record", "-i", "lo", "-f", "tcp port \(port)", "--db", db, "--name", "loopback"] + (keepPcap ? ["--write-pcap", pcap] : []), stderr: recordErr, environment: ["TMPDIR": scratch.path])
         // Capturing starts once `record` says so.
         var said = Data()
         while !String(decoding: said, as: UTF8.self).contains("recording on lo") {
@@ -73,6 +77,10 @@ struct LiveCaptureTests {
             #expect(got.response.headers.all("Set-Cookie") == want["setCookie"] as! [String], "\(label): Set-Cookie")
         }
         #expect(recording.diagnostics.filter { $0.severity != .note }.isEmpty, "\(recording.diagnostics)")
+        #expect(recording.sourceFormat == "live" && recording.sourceSHA256 == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "the temporary capture file is removed")
+        guard keepPcap else { return }
+        #expect(recording.sourcePath == pcap)
         // The pcap written beside it imports to the same exchanges.
         let reread = try CaptureImporter.read(path: pcap, name: "again").recordings[0]
         #expect(reread.exchanges.map(\.request.url) == recording.exchanges.map(\.request.url))
