@@ -53,6 +53,7 @@ let package = Package(
             dependencies: [
                 "TrafficModel", "CookieJar", "Findings", "WebViewEmulation",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         // The only module that links NIOPosix: `serve`'s HTTP/1.1 origin.

@@ -1,19 +1,82 @@
 import CookieJar
 import Foundation
 import GRDB
+import GRDBSQLite
 import TrafficModel
+
+/// A prepared insert bound and stepped through SQLite's C interface: a large import writes
+/// half a million rows, and building GRDB's `StatementArguments` for each (a boxed value
+/// per column) cost more than SQLite's own work.
+struct RawInsert {
+    let statement: Statement
+    let db: Database
+    var handle: SQLiteStatement { statement.sqliteStatement }
+    /// SQLite copies the bytes before the call returns.
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    init(_ db: Database, sql: String) throws {
+        self.db = db
+        statement = try db.makeStatement(sql: sql)
+    }
+
+    func bind(_ i: Int32, _ value: Int) { sqlite3_bind_int64(handle, i, Int64(value)) }
+    func bind(_ i: Int32, _ value: Int64) { sqlite3_bind_int64(handle, i, value) }
+    func bind(_ i: Int32, _ value: Double) { sqlite3_bind_double(handle, i, value) }
+    func bind(_ i: Int32, _ value: Bool) { sqlite3_bind_int64(handle, i, value ? 1 : 0) }
+    func bind(_ i: Int32, _ value: Int?) {
+        if let value { bind(i, value) } else { sqlite3_bind_null(handle, i) }
+    }
+    func bind(_ i: Int32, _ value: Double?) {
+        if let value { bind(i, value) } else { sqlite3_bind_null(handle, i) }
+    }
+    func bind(_ i: Int32, _ value: String) {
+        var value = value
+        value.withUTF8 { bytes in bindText(i, UnsafeRawBufferPointer(bytes)) }
+    }
+    func bind(_ i: Int32, _ value: String?) {
+        if let value { bind(i, value) } else { sqlite3_bind_null(handle, i) }
+    }
+    /// UTF-8 text already encoded (header JSON).
+    func bind(_ i: Int32, text bytes: [UInt8]) {
+        bytes.withUnsafeBytes { bindText(i, $0) }
+    }
+    func bindText(_ i: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            sqlite3_bind_text(handle, i, "", 0, Self.transient)
+            return
+        }
+        sqlite3_bind_text(handle, i, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+    }
+    func bind(_ i: Int32, _ value: Data) {
+        if value.isEmpty {
+            sqlite3_bind_zeroblob(handle, i, 0)
+            return
+        }
+        value.withUnsafeBytes { sqlite3_bind_blob(handle, i, $0.baseAddress, Int32($0.count), Self.transient) }
+    }
+
+    /// Runs the bound insert and clears it for the next row.
+    func run() throws {
+        let code = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else {
+            let message = db.sqliteConnection.map { String(cString: sqlite3_errmsg($0)) } ?? "SQLite error \(code)"
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+        }
+    }
+}
 
 /// The prepared statements that store exchanges and their cookie provenance, shared by a
 /// whole-recording insert and a streaming one.
 struct ExchangeRows {
-    let exchange: Statement
-    let body: Statement
-    let sent: Statement
-    let inferred: Statement
+    let exchange: RawInsert
+    let body: RawInsert
+    let sent: RawInsert
+    let inferred: RawInsert
 
     init(_ db: Database) throws {
         // One prepared statement for every row: a capture can hold a hundred thousand.
-        exchange = try db.makeStatement(sql: """
+        exchange = try RawInsert(db, sql: """
             INSERT INTO exchange (recording_id, sequence, started_at, duration, connection_id, server_address,
                 method, url, http_version, request_headers, request_body_sha256, request_body_length,
                 status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
@@ -21,44 +84,81 @@ struct ExchangeRows {
                 redirect_chain_start, redirect_hop, redirect_next, resource_type)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        body = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
-        sent = try db.makeStatement(sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        inferred = try db.makeStatement(sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+        sent = try RawInsert(db, sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        inferred = try RawInsert(db, sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    }
+
+    func insertBody(_ data: Data, sha256: String) throws {
+        body.bind(1, sha256)
+        body.bind(2, data.count)
+        body.bind(3, data)
+        try body.run()
     }
 
     /// Stores the exchange's row, and its bodies unless they were stored when detached.
     func insert(_ e: Exchange, recordingID: Int64) throws {
-        let requestHash: String
-        if e.request.bodyDetached {
-            requestHash = e.request.bodyFingerprint.sha256
-        } else {
-            requestHash = e.request.bodyFingerprint.sha256
-            try body.execute(arguments: [requestHash, e.request.body.count, e.request.body])
-        }
+        let requestHash = e.request.bodyFingerprint.sha256
+        if !e.request.bodyDetached { try insertBody(e.request.body, sha256: requestHash) }
         let responseHash: String
         if let detached = e.response.detachedBody {
             responseHash = detached.sha256
         } else {
             responseHash = e.response.body.sha256Hex
-            try body.execute(arguments: [responseHash, e.response.body.count, e.response.body])
+            try insertBody(e.response.body, sha256: responseHash)
         }
-        let values: [(any DatabaseValueConvertible)?] = [
-            recordingID, e.sequence, e.startedAt, e.duration, e.connectionID, e.serverAddress,
-            e.request.method, e.request.url, e.request.httpVersion, ReportStore.encodeHeaders(e.request.headers), requestHash, e.request.bodyFingerprint.length,
-            e.response.status, e.response.statusText, e.response.httpVersion, ReportStore.encodeHeaders(e.response.headers), responseHash,
-            e.response.detachedBody?.length ?? e.response.body.count,
-            e.response.encodedLength, e.response.bodyMissing, e.response.redirectURL, e.initiator.rawValue, e.frame.label, e.bodyKind.rawValue,
-            e.redirect?.chainStart, e.redirect?.hop, e.redirect?.next, e.resourceType,
-        ]
-        try exchange.execute(arguments: StatementArguments(values))
+        let x = exchange
+        x.bind(1, recordingID)
+        x.bind(2, e.sequence)
+        x.bind(3, e.startedAt)
+        x.bind(4, e.duration)
+        x.bind(5, e.connectionID)
+        x.bind(6, e.serverAddress)
+        x.bind(7, e.request.method)
+        x.bind(8, e.request.url)
+        x.bind(9, e.request.httpVersion)
+        x.bind(10, text: ReportStore.encodeHeaderBytes(e.request.headers))
+        x.bind(11, requestHash)
+        x.bind(12, e.request.bodyFingerprint.length)
+        x.bind(13, e.response.status)
+        x.bind(14, e.response.statusText)
+        x.bind(15, e.response.httpVersion)
+        x.bind(16, text: ReportStore.encodeHeaderBytes(e.response.headers))
+        x.bind(17, responseHash)
+        x.bind(18, e.response.detachedBody?.length ?? e.response.body.count)
+        x.bind(19, e.response.encodedLength)
+        x.bind(20, e.response.bodyMissing)
+        x.bind(21, e.response.redirectURL)
+        x.bind(22, e.initiator.rawValue)
+        x.bind(23, e.frame.label)
+        x.bind(24, e.bodyKind.rawValue)
+        x.bind(25, e.redirect?.chainStart)
+        x.bind(26, e.redirect?.hop)
+        x.bind(27, e.redirect?.next)
+        x.bind(28, e.resourceType)
+        try x.run()
     }
 
     func insertProvenance(sequence: Int, sent cookies: [CookieProvenance.SentCookie], inferred events: [CookieProvenance.Inference], recordingID: Int64) throws {
         for (position, c) in cookies.enumerated() {
-            try sent.execute(arguments: [recordingID, sequence, position, c.name, c.kind.rawValue, c.setBy, c.hop])
+            sent.bind(1, recordingID)
+            sent.bind(2, sequence)
+            sent.bind(3, position)
+            sent.bind(4, c.name)
+            sent.bind(5, c.kind.rawValue)
+            sent.bind(6, c.setBy)
+            sent.bind(7, c.hop)
+            try sent.run()
         }
         for e in events {
-            try inferred.execute(arguments: [recordingID, sequence, e.cookie.name, e.kind.rawValue, e.cookie.domain, e.cookie.path, e.windowStart])
+            inferred.bind(1, recordingID)
+            inferred.bind(2, sequence)
+            inferred.bind(3, e.cookie.name)
+            inferred.bind(4, e.kind.rawValue)
+            inferred.bind(5, e.cookie.domain)
+            inferred.bind(6, e.cookie.path)
+            inferred.bind(7, e.windowStart)
+            try inferred.run()
         }
     }
 }

@@ -77,16 +77,16 @@ public struct ReportStore: Sendable {
 
     /// Where a streaming import puts bodies as they come, inside the import's transaction.
     public final class BodySink {
-        let statement: Statement
+        let rows: ExchangeRows
         var stored: Set<String> = []
 
         init(_ db: Database) throws {
-            statement = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+            rows = try ExchangeRows(db)
         }
 
         public func store(_ data: Data, _ fingerprint: BodyFingerprint) throws {
             guard stored.insert(fingerprint.sha256).inserted else { return }
-            try statement.execute(arguments: [fingerprint.sha256, data.count, data])
+            try rows.insertBody(data, sha256: fingerprint.sha256)
         }
     }
 
@@ -344,6 +344,10 @@ public struct ReportStore: Sendable {
     /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
     /// a large capture. `decodeHeaders` reads it back with JSONDecoder.
     static func encodeHeaders(_ headers: [HeaderField]) -> String {
+        String(decoding: encodeHeaderBytes(headers), as: UTF8.self)
+    }
+
+    static func encodeHeaderBytes(_ headers: [HeaderField]) -> [UInt8] {
         var out: [UInt8] = [0x5B]
         out.reserveCapacity(headers.count * 48 + 2)
         for (k, h) in headers.enumerated() {
@@ -355,7 +359,7 @@ public struct ReportStore: Sendable {
             out.append(0x5D)
         }
         out.append(0x5D)
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
