@@ -364,15 +364,28 @@ public struct ReportStore: Sendable {
 
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
         for c in s.utf8 {
             switch c {
-            case 0x22: out += [0x5C, 0x22]
-            case 0x5C: out += [0x5C, 0x5C]
-            case 0x0A: out += [0x5C, 0x6E]
-            case 0x0D: out += [0x5C, 0x72]
-            case 0x09: out += [0x5C, 0x74]
-            case 0..<0x20: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]]
+            case 0x22, 0x5C:
+                out.append(0x5C)
+                out.append(c)
+            case 0x0A:
+                out.append(0x5C)
+                out.append(0x6E)
+            case 0x0D:
+                out.append(0x5C)
+                out.append(0x72)
+            case 0x09:
+                out.append(0x5C)
+                out.append(0x74)
+            case 0..<0x20:
+                // \u00XX
+                out.append(0x5C)
+                out.append(0x75)
+                out.append(0x30)
+                out.append(0x30)
+                out.append(c >> 4 < 10 ? 0x30 + (c >> 4) : 0x57 + (c >> 4))
+                out.append(c & 0xF < 10 ? 0x30 + (c & 0xF) : 0x57 + (c & 0xF))
             default: out.append(c)
             }
         }

@@ -113,3 +113,23 @@ struct ReportStoreTests {
         #expect(journal == "wal")
     }
 }
+
+@Suite("Header JSON as stored")
+struct HeaderJSONTests {
+    @Test("every byte a header can hold survives the hand-written JSON, and JSONSerialization reads it the same")
+    func roundTrip() throws {
+        var controls = ""
+        for c in 0..<0x20 { controls.unicodeScalars.append(Unicode.Scalar(UInt8(c))) }
+        let headers = [
+            HeaderField("X-Quote", #"a "quoted" \ value"#),
+            HeaderField("X-Controls", controls + "\u{7F}"),
+            HeaderField("X-Unicode", "中文 é 🍪"),
+            HeaderField("", ""),
+        ]
+        let text = ReportStore.encodeHeaders(headers)
+        #expect(try ReportStore.decodeHeaders(text) == headers)
+        let parsed = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]])
+        #expect(parsed.map { HeaderField($0[0], $0[1]) } == headers)
+        #expect(text.contains(#"\u001f"#) && text.contains(#"\n"#) && text.contains(#"\""#))
+    }
+}
