@@ -53,8 +53,32 @@ public final class ReplayServer: Sendable {
         var arrivals: [Arrival] = []
     }
 
+    /// A recorded response ready to write: head fields and body, for a client on this
+    /// origin and for one using it as a proxy. Built once per exchange, not per request.
+    struct Prepared: Sendable {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var proxiedHeaders: HTTPHeaders
+        var body: ByteBuffer
+    }
+
+    let prepared: [ReplayOrigin.Ref: Prepared]
+
     public init(origin: ReplayOrigin, configuration: Configuration = Configuration(), threads: Int = System.coreCount, onArrival: (@Sendable (Arrival) -> Void)? = nil) {
         self.state = NIOLockedValueBox(State(origin: origin))
+        var prepared: [ReplayOrigin.Ref: Prepared] = [:]
+        let allocator = ByteBufferAllocator()
+        for (r, recording) in origin.recordings.enumerated() {
+            for e in recording.exchanges {
+                let response = e.response
+                prepared[ReplayOrigin.Ref(recording: r, sequence: e.sequence)] = Prepared(
+                    status: HTTPResponseStatus(statusCode: response.status == 0 ? 502 : response.status, reasonPhrase: response.statusText),
+                    headers: Self.responseHeaders(response, hosts: origin.hosts, proxied: false),
+                    proxiedHeaders: Self.responseHeaders(response, hosts: origin.hosts, proxied: true),
+                    body: allocator.buffer(bytes: response.body))
+            }
+        }
+        self.prepared = prepared
         self.configuration = configuration
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.channel = NIOLockedValueBox(nil)
@@ -89,22 +113,22 @@ public final class ReplayServer: Sendable {
 
     public var recordings: [Recording] { state.withLockedValue { $0.origin.recordings } }
 
-    /// Answers one request: the matched exchange's response, or the miss policy.
-    func respond(method: String, target: String, headers: HTTPHeaders, body: Data) -> (Arrival, RecordedResponse?, proxied: Bool) {
+    /// Answers one request: the matched exchange's prepared response, or nil for the miss
+    /// policy.
+    func respond(method: String, target: String, headers: HTTPHeaders, body: Data) -> (Arrival, Prepared?, proxied: Bool) {
         let host = headers.first(name: "Host")
         let proxied = RequestTarget(target) != nil
-        let (arrival, response) = state.withLockedValue { state -> (Arrival, RecordedResponse?) in
+        let fields = headers.map { HeaderField($0.name, $0.value) }
+        let time = Date().timeIntervalSince1970
+        let (arrival, ref) = state.withLockedValue { state -> (Arrival, ReplayOrigin.Ref?) in
             let ref = state.origin.match(method: method, target: target, host: host, body: body)
-            let response = ref.map { state.origin.exchange($0).response }
-            let arrival = Arrival(
-                time: Date().timeIntervalSince1970, method: method, target: target,
-                headers: headers.map { HeaderField($0.name, $0.value) }, body: body, matched: ref,
-                status: response?.status ?? (configuration.onMiss == .badGateway ? 502 : 404))
+            let status = ref.map { state.origin.exchange($0).response.status } ?? (configuration.onMiss == .badGateway ? 502 : 404)
+            let arrival = Arrival(time: time, method: method, target: target, headers: fields, body: body, matched: ref, status: status)
             state.arrivals.append(arrival)
-            return (arrival, response)
+            return (arrival, ref)
         }
         onArrival?(arrival)
-        return (arrival, response, proxied)
+        return (arrival, ref.flatMap { prepared[$0] }, proxied)
     }
 
     /// The recorded response as a client on this origin must see it: hop-by-hop and
@@ -172,22 +196,22 @@ final class ReplayHandler: ChannelInboundHandler, @unchecked Sendable {
                 write(context, HTTPResponseHead(version: head.version, status: status, headers: headers), ByteBuffer(string: text), keepAlive: keepAlive, isHead: head.method == .HEAD)
                 return
             }
-            let hosts = server.state.withLockedValue { $0.origin.hosts }
-            var headers = ReplayServer.responseHeaders(response, hosts: hosts, proxied: proxied)
+            var headers = proxied ? response.proxiedHeaders : response.headers
             if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-            let status = HTTPResponseStatus(statusCode: response.status == 0 ? 502 : response.status, reasonPhrase: response.statusText)
-            write(context, HTTPResponseHead(version: head.version, status: status, headers: headers), context.channel.allocator.buffer(bytes: response.body), keepAlive: keepAlive, isHead: head.method == .HEAD)
+            write(context, HTTPResponseHead(version: head.version, status: response.status, headers: headers), response.body, keepAlive: keepAlive, isHead: head.method == .HEAD)
         }
     }
 
     func write(_ context: ChannelHandlerContext, _ head: HTTPResponseHead, _ body: ByteBuffer, keepAlive: Bool, isHead: Bool) {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !isHead, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        guard !keepAlive else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
         let done = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
-        if !keepAlive {
-            let channel = context.channel
-            done.futureResult.whenComplete { _ in channel.close(promise: nil) }
-        }
+        let channel = context.channel
+        done.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 }
