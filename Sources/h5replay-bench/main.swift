@@ -5,6 +5,8 @@
 //   emulation_evaluations, emulation_seconds, emulation_per_second (one core, every
 //     preset over the flows in RECORDINGS_DIR: realistic flow lengths),
 //   sqlite_rows, sqlite_seconds, sqlite_rows_per_second (one transaction, a file database).
+// With `--pcap FILE`: pcap_bytes, pcap_packets, pcap_exchanges, pcap_body_bytes,
+//   pcap_cookies, pcap_seconds, pcap_peak_rss (the streaming import without SQLite).
 import CookieJar
 import Findings
 import Foundation
