@@ -17,12 +17,20 @@ public enum Site {
     /// The registrable domain of `host`: one label above its public suffix; an IP address
     /// or a single-label host is its own site.
     public static func of(host: String) -> String {
-        if host.utf8.contains(0x3A) || host.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count > 2 else { return host }
-        let lastTwo = labels.suffix(2).joined(separator: ".")
-        let keep = multiLabelSuffixes.contains(lastTwo) ? 3 : 2
-        return labels.suffix(keep).joined(separator: ".")
+        let bytes = host.utf8
+        if bytes.contains(0x3A) || bytes.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
+        // The last three dots, from the end: labels are what they separate.
+        var dots: [String.Index] = []
+        dots.reserveCapacity(3)
+        var i = bytes.endIndex
+        while i > bytes.startIndex, dots.count < 3 {
+            bytes.formIndex(before: &i)
+            if bytes[i] == 0x2E { dots.append(i) }
+        }
+        guard dots.count >= 2 else { return host }
+        let lastTwo = host[host.index(after: dots[1])...]
+        guard multiLabelSuffixes.contains(String(lastTwo)) else { return String(lastTwo) }
+        return dots.count >= 3 ? String(host[host.index(after: dots[2])...]) : host
     }
 
     /// Whether `host` is itself a public suffix by the common set above.

@@ -72,3 +72,30 @@ struct RequestTargetParityTests {
         #expect(parsed > 10_000)
     }
 }
+
+@Suite("Sites found by scanning agree with sites found by splitting")
+struct SiteParityTests {
+    static func bySplitting(_ host: String) -> String {
+        if host.contains(":") || host.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count > 2 else { return host }
+        let lastTwo = labels.suffix(2).joined(separator: ".")
+        let keep = Site.multiLabelSuffixes.contains(lastTwo) ? 3 : 2
+        return labels.suffix(keep).joined(separator: ".")
+    }
+
+    @Test("50,000 hosts built from labels, suffixes, empty labels, IPs and non-ASCII")
+    func parity() {
+        let pieces = ["a", "www", "example", "com", "co", "uk", "cn", "github", "io", "", "中文", "1", "255", "::1", "x-y"]
+        var state: UInt64 = 7
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        for _ in 0..<50_000 {
+            let host = (0..<(1 + next(5))).map { _ in pieces[next(pieces.count)] }.joined(separator: ".")
+            #expect(Site.of(host: host) == Self.bySplitting(host), "\(host)")
+            if Site.of(host: host) != Self.bySplitting(host) { return }
+        }
+    }
+}
