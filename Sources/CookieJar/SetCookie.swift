@@ -104,9 +104,17 @@ public struct SetCookie: Sendable, Hashable {
 
 /// Removes leading and trailing WSP (SP and HTAB).
 func trimWSP<S: StringProtocol>(_ s: S) -> String {
-    let bytes = Array(s.utf8)
-    var start = 0, end = bytes.count
-    while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-    while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+    let bytes = s.utf8
+    var start = bytes.startIndex
+    var end = bytes.endIndex
+    while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
+    // The end of the last byte that is not white space.
+    end = start
+    var i = start
+    while i < bytes.endIndex {
+        let c = bytes[i]
+        bytes.formIndex(after: &i)
+        if c != 0x20 && c != 0x09 { end = i }
+    }
     return String(decoding: bytes[start..<end], as: UTF8.self)
 }
