@@ -244,7 +244,7 @@ struct CaptureImportTests {
         b.segment(from: 2, clientPort: 50002, seq: s, flags: 0x12)
         c += 1
         s += 1
-        for k in 0..<3 {
+        func quick(_ k: Int) {
             let request = Array("GET /quick\(k) HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
             let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nq\(k)".utf8)
             b.segment(from: 1, clientPort: 50002, seq: c, payload: request)
@@ -252,15 +252,9 @@ struct CaptureImportTests {
             c += UInt32(request.count)
             s += UInt32(response.count)
         }
+        for k in 0..<3 { quick(k) }
         b.segment(from: 2, clientPort: 50001, seq: 901, payload: slowResponse)
-        for k in 3..<6 {
-            let request = Array("GET /quick\(k) HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
-            let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nq\(k)".utf8)
-            b.segment(from: 1, clientPort: 50002, seq: c, payload: request)
-            b.segment(from: 2, clientPort: 50002, seq: s, payload: response)
-            c += UInt32(request.count)
-            s += UInt32(response.count)
-        }
+        for k in 3..<6 { quick(k) }
         return b
     }
 

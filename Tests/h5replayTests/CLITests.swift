@@ -29,13 +29,14 @@ struct CLITests {
     }
 
     @discardableResult
-    static func h5replay(_ arguments: [String], in dir: URL) throws -> Result {
+    static func h5replay(_ arguments: [String], in dir: URL, environment extra: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = dir
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
+        environment.merge(extra) { $1 }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -20,24 +20,6 @@ struct StreamingImportTests {
         return out
     }
 
-    static func importing(_ arguments: [String], batchPackets: Int, in dir: URL) throws -> CLITests.Result {
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = dir
-        var environment = ProcessInfo.processInfo.environment
-        environment["H5REPLAY_BATCH_PACKETS"] = String(batchPackets)
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLITests.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
     /// Every stored fact of each recording, compared one by one so that a failure names it.
     static func compare(_ streamed: ReportStore, _ whole: ReportStore, file: String) throws {
         let names = try whole.recordingNames()
@@ -80,7 +62,7 @@ struct StreamingImportTests {
         for (k, capture) in (captures + cut).enumerated() {
             for split in [false, true] {
                 let streamedPath = dir.appendingPathComponent("s\(k)\(split).sqlite").path
-                let result = try Self.importing(["import", capture.path, "--db", streamedPath] + (split ? ["--split", "client"] : []), batchPackets: batchPackets, in: dir)
+                let result = try CLITests.h5replay(["import", capture.path, "--db", streamedPath] + (split ? ["--split", "client"] : []), in: dir, environment: ["H5REPLAY_BATCH_PACKETS": String(batchPackets)])
                 let whole = try ReportStore.open(path: dir.appendingPathComponent("w\(k)\(split).sqlite").path)
                 var options = CaptureSession.Options(splitByClient: split)
                 options.batchPackets = 1 << 30
