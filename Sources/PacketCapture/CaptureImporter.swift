@@ -2,10 +2,10 @@ import Foundation
 import HTTPWire
 import TrafficModel
 
-/// From packets to recordings: the decoder, TCP reassembly and the HTTP collector in one
+/// From packets to exchanges: the decoder, TCP reassembly and the HTTP collector in one
 /// streaming pipeline (DESIGN.md section 3). Memory grows with the connections open at
-/// once, not with the length of the capture, except for the exchanges themselves, which
-/// the caller takes as they complete (`takeCompleted`).
+/// once, not with the length of the capture; the caller takes exchanges as they complete
+/// (`takePending`, or `CaptureImporter.stream` in time order).
 public struct CaptureSession {
     public struct Options: Sendable {
         public var collector: HTTPStreamCollector.Options
@@ -27,8 +27,6 @@ public struct CaptureSession {
     public var decoder: PacketDecoder
     public var reassembler: TCPReassembler<HTTPStreamCollector>
     public let options: Options
-    public private(set) var firstPacketTime: Double?
-    public private(set) var lastPacketTime: Double?
     /// The latest packet time seen, and the furthest a packet's time went back before it:
     /// captures merged from several queues are not always in time order.
     public private(set) var latestPacketTime = -Double.infinity
@@ -42,8 +40,6 @@ public struct CaptureSession {
 
     @inline(__always)
     public mutating func packet(_ bytes: UnsafeRawBufferPointer, time: Double) {
-        if firstPacketTime == nil { firstPacketTime = time }
-        lastPacketTime = time
         if time >= latestPacketTime {
             latestPacketTime = time
         } else if latestPacketTime - time > largestTimeStepBack {
@@ -279,8 +275,6 @@ struct TimeOrder {
     var slots: [HTTPStreamCollector.Collected?] = []
     var freeSlots: [Int] = []
     var arrivals = 0
-
-    var count: Int { heap.count }
 
     mutating func push(_ item: HTTPStreamCollector.Collected) {
         let slot: Int

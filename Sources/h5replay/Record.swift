@@ -111,9 +111,10 @@ extension H5Replay {
                     readError = error.description
                     break
                 }
+                // Counted (exchangeCount) and let go: the import reads the file afterwards.
+                if !session.reassembler.sink.pending.isEmpty { session.reassembler.sink.pending.removeAll(keepingCapacity: true) }
                 if Date().timeIntervalSince(lastShown) >= 0.5 {
                     lastShown = Date()
-                    session.reassembler.sink.pending.removeAll(keepingCapacity: true)
                     let drops = source.statistics()?.dropped ?? 0
                     progress.show("\(interface): \(session.decoder.counts.packets) packets, \(session.exchangeCount) exchanges, \(drops) dropped by the kernel, \(Int(Date().timeIntervalSince(started))) s")
                 }
