@@ -145,8 +145,9 @@ public enum ExchangeClassifier {
     // MARK: - One exchange at a time
 
     /// The classifier for exchanges that arrive one at a time in time order, as a streaming
-    /// import delivers them: memory holds the redirects still waiting for their target and
-    /// the iframe documents, never the exchanges.
+    /// import delivers them (BEHAVIOUR.md section 2: initiator, body kind, frame, redirect
+    /// chains): memory holds the redirects still waiting for their target and the iframe
+    /// documents, never the exchanges.
     ///
     /// `add` settles an exchange's initiator, body kind, frame and redirect membership at
     /// once, but two facts are only known later; each comes back as a `Revision` of an
