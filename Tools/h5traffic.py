@@ -2,7 +2,8 @@
 """H5-like HTTP traffic on loopback, for captures h5replay imports.
 
   h5traffic.py serve --port 18080
-      An origin like a hybrid app's H5 backend: pages with cookies, a login redirect,
+      (--port 0 takes a free port; the line "serving on 127.0.0.1:PORT" says which, once
+      it listens.) An origin like a hybrid app's H5 backend: pages with cookies, a login redirect,
       gzip and deflate bodies, chunked script bodies, JSON and upload endpoints, all on
       HTTP/1.1 keep-alive.
 
@@ -98,9 +99,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send(201 if self.path.startswith("/api/upload") else 200, reply, "application/json")
 
 
-def serve(port, ready=None):
+def serve(port, ready=None, announce=False):
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
+    if announce:
+        # Printed once the socket listens, with the port the system chose for --port 0.
+        print(f"serving on 127.0.0.1:{server.server_address[1]}", flush=True)
     if ready:
         ready.set()
     server.serve_forever()
@@ -208,9 +212,11 @@ def main():
     g.add_argument("--clients", type=int, default=4)
     g.add_argument("--port", type=int, default=18090)
     args = parser.parse_args()
+    # A parent may start this with SIGINT and SIGTERM blocked (a test runner's worker
+    # thread); unblocked, either one stops it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     if args.command == "serve":
-        print(f"serving on 127.0.0.1:{args.port}", flush=True)
-        serve(args.port)
+        serve(args.port, announce=True)
     elif args.command == "client":
         print(client(args.port, args.rounds, args.manifest, args.seed))
     else:

@@ -114,9 +114,10 @@ public final class PcapSource {
     }
 
     /// Reads one packet and hands it to `body` with its capture time in seconds, its
-    /// captured bytes, and its length on the wire.
+    /// captured bytes, and its length on the wire. A live read with nothing to read waits
+    /// up to 100 ms for a packet, or with `wait: false` returns `.timeout` at once.
     @inline(__always)
-    public func next(_ body: (Double, UnsafeRawBufferPointer, Int) -> Void) throws(Failure) -> Next {
+    public func next(wait: Bool = true, _ body: (Double, UnsafeRawBufferPointer, Int) -> Void) throws(Failure) -> Next {
         var header: UnsafeMutablePointer<pcap_pkthdr>?
         var data: UnsafePointer<UInt8>?
         let status = pcap_next_ex(handle, &header, &data)
@@ -129,7 +130,7 @@ public final class PcapSource {
             body(time, UnsafeRawBufferPointer(start: data, count: Int(h.caplen)), Int(h.len))
             return .packet
         case 0:
-            if isLive {
+            if isLive && wait {
                 var fds = pollfd(fd: pcap_get_selectable_fd(handle), events: Int16(POLLIN), revents: 0)
                 _ = poll(&fds, 1, 100)
             }

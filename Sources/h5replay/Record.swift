@@ -102,11 +102,17 @@ extension H5Replay {
             var session = CaptureSession(linkType: source.linkType, options: limits.captureOptions(splitByClient: false))
             var lastShown = Date.distantPast
             var readError: String?
-            while !StopSignal.requested {
-                if let limit, Date().timeIntervalSince(started) >= limit { break }
+            // Once stopped, what the kernel captured before the stop is still read, for at
+            // most a second: an exchange completed before Ctrl-C is kept.
+            var drainUntil: Date?
+            while true {
+                if drainUntil == nil, StopSignal.requested || limit.map({ Date().timeIntervalSince(started) >= $0 }) == true {
+                    drainUntil = Date().addingTimeInterval(1)
+                }
+                if let drainUntil, Date() >= drainUntil { break }
                 do {
-                    let next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
-                    if next == .end { break }
+                    let next = try source.next(wait: drainUntil == nil) { time, bytes, _ in session.packet(bytes, time: time) }
+                    if next == .end || (next == .timeout && drainUntil != nil) { break }
                 } catch {
                     readError = error.description
                     break

@@ -12,28 +12,45 @@ struct LiveCaptureTests {
         (try? PcapSource.live(interface: "lo", filter: nil)) != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
     }
 
-    static func start(_ executable: String, _ arguments: [String], stderr: Pipe? = nil, environment: [String: String] = [:]) throws -> Process {
+    /// Reads `pipe` until its text contains `marker`, or it ends; returns what was read.
+    static func read(_ pipe: Pipe, until marker: String) -> String {
+        var said = Data()
+        while !String(decoding: said, as: UTF8.self).contains(marker) {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += chunk
+        }
+        return String(decoding: said, as: UTF8.self)
+    }
+
+    static func start(_ executable: String, _ arguments: [String], stdout: Pipe? = nil, stderr: Pipe? = nil, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = stdout ?? FileHandle.nullDevice
         process.standardError = stderr ?? FileHandle.nullDevice
         try process.run()
         return process
     }
 
-    @Test("Ctrl-C stops `record`, and every exchange of the flow is stored as sent and received (with --write-pcap, and with a temporary capture file that is removed)",
+    /// With `stalled`, `record` is held stopped (SIGSTOP) while the flow runs, as a busy
+    /// machine can starve it: every packet is still in the kernel's buffer at Ctrl-C, and
+    /// must be read before `record` stops.
+    @Test("Ctrl-C stops `record`, and every exchange of the flow is stored as sent and received (with --write-pcap; with a temporary capture file that is removed, and `record` held stopped until Ctrl-C)",
           .enabled(if: canCapture, "capturing on lo needs root (or CAP_NET_RAW and CAP_NET_ADMIN) and python3; run the tests as root to include this one"),
-          arguments: [true, false])
-    func loopback(keepPcap: Bool) throws {
+          arguments: [(true, false), (false, true)])
+    func loopback(keepPcap: Bool, stalled: Bool) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let port = Int.random(in: 20_000..<30_000)
         let tool = CLITests.root.appendingPathComponent("Tools/h5traffic.py").path
-        let server = try Self.start("/usr/bin/python3", [tool, "serve", "--port", "\(port)"])
+        // The server takes a free port and says which once it listens.
+        let serverOut = Pipe()
+        let server = try Self.start("/usr/bin/python3", [tool, "serve", "--port", "0"], stdout: serverOut)
         defer { server.terminate() }
+        let announced = Self.read(serverOut, until: "\n")
+        let port = try #require(announced.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "h5traffic.py serve printed: \(announced)")
 
         let db = dir.appendingPathComponent("live.sqlite").path
         let pcap = dir.appendingPathComponent("live.pcap").path
@@ -42,22 +59,18 @@ struct LiveCaptureTests {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let record = try Self.start(CLITests.binary.path, ["record", "-i", "lo", "-f", "tcp port \(port)", "--db", db, "--name", "loopback"] + (keepPcap ? ["--write-pcap", pcap] : []), stderr: recordErr, environment: ["TMPDIR": scratch.path])
         // Capturing starts once `record` says so.
-        var said = Data()
-        while !String(decoding: said, as: UTF8.self).contains("recording on lo") {
-            let chunk = recordErr.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            said += chunk
-        }
-        Thread.sleep(forTimeInterval: 0.3)
+        let said = Self.read(recordErr, until: "recording on lo")
 
+        if stalled { kill(record.processIdentifier, SIGSTOP) }
         let manifest = dir.appendingPathComponent("manifest.json").path
         let client = try Self.start("/usr/bin/python3", [tool, "client", "--port", "\(port)", "--rounds", "3", "--manifest", manifest])
         client.waitUntilExit()
         #expect(client.terminationStatus == 0)
-        Thread.sleep(forTimeInterval: 0.5)
+        // At once: what the kernel captured before Ctrl-C is read before `record` stops.
         kill(record.processIdentifier, SIGINT)
+        if stalled { kill(record.processIdentifier, SIGCONT) }
         record.waitUntilExit()
-        #expect(record.terminationStatus == 0, "record: \(String(decoding: said + recordErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(record.terminationStatus == 0, "record: \(said + String(decoding: recordErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
 
         let sent = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [[String: Any]])
         let store = try ReportStore.open(path: db)
