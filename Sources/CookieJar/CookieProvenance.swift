@@ -49,8 +49,33 @@ public struct CookieProvenance: Sendable, Hashable {
     /// (HTTP/2 may split the header).
     public static func requestCookies(_ headers: [HeaderField]) -> [(name: String, value: String)] {
         var out: [(String, String)] = []
-        for header in headers.all("Cookie") {
-            for piece in header.split(separator: ";") {
+        for header in headers where header.name.caseInsensitiveEquals("Cookie") {
+            var value = header.value
+            // ASCII, the usual case, is split on bytes; other text by characters, below.
+            let split = value.withUTF8 { bytes -> Bool in
+                guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+                func text(_ from: Int, _ to: Int) -> String {
+                    String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
+                }
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    while end < bytes.count && bytes[end] != 0x3B { end += 1 }
+                    // Trimmed of SP and HTAB, as trimWSP does.
+                    var a = start, b = end
+                    while a < b && (bytes[a] == 0x20 || bytes[a] == 0x09) { a += 1 }
+                    while b > a && (bytes[b - 1] == 0x20 || bytes[b - 1] == 0x09) { b -= 1 }
+                    if a < b {
+                        var eq = a
+                        while eq < b && bytes[eq] != 0x3D { eq += 1 }
+                        out.append(eq < b ? (text(a, eq), text(eq + 1, b)) : ("", text(a, b)))
+                    }
+                    start = end + 1
+                }
+                return true
+            }
+            if split { continue }
+            for piece in header.value.split(separator: ";") {
                 let trimmed = trimWSP(piece)
                 if trimmed.isEmpty { continue }
                 if let eq = trimmed.firstIndex(of: "=") {

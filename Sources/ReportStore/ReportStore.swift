@@ -364,6 +364,16 @@ public struct ReportStore: Sendable {
 
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
+        // Most names and values need no escape: copied whole.
+        let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true {
+            out.append(0x22)
+            return
+        }
         for c in s.utf8 {
             switch c {
             case 0x22, 0x5C:

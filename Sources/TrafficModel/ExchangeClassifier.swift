@@ -54,8 +54,10 @@ public enum ExchangeClassifier {
             if isFormPost(request) { return .formSubmission }
         }
         // 5. Path extension, else an ajax request of unknown API.
-        if let path = request.target?.path.asciiLowercased, let dot = path.lastIndex(of: "."), !path.utf8[dot...].contains(0x2F) {
-            switch path[path.index(after: dot)...] {
+        // The last "." byte: an extension with any non-ASCII in it matches no case below,
+        // so a dot a combining mark follows makes no difference.
+        if let path = request.target?.path.asciiLowercased, let dot = path.utf8.lastIndex(of: 0x2E), !path.utf8[dot...].contains(0x2F) {
+            switch path[path.utf8.index(after: dot)...] {
             case "js", "mjs": return .script
             case "css": return .stylesheet
             case "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "avif": return .image

@@ -45,6 +45,8 @@ extension String {
 
     /// Lowercases ASCII letters only (header names, hosts, schemes).
     public var asciiLowercased: String {
-        String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        // Most are lowercase already: no copy then.
+        guard utf8.contains(where: { $0 >= 65 && $0 <= 90 }) else { return self }
+        return String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
