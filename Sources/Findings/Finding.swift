@@ -19,10 +19,23 @@ public struct Finding: Sendable, Hashable, Codable {
     /// URLs. Fields named in `Finding.secretFields` hold secrets and are redacted in reports.
     public var expected: [String: String]
     public var actual: [String: String]
-    /// One plain sentence: what happened, why, and the rules with their confidence.
-    public var message: String
+    /// What happened to this exchange and why, in plain words, without the rules' own
+    /// statements: those come from the rule catalogue when the message is rendered.
+    public var detail: String
+    /// When the recording cannot say what the page used (an XHR or a fetch, a Blob or an
+    /// ArrayBuffer) and the model kept the worse: which possibility this is.
+    public var alternative: String?
+    /// A message stored whole by an earlier version, read back as it was.
+    var storedMessage: String?
 
-    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: [String: String], actual: [String: String], message: String) {
+    /// One plain paragraph: what happened, why, and the rules with their statements and
+    /// confidence, built from the detail and the rule catalogue when asked for.
+    public var message: String {
+        if let storedMessage { return storedMessage }
+        return FindingText.message(detail: detail, rules: rules, alternative: alternative)
+    }
+
+    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: [String: String], actual: [String: String], detail: String, alternative: String? = nil) {
         self.code = code
         self.severity = severity
         self.preset = preset
@@ -35,7 +48,21 @@ public struct Finding: Sendable, Hashable, Codable {
         self.confidence = confidence
         self.expected = expected
         self.actual = actual
-        self.message = message
+        self.detail = detail
+        self.alternative = alternative
+    }
+
+    /// Passes every free text of the finding through `transform` (secret redaction).
+    public mutating func mapText(_ transform: (String) -> String) {
+        detail = transform(detail)
+        alternative = alternative.map(transform)
+        storedMessage = storedMessage.map(transform)
+    }
+
+    /// A finding read back from a database written before details were stored apart.
+    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: [String: String], actual: [String: String], storedMessage: String) {
+        self.init(code: code, severity: severity, preset: preset, recording: recording, sequence: sequence, method: method, url: url, subject: subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: storedMessage)
+        self.storedMessage = storedMessage
     }
 
     /// Fields of `expected` and `actual` that hold cookie values.
@@ -45,5 +72,23 @@ public struct Finding: Sendable, Hashable, Codable {
     /// order), preset and code, and the subject when there is one.
     public var identity: String {
         [recording, String(sequence), method, url, preset, code.rawValue, subject ?? ""].joined(separator: "\u{1F}")
+    }
+}
+
+/// A finding's message: its detail, then why, from the rule catalogue.
+public enum FindingText {
+    /// "...: NSURLProtocol interception drops request bodies (P1, source)."; after a detail
+    /// that already has a colon, "; because ...".
+    public static func message(detail: String, rules: [RuleID], alternative: String?, catalog: RuleCatalog = .bundled) -> String {
+        var text = detail + because(rules, after: detail, catalog: catalog) + "."
+        if let alternative { text += " The recording does not say what the page used; this is the worse case, \(alternative)." }
+        return text
+    }
+
+    static func because(_ rules: [RuleID], after sentence: String, catalog: RuleCatalog) -> String {
+        let known = rules.compactMap { catalog[$0] }
+        guard !known.isEmpty else { return rules.isEmpty ? "" : " (\(rules.map(\.rawValue).joined(separator: ", ")))" }
+        let clauses = known.map { "\($0.summary) (\($0.id), \($0.confidence.rawValue))" }
+        return (sentence.contains(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
     }
 }

@@ -19,7 +19,7 @@ public struct FindingDetector: Sendable {
                 // Say so when the model evaluated several possibilities and kept the worse.
                 if let alternative = outcome.alternative {
                     for i in before..<out.count where out[i].sequence == outcome.sequence {
-                        out[i].message += " The recording does not say what the page used; this is the worse case, \(alternative)."
+                        out[i].alternative = alternative
                     }
                 }
             }
@@ -158,17 +158,7 @@ public struct FindingDetector: Sendable {
         return Finding(
             code: code, severity: severity, preset: preset, recording: recording,
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
-            rules: rules, confidence: confidence, expected: expected, actual: actual,
-            message: sentence + because(rules, after: sentence) + ".")
-    }
-
-    /// ": NSURLProtocol interception drops request bodies (P1, source)"; after a sentence
-    /// that already has a colon, "; because ...".
-    func because(_ rules: [RuleID], after sentence: String) -> String {
-        let known = rules.compactMap { catalog[$0] }
-        guard !known.isEmpty else { return rules.isEmpty ? "" : " (\(rules.map(\.rawValue).joined(separator: ", ")))" }
-        let clauses = known.map { "\($0.summary) (\($0.id), \($0.confidence.rawValue))" }
-        return (sentence.contains(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
+            rules: rules, confidence: confidence, expected: expected, actual: actual, detail: sentence)
     }
 
     /// "The XHR POST /api/order".

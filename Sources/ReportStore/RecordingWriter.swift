@@ -26,6 +26,9 @@ struct RawInsert {
     func bind(_ i: Int32, _ value: Int?) {
         if let value { bind(i, value) } else { sqlite3_bind_null(handle, i) }
     }
+    func bind(_ i: Int32, _ value: Int64?) {
+        if let value { bind(i, value) } else { sqlite3_bind_null(handle, i) }
+    }
     func bind(_ i: Int32, _ value: Double?) {
         if let value { bind(i, value) } else { sqlite3_bind_null(handle, i) }
     }

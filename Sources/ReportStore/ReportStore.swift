@@ -235,43 +235,67 @@ public struct ReportStore: Sendable {
     /// Stores a run with all its outcomes and findings in one transaction; returns its id.
     public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
         try writer.write { db in
+            // A run of a large corpus writes hundreds of thousands of rows whose identity
+            // index takes them in random order: a page cache that holds the run's index
+            // pages writes each to the WAL once instead of once per spill.
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             var run = run
             try run.insert(db)
             let runID = run.id!
             let recordingIDs = Dictionary(try Row.fetchAll(db, sql: "SELECT name, id FROM recording").map { ($0["name"] as String, $0["id"] as Int64) }, uniquingKeysWith: { a, _ in a })
-            let outcomeInsert = try db.makeStatement(sql: """
+            // Bound through SQLite's C interface, with JSON written by hand: a run of a
+            // large corpus stores hundreds of thousands of rows, and GRDB's boxed arguments
+            // and Foundation's JSONEncoder cost more than SQLite's own work.
+            let outcomeInsert = try RawInsert(db, sql: """
                 INSERT INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
                   delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            let findingInsert = try db.makeStatement(sql: """
+            let findingInsert = try RawInsert(db, sql: """
                 INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, identity)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  rules, confidence, message, expected, actual, identity, detail, alternative)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)
                 """)
-            let eventInsert = try db.makeStatement(sql: """
+            let eventInsert = try RawInsert(db, sql: """
                 INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            var scratch: [UInt8] = []
             for result in results {
                 let recordingID = recordingIDs[result.recording]
                 for e in result.jarEvents {
-                    try eventInsert.execute(arguments: [runID, result.recording, result.preset, e.time, e.jar.rawValue, e.name, e.domain, e.path, e.change.rawValue, e.rule?.rawValue, e.what])
+                    let i = eventInsert
+                    i.bind(1, runID); i.bind(2, result.recording); i.bind(3, result.preset); i.bind(4, e.time)
+                    i.bind(5, e.jar.rawValue); i.bind(6, e.name); i.bind(7, e.domain); i.bind(8, e.path)
+                    i.bind(9, e.change.rawValue); i.bind(10, e.rule?.rawValue); i.bind(11, e.what)
+                    try i.run()
                 }
                 for o in result.outcomes {
-                    let changes = o.changes.map { ["rule": $0.rule.rawValue, "what": $0.what] }
-                    try outcomeInsert.execute(arguments: [
-                        runID, result.recording, recordingID, result.preset, o.sequence, o.deliveredMethod, o.deliveredURL,
-                        o.deliveredBody.length, o.deliveredBody.sha256, o.sentCookies.map(\.name).joined(separator: ","), o.pageURL,
-                        try Self.json(changes),
-                    ])
+                    let i = outcomeInsert
+                    i.bind(1, runID); i.bind(2, result.recording); i.bind(3, recordingID); i.bind(4, result.preset)
+                    i.bind(5, o.sequence); i.bind(6, o.deliveredMethod); i.bind(7, o.deliveredURL)
+                    i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
+                    i.bind(10, o.sentCookies.map(\.name).joined(separator: ",")); i.bind(11, o.pageURL)
+                    scratch.removeAll(keepingCapacity: true)
+                    Self.appendChangesJSON(o.changes, to: &scratch)
+                    i.bind(12, text: scratch)
+                    try i.run()
                 }
                 for f in result.findings {
-                    try findingInsert.execute(arguments: [
-                        runID, f.preset, f.code.rawValue, f.severity.rawValue, f.recording, recordingID, f.sequence, f.method, f.url, f.subject,
-                        f.rules.map(\.rawValue).joined(separator: ","), f.confidence.rawValue, f.message,
-                        try Self.json(f.expected), try Self.json(f.actual), f.identity,
-                    ])
+                    let i = findingInsert
+                    i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
+                    i.bind(5, f.recording); i.bind(6, recordingID); i.bind(7, f.sequence); i.bind(8, f.method)
+                    i.bind(9, f.url); i.bind(10, f.subject); i.bind(11, f.rules.map(\.rawValue).joined(separator: ","))
+                    i.bind(12, f.confidence.rawValue)
+                    scratch.removeAll(keepingCapacity: true)
+                    Self.appendObjectJSON(f.expected, to: &scratch)
+                    i.bind(13, text: scratch)
+                    scratch.removeAll(keepingCapacity: true)
+                    Self.appendObjectJSON(f.actual, to: &scratch)
+                    i.bind(14, text: scratch)
+                    i.bind(15, f.identity); i.bind(16, f.detail); i.bind(17, f.alternative)
+                    try i.run()
                 }
             }
             try more?(db, runID)
@@ -304,11 +328,20 @@ public struct ReportStore: Sendable {
 
     static func finding(_ row: FindingRow) throws -> Finding {
         let rules: [RuleID] = row.rules.split(separator: ",").map { RuleID(String($0)) }
-        return Finding(
-            code: FindingCode(rawValue: row.code) ?? .bodyLost, severity: Severity(rawValue: row.severity) ?? .error,
-            preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
-            subject: row.subject, rules: rules, confidence: Confidence(rawValue: row.confidence) ?? .inferred,
-            expected: try decodeObject(row.expected), actual: try decodeObject(row.actual), message: row.message)
+        func value<T: RawRepresentable<String>>(_ type: T.Type, _ raw: String, column: String) throws -> T {
+            guard let value = T(rawValue: raw) else { throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: column, value: raw) }
+            return value
+        }
+        let code = try value(FindingCode.self, row.code, column: "code")
+        let severity = try value(Severity.self, row.severity, column: "severity")
+        let confidence = try value(Confidence.self, row.confidence, column: "confidence")
+        let expected = try decodeObject(row.expected), actual = try decodeObject(row.actual)
+        guard let detail = row.detail else {
+            return Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
+                subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, storedMessage: row.message)
+        }
+        return Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
+            subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail, alternative: row.alternative)
     }
 
     /// A replay's jar timeline: both jars' changes in time order.
@@ -406,10 +439,30 @@ public struct ReportStore: Sendable {
         try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
     }
 
-    static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    /// `{"a":"1","b":"2"}`, keys in byte order: a finding's expected and actual.
+    static func appendObjectJSON(_ object: [String: String], to out: inout [UInt8]) {
+        out.append(0x7B)
+        for (k, key) in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            if k > 0 { out.append(0x2C) }
+            appendJSONString(key, to: &out)
+            out.append(0x3A)
+            appendJSONString(object[key]!, to: &out)
+        }
+        out.append(0x7D)
+    }
+
+    /// `[{"rule":"P1","what":"..."}]`: an outcome's changes.
+    static func appendChangesJSON(_ changes: [Change], to out: inout [UInt8]) {
+        out.append(0x5B)
+        for (k, change) in changes.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            out.append(contentsOf: #"{"rule":"#.utf8)
+            appendJSONString(change.rule.rawValue, to: &out)
+            out.append(contentsOf: #","what":"#.utf8)
+            appendJSONString(change.what, to: &out)
+            out.append(0x7D)
+        }
+        out.append(0x5D)
     }
 
     static func decodeObject(_ text: String) throws -> [String: String] {
@@ -420,5 +473,19 @@ public struct ReportStore: Sendable {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
+    }
+}
+
+/// A database that does not hold what this version of h5replay wrote or can read.
+public enum StoreError: Error, CustomStringConvertible, Equatable {
+    /// A value of a known set (a finding code, a severity...) that this version does not
+    /// know: a newer h5replay wrote it, or the row was edited by hand.
+    case unknownValue(table: String, row: Int64, column: String, value: String)
+
+    public var description: String {
+        switch self {
+        case let .unknownValue(table, row, column, value):
+            return "table \(table), row \(row): \(column) '\(value)' is not one this version of h5replay knows; use the version that wrote the database, or delete the run"
+        }
     }
 }

@@ -150,8 +150,11 @@ struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
     var subject: String?
     var rules: String
     var confidence: String
+    /// Empty for rows written since v6, which store `detail` instead.
     var message: String
     var expected: String
     var actual: String
     var identity: String
+    var detail: String?
+    var alternative: String?
 }

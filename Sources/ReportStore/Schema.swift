@@ -217,6 +217,24 @@ enum Schema {
             try db.execute(sql: "DROP INDEX IF EXISTS exchange_on_recording_id")
             try db.execute(sql: "DROP INDEX IF EXISTS cookie_sent_on_recording_id")
         }
+        migrator.registerMigration("v6: finding messages rendered from the rule catalogue") { db in
+            // A finding stores what is its own (the detail, and which possibility the model
+            // kept when the recording cannot say); the rules' statements are appended from
+            // the rule catalogue when a report renders it. Rows written before keep their
+            // whole message in `message`, and `detail` NULL.
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN detail TEXT")
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN alternative TEXT")
+            // finding_by_run (run_id, preset, code) serves every lookup by run.
+            try db.execute(sql: "DROP INDEX IF EXISTS finding_on_run_id")
+            try db.execute(sql: "DROP VIEW new_finding")
+            try db.execute(sql: """
+                CREATE VIEW new_finding AS
+                SELECT f.run_id, b.id AS baseline_run_id, f.preset, f.code, f.severity, f.recording_name,
+                       f.sequence, f.method, f.url, f.subject, f.rules, f.confidence, f.message, f.detail
+                FROM finding f JOIN run b ON b.id <> f.run_id
+                WHERE NOT EXISTS (SELECT 1 FROM finding g WHERE g.run_id = b.id AND g.identity = f.identity)
+                """)
+        }
         return migrator
     }
 }

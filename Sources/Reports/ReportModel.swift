@@ -79,7 +79,7 @@ public struct Redactor: Sendable {
         guard !showSecrets else { return f }
         var out = f
         out.url = url(f.url)
-        out.message = text(f.message)
+        out.mapText(text)
         out.subject = f.subject.map(text)
         out.expected = fields(f.expected)
         out.actual = fields(f.actual)

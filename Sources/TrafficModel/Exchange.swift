@@ -60,9 +60,14 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     public var body: Data {
         didSet {
             bodyFingerprint = BodyFingerprint(body)
+            bodyFitsHeaderValue = Self.fitsHeaderValue(body)
             bodyDetached = false
         }
     }
+    /// The body could travel as a header value: no CR or LF and no character above
+    /// U+00FF (in UTF-8, lead bytes from 0xC4). Computed once with the fingerprint, since
+    /// every preset that moves bodies into headers asks (H3).
+    public private(set) var bodyFitsHeaderValue: Bool
     /// Length and SHA-256 of `body`, computed once when the body is set: every preset of
     /// every replay compares against it.
     public private(set) var bodyFingerprint: BodyFingerprint
@@ -74,8 +79,10 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     public mutating func detachBody() -> Data {
         let detached = body
         let fingerprint = bodyFingerprint
+        let fits = bodyFitsHeaderValue
         body = Data()
         bodyFingerprint = fingerprint
+        bodyFitsHeaderValue = fits
         bodyDetached = true
         return detached
     }
@@ -88,6 +95,11 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
         self.headers = headers
         self.body = body
         self.bodyFingerprint = BodyFingerprint(body)
+        self.bodyFitsHeaderValue = Self.fitsHeaderValue(body)
+    }
+
+    static func fitsHeaderValue(_ body: Data) -> Bool {
+        body.withUnsafeBytes { bytes in !bytes.contains { $0 == 0x0A || $0 == 0x0D || $0 >= 0xC4 } }
     }
 
     enum CodingKeys: String, CodingKey { case method, url, httpVersion, headers, body }

@@ -200,7 +200,7 @@ public struct BodyInHeader: Mitigation {
             return
         }
         // In UTF-8, lead bytes from 0xC4 start characters above U+00FF.
-        if !binary, body.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 >= 0xC4 }) {
+        if !binary, !exchange.request.bodyFitsHeaderValue {
             // H3: characters above U+00FF or CR/LF make the header invalid: the request fails.
             outcome.deliveredBody = .empty
             outcome.bodyRules = ["H3"]

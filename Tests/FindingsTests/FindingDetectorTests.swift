@@ -76,7 +76,7 @@ struct FindingDetectorTests {
     func identity() throws {
         let a = try #require(try Self.findings("xhr-json-post", "urlprotocol-naive").first)
         var b = a
-        b.message = "reworded"
+        b.detail = "reworded"
         b.rules = ["P1", "P4"]
         #expect(a.identity == b.identity)
         b.preset = "other"

@@ -112,6 +112,27 @@ struct ReportStoreTests {
         let journal = try store.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
         #expect(journal == "wal")
     }
+
+    @Test("a finding's message is rendered from its stored detail and the rule catalogue; an unknown code read back is an error naming the row")
+    func findingRoundTrip() throws {
+        let store = try ReportStore.inMemory()
+        let recording = try Self.recording("xhr-json-post")
+        try store.save(recording)
+        let runner = ReplayRunner(presets: [Preset.named("urlprotocol-naive")!], profile: Profile())
+        let computed = runner.replay([recording]).flatMap(\.findings)
+        let run = try runner.run([recording], in: store, label: nil, toolVersion: "test", gitRevision: nil)
+        let loaded = try store.findings(run: run)
+        #expect(loaded.map(\.message) == computed.map(\.message))
+        #expect(loaded.first?.message.contains("(P1, source)") == true)
+        let stored = try store.writer.read { db in try String.fetchOne(db, sql: "SELECT message FROM finding WHERE run_id = ?", arguments: [run]) }
+        #expect(stored == "")
+        try store.writer.write { db in try db.execute(sql: "UPDATE finding SET code = 'BODY_VANISHED' WHERE run_id = ?", arguments: [run]) }
+        #expect {
+            try store.findings(run: run)
+        } throws: { error in
+            (error as? StoreError).map { "\($0)".contains("table finding, row") && "\($0)".contains("BODY_VANISHED") } ?? false
+        }
+    }
 }
 
 @Suite("Header JSON as stored")
@@ -132,4 +153,5 @@ struct HeaderJSONTests {
         #expect(parsed.map { HeaderField($0[0], $0[1]) } == headers)
         #expect(text.contains(#"\u001f"#) && text.contains(#"\n"#) && text.contains(#"\""#))
     }
+
 }

@@ -11,7 +11,7 @@ struct GateTests {
     static let base = RunRow(id: 1, startedAt: "t", finishedAt: "t", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "a", label: "main", gitRevision: nil, recordingCount: 1, exchangeCount: 1)
 
     static func finding(_ code: FindingCode, _ sequence: Int, severity: Severity = .error, rules: [RuleID] = ["P1"], message: String = "m") -> Finding {
-        Finding(code: code, severity: severity, preset: "a", recording: "r", sequence: sequence, method: "POST", url: "https://a/\(sequence)", subject: nil, rules: rules, confidence: .source, expected: [:], actual: [:], message: message)
+        Finding(code: code, severity: severity, preset: "a", recording: "r", sequence: sequence, method: "POST", url: "https://a/\(sequence)", subject: nil, rules: rules, confidence: .source, expected: [:], actual: [:], detail: message)
     }
 
     @Test("new, fixed and unchanged against the baseline; only new findings at the bar fail")
