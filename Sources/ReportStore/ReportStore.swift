@@ -235,9 +235,8 @@ public struct ReportStore: Sendable {
     /// Stores a run with all its outcomes and findings in one transaction; returns its id.
     public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
         try writer.write { db in
-            // A run of a large corpus writes hundreds of thousands of rows whose identity
-            // index takes them in random order: a page cache that holds the run's index
-            // pages writes each to the WAL once instead of once per spill.
+            // A run of a large corpus writes hundreds of thousands of rows: a page cache
+            // that holds the run's index pages writes each to the WAL once, not per spill.
             try db.execute(sql: "PRAGMA cache_size = -65536")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             var run = run
@@ -254,8 +253,8 @@ public struct ReportStore: Sendable {
                 """)
             let findingInsert = try RawInsert(db, sql: """
                 INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, identity, detail, alternative)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)
+                  rules, confidence, message, expected, actual, detail, alternative)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?)
                 """)
             let eventInsert = try RawInsert(db, sql: """
                 INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
@@ -294,7 +293,7 @@ public struct ReportStore: Sendable {
                     scratch.removeAll(keepingCapacity: true)
                     Self.appendObjectJSON(f.actual, to: &scratch)
                     i.bind(14, text: scratch)
-                    i.bind(15, f.identity); i.bind(16, f.detail); i.bind(17, f.alternative)
+                    i.bind(15, f.detail); i.bind(16, f.alternative)
                     try i.run()
                 }
             }

@@ -154,7 +154,6 @@ struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
     var message: String
     var expected: String
     var actual: String
-    var identity: String
     var detail: String?
     var alternative: String?
 }

@@ -224,15 +224,25 @@ enum Schema {
             // whole message in `message`, and `detail` NULL.
             try db.execute(sql: "ALTER TABLE finding ADD COLUMN detail TEXT")
             try db.execute(sql: "ALTER TABLE finding ADD COLUMN alternative TEXT")
-            // finding_by_run (run_id, preset, code) serves every lookup by run.
-            try db.execute(sql: "DROP INDEX IF EXISTS finding_on_run_id")
+            // A finding's identity across runs (recording, exchange, preset, code, subject)
+            // is read from its columns rather than stored again beside them: one index,
+            // (run, preset, code, recording, exchange), serves both the lookups by run and
+            // the baseline comparison.
             try db.execute(sql: "DROP VIEW new_finding")
+            try db.execute(sql: "DROP INDEX IF EXISTS finding_by_identity")
+            try db.execute(sql: "DROP INDEX IF EXISTS finding_by_run")
+            try db.execute(sql: "DROP INDEX IF EXISTS finding_on_run_id")
+            try db.execute(sql: "ALTER TABLE finding DROP COLUMN identity")
+            try db.create(index: "finding_by_run", on: "finding", columns: ["run_id", "preset", "code", "recording_name", "sequence"])
             try db.execute(sql: """
                 CREATE VIEW new_finding AS
                 SELECT f.run_id, b.id AS baseline_run_id, f.preset, f.code, f.severity, f.recording_name,
                        f.sequence, f.method, f.url, f.subject, f.rules, f.confidence, f.message, f.detail
                 FROM finding f JOIN run b ON b.id <> f.run_id
-                WHERE NOT EXISTS (SELECT 1 FROM finding g WHERE g.run_id = b.id AND g.identity = f.identity)
+                WHERE NOT EXISTS (
+                  SELECT 1 FROM finding g
+                  WHERE g.run_id = b.id AND g.preset = f.preset AND g.code = f.code AND g.recording_name = f.recording_name
+                    AND g.sequence = f.sequence AND g.method = f.method AND g.url = f.url AND g.subject IS f.subject)
                 """)
         }
         return migrator

@@ -121,7 +121,7 @@ if many.isEmpty {
 }
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: scratch) }
+defer { if ProcessInfo.processInfo.environment["KEEP"] == nil { try? FileManager.default.removeItem(at: scratch) } }
 let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
 let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
 let sqliteStart = now()
