@@ -28,16 +28,25 @@ public struct ReplayRunner: Sendable {
 
     /// Replays every recording under every preset; results in recording, then preset order.
     public func replay(_ recordings: [Recording]) -> [ReportStore.RunResult] {
-        let provenances = recordings.map { CookieProvenance(recording: $0) }
-        let jobs = recordings.indices.flatMap { r in presets.indices.map { (r, $0) } }
+        // Each recording is made ready once (scenario, provenance, per-exchange facts);
+        // its presets then run on the same input.
+        let inputs = UnsafeResultBuffer<ReplayInput>(count: recordings.count)
+        DispatchQueue.concurrentPerform(iterations: recordings.count) { r in
+            inputs.set(r, ReplayInput(recording: recordings[r], scenario: scenarios[recordings[r].name] ?? scenario))
+        }
+        return replay(inputs.values)
+    }
+
+    /// Replays inputs already made ready; results in input, then preset order.
+    public func replay(_ inputs: [ReplayInput]) -> [ReportStore.RunResult] {
+        let jobs = inputs.indices.flatMap { r in presets.indices.map { (r, $0) } }
         let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
-            let scenario = scenarios[recordings[r].name] ?? self.scenario
-            let emulator = WebViewEmulator(preset: presets[p], profile: presets[p].profile(over: profile), scenario: scenario)
-            let result = emulator.run(recordings[r], provenance: provenances[r])
-            let findings = detector.findings(for: scenario.applied(to: recordings[r]), result: result)
-            results.set(index, ReportStore.RunResult(recording: recordings[r].name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
+            let input = inputs[r]
+            let result = input.replay(presets[p], profile: profile)
+            let findings = detector.findings(for: input.recording, result: result)
+            results.set(index, ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
         }
         return results.values
     }

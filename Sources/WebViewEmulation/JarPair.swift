@@ -7,13 +7,60 @@ struct JarPair {
     /// How a cookie reached a jar: the rules on its way, and for a script write, when
     /// it was written and the earliest it could have been written.
     struct Origin: Hashable {
+        /// Where the cookie came from, told in words only when a report asks (`what`).
+        enum Source: Hashable {
+            case setCookie(exchange: Int, redirectStatus: Int?)
+            case atSessionStart
+            case fromStart
+            case scriptWrite
+            case scriptDeletion
+            case documentStartInjection
+        }
         var rules: [RuleID]
-        var what: String
+        var source: Source
         var scriptWindowStart: Double?
         var writtenAt: Double?
         /// Set by a redirect (3xx) response.
         var fromRedirect = false
         var isScriptWrite: Bool { writtenAt != nil }
+
+        init(rules: [RuleID], source: Source, scriptWindowStart: Double? = nil, writtenAt: Double? = nil) {
+            self.rules = rules
+            self.source = source
+            self.scriptWindowStart = scriptWindowStart
+            self.writtenAt = writtenAt
+        }
+
+        /// Set-Cookie on exchange `setBy`, a redirect's when `redirectStatus` is given.
+        init(rules: [RuleID], setBy: Int, redirectStatus: Int?) {
+            self.init(rules: rules, source: .setCookie(exchange: setBy, redirectStatus: redirectStatus))
+        }
+
+        /// A `document.cookie` write, after `scriptWindowStart` when known, placed at `writtenAt`.
+        init(rules: [RuleID], scriptWindowStart: Double?, writtenAt: Double) {
+            self.init(rules: rules, source: .scriptWrite, scriptWindowStart: scriptWindowStart, writtenAt: writtenAt)
+        }
+
+        /// A deletion by script at `deletedByScriptAt`.
+        init(rules: [RuleID], deletedByScriptAt: Double) {
+            self.init(rules: rules, source: .scriptDeletion, writtenAt: deletedByScriptAt)
+        }
+
+        /// Written by a document-start user script.
+        init(rules: [RuleID], injectedAtDocumentStart: Bool) {
+            self.init(rules: rules, source: .documentStartInjection)
+        }
+
+        var what: String {
+            switch source {
+            case let .setCookie(exchange, status): return "Set-Cookie on exchange \(exchange)" + (status.map { " (a \($0) redirect)" } ?? "")
+            case .atSessionStart: return "there at session start"
+            case .fromStart: return "there from the start"
+            case .scriptWrite: return "written by script"
+            case .scriptDeletion: return "deleted by script"
+            case .documentStartInjection: return "injected at document start"
+            }
+        }
     }
 
     /// A change on its way from one jar to the other.
@@ -83,12 +130,12 @@ struct JarPair {
         blocked[side]![name] = rule
     }
 
-    /// Applies a `Set-Cookie` header to `side`, scheduling J1 (change) or J2 (deletion);
+    /// Applies a parsed `Set-Cookie` to `side`, scheduling J1 (change) or J2 (deletion);
     /// returns what the jar did.
     @discardableResult
-    mutating func receive(_ header: String, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) -> CookieStore.StoreResult {
+    mutating func receive(_ header: SetCookie, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) -> CookieStore.StoreResult {
         let before = self[side]
-        let result = self[side].receive(header, from: url, at: time)
+        let result = self[side].store(header, from: url, at: time, api: .http)
         switch result {
         case .stored(let cookie):
             origins[side]![cookie.key] = origin

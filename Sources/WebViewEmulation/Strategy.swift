@@ -62,19 +62,19 @@ public struct TransportPlan: Sendable, Hashable {
 public struct EmulationContext: Sendable {
     public var profile: Profile
     public var scenario: Scenario
-    /// The URL of the top-level document when the request is issued, for origin checks.
+    /// The URL of the top-level document when the request is issued.
     public var documentURL: String?
+    /// The request goes to another origin than the top-level document's.
+    public var crossOrigin: Bool
+    /// The scenario marks the XHR's upload listener (S3).
+    public var uploadListener: Bool
 
-    public init(profile: Profile, scenario: Scenario, documentURL: String? = nil) {
+    public init(profile: Profile, scenario: Scenario, documentURL: String? = nil, crossOrigin: Bool = false, uploadListener: Bool = false) {
         self.profile = profile
         self.scenario = scenario
         self.documentURL = documentURL
-    }
-
-    /// Whether a request to `url` is cross-origin for the current document.
-    public func isCrossOrigin(_ url: String) -> Bool {
-        guard let document = documentURL.flatMap(RequestTarget.init), let target = RequestTarget(url) else { return false }
-        return document.origin != target.origin
+        self.crossOrigin = crossOrigin
+        self.uploadListener = uploadListener
     }
 }
 
@@ -85,6 +85,8 @@ public protocol InterceptionStrategy: Sendable {
     var kind: String { get }
     /// Options in `key=value` form, for listings.
     var options: [String: String] { get }
+    /// Every rule a plan of this strategy can cite.
+    var citedRules: [RuleID] { get }
     func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan
 }
 
@@ -94,6 +96,7 @@ public protocol InterceptionStrategy: Sendable {
 public struct NativeStrategy: InterceptionStrategy {
     public init() {}
     public var kind: String { "native" }
+    public var citedRules: [RuleID] { ["N1", "N2"] }
     public var options: [String: String] { [:] }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
@@ -114,6 +117,7 @@ public struct URLProtocolStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "urlprotocol" }
+    public var citedRules: [RuleID] { ["P1", "P2", "P3", "P4", "P5"] }
     public var options: [String: String] { ["redirects": redirects.rawValue] }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
@@ -143,6 +147,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "schemehandler" }
+    public var citedRules: [RuleID] { ["S1", "S2", "S3", "S5", "S6", "S7", "S8"] + NativeStrategy().citedRules }
     public var options: [String: String] { ["redirects": redirects == .engine ? "spi" : redirects.rawValue] }
 
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
@@ -167,7 +172,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
             redirects: redirects, redirectRule: "S5")
         // S3: FormData and XHRs with an upload listener arrive only as HTTPBodyStream.
         if lostBy == nil, !exchange.request.body.isEmpty,
-            exchange.bodyKind == .formData || exchange.bodyKind == .formDataWithFile || context.scenario.uploadListener(exchange)
+            exchange.bodyKind == .formData || exchange.bodyKind == .formDataWithFile || context.uploadListener
         {
             plan.streamOnlyBy = "S3"
         }
@@ -193,6 +198,7 @@ public struct JSProxyStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "jsproxy" }
+    public var citedRules: [RuleID] { ["X1", "X2", "X3"] + base.citedRules }
     public var options: [String: String] { ["base": base.kind, "fetch": hooksFetch ? "hooked" : "not hooked", "binary-bodies": serialisesBinary ? "serialised" : "lost"] }
 
     /// Whether the bridge carries this request: XHR always, fetch when polyfilled (X3).

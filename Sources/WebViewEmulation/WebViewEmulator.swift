@@ -21,36 +21,32 @@ public struct WebViewEmulator: Sendable {
         self.scenario = scenario
     }
 
+    /// Replays `recording` with its cookie provenance; for several presets, build one
+    /// `ReplayInput` and run each preset on it.
     public func run(_ recording: Recording, provenance: CookieProvenance) -> EmulationResult {
-        let exchanges = scenario.applied(to: recording).exchanges
-        let context = EmulationContext(profile: profile, scenario: scenario)
+        run(ReplayInput(recording: recording, provenance: provenance, scenario: scenario))
+    }
+
+    public func run(_ input: ReplayInput) -> EmulationResult {
+        let exchanges = input.recording.exchanges
+        let provenance = input.provenance
+        let hooks = ComposedHooks(preset.mitigations)
         var jars = JarPair()
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(exchanges.count)
         var plans: [Int: TransportPlan] = [:]
-        var previousHop: [Int: Int] = [:]
-        for e in exchanges { if let next = e.redirect?.next { previousHop[next] = e.sequence } }
-
         placePreexisting(provenance, exchanges: exchanges, into: &jars)
-        let cookieMitigations = CookieMitigations(preset.mitigations)
-        // C1: the first main-frame document load carries a Cookie header built from NativeJar.
-        let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
+        // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
         var loadHeader: [Cookie] = []
 
-        var documentURL: String?
         for e in exchanges {
+            let facts = input.facts[e.sequence]
             let time = e.startedAt
             jars.completeSyncs(upTo: time)
-            var context = context
-            context.documentURL = documentURL
+            let context = EmulationContext(profile: profile, scenario: scenario, documentURL: facts.documentURL, crossOrigin: facts.crossOrigin, uploadListener: facts.uploadListener)
             // J4: a new web view with its own process pool starts without session cookies.
-            if scenario.newProcessPool.contains(where: { $0.matches(e) }) && (e.redirect?.hop ?? 0) == 0 {
-                jars.dropSessionCookies(from: .web, at: time)
-            }
-            if e.initiator.isDocument && e.frame.kind == .main && (e.redirect?.hop ?? 0) == 0 { documentURL = e.request.url }
-            // The frame's document: an iframe's is its Referer, the main frame's the last document.
-            let frameDocument = e.frame.kind == .iframe ? e.request.headers.first("Referer") ?? documentURL : documentURL
-            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hook: cookieMitigations.setterHook, documentURL: frameDocument)
+            if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
+            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument)
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
@@ -58,98 +54,64 @@ public struct WebViewEmulator: Sendable {
             var outcome: Outcome
             let plan: TransportPlan
             if hop == 0 {
-                // Where the model is unsure what the page used, it evaluates each possibility
-                // and keeps the worse, saying so.
-                let possibilities = alternatives(of: e)
-                var worst: (Outcome, TransportPlan, String)?
-                for (variant, label) in possibilities {
-                    let p = preset.strategy.plan(for: variant, in: context)
-                    let o = requestOutcome(variant, plan: p, context: context)
-                    if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
-                }
-                (outcome, plan) = (worst!.0, worst!.1)
-                if possibilities.count > 1 { outcome.alternative = worst!.2 }
+                (outcome, plan) = issue(e, facts: facts, context: context, hooks: hooks)
                 plans[chainStart] = plan
             } else {
-                plan = plans[chainStart] ?? preset.strategy.plan(for: exchanges[chainStart], in: context)
+                if let known = plans[chainStart] {
+                    plan = known
+                } else {
+                    let head = input.facts[chainStart]
+                    plan = preset.strategy.plan(for: exchanges[chainStart], in: EmulationContext(profile: profile, scenario: scenario, documentURL: head.documentURL, crossOrigin: head.crossOrigin, uploadListener: head.uploadListener))
+                }
                 outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
-            }
-
-            // On a 307/308 hop the body depends on who follows the redirect.
-            if hop > 0, let previous = previousHop[e.sequence], exchanges[previous].response.preservesMethod, !e.request.body.isEmpty {
-                switch plan.redirects {
-                case .engine:
-                    break
-                case .silent:
-                    // The native session re-sends the request it sent for the previous hop.
-                    let earlier = outcomes[previous]
-                    if earlier.deliveredBody.isEmpty {
-                        outcome.deliveredBody = .empty
-                        outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
-                        outcome.changes.append(Change(rule: plan.redirectRule, what: "the session re-sent the \(exchanges[previous].response.status) hop with the body it had: none"))
-                    }
-                case .forwarded:
-                    // Each forwarded hop crosses IPC again without its body (P4 forwarded).
-                    outcome.deliveredBody = .empty
-                    outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
-                    outcome.changes.append(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
-                case .reloadDocument where exchanges[chainStart].initiator.isDocument:
-                    // S5 reload-document: the Location is loaded afresh with a GET.
-                    outcome.deliveredMethod = "GET"
-                    outcome.deliveredBody = .empty
-                    outcome.redirectReissueRules = [plan.redirectRule]
-                    outcome.changes.append(Change(rule: plan.redirectRule, what: "the document's \(exchanges[previous].response.status) was reloaded as a GET without body"))
-                case .reloadDocument:
-                    // Subresource redirects are followed silently by the handler's session.
-                    let earlier = outcomes[previous]
-                    if earlier.deliveredBody.isEmpty {
-                        outcome.deliveredBody = .empty
-                        outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
-                    }
+                if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
+                    followPreservingRedirect(&outcome, previous: previous, plan: plan, chainStartIsDocument: exchanges[chainStart].initiator.isDocument, exchanges: exchanges, outcomes: outcomes)
                 }
             }
 
             outcome.crossSiteCookies = crossSite
             // Cookies: the jar the transport reads, compared with the recorded header.
             if let target = e.request.target {
-                var sent = jars[plan.requestJar].cookies(for: target, at: time)
-                var side = plan.requestJar, rule = plan.requestJarRule
+                var header = CookieHeaderChoice(cookies: jars[plan.requestJar].cookies(for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
                 if profile.itp, e.frame.kind == .iframe, e.frame.thirdParty, !plan.intercepted {
                     // N4: ITP keeps cookies off a third-party iframe's requests.
-                    sent = []
-                    (side, rule) = (.web, "N4")
-                } else if let onLoad = cookieMitigations.headerOnLoad, chainStart == firstDocument, hop == 0 || onLoad.carriedOnRedirect {
-                    if hop == 0 { loadHeader = jars.native.cookies(for: target, at: time) }
-                    outcome.changes.append(Change(rule: hop == 0 ? "C1" : "C2", what: "Cookie header given to loadRequest, built from NativeJar"))
-                    // C1: the header is built from NativeJar; C2: it follows the redirect as is.
-                    sent = loadHeader
-                    (side, rule) = (.native, hop == 0 ? "C1" : "C2")
+                    header = CookieHeaderChoice(cookies: [], side: .web, rule: "N4", fixedAtLoad: false)
+                } else if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
+                    if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: time) }
+                    outcome.changes.append(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
+                    header = CookieHeaderChoice(cookies: loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
+                    header.givenToLoad = true
                 }
-                outcome.sentCookies = sent.map { SentCookie(name: $0.name, value: $0.value) }
-                outcome.cookieDifferences = cookieDifferences(
-                    recorded: provenance.sent[e.sequence].map { ($0.name, $0.value) }, sent: sent,
-                    side: side, rule: rule, jars: jars, time: time)
-                if !outcome.cookieDifferences.isEmpty && rule != "C1" && rule != "C2" {
-                    outcome.changes.append(Change(rule: rule, what: "Cookie header built from \(side.jarName)"))
+                outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
+                outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time)
+                if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
+                    outcome.changes.append(Change(rule: header.rule, what: "Cookie header built from \(header.side.jarName)"))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
-                var origin = JarPair.Origin(rules: [plan.responseJarRule], what: "Set-Cookie on exchange \(e.sequence)" + (e.response.isRedirect ? " (a \(e.response.status) redirect)" : ""))
-                origin.fromRedirect = e.response.isRedirect
-                let setCookies = e.response.headers.all("Set-Cookie")
-                if !setCookies.isEmpty && plan.responseJar == .native {
-                    outcome.changes.append(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
-                }
-                for header in setCookies {
-                    let result = jars.receive(header, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
-                    // C7: the interceptor also hands the cookie to WKHTTPCookieStore.
-                    if cookieMitigations.storeSync != nil, plan.responseJar == .native, case .stored(let cookie) = result {
-                        jars.copy(cookie, to: .web, due: e.endedAt + profile.cookieStoreSyncDelay, rule: "C7", origin: origin)
+                if !facts.setCookies.isEmpty {
+                    var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
+                    origin.fromRedirect = e.response.isRedirect
+                    if plan.responseJar == .native {
+                        outcome.changes.append(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
+                    }
+                    for setCookie in facts.setCookies {
+                        let result = jars.receive(setCookie, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
+                        // C7 and the like: a copy the app schedules to the other jar.
+                        if case .stored(let cookie) = result {
+                            for hook in hooks.setCookieStored {
+                                if let copy = hook(StoredCookie(cookie: cookie, jar: plan.responseJar, time: e.endedAt, profile: profile)) {
+                                    jars.copy(cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin)
+                                }
+                            }
+                        }
                     }
                 }
-                // C3-C6: at document start a user script copies NativeJar into document.cookie.
-                let head = exchanges[chainStart]
-                if cookieMitigations.scriptInject != nil, head.initiator.isDocument, head.frame.kind == .main, e.redirect?.next == nil {
-                    injectAtDocumentStart(target, at: e.endedAt, into: &jars)
+                // Document start of the main frame, once its chain ends (C3-C6).
+                if !hooks.documentStart.isEmpty, e.redirect?.next == nil {
+                    let head = exchanges[chainStart]
+                    if head.initiator.isDocument, head.frame.kind == .main {
+                        documentStart(target, at: e.endedAt, hooks: hooks.documentStart, into: &jars)
+                    }
                 }
             }
             outcomes.append(outcome)
@@ -177,6 +139,60 @@ public struct WebViewEmulator: Sendable {
         return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: divergences(jars, at: end), jarEvents: jars.events)
     }
 
+    /// The first hop of a load: the strategy plans it and the mitigations adjust it. Where
+    /// the model is unsure what the page used, it evaluates each possibility and keeps the
+    /// worse, saying so.
+    func issue(_ e: Exchange, facts: ExchangeFacts, context: EmulationContext, hooks: ComposedHooks) -> (Outcome, TransportPlan) {
+        guard e.initiator == .ajax || (e.bodyKind == .binary && !scenario.binaryKindGiven) else {
+            let plan = preset.strategy.plan(for: e, in: context)
+            return (requestOutcome(e, plan: plan, context: context, facts: facts, hooks: hooks), plan)
+        }
+        var worst: (Outcome, TransportPlan, String)?
+        let possibilities = alternatives(of: e)
+        for (variant, label) in possibilities {
+            let p = preset.strategy.plan(for: variant, in: context)
+            let o = requestOutcome(variant, plan: p, context: context, facts: facts, hooks: hooks)
+            if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
+        }
+        var (outcome, plan, label) = worst!
+        if possibilities.count > 1 { outcome.alternative = label }
+        return (outcome, plan)
+    }
+
+    /// On a 307/308 hop the body depends on who follows the redirect.
+    func followPreservingRedirect(_ outcome: inout Outcome, previous: Int, plan: TransportPlan, chainStartIsDocument: Bool, exchanges: [Exchange], outcomes: [Outcome]) {
+        switch plan.redirects {
+        case .engine:
+            break
+        case .silent:
+            // The native session re-sends the request it sent for the previous hop.
+            let earlier = outcomes[previous]
+            if earlier.deliveredBody.isEmpty {
+                outcome.deliveredBody = .empty
+                outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
+                outcome.changes.append(Change(rule: plan.redirectRule, what: "the session re-sent the \(exchanges[previous].response.status) hop with the body it had: none"))
+            }
+        case .forwarded:
+            // Each forwarded hop crosses IPC again without its body (P4 forwarded).
+            outcome.deliveredBody = .empty
+            outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
+            outcome.changes.append(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
+        case .reloadDocument where chainStartIsDocument:
+            // S5 reload-document: the Location is loaded afresh with a GET.
+            outcome.deliveredMethod = "GET"
+            outcome.deliveredBody = .empty
+            outcome.redirectReissueRules = [plan.redirectRule]
+            outcome.changes.append(Change(rule: plan.redirectRule, what: "the document's \(exchanges[previous].response.status) was reloaded as a GET without body"))
+        case .reloadDocument:
+            // Subresource redirects are followed silently by the handler's session.
+            let earlier = outcomes[previous]
+            if earlier.deliveredBody.isEmpty {
+                outcome.deliveredBody = .empty
+                outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
+            }
+        }
+    }
+
     // MARK: - The page's request
 
     /// The possibilities the model cannot tell apart: an ajax request of unknown API is an
@@ -200,7 +216,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// What the strategy and the mitigations do to the request the page issued.
-    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext) -> Outcome {
+    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, facts: ExchangeFacts, hooks: ComposedHooks) -> Outcome {
         var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
@@ -219,8 +235,9 @@ public struct WebViewEmulator: Sendable {
             outcome.stalledRules = ["S4"]
             outcome.changes.append(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
         }
-        for mitigation in preset.mitigations {
-            mitigation.adjust(&outcome, exchange: e, plan: plan, context: context)
+        if !hooks.requestIssued.isEmpty {
+            let request = IssuedRequest(exchange: e, plan: plan, context: context, facts: facts)
+            for hook in hooks.requestIssued { hook(&outcome, request) }
         }
         return outcome
     }
@@ -246,8 +263,8 @@ public struct WebViewEmulator: Sendable {
     private func placePreexisting(_ provenance: CookieProvenance, exchanges: [Exchange], into jars: inout JarPair) {
         guard let first = exchanges.first else { return }
         let start = first.startedAt - CookieProvenance.scriptLead
-        let nativeOnly = JarPair.Origin(rules: ["N3"], what: "there at session start")
-        let webOnly = JarPair.Origin(rules: [], what: "there at session start")
+        let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
+        let webOnly = JarPair.Origin(rules: [], source: .atSessionStart)
         for var cookie in scenario.nativeCookies {
             cookie.creation = start
             jars.put(cookie, in: .native, at: start, origin: nativeOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
@@ -263,7 +280,7 @@ public struct WebViewEmulator: Sendable {
                 cookie.creation = start
                 switch scenario.preexisting {
                 case .both:
-                    let origin = JarPair.Origin(rules: [], what: "there from the start")
+                    let origin = JarPair.Origin(rules: [], source: .fromStart)
                     jars.put(cookie, in: .native, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
                     jars.put(cookie, in: .web, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
                 case .native:
@@ -279,7 +296,7 @@ public struct WebViewEmulator: Sendable {
     /// request; they reach NativeJar through J3 (never on the simulator), or through a
     /// setter hook (C8). Returns the cookies a hook accepted for a site the page may not
     /// set (C9).
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hook: CookieSetterHook?, documentURL: String?) -> [String] {
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], page: RequestTarget?) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -287,19 +304,15 @@ public struct WebViewEmulator: Sendable {
             case .preExisting:
                 continue
             case .scriptSet:
-                let origin = JarPair.Origin(rules: [], what: "written by script", scriptWindowStart: event.windowStart, writtenAt: written)
+                let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
                 jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
-                if let hook {
-                    // C8: the hook sends the write to NativeJar too.
-                    let delay = hook.synchronous ? 0 : profile.cookieSetterHookDelay
-                    jars.copy(event.cookie, to: .native, due: written + delay, rule: "C8", origin: origin)
-                    // C9: a hook that does not check the domain accepts a cookie for another site.
-                    if !hook.checksDomain, let page = documentURL.flatMap(RequestTarget.init), Site.of(host: event.cookie.domain) != page.site {
-                        crossSite.append(event.cookie.name)
-                    }
+                for hook in hooks {
+                    let effect = hook(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, profile: profile))
+                    if let copy = effect.copy { jars.copy(event.cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin) }
+                    if effect.acceptedCrossSite { crossSite.append(event.cookie.name) }
                 }
             case .scriptDeleted:
-                let origin = JarPair.Origin(rules: [], what: "deleted by script", writtenAt: written)
+                let origin = JarPair.Origin(rules: [], deletedByScriptAt: written)
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }
                 jars.delete(event.cookie, in: .web, at: written, origin: origin, syncDelay: delay, syncRule: "J2")
             }
@@ -307,35 +320,29 @@ public struct WebViewEmulator: Sendable {
         return crossSite
     }
 
-    /// C3-C6: the seed scripts write every NativeJar cookie of the page into
-    /// `document.cookie` at document start: HttpOnly ones are dropped by WebKit (C3), values
-    /// holding a quote are skipped by the script (C4), persistent ones are capped (C6);
-    /// nothing happens after document start (C5).
-    private func injectAtDocumentStart(_ page: RequestTarget, at time: Double, into jars: inout JarPair) {
-        for var cookie in jars.native.cookies(for: page, at: time) {
-            if cookie.httpOnly {
-                jars.block(cookie.name, from: .web, by: "C3")
-                continue
+    /// Document start: what the preset's user scripts write to `document.cookie` (C3-C6).
+    private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair) {
+        let start = DocumentStart(nativeCookies: jars.native.cookies(for: page, at: time), time: time)
+        for hook in hooks {
+            for write in hook(start) {
+                switch write {
+                case .blocked(let name, let rule):
+                    jars.block(name, from: .web, by: rule)
+                case .written(let cookie, let rules):
+                    jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: rules, injectedAtDocumentStart: true), syncDelay: nil, syncRule: "J1")
+                }
             }
-            if cookie.value.contains("'") {
-                jars.block(cookie.name, from: .web, by: "C4")
-                continue
-            }
-            var rules: [RuleID] = ["C5"]
-            if let expiry = cookie.expiry, expiry > time + 7 * 86_400 {
-                cookie.expiry = time + 7 * 86_400
-                rules.append("C6")
-            }
-            jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: rules, what: "injected at document start"), syncDelay: nil, syncRule: "J1")
         }
     }
 
     // MARK: - Cookie differences
 
-    private func cookieDifferences(recorded: [(String, String)], sent: [Cookie], side: JarSide, rule requestRule: RuleID, jars: JarPair, time: Double) -> [CookieDifference] {
+    private func cookieDifferences(recorded: [CookieProvenance.SentCookie], header: CookieHeaderChoice, jars: JarPair, time: Double) -> [CookieDifference] {
+        let side = header.side, requestRule = header.rule
         var unmatchedRecorded: [(String, String)] = []
-        var unmatchedSent = sent
-        for (name, value) in recorded {
+        var unmatchedSent = header.cookies
+        for sent in recorded {
+            let (name, value) = (sent.name, sent.value)
             if let i = unmatchedSent.firstIndex(where: { $0.name == name && $0.value == value }) {
                 unmatchedSent.remove(at: i)
             } else {
@@ -353,7 +360,7 @@ public struct WebViewEmulator: Sendable {
             var certain = true
             var why: String
             var fromRedirect = false
-            if requestRule == "C2" {
+            if header.fixedAtLoad {
                 // The loadRequest header was fixed before this redirect chain set the cookie.
                 let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].all.first { $0.name == name }.flatMap { jars.origin(of: $0.key, in: side) } }.first
                 fromRedirect = origin?.fromRedirect ?? false
@@ -449,4 +456,18 @@ public struct WebViewEmulator: Sendable {
     static func seconds(_ s: Double) -> String {
         s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000)
     }
+}
+
+/// The Cookie header a request carries in the replay, and where it came from.
+struct CookieHeaderChoice {
+    var cookies: [Cookie]
+    /// The jar it was built from.
+    var side: JarSide
+    /// The rule by which that jar was read (N2, P3, S7, X1; N4; C1, C2).
+    var rule: RuleID
+    /// The header was built when the document load started and is carried unchanged on a
+    /// redirect hop (C2).
+    var fixedAtLoad: Bool
+    /// The header was given to `loadRequest` by a mitigation (C1, C2).
+    var givenToLoad = false
 }

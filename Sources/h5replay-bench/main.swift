@@ -90,16 +90,16 @@ let directory = URL(fileURLWithPath: arguments[2])
 let flows: [Recording] = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".har") }.sorted().map {
     try HARImporter().recording(from: Data(contentsOf: directory.appendingPathComponent($0)), file: $0, name: $0)
 }
-let provenances = flows.map { CookieProvenance(recording: $0) }
+let inputs = flows.map { ReplayInput(recording: $0) }
 let detector = FindingDetector()
 var evaluations = 0
 var findings: [Finding] = []
 let emulationStart = now()
 repeat {
-    for (flow, provenance) in zip(flows, provenances) {
+    for input in inputs {
         for preset in Preset.builtIn {
-            let result = WebViewEmulator(preset: preset).run(flow, provenance: provenance)
-            let f = detector.findings(for: flow, result: result)
+            let result = input.replay(preset)
+            let f = detector.findings(for: input.recording, result: result)
             if findings.count < 300_000 { findings += f }
             evaluations += result.outcomes.count
         }
@@ -109,6 +109,9 @@ let emulationSeconds = now() - emulationStart
 print("emulation_evaluations=\(evaluations)")
 print(String(format: "emulation_seconds=%.4f", emulationSeconds))
 print(String(format: "emulation_per_second=%.0f", Double(evaluations) / emulationSeconds))
+
+// `H5REPLAY_BENCH_STOP=emulation` ends here, for a profile of the emulation alone.
+if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { exit(0) }
 
 // SQLite: 200,000 finding rows in one run, one transaction, into a file database.
 let rows = 200_000
@@ -121,7 +124,7 @@ if many.isEmpty {
 }
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-defer { if ProcessInfo.processInfo.environment["KEEP"] == nil { try? FileManager.default.removeItem(at: scratch) } }
+defer { try? FileManager.default.removeItem(at: scratch) }
 let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
 let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
 let sqliteStart = now()

@@ -1,0 +1,154 @@
+import Foundation
+import TrafficModel
+
+/// The page stashes the body natively before sending; the interceptor puts it back
+/// (seeds 000, 001, 004; rules B1-B9).
+public struct BodyBridge: Mitigation {
+    public enum Coverage: String, Sendable, Hashable { case xhr, fetch, formSubmit = "form.submit" }
+    /// When the bridge is used: always, or (NetEase) only below iOS 11.3 or for Blob bodies.
+    public enum When: String, Sendable, Hashable { case always, below113OrBlob = "below-11.3-or-blob" }
+
+    public var covers: Set<Coverage>
+    /// B2: the id parameter added to the URL.
+    public var idParameter: String
+    /// B2: whether the interceptor strips the id before the request leaves.
+    public var stripsID: Bool
+    public var when: When
+    /// B4: whether iframes are served (a postMessage relay); otherwise their bodies are empty.
+    public var relaysFrames: Bool
+    /// B5: FormData is rebuilt through a dictionary (KKJSBridge).
+    public var rebuildsFormData: Bool
+    /// B6: URLSearchParams bodies are re-joined without percent-encoding (NetEase snippet).
+    public var rejoinsURLSearchParams: Bool
+    /// B9: a marker header (yanxuan `x-wkwebview-request-type`).
+    public var markerHeader: String?
+
+    public init(covers: Set<Coverage> = [.xhr, .fetch], idParameter: String, stripsID: Bool = false, when: When = .always, relaysFrames: Bool = false, rebuildsFormData: Bool = false, rejoinsURLSearchParams: Bool = false, markerHeader: String? = nil) {
+        self.covers = covers
+        self.idParameter = idParameter
+        self.stripsID = stripsID
+        self.when = when
+        self.relaysFrames = relaysFrames
+        self.rebuildsFormData = rebuildsFormData
+        self.rejoinsURLSearchParams = rejoinsURLSearchParams
+        self.markerHeader = markerHeader
+    }
+
+    public var kind: String { "body-bridge" }
+    public var options: [String: String] {
+        var o = ["covers": covers.map(\.rawValue).sorted().joined(separator: "+"), "id": idParameter, "strips-id": String(stripsID), "when": when.rawValue, "frames": relaysFrames ? "relayed" : "main only"]
+        if rebuildsFormData { o["formdata"] = "rebuilt" }
+        if rejoinsURLSearchParams { o["urlsearchparams"] = "re-joined" }
+        if let markerHeader { o["header"] = markerHeader }
+        return o
+    }
+
+    func covered(_ initiator: Initiator) -> Bool {
+        switch initiator {
+        case .xhr: return covers.contains(.xhr)
+        case .fetch: return covers.contains(.fetch)
+        case .ajax: return covers.contains(.xhr) && covers.contains(.fetch)
+        default: return false
+        }
+    }
+
+    public var citedRules: [RuleID] { ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9"] }
+
+    public var hooks: MitigationHooks {
+        MitigationHooks(requestIssued: { outcome, request in self.restore(&outcome, request) })
+    }
+
+    /// The page stashed the body; the interceptor puts it back, as this bridge does.
+    func restore(_ outcome: inout Outcome, _ request: IssuedRequest) {
+        let exchange = request.exchange, plan = request.plan, context = request.context
+        let recorded = exchange.request.bodyFingerprint
+        switch exchange.initiator {
+        case .beacon:
+            // B8: sendBeacon is not covered; whatever the strategy did stands.
+            if !outcome.bodyRules.isEmpty { outcome.bodyRules.append("B8") }
+            return
+        case .formSubmission:
+            // B3: a user-clicked submit has no hook; a recorded submission counts as clicked.
+            if !outcome.bodyRules.isEmpty { outcome.bodyRules.append("B3") }
+            return
+        default:
+            // Only a request with a body goes through the bridge.
+            guard covered(exchange.initiator), plan.intercepted, !recorded.isEmpty else { return }
+        }
+        if when == .below113OrBlob && context.profile.ios >= IOSVersion(11, 3) && !exchange.bodyKind.isBlobBacked(binaryAsBlob: context.scenario.binaryAsBlob) {
+            return
+        }
+        // B4: the bridge's callback lives on the main window; an iframe's request gets no body.
+        if exchange.frame.kind == .iframe && !relaysFrames {
+            outcome.deliveredBody = .empty
+            outcome.bodyRules = outcome.bodyRules + ["B4"]
+            outcome.changes.append(Change(rule: "B4", what: "the bridge cannot answer an iframe: body empty"))
+            return
+        }
+        // B2: the bridge tags the URL with its id; unless stripped, the server sees it.
+        if !stripsID {
+            outcome.deliveredURL = Self.adding(parameter: idParameter, value: String(exchange.sequence + 1), to: outcome.deliveredURL)
+            outcome.urlRules.append("B2")
+            outcome.changes.append(Change(rule: "B2", what: "\(idParameter) added to the URL"))
+        }
+        // B9: the marker header, and a preflight when cross-origin.
+        if let markerHeader {
+            outcome.addedHeaders.append(HeaderAddition(name: markerHeader, rule: "B9"))
+            if context.crossOrigin { outcome.preflightRules.append("B9") }
+        }
+        // B1: the body comes back from the native stash, re-encoded as the bridge does; the
+        // re-encodings are computed once per recording (ExchangeFacts).
+        var restored = recorded
+        var rules: [RuleID] = ["B1"]
+        switch exchange.bodyKind {
+        case .formData where rebuildsFormData, .formDataWithFile where rebuildsFormData:
+            restored = request.facts.formDataRebuilt ?? recorded
+            rules = ["B5"]
+        case .urlEncoded where rejoinsURLSearchParams:
+            restored = request.facts.urlSearchParamsRejoined ?? recorded
+            if restored != recorded { rules = ["B6"] }
+        case .binary, .binaryArrayBuffer, .formDataWithFile:
+            rules = ["B1", "B7"]  // B7: base64 over the bridge, decoded exactly
+        default:
+            break
+        }
+        outcome.deliveredBody = restored
+        outcome.bodyRules = restored == recorded ? [] : rules
+        outcome.changes.append(Change(rule: rules.last!, what: restored == recorded ? "body restored from the native stash" : "body restored but re-encoded"))
+    }
+
+    static func adding(parameter: String, value: String, to url: String) -> String {
+        let fragment = url.firstIndex(of: "#").map { String(url[$0...]) } ?? ""
+        let base = fragment.isEmpty ? url : String(url[url.startIndex..<url.firstIndex(of: "#")!])
+        return base + (base.contains("?") ? "&" : "?") + "\(parameter)=\(value)" + fragment
+    }
+
+    /// B5: parts re-emitted with a new boundary, duplicate field names collapsed (last wins,
+    /// as through a dictionary), in dictionary (sorted) order.
+    static func rebuildMultipart(_ body: Data, contentType: String?) -> Data? {
+        guard let type = contentType, let range = type.range(of: "boundary=") else { return nil }
+        let boundary = type[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        let text = String(decoding: body, as: UTF8.self)
+        var parts: [String: String] = [:]
+        for chunk in text.components(separatedBy: "--" + boundary) {
+            guard let nameRange = chunk.range(of: "name=\""), let end = chunk[nameRange.upperBound...].firstIndex(of: "\"") else { continue }
+            parts[String(chunk[nameRange.upperBound..<end])] = chunk
+        }
+        let newBoundary = "----KKJSBridgeFormBoundary"
+        var out = ""
+        for key in parts.keys.sorted() { out += "--" + newBoundary + parts[key]! }
+        out += "--" + newBoundary + "--\r\n"
+        return Data(out.utf8)
+    }
+
+    /// B6: the NetEase snippet's `key + '=' + value` joined by '&' over decoded pairs.
+    static func rejoinWithoutEncoding(_ body: Data) -> Data {
+        let text = String(decoding: body, as: UTF8.self)
+        let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String { (String(s).replacingOccurrences(of: "+", with: " ")).removingPercentEncoding ?? String(s) }
+            return decode(kv[0]) + "=" + (kv.count > 1 ? decode(kv[1]) : "")
+        }
+        return Data(pairs.joined(separator: "&").utf8)
+    }
+}

@@ -1,0 +1,23 @@
+import TrafficModel
+
+/// `loadRequest` carries a Cookie header built from NativeJar (seeds 002, 003; C1, C2).
+public struct CookieHeaderOnLoad: Mitigation {
+    /// C2: whether the header follows a server redirect (default carried; seed 003 says dropped).
+    public var carriedOnRedirect: Bool
+
+    public init(carriedOnRedirect: Bool = true) {
+        self.carriedOnRedirect = carriedOnRedirect
+    }
+
+    public var kind: String { "cookie-header-on-load" }
+    public var options: [String: String] { ["redirects": carriedOnRedirect ? "carried" : "dropped"] }
+    public var citedRules: [RuleID] { ["C1", "C2"] }
+
+    public var hooks: MitigationHooks {
+        MitigationHooks(documentLoadCookies: { load in
+            // C1: the load's header is built from NativeJar; C2: a redirect hop carries it as is.
+            if load.hop == 0 { return LoadCookieHeader(source: .nativeJarNow, rule: "C1") }
+            return carriedOnRedirect ? LoadCookieHeader(source: .headerOfLoad, rule: "C2") : nil
+        })
+    }
+}

@@ -1,0 +1,53 @@
+import CookieJar
+import Testing
+import TrafficModel
+@testable import WebViewEmulation
+
+/// Interception as values: each mitigation acts through hooks it declares, and each
+/// strategy and mitigation names the rules it can cite.
+@Suite("Interception values and their hooks")
+struct InterceptionValuesTests {
+    static let mitigations: [any Mitigation] = [
+        BodyBridge(idParameter: "rid"), BodyInHeader(), CookieHeaderOnLoad(), CookieScriptInject(), CookieStoreSync(), CookieSetterHook(synchronous: true),
+    ]
+
+    @Test("every mitigation acts at one moment at least and cites rules of the catalogue")
+    func hooksAndRules() {
+        for m in Self.mitigations {
+            #expect(m.hooks.count >= 1, "\(m.kind) has no hook")
+            #expect(!m.citedRules.isEmpty, "\(m.kind) cites no rule")
+            for rule in m.citedRules { #expect(RuleCatalog.bundled[rule] != nil, "\(m.kind) cites unknown rule \(rule)") }
+        }
+    }
+
+    @Test("every rule of the catalogue is cited by a strategy or mitigation, or acts in the emulator's own walk")
+    func everyRuleHasAnOwner() {
+        // Rules the emulator applies itself, whatever the preset: the jars' synchronisation
+        // (J1-J4), the first-request and ITP rules (N3, N4), WebKit's ReadableStream refusal (S4).
+        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "S4"]
+        var owned = emulator
+        for p in Preset.builtIn { owned.formUnion(p.citedRules) }
+        for m in Self.mitigations { owned.formUnion(m.citedRules) }
+        let orphans = RuleCatalog.bundled.rules.map(\.id).filter { !owned.contains($0) }
+        #expect(orphans.isEmpty, "rules no value can cite: \(orphans.map(\.rawValue))")
+    }
+
+    @Test("a preset composed with the builder equals the one listed")
+    func builder() {
+        let composed = Preset(name: "x", summary: "", strategy: URLProtocolStrategy()) {
+            BodyBridge(idParameter: "rid")
+            if Bool.random() { CookieStoreSync() } else { CookieStoreSync() }
+            CookieSetterHook(synchronous: true)
+        }
+        #expect(composed.mitigations.map(\.kind) == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
+    }
+
+    @Test("a hook's change names its rule: C7 copies a NativeJar Set-Cookie to WebJar after the profile's delay")
+    func storeSyncHook() throws {
+        let hook = try #require(CookieStoreSync().hooks.setCookieStored)
+        let cookie = Cookie(name: "sid", value: "1", domain: "example.com", hostOnly: true, path: "/", creation: 0)
+        let copy = hook(StoredCookie(cookie: cookie, jar: .native, time: 10, profile: Profile()))
+        #expect(copy == JarCopy(to: .web, due: 10 + Profile().cookieStoreSyncDelay, rule: "C7"))
+        #expect(hook(StoredCookie(cookie: cookie, jar: .web, time: 10, profile: Profile())) == nil)
+    }
+}
