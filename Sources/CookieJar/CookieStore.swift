@@ -166,15 +166,26 @@ public struct CookieStore: Sendable, Hashable {
     /// paths first, then earlier creation.
     public func cookies(for url: RequestTarget, at time: Double, api: API = .http) -> [Cookie] {
         var out: [Cookie] = []
-        for cookie in cookies(near: url.host) {
-            // The host-only flag asks for an exact host; otherwise the host domain-matches.
-            if cookie.hostOnly ? cookie.domain != url.host : !CookieStore.domainMatches(url.host, cookie.domain) { continue }
-            if !CookieStore.pathMatches(url.path, cookie.path) { continue }
-            if cookie.secure && !url.isSecure { continue }
-            if cookie.httpOnly && api == .script { continue }
-            if cookie.isExpired(at: time) { continue }
-            out.append(cookie)
+        func take(_ list: [Cookie]) {
+            for cookie in list {
+                // The host-only flag asks for an exact host; otherwise the host domain-matches.
+                if cookie.hostOnly ? cookie.domain != url.host : !CookieStore.domainMatches(url.host, cookie.domain) { continue }
+                if !CookieStore.pathMatches(url.path, cookie.path) { continue }
+                if cookie.secure && !url.isSecure { continue }
+                if cookie.httpOnly && api == .script { continue }
+                if cookie.isExpired(at: time) { continue }
+                out.append(cookie)
+            }
         }
+        // The request host's list, then each parent domain's, read in place.
+        if byDomain.isEmpty { return out }
+        if let list = byDomain[url.host] { take(list) }
+        var rest = Substring(url.host)
+        while let dot = rest.firstIndex(of: ".") {
+            rest = rest[rest.index(after: dot)...]
+            if let list = byDomain[String(rest)] { take(list) }
+        }
+        if out.count < 2 { return out }
         // 5.8.3 step 2: longer paths first; among equal paths, earlier creation first.
         out.sort {
             let (a, b) = ($0.path.utf8.count, $1.path.utf8.count)

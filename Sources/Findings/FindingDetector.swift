@@ -13,6 +13,8 @@ public struct FindingDetector: Sendable {
     public func findings(for recording: Recording, result: EmulationResult) -> [Finding] {
         var out: [Finding] = []
         let exchanges = recording.exchanges
+        // Each exchange's label is built once, when its first finding needs it.
+        var labels: [String?] = Array(repeating: nil, count: exchanges.count)
         for outcome in result.outcomes {
             let before = out.count
             defer {
@@ -25,7 +27,9 @@ public struct FindingDetector: Sendable {
             }
             let e = exchanges[outcome.sequence]
             let recordedBody = e.request.bodyFingerprint
-            let label = Self.label(e)
+            guard Self.mayFind(outcome, recordedBody) else { continue }
+            let label: String
+            if let known = labels[e.sequence] { label = known } else { label = Self.label(e); labels[e.sequence] = label }
 
             // A request that is never sent: nothing else about it reaches the server.
             if !outcome.stalledRules.isEmpty || outcome.observedMissing {
@@ -159,6 +163,14 @@ public struct FindingDetector: Sendable {
             code: code, severity: severity, preset: preset, recording: recording,
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
             rules: rules, confidence: confidence, expected: expected, actual: actual, detail: sentence)
+    }
+
+    /// Whether an outcome can give a finding at all: most exchanges of most presets cannot.
+    static func mayFind(_ o: Outcome, _ recordedBody: BodyFingerprint) -> Bool {
+        !o.stalledRules.isEmpty || o.observedMissing || !o.urlRules.isEmpty || !o.addedHeaders.isEmpty || !o.preflightRules.isEmpty
+            || !o.tooLargeRules.isEmpty || !o.streamOnlyRules.isEmpty || !o.responseRules.isEmpty || !o.thirdPartyRules.isEmpty
+            || !o.crossSiteCookies.isEmpty || !o.redirectReissueRules.isEmpty || o.deliveredBody != recordedBody || o.pageURL != nil
+            || !o.cookieDifferences.isEmpty
     }
 
     /// "The XHR POST /api/order".

@@ -7,15 +7,7 @@ struct JarPair {
     /// How a cookie reached a jar: the rules on its way, and for a script write, when
     /// it was written and the earliest it could have been written.
     struct Origin: Hashable {
-        /// Where the cookie came from, told in words only when a report asks (`what`).
-        enum Source: Hashable {
-            case setCookie(exchange: Int, redirectStatus: Int?)
-            case atSessionStart
-            case fromStart
-            case scriptWrite
-            case scriptDeletion
-            case documentStartInjection
-        }
+        typealias Source = CookieNote
         var rules: [RuleID]
         var source: Source
         var scriptWindowStart: Double?
@@ -51,16 +43,7 @@ struct JarPair {
             self.init(rules: rules, source: .documentStartInjection)
         }
 
-        var what: String {
-            switch source {
-            case let .setCookie(exchange, status): return "Set-Cookie on exchange \(exchange)" + (status.map { " (a \($0) redirect)" } ?? "")
-            case .atSessionStart: return "there at session start"
-            case .fromStart: return "there from the start"
-            case .scriptWrite: return "written by script"
-            case .scriptDeletion: return "deleted by script"
-            case .documentStartInjection: return "injected at document start"
-            }
-        }
+        var what: String { source.text }
     }
 
     /// A change on its way from one jar to the other.
@@ -92,7 +75,7 @@ struct JarPair {
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].set(cookie, at: time)
         origins[side]![cookie.key] = origin
-        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, what: origin.what))
+        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
         if let syncDelay {
             schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: syncRule, origin: origin))
         }
@@ -102,7 +85,7 @@ struct JarPair {
     mutating func delete(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].remove(cookie.key)
         origins[side]![cookie.key] = nil
-        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, what: origin.what))
+        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, note: origin.source))
         if let syncDelay {
             schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: true, rule: syncRule, origin: origin))
         }
@@ -119,7 +102,7 @@ struct JarPair {
             self[side].remove(cookie.key)
             origins[side]![cookie.key] = nil
             blocked[side]![cookie.name] = "J4"
-            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: "J4", what: "a new process pool starts without session cookies"))
+            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: "J4", note: .newProcessPool))
         }
     }
 
@@ -139,11 +122,11 @@ struct JarPair {
         switch result {
         case .stored(let cookie):
             origins[side]![cookie.key] = origin
-            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, what: origin.what))
+            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
             schedule(PendingSync(due: time + profile.jarSyncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: "J1", origin: origin))
         case .deleted(let key):
             origins[side]![key] = nil
-            events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, what: origin.what))
+            events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, note: origin.source))
             if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key) {
                 schedule(PendingSync(due: time + profile.jarDeletionDelay, to: side.other, cookie: old, isDeletion: true, rule: "J2", origin: origin))
             }
@@ -168,7 +151,7 @@ struct JarPair {
                 origins[sync.to]![sync.cookie.key] = origin
             }
             let c = sync.cookie
-            events.append(JarEvent(time: sync.due, jar: sync.to, name: c.name, domain: c.domain, path: c.path, change: sync.isDeletion ? .deleted : .set, rule: sync.rule, what: "synchronised from \(sync.to.other.jarName)"))
+            events.append(JarEvent(time: sync.due, jar: sync.to, name: c.name, domain: c.domain, path: c.path, change: sync.isDeletion ? .deleted : .set, rule: sync.rule, note: .synchronised(from: sync.to.other)))
             applied += 1
         }
         pending.removeFirst(applied)
@@ -182,5 +165,32 @@ struct JarPair {
     private mutating func schedule(_ sync: PendingSync) {
         let index = pending.firstIndex { $0.due > sync.due } ?? pending.endIndex
         pending.insert(sync, at: index)
+    }
+}
+
+/// Where a cookie in a jar came from, or what changed it: words only when a report asks.
+enum CookieNote: Sendable, Hashable {
+    case setCookie(exchange: Int, redirectStatus: Int?)
+    case atSessionStart
+    case fromStart
+    case scriptWrite
+    case scriptDeletion
+    case documentStartInjection
+    case newProcessPool
+    case synchronised(from: JarSide)
+    case text(String)
+
+    var text: String {
+        switch self {
+        case let .setCookie(exchange, status): return "Set-Cookie on exchange \(exchange)" + (status.map { " (a \($0) redirect)" } ?? "")
+        case .atSessionStart: return "there at session start"
+        case .fromStart: return "there from the start"
+        case .scriptWrite: return "written by script"
+        case .scriptDeletion: return "deleted by script"
+        case .documentStartInjection: return "injected at document start"
+        case .newProcessPool: return "a new process pool starts without session cookies"
+        case .synchronised(let side): return "synchronised from \(side.jarName)"
+        case .text(let text): return text
+        }
     }
 }

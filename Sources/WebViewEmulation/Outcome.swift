@@ -129,9 +129,15 @@ public struct JarEvent: Sendable, Hashable {
     /// The rule by which the change happened (J1 for a synchronisation, P3 for an
     /// intercepted Set-Cookie...), nil for what the page itself did.
     public var rule: RuleID?
-    public var what: String
+    /// What happened, in words, built when asked.
+    public var what: String { note.text }
+    var note: CookieNote
 
     public init(time: Double, jar: JarSide, name: String, domain: String, path: String, change: Change, rule: RuleID?, what: String) {
+        self.init(time: time, jar: jar, name: name, domain: domain, path: path, change: change, rule: rule, note: .text(what))
+    }
+
+    init(time: Double, jar: JarSide, name: String, domain: String, path: String, change: Change, rule: RuleID?, note: CookieNote) {
         self.time = time
         self.jar = jar
         self.name = name
@@ -139,7 +145,18 @@ public struct JarEvent: Sendable, Hashable {
         self.path = path
         self.change = change
         self.rule = rule
-        self.what = what
+        self.note = note
+    }
+
+    /// Equal when they say the same, however the words are kept.
+    public static func == (a: JarEvent, b: JarEvent) -> Bool {
+        a.time == b.time && a.jar == b.jar && a.name == b.name && a.domain == b.domain && a.path == b.path && a.change == b.change && a.rule == b.rule && a.what == b.what
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(time)
+        hasher.combine(name)
+        hasher.combine(what)
     }
 }
 
