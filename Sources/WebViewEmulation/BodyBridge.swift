@@ -75,7 +75,7 @@ public struct BodyBridge: Mitigation {
             // Only a request with a body goes through the bridge.
             guard covered(exchange.initiator), plan.intercepted, !recorded.isEmpty else { return }
         }
-        if when == .below113OrBlob && context.profile.ios >= IOSVersion(11, 3) && !exchange.bodyKind.isBlobBacked(binaryAsBlob: context.scenario.binaryAsBlob) {
+        if when == .below113OrBlob && context.profile.ios >= IOSVersion(11, 3) && !exchange.bodyKind.isBlobBacked(binaryAsBlob: context.binaryAsBlob) {
             return
         }
         // B4: the bridge's callback lives on the main window; an iframe's request gets no body.
@@ -118,9 +118,10 @@ public struct BodyBridge: Mitigation {
     }
 
     static func adding(parameter: String, value: String, to url: String) -> String {
-        let fragment = url.firstIndex(of: "#").map { String(url[$0...]) } ?? ""
-        let base = fragment.isEmpty ? url : String(url[url.startIndex..<url.firstIndex(of: "#")!])
-        return base + (base.contains("?") ? "&" : "?") + "\(parameter)=\(value)" + fragment
+        let hash = url.utf8.firstIndex(of: UInt8(ascii: "#"))
+        let base = hash.map { url[..<$0] } ?? url[...]
+        let fragment = hash.map { url[$0...] } ?? ""
+        return base + (base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + parameter + "=" + value + fragment
     }
 
     /// B5: parts re-emitted with a new boundary, duplicate field names collapsed (last wins,

@@ -60,7 +60,9 @@ struct JarPair {
     var web = CookieStore()
     /// Every change to either jar, in the order it happened: the jar timelines of reports.
     private(set) var events: [JarEvent] = []
-    private(set) var origins: [JarSide: [Cookie.Key: Origin]] = [.native: [:], .web: [:]]
+    /// How each cookie reached NativeJar and WebJar.
+    private var nativeOrigins: [Cookie.Key: Origin] = [:]
+    private var webOrigins: [Cookie.Key: Origin] = [:]
     private(set) var pending: [PendingSync] = []
 
     subscript(side: JarSide) -> CookieStore {
@@ -68,13 +70,17 @@ struct JarPair {
         set { if side == .native { native = newValue } else { web = newValue } }
     }
 
-    func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { origins[side]?[key] }
+    func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { side == .native ? nativeOrigins[key] : webOrigins[key] }
+
+    private mutating func setOrigin(_ origin: Origin?, of key: Cookie.Key, in side: JarSide) {
+        if side == .native { nativeOrigins[key] = origin } else { webOrigins[key] = origin }
+    }
 
     /// Puts `cookie` in `side` at `time`, and schedules its synchronisation to the other
     /// jar after `syncDelay` (nil: it never propagates).
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].set(cookie, at: time)
-        origins[side]![cookie.key] = origin
+        setOrigin(origin, of: cookie.key, in: side)
         events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
         if let syncDelay {
             schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: syncRule, origin: origin))
@@ -84,7 +90,7 @@ struct JarPair {
     /// Removes a cookie from `side` and schedules the deletion to the other jar.
     mutating func delete(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].remove(cookie.key)
-        origins[side]![cookie.key] = nil
+        setOrigin(nil, of: cookie.key, in: side)
         events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, note: origin.source))
         if let syncDelay {
             schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: true, rule: syncRule, origin: origin))
@@ -100,17 +106,21 @@ struct JarPair {
     mutating func dropSessionCookies(from side: JarSide, at time: Double) {
         for cookie in self[side].all where cookie.expiry == nil {
             self[side].remove(cookie.key)
-            origins[side]![cookie.key] = nil
-            blocked[side]![cookie.name] = "J4"
+            setOrigin(nil, of: cookie.key, in: side)
+            block(cookie.name, from: side, by: "J4")
             events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: "J4", note: .newProcessPool))
         }
     }
 
     /// Cookies a rule kept out of a jar (C3: HttpOnly cookies a script cannot write).
-    private(set) var blocked: [JarSide: [String: RuleID]] = [.native: [:], .web: [:]]
+    private var nativeBlocked: [String: RuleID] = [:]
+    private var webBlocked: [String: RuleID] = [:]
+
+    /// The rule that kept a cookie named `name` out of `side`, if one did.
+    func blocker(of name: String, in side: JarSide) -> RuleID? { side == .native ? nativeBlocked[name] : webBlocked[name] }
 
     mutating func block(_ name: String, from side: JarSide, by rule: RuleID) {
-        blocked[side]![name] = rule
+        if side == .native { nativeBlocked[name] = rule } else { webBlocked[name] = rule }
     }
 
     /// Applies a parsed `Set-Cookie` to `side`, scheduling J1 (change) or J2 (deletion);
@@ -121,11 +131,11 @@ struct JarPair {
         let result = self[side].store(header, from: url, at: time, api: .http)
         switch result {
         case .stored(let cookie):
-            origins[side]![cookie.key] = origin
+            setOrigin(origin, of: cookie.key, in: side)
             events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
             schedule(PendingSync(due: time + profile.jarSyncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: "J1", origin: origin))
         case .deleted(let key):
-            origins[side]![key] = nil
+            setOrigin(nil, of: key, in: side)
             events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, note: origin.source))
             if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key) {
                 schedule(PendingSync(due: time + profile.jarDeletionDelay, to: side.other, cookie: old, isDeletion: true, rule: "J2", origin: origin))
@@ -143,12 +153,12 @@ struct JarPair {
             let sync = pending[applied]
             if sync.isDeletion {
                 self[sync.to].remove(sync.cookie.key)
-                origins[sync.to]![sync.cookie.key] = nil
+                setOrigin(nil, of: sync.cookie.key, in: sync.to)
             } else {
                 self[sync.to].set(sync.cookie, at: sync.due)
                 var origin = sync.origin
                 origin.rules.append(sync.rule)
-                origins[sync.to]![sync.cookie.key] = origin
+                setOrigin(origin, of: sync.cookie.key, in: sync.to)
             }
             let c = sync.cookie
             events.append(JarEvent(time: sync.due, jar: sync.to, name: c.name, domain: c.domain, path: c.path, change: sync.isDeletion ? .deleted : .set, rule: sync.rule, note: .synchronised(from: sync.to.other)))

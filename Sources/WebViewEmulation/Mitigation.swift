@@ -61,8 +61,9 @@ public struct IssuedRequest: Sendable {
     public var exchange: Exchange
     public var plan: TransportPlan
     public var context: EmulationContext
+    let input: ReplayInput
     /// What the replay input computed once for this exchange.
-    public var facts: ExchangeFacts
+    public var facts: ExchangeFacts { input.facts[exchange.sequence] }
 }
 
 /// A hop of the main frame's first document load.

@@ -4,7 +4,11 @@ public struct Preset: Sendable {
     public var name: String
     public var summary: String
     public var strategy: any InterceptionStrategy
-    public var mitigations: [any Mitigation]
+    public var mitigations: [any Mitigation] {
+        didSet { hooks = ComposedHooks(mitigations) }
+    }
+    /// The mitigations' hooks gathered once, for every replay under this preset.
+    private(set) var hooks: ComposedHooks
     /// Profile numbers this preset overrides (from a preset file), applied over the run's.
     public var profileOverride: ProfileOverride?
 
@@ -18,6 +22,7 @@ public struct Preset: Sendable {
         self.summary = summary
         self.strategy = strategy
         self.mitigations = mitigations
+        hooks = ComposedHooks(mitigations)
     }
 
     /// A preset composed as a strategy and the mitigations layered on it, in order:

@@ -58,10 +58,14 @@ public struct TransportPlan: Sendable, Hashable {
     }
 }
 
-/// What the emulator knows while planning a load.
+/// What the emulator knows while planning a load: the profile, the scenario's facts a
+/// plan asks, and where the request stands (a small value, built per request).
 public struct EmulationContext: Sendable {
     public var profile: Profile
-    public var scenario: Scenario
+    /// Binary bodies count as Blob (the scenario's `binaryBodies`).
+    public var binaryAsBlob: Bool
+    /// Third-party pages live in a plain web view (the scenario's `thirdPartyWebView`, S8).
+    public var thirdPartyInPlainWebView: Bool
     /// The URL of the top-level document when the request is issued.
     public var documentURL: String?
     /// The request goes to another origin than the top-level document's.
@@ -71,7 +75,8 @@ public struct EmulationContext: Sendable {
 
     public init(profile: Profile, scenario: Scenario, documentURL: String? = nil, crossOrigin: Bool = false, uploadListener: Bool = false) {
         self.profile = profile
-        self.scenario = scenario
+        binaryAsBlob = scenario.binaryAsBlob
+        thirdPartyInPlainWebView = scenario.thirdPartyInPlainWebView
         self.documentURL = documentURL
         self.crossOrigin = crossOrigin
         self.uploadListener = uploadListener
@@ -155,12 +160,12 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
         if !exchange.request.body.isEmpty {
             if context.profile.ios < IOSVersion(11, 3) {
                 lostBy = "S1"  // S1: before iOS 11.3 every body is lost
-            } else if exchange.bodyKind.isBlobBacked(binaryAsBlob: context.scenario.binaryAsBlob) {
+            } else if exchange.bodyKind.isBlobBacked(binaryAsBlob: context.binaryAsBlob) {
                 lostBy = "S2"  // S2: a Blob-backed body arrives empty
             }
         }
         // S8: the handler serves only the web views it is configured on.
-        if exchange.frame.kind == .iframe && exchange.frame.thirdParty && context.scenario.thirdPartyInPlainWebView {
+        if exchange.frame.kind == .iframe && exchange.frame.thirdParty && context.thirdPartyInPlainWebView {
             var plan = NativeStrategy().plan(for: exchange, in: context)
             plan.notes.append(Change(rule: "S8", what: "a third-party page in a plain web view is not intercepted"))
             return plan

@@ -30,11 +30,13 @@ public struct WebViewEmulator: Sendable {
     public func run(_ input: ReplayInput) -> EmulationResult {
         let exchanges = input.recording.exchanges
         let provenance = input.provenance
-        let hooks = ComposedHooks(preset.mitigations)
+        let hooks = preset.hooks
         var jars = JarPair()
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(exchanges.count)
-        var plans: [Int: TransportPlan] = [:]
+        // The plan of each load, by the sequence of its first hop.
+        var plans = [TransportPlan?](repeating: nil, count: exchanges.count)
+        let base = EmulationContext(profile: profile, scenario: scenario)
         placePreexisting(provenance, exchanges: exchanges, into: &jars)
         // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
         var loadHeader: [Cookie] = []
@@ -43,7 +45,10 @@ public struct WebViewEmulator: Sendable {
             let facts = input.facts[e.sequence]
             let time = e.startedAt
             jars.completeSyncs(upTo: time)
-            let context = EmulationContext(profile: profile, scenario: scenario, documentURL: facts.documentURL, crossOrigin: facts.crossOrigin, uploadListener: facts.uploadListener)
+            var context = base
+            context.documentURL = facts.documentURL
+            context.crossOrigin = facts.crossOrigin
+            context.uploadListener = facts.uploadListener
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
             let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument)
@@ -54,14 +59,16 @@ public struct WebViewEmulator: Sendable {
             var outcome: Outcome
             let plan: TransportPlan
             if hop == 0 {
-                (outcome, plan) = issue(e, facts: facts, context: context, hooks: hooks)
+                (outcome, plan) = issue(e, input: input, context: context, hooks: hooks)
                 plans[chainStart] = plan
             } else {
                 if let known = plans[chainStart] {
                     plan = known
                 } else {
                     let head = input.facts[chainStart]
-                    plan = preset.strategy.plan(for: exchanges[chainStart], in: EmulationContext(profile: profile, scenario: scenario, documentURL: head.documentURL, crossOrigin: head.crossOrigin, uploadListener: head.uploadListener))
+                    var headContext = base
+                    (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
+                    plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
                 }
                 outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
                 if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
@@ -142,16 +149,16 @@ public struct WebViewEmulator: Sendable {
     /// The first hop of a load: the strategy plans it and the mitigations adjust it. Where
     /// the model is unsure what the page used, it evaluates each possibility and keeps the
     /// worse, saying so.
-    func issue(_ e: Exchange, facts: ExchangeFacts, context: EmulationContext, hooks: ComposedHooks) -> (Outcome, TransportPlan) {
+    func issue(_ e: Exchange, input: ReplayInput, context: EmulationContext, hooks: ComposedHooks) -> (Outcome, TransportPlan) {
         guard e.initiator == .ajax || (e.bodyKind == .binary && !scenario.binaryKindGiven) else {
             let plan = preset.strategy.plan(for: e, in: context)
-            return (requestOutcome(e, plan: plan, context: context, facts: facts, hooks: hooks), plan)
+            return (requestOutcome(e, plan: plan, context: context, input: input, hooks: hooks), plan)
         }
         var worst: (Outcome, TransportPlan, String)?
         let possibilities = alternatives(of: e)
         for (variant, label) in possibilities {
             let p = preset.strategy.plan(for: variant, in: context)
-            let o = requestOutcome(variant, plan: p, context: context, facts: facts, hooks: hooks)
+            let o = requestOutcome(variant, plan: p, context: context, input: input, hooks: hooks)
             if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
         }
         var (outcome, plan, label) = worst!
@@ -216,7 +223,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// What the strategy and the mitigations do to the request the page issued.
-    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, facts: ExchangeFacts, hooks: ComposedHooks) -> Outcome {
+    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks) -> Outcome {
         var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
@@ -236,7 +243,7 @@ public struct WebViewEmulator: Sendable {
             outcome.changes.append(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
         }
         if !hooks.requestIssued.isEmpty {
-            let request = IssuedRequest(exchange: e, plan: plan, context: context, facts: facts)
+            let request = IssuedRequest(exchange: e, plan: plan, context: context, input: input)
             for hook in hooks.requestIssued { hook(&outcome, request) }
         }
         return outcome
@@ -356,7 +363,7 @@ public struct WebViewEmulator: Sendable {
             let sentValue = sentInstead.map { unmatchedSent[$0].value }
             if let i = sentInstead { unmatchedSent.remove(at: i) }
             var rules: [RuleID] = [requestRule]
-            if let blocker = jars.blocked[side]?[name] { rules.append(blocker) }
+            if let blocker = jars.blocker(of: name, in: side) { rules.append(blocker) }
             var certain = true
             var why: String
             var fromRedirect = false
@@ -436,7 +443,7 @@ public struct WebViewEmulator: Sendable {
             var rules: [RuleID] = []
             var parts: [String] = []
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
-                if cookie == nil, let blocker = jars.blocked[side]?[key.name] { rules.append(blocker) }
+                if cookie == nil, let blocker = jars.blocker(of: key.name, in: side) { rules.append(blocker) }
                 guard cookie != nil, let origin = jars.origin(of: key, in: side) else { continue }
                 rules += origin.rules
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
@@ -453,8 +460,19 @@ public struct WebViewEmulator: Sendable {
         return rules.filter { seen.insert($0).inserted }
     }
 
+    /// "12 s", "1.5 s", "972 ms": printf's `%.0f` and `%.1f` without its cost (explanations
+    /// are built for every cookie difference of every preset).
     static func seconds(_ s: Double) -> String {
-        s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000)
+        // Near a tie the scaled value's own rounding could differ from printf's exact one.
+        func nearTie(_ x: Double) -> Bool { abs(x - x.rounded(.down) - 0.5) < 1e-6 }
+        guard s.isFinite, s >= 0, s < 1e12 else { return s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000) }
+        if s >= 10 { return nearTie(s) ? String(format: "%.0f s", s) : "\(Int(s.rounded())) s" }
+        if s >= 1 {
+            if nearTie(s * 10) { return String(format: "%.1f s", s) }
+            let tenths = Int((s * 10).rounded())
+            return "\(tenths / 10).\(tenths % 10) s"
+        }
+        return nearTie(s * 1000) ? String(format: "%.0f ms", s * 1000) : "\(Int((s * 1000).rounded())) ms"
     }
 }
 

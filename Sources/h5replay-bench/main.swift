@@ -62,6 +62,37 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     exit(0)
 }
 
+/// Every preset over every bundled flow, emulation and detection together: one round.
+func emulate(_ inputs: [ReplayInput], detector: FindingDetector, keep: inout [Finding]) -> Int {
+    var evaluations = 0
+    for input in inputs {
+        for preset in Preset.builtIn {
+            let result = input.replay(preset)
+            let f = detector.findings(for: input.recording, result: result)
+            if keep.count < 300_000 { keep += f }
+            evaluations += result.outcomes.count
+        }
+    }
+    return evaluations
+}
+
+func loadFlows(_ directory: URL) throws -> [Recording] {
+    try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".har") }.sorted().map {
+        try HARImporter().recording(from: Data(contentsOf: directory.appendingPathComponent($0)), file: $0, name: $0)
+    }
+}
+
+// `--emulation-rounds N RECORDINGS_DIR`: exactly N rounds and nothing else, for an
+// instruction count under valgrind (the difference between N and 0 rounds).
+if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(arguments[2]) {
+    let inputs = try loadFlows(URL(fileURLWithPath: arguments[3])).map { ReplayInput(recording: $0) }
+    var kept: [Finding] = []
+    var evaluations = 0
+    for _ in 0..<rounds { evaluations += emulate(inputs, detector: FindingDetector(), keep: &kept) }
+    print("emulation_evaluations=\(evaluations)")
+    exit(0)
+}
+
 guard arguments.count == 3 else {
     FileHandle.standardError.write(Data("usage: h5replay-bench FILE.har RECORDINGS_DIR\n".utf8))
     exit(2)
@@ -86,24 +117,14 @@ print("har_entries=\(recording.exchanges.count)")
 print(String(format: "har_import_seconds=%.4f", best))
 
 // Emulation: every preset over every bundled flow on one core, for at least two seconds.
-let directory = URL(fileURLWithPath: arguments[2])
-let flows: [Recording] = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".har") }.sorted().map {
-    try HARImporter().recording(from: Data(contentsOf: directory.appendingPathComponent($0)), file: $0, name: $0)
-}
+let flows = try loadFlows(URL(fileURLWithPath: arguments[2]))
 let inputs = flows.map { ReplayInput(recording: $0) }
 let detector = FindingDetector()
 var evaluations = 0
 var findings: [Finding] = []
 let emulationStart = now()
 repeat {
-    for input in inputs {
-        for preset in Preset.builtIn {
-            let result = input.replay(preset)
-            let f = detector.findings(for: input.recording, result: result)
-            if findings.count < 300_000 { findings += f }
-            evaluations += result.outcomes.count
-        }
-    }
+    evaluations += emulate(inputs, detector: detector, keep: &findings)
 } while now() - emulationStart < 2
 let emulationSeconds = now() - emulationStart
 print("emulation_evaluations=\(evaluations)")
