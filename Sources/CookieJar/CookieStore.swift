@@ -26,6 +26,11 @@ public struct CookieStore: Sendable, Hashable {
     /// Every cookie, ordered by domain, path and name.
     public var all: [Cookie] { byDomain.values.flatMap { $0 }.sorted { $0.key < $1.key } }
 
+    /// Visits every cookie, in no particular order.
+    public func forEachCookie(_ visit: (Cookie) -> Void) {
+        for list in byDomain.values { for cookie in list { visit(cookie) } }
+    }
+
     public func cookie(for key: Cookie.Key) -> Cookie? {
         byDomain[key.domain]?.first { $0.key == key }
     }

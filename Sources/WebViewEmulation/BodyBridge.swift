@@ -89,7 +89,7 @@ public struct BodyBridge: Mitigation {
         if !stripsID {
             outcome.deliveredURL = Self.adding(parameter: idParameter, value: String(exchange.sequence + 1), to: outcome.deliveredURL)
             outcome.urlRules.append("B2")
-            outcome.changes.append(Change(rule: "B2", what: "\(idParameter) added to the URL"))
+            outcome.changes.append(Change(rule: "B2", note: .idParameterAdded(idParameter)))
         }
         // B9: the marker header, and a preflight when cross-origin.
         if let markerHeader {

@@ -33,7 +33,7 @@ public struct BodyInHeader: Mitigation {
         // H4: the custom header makes a cross-origin request non-simple.
         if context.crossOrigin {
             outcome.preflightRules.append("H4")
-            outcome.changes.append(Change(rule: "H4", what: "\(headerName) header forces a CORS preflight"))
+            outcome.changes.append(Change(rule: "H4", note: .headerForcesPreflight(headerName)))
         }
         if length > sizeLimit { outcome.tooLargeRules.append("H5") }
         let binary = exchange.bodyKind.isBinary
@@ -56,6 +56,6 @@ public struct BodyInHeader: Mitigation {
         // H1: restored by the interceptor.
         outcome.deliveredBody = exchange.request.bodyFingerprint
         outcome.bodyRules = []
-        outcome.changes.append(Change(rule: "H1", what: "body restored from the \(headerName) header"))
+        outcome.changes.append(Change(rule: "H1", note: .bodyRestoredFromHeader(headerName)))
     }
 }

@@ -75,7 +75,47 @@ public struct SentCookie: Sendable, Hashable {
 /// One change the emulator made, and the rule that justifies it.
 public struct Change: Sendable, Hashable {
     public var rule: RuleID
-    public var what: String
+    /// What changed, in words, built when asked (most changes are never read).
+    public var what: String { note.text }
+    let note: ChangeNote
+
+    public init(rule: RuleID, what: String) {
+        self.init(rule: rule, note: .text(what))
+    }
+
+    init(rule: RuleID, note: ChangeNote) {
+        self.rule = rule
+        self.note = note
+    }
+
+    public static func == (a: Change, b: Change) -> Bool { a.rule == b.rule && a.what == b.what }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rule)
+        hasher.combine(what)
+    }
+}
+
+/// The words of a change, kept as their parts until a report asks.
+enum ChangeNote: Sendable, Hashable {
+    case text(String)
+    case bodyRemoved(bytes: Int)
+    case cookieHeaderBuilt(from: JarSide)
+    case idParameterAdded(String)
+    case notHookedByBridge(base: String)
+    case headerForcesPreflight(String)
+    case bodyRestoredFromHeader(String)
+
+    var text: String {
+        switch self {
+        case .text(let text): return text
+        case .bodyRemoved(let bytes): return "request body of \(bytes) bytes removed"
+        case .cookieHeaderBuilt(let side): return "Cookie header built from \(side.jarName)"
+        case .idParameterAdded(let name): return "\(name) added to the URL"
+        case .notHookedByBridge(let base): return "not hooked by the JS bridge; sent through \(base)"
+        case .headerForcesPreflight(let name): return "\(name) header forces a CORS preflight"
+        case .bodyRestoredFromHeader(let name): return "body restored from the \(name) header"
+        }
+    }
 }
 
 /// A cookie the replayed request carries differently from the recorded one.

@@ -217,7 +217,7 @@ public struct JSProxyStrategy: InterceptionStrategy {
             // X3: fetch (unless polyfilled), forms and beacons take the base strategy.
             var plan = base.plan(for: exchange, in: context)
             if [.fetch, .formSubmission, .beacon].contains(exchange.initiator) {
-                plan.notes.append(Change(rule: "X3", what: "not hooked by the JS bridge; sent through \(base.kind)"))
+                plan.notes.append(Change(rule: "X3", note: .notHookedByBridge(base: base.kind)))
             }
             return plan
         }

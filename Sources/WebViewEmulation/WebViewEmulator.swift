@@ -92,7 +92,7 @@ public struct WebViewEmulator: Sendable {
                 outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
                 outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time)
                 if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
-                    outcome.changes.append(Change(rule: header.rule, what: "Cookie header built from \(header.side.jarName)"))
+                    outcome.changes.append(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
                 if !facts.setCookies.isEmpty {
@@ -228,7 +228,7 @@ public struct WebViewEmulator: Sendable {
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
             outcome.bodyRules = [rule]
-            outcome.changes.append(Change(rule: rule, what: "request body of \(e.request.body.count) bytes removed"))
+            outcome.changes.append(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
         }
         if let rule = plan.responseMutatedBy {
             outcome.responseRules = [rule]
@@ -432,14 +432,19 @@ public struct WebViewEmulator: Sendable {
 
     /// Once every synchronisation has completed, the cookies on which the jars disagree.
     private func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
-        var keys = Set<Cookie.Key>()
-        for c in jars.native.all where !c.isExpired(at: time) { keys.insert(c.key) }
-        for c in jars.web.all where !c.isExpired(at: time) { keys.insert(c.key) }
+        // Only the keys whose live values differ are sorted and explained.
+        var differing = Set<Cookie.Key>()
+        for (side, other) in [(jars.native, jars.web), (jars.web, jars.native)] {
+            side.forEachCookie { c in
+                guard !c.isExpired(at: time) else { return }
+                let twin = other.cookie(for: c.key).flatMap { $0.isExpired(at: time) ? nil : $0 }
+                if twin?.value != c.value { differing.insert(c.key) }
+            }
+        }
         var out: [JarDivergence] = []
-        for key in keys.sorted() {
+        for key in differing.sorted() {
             let n = jars.native.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
             let w = jars.web.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
-            guard n?.value != w?.value else { continue }
             var rules: [RuleID] = []
             var parts: [String] = []
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
