@@ -48,6 +48,7 @@ let package = Package(
             resources: [.copy("Resources/rules.json")]
         ),
         .target(name: "Findings", dependencies: ["TrafficModel", "CookieJar", "WebViewEmulation"]),
+        // Storage only: the recording, finding and outcome values, written and read back.
         .target(
             name: "ReportStore",
             dependencies: [
@@ -55,6 +56,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
+        ),
+        // The pipeline: file in, Recording out and stored (ImportPipeline); recordings
+        // replayed under presets, findings detected, the run stored (ReplayRunner).
+        .target(
+            name: "Pipeline",
+            dependencies: ["TrafficModel", "HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
         ),
         // The only module that links NIOPosix: `serve`'s HTTP/1.1 origin.
         .target(
@@ -71,14 +78,14 @@ let package = Package(
             name: "h5replay",
             dependencies: [
                 "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
-                "ReportStore", "Reports", "PacketCapture", "HTTPWire", "ReplayServer",
+                "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Times the pipeline's stages for Tools/bench (DESIGN.md section 7).
         .executableTarget(
             name: "h5replay-bench",
-            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore", "PacketCapture"]
+            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore", "Pipeline", "PacketCapture"]
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
@@ -101,13 +108,17 @@ let package = Package(
         ),
         .testTarget(
             name: "ReportStoreTests",
-            dependencies: ["ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat", "PacketCapture"]
+            dependencies: ["ReportStore", "Pipeline", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat", "PacketCapture"]
+        ),
+        .testTarget(
+            name: "PipelineTests",
+            dependencies: ["Pipeline", "ReportStore", "WebViewEmulation", "TrafficModel", "HARFormat", "PacketCapture", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "ReportsTests",
-            dependencies: ["Reports", "ReportStore", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"],
+            dependencies: ["Reports", "ReportStore", "Pipeline", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "PacketCapture", "TrafficModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "Pipeline", "PacketCapture", "CookieJar", "TrafficModel", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -88,6 +88,12 @@ public struct CookieProvenance: Sendable, Hashable {
         return out
     }
 
+    /// Provenance already walked (index = sequence); none at all for `[]`.
+    public init(sent: [[SentCookie]], inferred: [[Inference]]) {
+        self.sent = sent
+        self.inferred = inferred
+    }
+
     public init(recording: Recording) {
         var walker = Walker()
         var sent: [[SentCookie]] = []

@@ -168,8 +168,10 @@ struct ExchangeRows {
 
 extension ReportStore {
     /// Stores one recording as its exchanges arrive in time order, inside the caller's
-    /// transaction (`importStreaming`): each exchange is classified, its cookie provenance
-    /// walked, and its row written at once, so memory never holds the recording.
+    /// transaction (`importStreaming`): each exchange's row, its cookie provenance and its
+    /// diagnostics are written at once, so memory never holds the recording. What the
+    /// pipeline learns later (a 3xx's next hop, a frame's third-party mark) updates rows
+    /// already written; reading back older rows serves the provenance walker.
     ///
     /// The recording's row exists from the start under a placeholder name; `finish` gives
     /// it its name, and applies the same rules as a whole-recording save: the same source
@@ -178,11 +180,10 @@ extension ReportStore {
         let db: Database
         let rows: ExchangeRows
         let recordingID: Int64
-        let redact: SecretNames?
-        var classifier = ExchangeClassifier.Stream()
-        var walker: CookieProvenance.Walker
         let setNext: Statement
-        let setFrames: Statement
+        let setFrame: Statement
+        let framesBefore: Statement
+        let older: Statement
         let diagnosticInsert: Statement
         /// Exchanges stored so far.
         public private(set) var exchangeCount = 0
@@ -192,56 +193,27 @@ extension ReportStore {
         public private(set) var firstDiagnostics: [Diagnostic] = []
         static let keptDiagnostics = 200
 
-        /// `redact` replaces secrets at rest (`SecretNames.redactAtRest`) in every exchange
-        /// after it is classified, as a whole-recording import does.
-        init(_ db: Database, sourceFormat: String, sourcePath: String?, redact: SecretNames?) throws {
+        init(_ db: Database, sourceFormat: String, sourcePath: String?) throws {
             self.db = db
-            self.redact = redact
             rows = try ExchangeRows(db)
             var row = RecordingRow(id: nil, name: "(importing \(UUID().uuidString))", sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: nil, importedAt: ReportStore.timestamp(Date()), exchangeCount: 0)
             try row.insert(db)
             let recordingID = row.id!
             self.recordingID = recordingID
             setNext = try db.makeStatement(sql: "UPDATE exchange SET redirect_next = ? WHERE recording_id = ? AND sequence = ?")
-            // The top-level site settled after some exchanges were stored: their third-party
-            // mark is recomputed from their URL's site.
-            db.add(function: ReportStore.siteFunction)
-            setFrames = try db.makeStatement(sql: """
-                UPDATE exchange SET frame = (CASE WHEN frame LIKE 'iframe%' THEN 'iframe' ELSE 'main' END)
-                  || (CASE WHEN ?1 IS NOT NULL AND h5replay_site(url) IS NOT NULL AND h5replay_site(url) != ?1 THEN '-3p' ELSE '' END)
-                WHERE recording_id = ?2 AND sequence < ?3
-                """)
+            setFrame = try db.makeStatement(sql: "UPDATE exchange SET frame = ? WHERE recording_id = ? AND sequence = ?")
+            framesBefore = try db.makeStatement(sql: "SELECT sequence, url, frame FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence")
             diagnosticInsert = try db.makeStatement(sql: "INSERT INTO diagnostic (recording_id, sequence, severity, code, message) VALUES (?, ?, ?, ?, ?)")
-            let older = try db.makeStatement(sql: "SELECT sequence, started_at, url, request_headers FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence DESC")
-            walker = CookieProvenance.Walker(recentCapacity: 4096) { before, visit in
-                // A script-set window reaching past the walker's memory: read back the rows.
-                let cursor = try Row.fetchCursor(older, arguments: [recordingID, before])
-                while let row = try cursor.next() {
-                    guard let target = RequestTarget(row[2] as String) else { continue }
-                    let request = CookieProvenance.PastRequest(sequence: row[0], startedAt: row[1], target: target, headers: try ReportStore.decodeHeaders(row[3]))
-                    if !visit(request) { return }
-                }
-            }
+            older = try db.makeStatement(sql: "SELECT sequence, started_at, url, request_headers FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence DESC")
         }
 
-        /// Stores the next exchange in time order with its diagnostics; its sequence is the
-        /// number stored before it.
-        public func add(_ exchange: Exchange, diagnostics: [Diagnostic] = []) throws {
-            var e = exchange
-            e.sequence = exchangeCount
+        /// Stores the next exchange in time order (its sequence is the number stored before
+        /// it) with its cookie provenance and diagnostics.
+        public func add(_ e: Exchange, sent: [CookieProvenance.SentCookie], inferred: [CookieProvenance.Inference], diagnostics: [Diagnostic] = []) throws {
+            precondition(e.sequence == exchangeCount, "exchanges are stored in sequence order")
             exchangeCount += 1
-            for revision in classifier.add(&e) {
-                switch revision {
-                case .redirectNext(let sequence, let next):
-                    try setNext.execute(arguments: [next, recordingID, sequence])
-                case .topSite(let site, let before):
-                    try setFrames.execute(arguments: [site, recordingID, before])
-                }
-            }
-            if let redact { redact.redactAtRest(&e) }
             try rows.insert(e, recordingID: recordingID)
-            let step = try walker.add(e)
-            try rows.insertProvenance(sequence: e.sequence, sent: step.sent, inferred: step.inferred, recordingID: recordingID)
+            try rows.insertProvenance(sequence: e.sequence, sent: sent, inferred: inferred, recordingID: recordingID)
             for var d in diagnostics {
                 d.sequence = e.sequence
                 try diagnosticInsert.execute(arguments: [recordingID, d.sequence, d.severity.rawValue, d.code, d.message])
@@ -250,7 +222,40 @@ extension ReportStore {
             }
         }
 
-        /// Names the recording and adds its recording-level diagnostics ahead of the
+        /// The 3xx stored at `sequence` was followed by the request at `next`.
+        public func setRedirectNext(_ next: Int, of sequence: Int) throws {
+            try setNext.execute(arguments: [next, recordingID, sequence])
+        }
+
+        /// Visits the stored exchanges before `sequence` in order: sequence, URL and frame.
+        public func visitFrames(before sequence: Int, _ visit: (_ sequence: Int, _ url: String, _ frame: Frame) throws -> Void) throws {
+            let cursor = try Row.fetchCursor(framesBefore, arguments: [recordingID, sequence])
+            while let row = try cursor.next() {
+                let label: String = row[2]
+                guard let frame = Frame(label: label) else {
+                    throw StoreError.unknownValue(table: "exchange", row: row[0], column: "frame", value: label)
+                }
+                try visit(row[0], row[1], frame)
+            }
+        }
+
+        /// Changes the frame of the exchange stored at `sequence`.
+        public func setFrame(_ frame: Frame, of sequence: Int) throws {
+            try setFrame.execute(arguments: [frame.label, recordingID, sequence])
+        }
+
+        /// Visits the stored requests before `sequence`, newest first, until `visit` returns
+        /// false: what a script-set cookie window reaching past the walker's memory needs.
+        public func visitRequests(before sequence: Int, _ visit: (CookieProvenance.PastRequest) -> Bool) throws {
+            let cursor = try Row.fetchCursor(older, arguments: [recordingID, sequence])
+            while let row = try cursor.next() {
+                guard let target = RequestTarget(row[2] as String) else { continue }
+                let request = CookieProvenance.PastRequest(sequence: row[0], startedAt: row[1], target: target, headers: try ReportStore.decodeHeaders(row[3]))
+                if !visit(request) { return }
+            }
+        }
+
+    /// Names the recording and adds its recording-level diagnostics ahead of the
         /// per-exchange ones, as a whole-recording save orders them.
         public func finish(name: String, sourceSHA256: String?, diagnostics: [Diagnostic], replace: Bool) throws -> ImportResult {
             var replaced = false
@@ -282,23 +287,16 @@ extension ReportStore {
         }
     }
 
-    /// `h5replay_site(url)`: the site of a URL's host, as `Site.of` gives it; NULL when the
-    /// URL does not parse.
-    static let siteFunction = DatabaseFunction("h5replay_site", argumentCount: 1, pure: true) { values in
-        guard let url = String.fromDatabaseValue(values[0]), let target = RequestTarget(url) else { return nil }
-        return Site.of(host: target.host)
-    }
-
     /// A streaming import in one transaction: `produce` stores bodies through the sink and
     /// recordings through writers it opens with `open`, and returns what it imported. Any
     /// error rolls everything back, bodies included.
-    public func importStreaming<T>(_ produce: (BodySink, _ open: (_ sourceFormat: String, _ sourcePath: String?, _ redact: SecretNames?) throws -> RecordingWriter) throws -> T) throws -> T {
+    public func importStreaming<T>(_ produce: (BodySink, _ open: (_ sourceFormat: String, _ sourcePath: String?) throws -> RecordingWriter) throws -> T) throws -> T {
         try writer.write { db in
             // A larger page cache for the import: fewer pages written to the WAL twice.
             try db.execute(sql: "PRAGMA cache_size = -8192")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             let sink = try BodySink(db)
-            return try produce(sink) { format, path, redact in try RecordingWriter(db, sourceFormat: format, sourcePath: path, redact: redact) }
+            return try produce(sink) { format, path in try RecordingWriter(db, sourceFormat: format, sourcePath: path) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import CookieJar
 import Foundation
 import GRDB
 import TrafficModel
@@ -27,6 +28,9 @@ extension ReportStore {
             var path: String
             var run: RunRow
             var recordings: [Recording]
+            /// Each recording's stored cookie provenance rows, copied as they are.
+            var cookieSent: [String: [Row]]
+            var cookieInferred: [String: [Row]]
             var outcomes: [Row]
             var findings: [Row]
             var jarEvents: [Row]
@@ -40,14 +44,17 @@ extension ReportStore {
             let shard = try store.writer.read { db -> Shard in
                 let names = try String.fetchAll(db, sql: "SELECT DISTINCT recording_name FROM outcome WHERE run_id = ? ORDER BY recording_name", arguments: [runID])
                 var recordings: [Recording] = []
+                var sent: [String: [Row]] = [:], inferred: [String: [Row]] = [:]
                 for name in names {
                     guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM recording WHERE name = ?", arguments: [name]), let r = try Self.loadRecording(db, id: id) else {
                         throw MergeError(file: path, problem: "run \(runID) replayed \(name), which is no longer in the database")
                     }
                     recordings.append(r)
+                    sent[name] = try Row.fetchAll(db, sql: "SELECT sequence, position, name, provenance, set_by, set_by_hop FROM cookie_sent WHERE recording_id = ?", arguments: [id])
+                    inferred[name] = try Row.fetchAll(db, sql: "SELECT sequence, name, kind, domain, path, window_start FROM cookie_inference WHERE recording_id = ? ORDER BY id", arguments: [id])
                 }
                 return Shard(
-                    path: path, run: run, recordings: recordings,
+                    path: path, run: run, recordings: recordings, cookieSent: sent, cookieInferred: inferred,
                     outcomes: try Row.fetchAll(db, sql: "SELECT * FROM outcome WHERE run_id = ? ORDER BY id", arguments: [runID]),
                     findings: try Row.fetchAll(db, sql: "SELECT * FROM finding WHERE run_id = ? ORDER BY id", arguments: [runID]),
                     jarEvents: try Row.fetchAll(db, sql: "SELECT * FROM jar_event WHERE run_id = ? ORDER BY id", arguments: [runID]))
@@ -67,8 +74,20 @@ extension ReportStore {
             for shard in shards {
                 for r in shard.recordings where recordingIDs[r.name] == nil {
                     do {
-                        switch try Self.insert(r, replace: false, db) {
-                        case .imported(let id, _), .unchanged(let id): recordingIDs[r.name] = id
+                        let empty = CookieProvenance(sent: [], inferred: [])
+                        switch try Self.insert(r, provenance: empty, replace: false, db) {
+                        case .imported(let id, _):
+                            recordingIDs[r.name] = id
+                            for row in shard.cookieSent[r.name] ?? [] {
+                                try db.execute(sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                    arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5]])
+                            }
+                            for row in shard.cookieInferred[r.name] ?? [] {
+                                try db.execute(sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                    arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5]])
+                            }
+                        case .unchanged(let id):
+                            recordingIDs[r.name] = id
                         }
                     } catch is NameTaken {
                         throw MergeError(file: shard.path, problem: "its recording \(r.name) differs from the one of that name already merged")

@@ -62,17 +62,18 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// Stores a recording in one transaction. A recording of the same name and source is
-    /// left as it is; one with another source is replaced when `replace` is set.
+    /// Stores a recording with its cookie provenance in one transaction. A recording of the
+    /// same name and source is left as it is; one with another source is replaced when
+    /// `replace` is set.
     @discardableResult
-    public func save(_ recording: Recording, replace: Bool = false) throws -> ImportResult {
-        try writer.write { db in try Self.insert(recording, replace: replace, db) }
+    public func save(_ recording: Recording, provenance: CookieProvenance, replace: Bool = false) throws -> ImportResult {
+        try writer.write { db in try Self.insert(recording, provenance: provenance, replace: replace, db) }
     }
 
-    /// Stores several recordings (a capture split by client) in one transaction: all of
-    /// them or none.
-    public func save(_ recordings: [Recording], replace: Bool = false) throws -> [ImportResult] {
-        try writer.write { db in try recordings.map { try Self.insert($0, replace: replace, db) } }
+    /// Stores several recordings (a capture split by client) with their provenance in one
+    /// transaction: all of them or none.
+    public func save(_ recordings: [(Recording, CookieProvenance)], replace: Bool = false) throws -> [ImportResult] {
+        try writer.write { db in try recordings.map { try Self.insert($0.0, provenance: $0.1, replace: replace, db) } }
     }
 
     /// Where a streaming import puts bodies as they come, inside the import's transaction.
@@ -98,7 +99,7 @@ public struct ReportStore: Sendable {
     }
 
     /// Stores a recording inside the caller's transaction.
-    static func insert(_ recording: Recording, replace: Bool, _ db: Database) throws -> ImportResult {
+    static func insert(_ recording: Recording, provenance: CookieProvenance, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false
         if let existing = try RecordingRow.filter(Column("name") == recording.name).fetchOne(db) {
             if existing.sourceSHA256 != nil, existing.sourceSHA256 == recording.sourceSHA256 { return .unchanged(id: existing.id!) }
@@ -115,8 +116,28 @@ public struct ReportStore: Sendable {
         }
         let rows = try ExchangeRows(db)
         for e in recording.exchanges { try rows.insert(e, recordingID: recordingID) }
-        try Self.storeProvenance(CookieProvenance(recording: recording), recordingID: recordingID, db)
+        try Self.storeProvenance(provenance, recordingID: recordingID, db)
+        try db.execute(sql: "DELETE FROM provenance_pending WHERE recording_id = ?", arguments: [recordingID])
         return .imported(id: recordingID, replaced: replaced)
+    }
+
+    /// Recordings stored before cookie provenance was, which still need theirs: the pipeline
+    /// computes it when it opens the store (`storeProvenance(_:of:)`).
+    public func recordingsAwaitingProvenance() throws -> [String] {
+        try writer.read { db in
+            try String.fetchAll(db, sql: "SELECT r.name FROM provenance_pending p JOIN recording r ON r.id = p.recording_id ORDER BY r.name")
+        }
+    }
+
+    /// Stores the cookie provenance of a recording stored without it.
+    public func storeProvenance(_ provenance: CookieProvenance, of name: String) throws {
+        try writer.write { db in
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM recording WHERE name = ?", arguments: [name]) else { return }
+            try db.execute(sql: "DELETE FROM cookie_sent WHERE recording_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM cookie_inference WHERE recording_id = ?", arguments: [id])
+            try Self.storeProvenance(provenance, recordingID: id, db)
+            try db.execute(sql: "DELETE FROM provenance_pending WHERE recording_id = ?", arguments: [id])
+        }
     }
 
     /// The names of every stored recording, sorted.

@@ -138,12 +138,8 @@ enum Schema {
                 t.column("path", .text).notNull()
                 t.column("window_start", .double)  // the script wrote it after this time
             }
-            // Recordings imported before this migration get their provenance now.
-            for id in try Int64.fetchAll(db, sql: "SELECT id FROM recording") {
-                if let recording = try ReportStore.loadRecording(db, id: id) {
-                    try ReportStore.storeProvenance(CookieProvenance(recording: recording), recordingID: id, db)
-                }
-            }
+            // Recordings imported before this migration are marked by v7; the pipeline
+            // computes their provenance when it opens the store.
         }
         migrator.registerMigration("v3: jar timelines and the report views") { db in
             // Both jars' changes during each replay, for the jar timelines of the HTML report.
@@ -243,6 +239,21 @@ enum Schema {
                   SELECT 1 FROM finding g
                   WHERE g.run_id = b.id AND g.preset = f.preset AND g.code = f.code AND g.recording_name = f.recording_name
                     AND g.sequence = f.sequence AND g.method = f.method AND g.url = f.url AND g.subject IS f.subject)
+                """)
+        }
+        migrator.registerMigration("v7: recordings waiting for cookie provenance") { db in
+            // Migrations are SQL alone: a later change to the provenance walker must not
+            // change what an old migration did. Recordings stored with no provenance row at
+            // all are listed here, and the import pipeline computes theirs when it opens the
+            // store (a recording without cookies is listed too, and leaves at once).
+            try db.execute(sql: """
+                CREATE TABLE provenance_pending (recording_id INTEGER PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE)
+                """)
+            try db.execute(sql: """
+                INSERT INTO provenance_pending (recording_id)
+                SELECT id FROM recording r
+                WHERE NOT EXISTS (SELECT 1 FROM cookie_sent c WHERE c.recording_id = r.id)
+                  AND NOT EXISTS (SELECT 1 FROM cookie_inference i WHERE i.recording_id = r.id)
                 """)
         }
         return migrator

@@ -210,7 +210,7 @@ public enum ExchangeClassifier {
         /// The number of 3xx responses still waiting for the request of their Location.
         public var awaitingRedirects: Int { awaiting.values.reduce(0) { $0 + $1.count } }
 
-        static func isThirdParty(_ site: String?, top: String?) -> Bool {
+        public static func isThirdParty(_ site: String?, top: String?) -> Bool {
             top != nil && site != nil && site != top
         }
 

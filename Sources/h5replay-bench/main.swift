@@ -12,6 +12,7 @@ import Findings
 import Foundation
 import HARFormat
 import PacketCapture
+import Pipeline
 import ReportStore
 import TrafficModel
 import WebViewEmulation
@@ -39,15 +40,12 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     let start = now()
     var bodyBytes = 0
     var exchanges = 0
-    var classifier = ExchangeClassifier.Stream()
-    var walker = CookieProvenance.Walker(recentCapacity: 4096)
+    var stage = ImportPipeline.ClassifyingStage()
     var cookies = 0
     let end = try CaptureImporter.stream(path: file, detachBodies: true, bodies: { data, _ in bodyBytes += data.count }) { item in
         var exchange = item.exchange
-        exchange.sequence = exchanges
         exchanges += 1
-        _ = classifier.add(&exchange)
-        cookies += try walker.add(exchange).sent.count
+        cookies += try stage.add(&exchange).sent.count
     }
     let packets = end.session.decoder.counts.packets
     let seconds = now() - start
@@ -77,8 +75,8 @@ func emulate(_ inputs: [ReplayInput], detector: FindingDetector, keep: inout [Fi
 }
 
 func loadFlows(_ directory: URL) throws -> [Recording] {
-    try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".har") }.sorted().map {
-        try HARImporter().recording(from: Data(contentsOf: directory.appendingPathComponent($0)), file: $0, name: $0)
+    try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".har") }.sorted().flatMap {
+        try ImportPipeline().read(directory.appendingPathComponent($0).path, name: $0)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrafficModel
 import HARFormat
 import ReportStore
 

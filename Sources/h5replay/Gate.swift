@@ -1,6 +1,7 @@
 import ArgumentParser
 import Findings
 import Foundation
+import TrafficModel
 import ReportStore
 import Reports
 

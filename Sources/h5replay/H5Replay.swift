@@ -58,8 +58,3 @@ struct H5Replay: AsyncParsableCommand {
     }
 }
 
-/// A problem with what the user gave: a file, a name, an option. Exit code 2.
-struct InputError: Error {
-    var message: String
-    init(_ message: String) { self.message = message }
-}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Pipeline
 import ReportStore
 
 extension H5Replay {
@@ -57,8 +58,11 @@ extension H5Replay {
 
         func run() async throws {
             let store = try database.open()
+            let progress = Progress.line()
+            defer { progress.end() }
+            let importer = limits.pipeline(progress)
             for file in files {
-                for (recording, result) in try SourceFile.importFile(file, name: name, replace: replace, limits: limits, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store) {
+                for (recording, result) in try importer.importFile(file, name: name, replace: replace, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store) {
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"

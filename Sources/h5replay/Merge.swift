@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrafficModel
 import ReportStore
 
 extension H5Replay {

@@ -4,6 +4,7 @@ import PacketCapture
 import Foundation
 import CookieJar
 import HARFormat
+import Pipeline
 import ReportStore
 import Reports
 import TrafficModel
@@ -16,7 +17,7 @@ struct DatabaseOptions: ParsableArguments {
 
     func open() throws -> ReportStore {
         do {
-            return try ReportStore.open(path: db)
+            return try ReportStore.openForPipeline(path: db)
         } catch {
             throw InputError("\(db): cannot open the database: \(error)")
         }
@@ -157,20 +158,25 @@ struct LimitOptions: ParsableArguments {
         }
     }
 
-    var harImporter: HARImporter { HARImporter(maxFileBytes: maxHarBytes) }
+    var importLimits: ImportLimits {
+        var limits = ImportLimits()
+        limits.maxHarBytes = maxHarBytes
+        limits.maxHeaderBytes = maxHeaderBytes
+        limits.maxHeaderCount = maxHeaderCount
+        limits.maxBodyBytes = maxBodyBytes
+        limits.maxDecodedBytes = maxDecodedBytes
+        limits.maxDecodeRatio = maxDecodeRatio
+        limits.maxOpenFlows = maxOpenFlows
+        return limits
+    }
 
     func captureOptions(splitByClient: Bool) -> CaptureSession.Options {
-        var options = CaptureSession.Options(
-            collector: .init(
-                httpLimits: HTTPLimits(maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
-                decoder: ContentDecoder(maxDecodedBytes: maxDecodedBytes, maxRatio: maxDecodeRatio)),
-            tcpLimits: TCPLimits(maxOpenFlows: maxOpenFlows),
-            splitByClient: splitByClient)
-        // Tuning: packets read between hand-offs to the builder thread (default 2048).
-        if let batch = ProcessInfo.processInfo.environment["H5REPLAY_BATCH_PACKETS"].flatMap(Int.init), batch > 0 {
-            options.batchPackets = batch
-        }
-        return options
+        importLimits.captureOptions(splitByClient: splitByClient)
+    }
+
+    /// The import pipeline with these limits, drawing its progress on `progress`.
+    func pipeline(_ progress: Progress) -> ImportPipeline {
+        ImportPipeline(limits: importLimits, progress: { [progress] line in progress.show(line) })
     }
 }
 

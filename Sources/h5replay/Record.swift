@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PacketCapture
+import Pipeline
 import ReportStore
 import TrafficModel
 
@@ -74,6 +75,9 @@ extension H5Replay {
 
         func run() throws {
             let store = try database.open()
+            let importProgress = Progress.line()
+            defer { importProgress.end() }
+            let importer = limits.pipeline(importProgress)
             // Packets go to a pcap file as they are captured (--write-pcap, else a temporary
             // one), and the file is imported by streaming when the capture stops: memory
             // stays flat however long the capture runs.
@@ -139,10 +143,10 @@ extension H5Replay {
                 leading.append(Diagnostic(.warning, code: "capture-drops", message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"))
             }
             let recordingName = name ?? "capture-" + Self.stamp(started)
-            let results: [(ImportedRecording, ReportStore.ImportResult)]
+            let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
             do {
-                let capture = SourceFile.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: leading)
-                results = try SourceFile.importCapture(capture, name: recordingName, replace: replace, limits: limits, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store)
+                let capture = ImportPipeline.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: leading)
+                results = try importer.importCapture(capture, name: recordingName, replace: replace, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store)
             } catch let error as ReportStore.NameTaken {
                 throw InputError("\(error.description) (or give --name)")
             }

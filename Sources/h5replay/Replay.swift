@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Pipeline
 import ReportStore
 import Reports
 import TrafficModel
@@ -58,7 +59,10 @@ extension H5Replay {
 
         func run() async throws {
             let store = try database.open()
-            let loaded = try loadRecordings(store)
+            let progress = Progress.line()
+            defer { progress.end() }
+            let importer = limits.pipeline(progress)
+            let loaded = try loadRecordings(store, importer: importer)
             var runner = ReplayRunner(presets: try presetOptions.selected(), profile: try profileOptions.profile())
             if let explicit = try scenarioOptions.explicitScenario() {
                 runner.scenario = explicit
@@ -78,15 +82,19 @@ extension H5Replay {
         }
 
         /// The recordings to replay: named, imported from files, or the bundled folder.
-        func loadRecordings(_ store: ReportStore) throws -> [Recording] {
+        /// A HAR file is replayed as read, not read back from the database; a capture,
+        /// streamed into the store without being held, is read back.
+        func loadRecordings(_ store: ReportStore, importer: ImportPipeline) throws -> [Recording] {
             var names: [String] = []
+            var inHand: [String: Recording] = [:]
+            let keep: (Recording) -> Void = { inHand[$0.name] = $0 }
             if recordings.isEmpty {
                 let bundled = "Recordings"
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
                     let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") }.sorted()
                     for file in files {
-                        for (recording, _) in try SourceFile.importFile(bundled + "/" + file, name: nil, replace: true, limits: limits, into: store) {
+                        for (recording, _) in try importer.importFile(bundled + "/" + file, name: nil, replace: true, into: store, inHand: keep) {
                             names.append(recording.name)
                         }
                     }
@@ -97,7 +105,7 @@ extension H5Replay {
             } else {
                 for item in recordings {
                     if FileManager.default.fileExists(atPath: item) {
-                        for (recording, _) in try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store) {
+                        for (recording, _) in try importer.importFile(item, name: nil, replace: true, into: store, inHand: keep) {
                             names.append(recording.name)
                         }
                     } else {
@@ -111,6 +119,7 @@ extension H5Replay {
                 if names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }
             }
             return try names.map { name in
+                if let recording = inHand[name] { return recording }
                 guard let recording = try store.recording(named: name) else {
                     throw InputError("\(name): no such recording in \(database.db) and no such file; `h5replay import FILE` stores one")
                 }

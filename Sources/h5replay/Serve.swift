@@ -2,6 +2,7 @@ import ArgumentParser
 import Findings
 import Foundation
 import ReplayServer
+import Pipeline
 import ReportStore
 import TrafficModel
 
@@ -63,10 +64,13 @@ extension H5Replay {
 
         func run() throws {
             let store = try database.open()
+            let progress = Progress.line()
+            defer { progress.end() }
+            let importer = limits.pipeline(progress)
             var loaded: [Recording] = []
             for item in recordings {
                 if FileManager.default.fileExists(atPath: item) {
-                    for (imported, _) in try SourceFile.importFile(item, name: nil, replace: true, limits: limits, into: store) {
+                    for (imported, _) in try importer.importFile(item, name: nil, replace: true, into: store) {
                         guard let recording = try store.recording(named: imported.name) else { throw InputError("\(item): \(imported.name) was imported but cannot be read back from \(database.db)") }
                         loaded.append(recording)
                     }

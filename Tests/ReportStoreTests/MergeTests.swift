@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 import GRDB
 import HARFormat
 import Testing

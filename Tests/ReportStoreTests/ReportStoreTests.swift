@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 import HARFormat
 import Testing
 import TrafficModel

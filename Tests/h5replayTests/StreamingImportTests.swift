@@ -1,4 +1,5 @@
 import Foundation
+import CookieJar
 import PacketCapture
 import ReportStore
 import Testing
@@ -78,7 +79,7 @@ struct StreamingImportTests {
                     continue
                 }
                 #expect(result.status == 0, "\(capture.lastPathComponent): \(result.stderr)")
-                try whole.save(recordings)
+                try whole.save(recordings.map { ($0, CookieProvenance(recording: $0)) })
                 exchanges += recordings.reduce(0) { $0 + $1.exchanges.count }
                 if let r = recordings.first, r.diagnostics.contains(where: { $0.sequence == nil }), r.diagnostics.contains(where: { $0.sequence != nil }) { bothKinds += 1 }
                 try Self.compare(try ReportStore.open(path: streamedPath), whole, file: capture.lastPathComponent + (split ? " --split client" : ""))

@@ -1,0 +1,326 @@
+import CookieJar
+import Foundation
+import HARFormat
+import HTTPWire
+import PacketCapture
+import ReportStore
+import TrafficModel
+
+/// File in, Recording out, and into the store: the import half of the pipeline.
+///
+/// Its stages, each boundary a named type:
+///
+///     SourceFile (path, format told by content)
+///       -> exchanges: HARImporter, or CaptureImporter's stream (pcap, pcapng, live)
+///       -> ClassifyingStage: initiator, body kind, frames, redirect chains, cookie
+///          provenance, one exchange at a time (bodies hashed once, when built)
+///       -> ReportStore: a whole recording, or a RecordingWriter row by row
+///
+/// The CLI (`import`, `record`, `replay FILE`, `serve FILE`) and the bench call it; none
+/// puts these stages together itself.
+public struct ImportPipeline: Sendable {
+    public var limits: ImportLimits
+    /// Called with a progress line while a capture is read (packets, exchanges).
+    public var progress: (@Sendable (String) -> Void)?
+
+    public init(limits: ImportLimits = ImportLimits(), progress: (@Sendable (String) -> Void)? = nil) {
+        self.limits = limits
+        self.progress = progress
+    }
+
+    // MARK: - Stage 1: the source file
+
+    /// A file to import, its format told by its first bytes.
+    public struct SourceFile: Sendable {
+        public enum Format: String, Sendable { case har, pcap, pcapng }
+        public var path: String
+        public var format: Format
+
+        /// Reads the first bytes of `path` and tells its format; a clear error otherwise.
+        public init(path: String) throws {
+            self.path = path
+            guard FileManager.default.fileExists(atPath: path) else { throw InputError(file: path, problem: "no such file") }
+            let head: Data
+            do {
+                let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+                defer { try? handle.close() }
+                head = try handle.read(upToCount: 64) ?? Data()
+            } catch {
+                throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
+            }
+            if CaptureImporter.looksLikeCapture(head) {
+                format = CaptureImporter.format(of: head) == "pcapng" ? .pcapng : .pcap
+            } else if head.isEmpty {
+                throw InputError(file: path, place: "offset 0", problem: "the file is empty")
+            } else if HARImporter.looksLikeHAR(head) {
+                format = .har
+            } else {
+                throw InputError(file: path, place: "offset 0", problem: "not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng")
+            }
+        }
+
+        /// The recording name for a file: its name without the extension.
+        public var defaultName: String { Self.defaultName(for: path) }
+
+        public static func defaultName(for path: String) -> String {
+            let file = (path as NSString).lastPathComponent
+            let stem = (file as NSString).deletingPathExtension
+            return stem.isEmpty ? file : stem
+        }
+    }
+
+    // MARK: - Stage 3: classification and provenance, one exchange at a time
+
+    /// Classifies each exchange as it comes, in time order, and walks its cookie
+    /// provenance; what it learns later about exchanges already passed (a 3xx's next hop,
+    /// the top-level site) comes back as revisions.
+    public struct ClassifyingStage {
+        var classifier = ExchangeClassifier.Stream()
+        public var walker: CookieProvenance.Walker
+        public private(set) var count = 0
+
+        /// `olderRequests` reads requests that left the walker's memory back from the store.
+        public init(recentCapacity: Int? = 4096, olderRequests: ((_ before: Int, _ visit: (CookieProvenance.PastRequest) -> Bool) throws -> Void)? = nil) {
+            walker = CookieProvenance.Walker(recentCapacity: recentCapacity, olderRequests: olderRequests)
+        }
+
+        /// The exchange classified, with its sequence set; its provenance; and the revisions
+        /// to exchanges passed before.
+        public mutating func add(_ exchange: inout Exchange) throws -> Classified {
+            exchange.sequence = count
+            count += 1
+            let revisions = classifier.add(&exchange)
+            let step = try walker.add(exchange)
+            return Classified(sent: step.sent, inferred: step.inferred, revisions: revisions)
+        }
+
+        public struct Classified {
+            public var sent: [CookieProvenance.SentCookie]
+            public var inferred: [CookieProvenance.Inference]
+            public var revisions: [ExchangeClassifier.Stream.Revision]
+        }
+    }
+
+    // MARK: - Whole files
+
+    /// The recordings in a file: one, or one per client with `splitByClient` on a capture.
+    public func read(_ path: String, name: String?, splitByClient: Bool = false) throws -> [Recording] {
+        let source = try SourceFile(path: path)
+        let recordingName = name ?? source.defaultName
+        switch source.format {
+        case .pcap, .pcapng:
+            do {
+                return try CaptureImporter.read(path: path, name: recordingName, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
+                    progress?("\(path): \(packets) packets, \(exchanges) exchanges")
+                }.recordings
+            } catch let error as CaptureImporter.Failure {
+                throw InputError(error.description)
+            }
+        case .har:
+            if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > limits.maxHarBytes {
+                throw InputError(file: path, problem: "the file is \(size) bytes, over the HAR size limit of \(limits.maxHarBytes)", fix: "raise it with --max-har-bytes")
+            }
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
+            }
+            do {
+                return [try HARImporter(maxFileBytes: limits.maxHarBytes).recording(from: data, file: path, name: recordingName)]
+            } catch let error as HARImportError {
+                throw InputError(error.description)
+            }
+        }
+    }
+
+    /// What an import stored of one recording, for `import` and `record` to print.
+    public struct ImportedRecording: Sendable {
+        public var name: String
+        public var exchangeCount: Int
+        /// The recording-level diagnostics, then the first per-exchange ones.
+        public var diagnostics: [Diagnostic]
+        /// Per-exchange diagnostics stored but not listed in `diagnostics`.
+        public var moreDiagnostics: Int
+
+        public init(name: String, exchangeCount: Int, diagnostics: [Diagnostic], moreDiagnostics: Int = 0) {
+            self.name = name
+            self.exchangeCount = exchangeCount
+            self.diagnostics = diagnostics
+            self.moreDiagnostics = moreDiagnostics
+        }
+
+        public init(_ recording: Recording) {
+            self.init(name: recording.name, exchangeCount: recording.exchanges.count, diagnostics: recording.diagnostics)
+        }
+    }
+
+    /// Imports a file into the store in one transaction; returns each recording and what
+    /// the store did with it. With `redact`, secrets are replaced at rest
+    /// (`SecretNames.redactAtRest`) before anything is stored.
+    /// `inHand` receives each recording read whole (a HAR file) once it is stored, so a
+    /// replay of the file does not read it back.
+    public func importFile(_ path: String, name: String?, replace: Bool, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore, inHand: ((Recording) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        do {
+            let source = try SourceFile(path: path)
+            if source.format != .har {
+                let capture = CaptureSource(path: path, format: source.format.rawValue, recordedPath: path)
+                return try importCapture(capture, name: name ?? source.defaultName, replace: replace, splitByClient: splitByClient, redact: redact, into: store)
+            }
+            var recordings = try read(path, name: name, splitByClient: splitByClient)
+            if let redact {
+                for k in recordings.indices { redact.redactAtRest(&recordings[k]) }
+            }
+            let withProvenance = recordings.map { ($0, CookieProvenance(recording: $0)) }
+            let results = try store.save(withProvenance, replace: replace)
+            recordings.forEach { inHand?($0) }
+            return Array(zip(recordings.map(ImportedRecording.init), results))
+        } catch let error as ReportStore.NameTaken {
+            throw InputError(file: path, problem: error.description)
+        }
+    }
+
+    /// A capture file to import, and what the recording says of its source.
+    public struct CaptureSource: Sendable {
+        public var path: String
+        /// `pcap`, `pcapng`, or `live` for `record`.
+        public var format: String
+        /// The source path stored with the recording (nil for a live capture not kept).
+        public var recordedPath: String?
+        /// Store the file's SHA-256 (not for a live capture's temporary file).
+        public var keepsSHA256 = true
+        /// Recording-level diagnostics that go before the capture's own.
+        public var leadingDiagnostics: [Diagnostic] = []
+
+        public init(path: String, format: String, recordedPath: String?, keepsSHA256: Bool = true, leadingDiagnostics: [Diagnostic] = []) {
+            self.path = path
+            self.format = format
+            self.recordedPath = recordedPath
+            self.keepsSHA256 = keepsSHA256
+            self.leadingDiagnostics = leadingDiagnostics
+        }
+    }
+
+    /// Captures stream: each exchange is classified, its provenance walked and its row
+    /// stored as soon as it is in time order, bodies as they are built, all in one
+    /// transaction, so memory does not grow with the capture.
+    public func importCapture(_ source: CaptureSource, name: String, replace: Bool, splitByClient: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        let path = source.path
+        do {
+            return try store.importStreaming { sink, open in
+                // One writer per client with --split client, else one for the capture.
+                var streams: [String: StreamingRecording] = [:]
+                func stream(_ client: String) throws -> StreamingRecording {
+                    if let stream = streams[client] { return stream }
+                    let stream = StreamingRecording(writer: try open(source.format, source.recordedPath), redact: redact)
+                    streams[client] = stream
+                    return stream
+                }
+                let end = try CaptureImporter.stream(
+                    path: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
+                    bodies: { try sink.store($0, $1) },
+                    progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") }
+                ) { item in
+                    try stream(splitByClient ? item.client : "").add(item.exchange, diagnostics: item.diagnostics)
+                }
+                if streams.isEmpty { _ = try stream("") }
+                let clients = streams.keys.sorted()
+                return try clients.map { client in
+                    let writer = streams[client]!.writer
+                    let recordingName = clients.count > 1 ? CaptureSession.recordingName(name, client: client) : name
+                    let diagnostics = source.leadingDiagnostics + end.diagnostics
+                    let result = try writer.finish(name: recordingName, sourceSHA256: source.keepsSHA256 ? end.sha256 : nil, diagnostics: diagnostics, replace: replace)
+                    let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                    return (imported, result)
+                }
+            }
+        } catch let error as CaptureImporter.Failure {
+            throw InputError(error.description)
+        } catch let error as ReportStore.NameTaken {
+            throw InputError(file: path, problem: error.description)
+        }
+    }
+}
+
+/// One recording streamed into the store: the classifying stage in front of its writer.
+final class StreamingRecording {
+    let writer: ReportStore.RecordingWriter
+    let redact: SecretNames?
+    var stage: ImportPipeline.ClassifyingStage
+
+    init(writer: ReportStore.RecordingWriter, redact: SecretNames?) {
+        self.writer = writer
+        self.redact = redact
+        // A script-set window reaching past the walker's memory reads the rows back.
+        stage = ImportPipeline.ClassifyingStage { [writer] before, visit in try writer.visitRequests(before: before, visit) }
+    }
+
+    func add(_ exchange: Exchange, diagnostics: [Diagnostic]) throws {
+        var e = exchange
+        let classified = try stage.add(&e)
+        for revision in classified.revisions {
+            switch revision {
+            case .redirectNext(let sequence, let next):
+                try writer.setRedirectNext(next, of: sequence)
+            case .topSite(let top, let before):
+                // The top-level site settled after these exchanges were stored: their
+                // third-party mark follows their site.
+                var changed: [(Int, Frame)] = []
+                try writer.visitFrames(before: before) { sequence, url, frame in
+                    var updated = frame
+                    updated.thirdParty = ExchangeClassifier.Stream.isThirdParty(RequestTarget(url).map { Site.of(host: $0.host) }, top: top)
+                    if updated != frame { changed.append((sequence, updated)) }
+                }
+                for (sequence, frame) in changed { try writer.setFrame(frame, of: sequence) }
+            }
+        }
+        if let redact { redact.redactAtRest(&e) }
+        try writer.add(e, sent: classified.sent, inferred: classified.inferred, diagnostics: diagnostics)
+    }
+}
+
+/// The import limits (`--max-*` flags), with the defaults of each stage.
+public struct ImportLimits: Sendable {
+    public var maxHarBytes = HARImporter.defaultMaxFileBytes
+    public var maxHeaderBytes = HTTPLimits.default.maxHeaderBytes
+    public var maxHeaderCount = HTTPLimits.default.maxHeaderCount
+    public var maxBodyBytes = HTTPLimits.default.maxBodyBytes
+    public var maxDecodedBytes = ContentDecoder().maxDecodedBytes
+    public var maxDecodeRatio = ContentDecoder().maxRatio
+    public var maxOpenFlows = TCPLimits().maxOpenFlows
+
+    public init() {}
+
+    public func captureOptions(splitByClient: Bool) -> CaptureSession.Options {
+        var options = CaptureSession.Options(
+            collector: .init(
+                httpLimits: HTTPLimits(maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
+                decoder: ContentDecoder(maxDecodedBytes: maxDecodedBytes, maxRatio: maxDecodeRatio)),
+            tcpLimits: TCPLimits(maxOpenFlows: maxOpenFlows),
+            splitByClient: splitByClient)
+        // Tuning: packets read between hand-offs to the builder thread (default 2048).
+        if let batch = ProcessInfo.processInfo.environment["H5REPLAY_BATCH_PACKETS"].flatMap(Int.init), batch > 0 {
+            options.batchPackets = batch
+        }
+        return options
+    }
+}
+
+extension ReportStore {
+    /// Opens (or creates) a database and computes the cookie provenance of recordings
+    /// stored before it was kept: the step migration v7 leaves to the pipeline.
+    public static func openForPipeline(path: String) throws -> ReportStore {
+        let store = try ReportStore.open(path: path)
+        for name in try store.recordingsAwaitingProvenance() {
+            guard let recording = try store.recording(named: name) else { continue }
+            try store.storeProvenance(CookieProvenance(recording: recording), of: name)
+        }
+        return store
+    }
+
+    /// Stores a recording after walking its cookie provenance.
+    @discardableResult
+    public func save(_ recording: Recording, replace: Bool = false) throws -> ImportResult {
+        try save(recording, provenance: CookieProvenance(recording: recording), replace: replace)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import GRDB
+import Testing
+import TrafficModel
+@testable import Pipeline
+@testable import ReportStore
+
+@Suite("Import pipeline")
+struct ImportPipelineTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("the format is told by content, and a file that is none is refused naming the file and the offset")
+    func formats() throws {
+        #expect(try ImportPipeline.SourceFile(path: Self.root.appendingPathComponent("Recordings/login-redirect.har").path).format == .har)
+        #expect(try ImportPipeline.SourceFile(path: Self.root.appendingPathComponent("Recordings/browser-xhr-fetch.pcap").path).format == .pcap)
+        let bogus = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bogus-\(getpid()).txt")
+        try Data("hello".utf8).write(to: bogus)
+        defer { try? FileManager.default.removeItem(at: bogus) }
+        #expect(throws: InputError(file: bogus.path, place: "offset 0", problem: "not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng")) {
+            try ImportPipeline.SourceFile(path: bogus.path)
+        }
+    }
+
+    @Test("a recording stored before provenance was kept gets it when the pipeline opens the store, not from a migration")
+    func provenanceBackfill() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-backfill-\(getpid()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try ReportStore.open(path: path)
+        _ = try ImportPipeline().importFile(Self.root.appendingPathComponent("Recordings/script-cookie-api.har").path, name: nil, replace: false, into: store)
+        let before = try #require(try store.detail(named: "script-cookie-api")).cookies
+        #expect(before.joined().count > 0)
+        // What an old database looks like to migration v7: no provenance rows, listed as pending.
+        try store.writer.write { db in
+            try db.execute(sql: "DELETE FROM cookie_sent")
+            try db.execute(sql: "DELETE FROM cookie_inference")
+            try db.execute(sql: "INSERT INTO provenance_pending SELECT id FROM recording")
+        }
+        #expect(try store.recordingsAwaitingProvenance() == ["script-cookie-api"])
+        let reopened = try ReportStore.openForPipeline(path: path)
+        #expect(try reopened.recordingsAwaitingProvenance().isEmpty)
+        #expect(try #require(try reopened.detail(named: "script-cookie-api")).cookies == before)
+    }
+}
