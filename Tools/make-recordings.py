@@ -225,6 +225,29 @@ FLOWS["new-webview-session"] = har([
     entry(4000, "GET", V + "/wallet", doc_headers([("Cookie", "wsid=42")]), 200, [("Content-Type", "text/html")], "<h1>Wallet</h1>"),
 ], "A login sets a session cookie; the wallet then opens in a new web view with its own WKProcessPool.")
 
+# 16. Entries that are no evidence of the page's cookies (E1-E4), as real exporters write
+#     them: a document load aborted before its response (Chrome keeps provisional headers,
+#     without Cookie), a script served from memory cache, an XHR whose headers the exporter
+#     did not record, and a captured POST cut short by a gap carrying only one cookie.
+#     None of them says a cookie was absent: the cookies the next requests carry were there
+#     from the start, and nothing was deleted.
+U = "https://news.example.com"
+_unfinished = [
+    entry(0, "GET", U + "/", doc_headers(), 0, [], resource_type="document", duration=0),
+    entry(2000, "GET", U + "/", doc_headers([("Cookie", "sid=abc; pref=dark")]), 200, [("Content-Type", "text/html")], "<h1>News</h1>", resource_type="document"),
+    entry(2200, "GET", U + "/static/app.js", [("Accept", "*/*"), ("Sec-Fetch-Dest", "script")], 200, [("Content-Type", "text/javascript")], "init()", resource_type="script", resp_mime="text/javascript"),
+    entry(2600, "GET", U + "/api/feed", [], 200, [("Content-Type", "application/json")], '{"items":[]}', resource_type="xhr", resp_mime="application/json"),
+    entry(3000, "POST", U + "/api/read", xhr_headers([("Content-Type", "application/json"), ("Origin", U), ("Cookie", "sid=abc")]), 200,
+          [("Content-Type", "application/json")], '{"ok":true}', post=("application/json", '{"id":7}'), resp_mime="application/json"),
+    entry(3400, "GET", U + "/api/profile", xhr_headers([("Cookie", "sid=abc; pref=dark")]), 200, [("Content-Type", "application/json")], '{"name":"alice"}', resp_mime="application/json"),
+]
+_unfinished[0]["response"]["statusText"] = ""
+_unfinished[0]["response"]["_error"] = "net::ERR_ABORTED"
+_unfinished[2]["_fromCache"] = "memory"
+_unfinished[3]["request"]["headers"] = []
+_unfinished[4]["_evidenceGap"] = "request-cut"
+FLOWS["unfinished-requests"] = har(_unfinished, "An aborted load, a cached script, an XHR without recorded headers and a POST cut short: none is evidence that a cookie was absent (E1-E4).")
+
 SCENARIOS = {
     "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},

@@ -118,12 +118,15 @@ public struct CookieProvenance: Sendable, Hashable {
         public var path: String
         public var isSecure: Bool
         public var cookies: [(name: String, value: String)]
+        /// Whether the request is evidence of what it lacked (E1-E4 say when it is not).
+        public var isEvidence: Bool
 
-        public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: [HeaderField]) {
-            self.init(sequence: sequence, startedAt: startedAt, target: target, cookies: CookieProvenance.requestCookies(headers))
+        public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: [HeaderField], isEvidence: Bool = true) {
+            self.init(sequence: sequence, startedAt: startedAt, target: target, cookies: CookieProvenance.requestCookies(headers), isEvidence: isEvidence)
         }
 
-        init(sequence: Int, startedAt: Double, target: RequestTarget, cookies: [(name: String, value: String)]) {
+        init(sequence: Int, startedAt: Double, target: RequestTarget, cookies: [(name: String, value: String)], isEvidence: Bool = true) {
+            self.isEvidence = isEvidence
             self.sequence = sequence
             self.startedAt = startedAt
             host = target.host
@@ -134,7 +137,7 @@ public struct CookieProvenance: Sendable, Hashable {
 
         /// The request would have carried `cookie`, and did not.
         func lacks(_ cookie: Cookie) -> Bool {
-            (cookie.hostOnly ? host == cookie.domain : CookieStore.domainMatches(host, cookie.domain))
+            isEvidence && (cookie.hostOnly ? host == cookie.domain : CookieStore.domainMatches(host, cookie.domain))
                 && CookieStore.pathMatches(path, cookie.path) && !(cookie.secure && !isSecure)
                 && !cookies.contains(where: { $0.name == cookie.name && $0.value == cookie.value })
         }
@@ -172,7 +175,12 @@ public struct CookieProvenance: Sendable, Hashable {
             let recorded = CookieProvenance.requestCookies(exchange.request.headers)
             let expected = jar.cookies(for: target, at: time)
             let firstToSite = !sitesSeen.contains(target.site)
-            sitesSeen.insert(target.site)
+            // E1-E4: a request that got no response, whose headers were not recorded, that
+            // came from cache or was cut short says what it carried, never what it lacked:
+            // it does not make its site seen, bound a script write's window, or show a
+            // deletion.
+            let evidence = exchange.evidenceGap == nil
+            if evidence { sitesSeen.insert(target.site) }
 
             for (name, value) in recorded {
                 if let match = expected.first(where: { $0.name == name && $0.value == value }) {
@@ -200,17 +208,18 @@ public struct CookieProvenance: Sendable, Hashable {
                 carried.append(SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
             }
             // A cookie the jar would send that the request lacks was deleted by script.
-            for cookie in expected where !recorded.contains(where: { $0.name == cookie.name }) {
+            for cookie in expected where evidence && !recorded.contains(where: { $0.name == cookie.name }) {
                 jar.remove(cookie.key)
                 events.append(Inference(kind: .scriptDeleted, cookie: cookie, windowStart: nil))
             }
-            // The response's Set-Cookie lands in the jar when the response ends.
-            for header in exchange.response.headers.all("Set-Cookie") {
+            // The response's Set-Cookie lands in the jar when the response ends; a response
+            // served from cache sets nothing (E3).
+            for header in exchange.evidenceGap == .fromCache ? [] : exchange.response.headers.all("Set-Cookie") {
                 if case .stored(let cookie) = jar.receive(header, from: target, at: exchange.endedAt) {
                     origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop)
                 }
             }
-            remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded))
+            if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
             return (carried, events)
         }
 

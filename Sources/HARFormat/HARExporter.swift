@@ -77,6 +77,13 @@ public struct HARExporter: Sendable {
             "timings": ["send": 0, "wait": millis, "receive": 0],
             "_resourceType": e.resourceType ?? resourceType(for: e.initiator),
         ]
+        // E3 in Chrome's own words; the others under h5replay's key (E1 and E2 also
+        // follow from the status and the headers when read back).
+        switch e.recordedEvidenceGap {
+        case .fromCache?: entry["_fromCache"] = "disk"
+        case let gap?: entry["_evidenceGap"] = gap.rawValue
+        case nil: break
+        }
         if let connection = e.connectionID { entry["connection"] = connection }
         if let address = e.serverAddress { entry["serverIPAddress"] = address }
         return entry

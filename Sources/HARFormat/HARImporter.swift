@@ -187,8 +187,30 @@ public struct HARImporter: Sendable {
             serverAddress: try entry["serverIPAddress"].optionalString(),
             request: RecordedRequest(method: method, url: url, httpVersion: Self.httpVersion(try request["httpVersion"].optionalString()), headers: requestHeaders, body: requestBody),
             response: recordedResponse,
-            resourceType: try entry["_resourceType"].optionalString()
+            resourceType: try entry["_resourceType"].optionalString(),
+            recordedEvidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders)
         )
+    }
+
+    /// Why the entry's request is no evidence of the page's cookies (E1-E3), or the gap an
+    /// h5replay export wrote (`_evidenceGap`).
+    static func evidenceGap(_ entry: JSONNode, status: Int, headers: [HeaderField]) throws -> EvidenceGap? {
+        if let written = try entry["_evidenceGap"].optionalString(), let gap = EvidenceGap(rawValue: written) { return gap }
+        if fromCache(entry) { return .fromCache }
+        if status == 0 { return .noResponse }
+        let request = entry["request"]
+        if headers.isEmpty, (request["headersSize"].value as? NSNumber)?.intValue ?? -1 == -1 { return .noRequestHeaders }
+        return nil
+    }
+
+    /// Chrome marks a response served from its cache with `_fromCache` ("memory" or
+    /// "disk"); such an entry never reached the network (rule E3).
+    static func fromCache(_ entry: JSONNode) -> Bool {
+        let node = entry["_fromCache"]
+        if node.isMissing { return false }
+        if let text = node.value as? String { return !text.isEmpty }
+        if let flag = node.value as? Bool { return flag }
+        return false
     }
 
     static func httpVersion(_ raw: String?) -> String {

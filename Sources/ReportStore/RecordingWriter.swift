@@ -84,8 +84,8 @@ struct ExchangeRows {
                 method, url, http_version, request_headers, request_body_sha256, request_body_length,
                 status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
                 response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind,
-                redirect_chain_start, redirect_hop, redirect_next, resource_type)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
         sent = try RawInsert(db, sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -138,6 +138,7 @@ struct ExchangeRows {
         x.bind(25, e.redirect?.chainStart)
         x.bind(26, e.redirect?.hop)
         x.bind(27, e.redirect?.next)
+        x.bind(29, e.recordedEvidenceGap?.rawValue)
         x.bind(28, e.resourceType)
         try x.run()
     }
@@ -204,7 +205,7 @@ extension ReportStore {
             setFrame = try db.makeStatement(sql: "UPDATE exchange SET frame = ? WHERE recording_id = ? AND sequence = ?")
             framesBefore = try db.makeStatement(sql: "SELECT sequence, url, frame FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence")
             diagnosticInsert = try db.makeStatement(sql: "INSERT INTO diagnostic (recording_id, sequence, severity, code, message) VALUES (?, ?, ?, ?, ?)")
-            older = try db.makeStatement(sql: "SELECT sequence, started_at, url, request_headers FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence DESC")
+            older = try db.makeStatement(sql: "SELECT sequence, started_at, url, request_headers, evidence_gap FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence DESC")
         }
 
         /// Stores the next exchange in time order (its sequence is the number stored before
@@ -250,7 +251,9 @@ extension ReportStore {
             let cursor = try Row.fetchCursor(older, arguments: [recordingID, sequence])
             while let row = try cursor.next() {
                 guard let target = RequestTarget(row[2] as String) else { continue }
-                let request = CookieProvenance.PastRequest(sequence: row[0], startedAt: row[1], target: target, headers: try ReportStore.decodeHeaders(row[3]))
+                // As Exchange.evidenceGap tells it (E1-E4).
+                let evidence = (row[4] as String?) == nil
+                let request = CookieProvenance.PastRequest(sequence: row[0], startedAt: row[1], target: target, headers: try ReportStore.decodeHeaders(row[3]), isEvidence: evidence)
                 if !visit(request) { return }
             }
         }

@@ -171,7 +171,11 @@ public struct ReportStore: Sendable {
                 initiator: Initiator(rawValue: r.initiator) ?? .other,
                 frame: Frame(label: r.frame) ?? .main,
                 bodyKind: BodyKind(rawValue: r.bodyKind) ?? .none,
-                redirect: redirect, resourceType: r.resourceType))
+                redirect: redirect, resourceType: r.resourceType,
+                recordedEvidenceGap: try r.evidenceGap.map { raw in
+                    guard let gap = EvidenceGap(rawValue: raw) else { throw StoreError.unknownValue(table: "exchange", row: r.id ?? 0, column: "evidence_gap", value: raw) }
+                    return gap
+                }))
         }
         let diagnostics = try DiagnosticRow.fetchAll(db, sql: "SELECT * FROM diagnostic WHERE recording_id = ? ORDER BY id", arguments: [id]).map {
             Diagnostic(Diagnostic.Severity(rawValue: $0.severity) ?? .note, code: $0.code, sequence: $0.sequence, message: $0.message)

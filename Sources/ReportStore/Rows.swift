@@ -75,6 +75,7 @@ struct ExchangeRow: Codable, FetchableRecord, MutablePersistableRecord {
     var redirectHop: Int?
     var redirectNext: Int?
     var resourceType: String?
+    var evidenceGap: String?
 }
 
 /// A replay run: when, with which tool, profile and presets.

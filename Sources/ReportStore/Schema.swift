@@ -256,6 +256,11 @@ enum Schema {
                   AND NOT EXISTS (SELECT 1 FROM cookie_inference i WHERE i.recording_id = r.id)
                 """)
         }
+        migrator.registerMigration("v8: exchanges that are no evidence of the page's cookies") { db in
+            // What the importer knew (a HAR `_fromCache`, a captured request cut short):
+            // rules E3 and E4. E1 and E2 follow from the status and the headers.
+            try db.execute(sql: "ALTER TABLE exchange ADD COLUMN evidence_gap TEXT")
+        }
         return migrator
     }
 }

@@ -58,6 +58,7 @@ public struct RecordingReport: Sendable {
                 "responseBodyLength": e.response.body.count, "responseBodySHA256": e.response.body.sha256Hex,
                 "responseEncodedLength": e.response.encodedLength ?? NSNull(), "responseBodyMissing": e.response.bodyMissing,
                 "redirect": redirect, "cookies": cookies, "inferred": inferred,
+                "cookieEvidence": e.evidenceGap.map { ["taken": false, "rule": $0.rule, "reason": $0.reason] as [String: Any] } ?? ["taken": true],
             ])
         }
         let diagnostics: [[String: Any]] = r.diagnostics.map {
@@ -79,6 +80,9 @@ public struct RecordingReport: Sendable {
             out += "\(e.initiator.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(e.frame.label.padding(toLength: 9, withPad: " ", startingAt: 0)) "
             out += "\(e.request.method) \(redactor.url(e.request.url))  \(e.response.status)  \(e.bodyKind.rawValue) \(sizes)\(hop)\n"
             let values = values(e)
+            if let gap = e.evidenceGap {
+                out += "       not evidence of the page's cookies (\(gap.rule)): \(gap.reason)\n"
+            }
             for (position, c) in detail.cookies[e.sequence].enumerated() {
                 var origin = c.provenance
                 if let by = c.setBy {

@@ -23,12 +23,20 @@ public struct Exchange: Sendable, Hashable, Codable {
     public var redirect: RedirectLink?
     /// The exporter's own resource type (`_resourceType`), kept for export.
     public var resourceType: String?
+    /// Why this exchange's Cookie header says nothing about which cookies the page lacked,
+    /// as its importer knew it; nil when it is evidence (rules E1-E4).
+    public var recordedEvidenceGap: EvidenceGap?
+
+    /// Why this exchange's Cookie header says nothing about which cookies the page had,
+    /// nil when it does: a HAR entry with no response (E1) or no request headers recorded
+    /// (E2), one served from cache (E3), a captured request cut short (E4).
+    public var evidenceGap: EvidenceGap? { recordedEvidenceGap }
 
     public init(
         sequence: Int, startedAt: Double, duration: Double = 0, connectionID: String? = nil,
         serverAddress: String? = nil, request: RecordedRequest, response: RecordedResponse,
         initiator: Initiator = .other, frame: Frame = .main, bodyKind: BodyKind = .none,
-        redirect: RedirectLink? = nil, resourceType: String? = nil
+        redirect: RedirectLink? = nil, resourceType: String? = nil, recordedEvidenceGap: EvidenceGap? = nil
     ) {
         self.sequence = sequence
         self.startedAt = startedAt
@@ -42,9 +50,43 @@ public struct Exchange: Sendable, Hashable, Codable {
         self.bodyKind = bodyKind
         self.redirect = redirect
         self.resourceType = resourceType
+        self.recordedEvidenceGap = recordedEvidenceGap
     }
 
     public var endedAt: Double { startedAt + max(duration, 0) }
+}
+
+/// Why a recorded request is not evidence of which cookies the page had (rules E1-E4).
+public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
+    /// E1: the request got no response (status 0: aborted, blocked, failed); exporters
+    /// record only provisional headers for it.
+    case noResponse = "no-response"
+    /// E2: the exporter recorded no request headers.
+    case noRequestHeaders = "no-request-headers"
+    /// E3: served from the browser's cache; no request reached the network.
+    case fromCache = "from-cache"
+    /// E4: a captured request cut short by a gap.
+    case requestCut = "request-cut"
+
+    /// The rule that says so.
+    public var rule: String {
+        switch self {
+        case .noResponse: return "E1"
+        case .noRequestHeaders: return "E2"
+        case .fromCache: return "E3"
+        case .requestCut: return "E4"
+        }
+    }
+
+    /// "no response (status 0)", for `show` and findings.
+    public var reason: String {
+        switch self {
+        case .noResponse: return "no response (status 0): the exporter keeps only provisional request headers"
+        case .noRequestHeaders: return "no request headers recorded"
+        case .fromCache: return "served from cache: no request reached the network"
+        case .requestCut: return "the captured request is cut short by a gap"
+        }
+    }
 }
 
 /// The request as sent: method, URL, header fields in wire order, body bytes.

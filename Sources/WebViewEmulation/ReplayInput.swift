@@ -50,7 +50,7 @@ public final class ReplayInput: Sendable {
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = document.origin != target.origin }
             var f = ExchangeFacts(
                 documentURL: issuedUnder, crossOrigin: crossOrigin, frameDocument: frameDocument,
-                setCookies: e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
+                setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
                 opensProcessPool: hop == 0 && scenario.newProcessPool.contains { $0.matches(e) },
                 uploadListener: scenario.uploadListener(e))

@@ -90,7 +90,12 @@ public struct WebViewEmulator: Sendable {
                     header.givenToLoad = true
                 }
                 outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
-                outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time)
+                if let gap = e.evidenceGap {
+                    // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
+                    outcome.changes.append(Change(rule: RuleID(gap.rule), what: "cookies not compared: \(gap.reason)"))
+                } else {
+                    outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time)
+                }
                 if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
                     outcome.changes.append(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
                 }

@@ -84,7 +84,7 @@ struct CookieProvenanceTests {
                 asked += 1
                 for e in exchanges[..<before].reversed() {
                     guard let target = e.request.target else { continue }
-                    if !visit(CookieProvenance.PastRequest(sequence: e.sequence, startedAt: e.startedAt, target: target, headers: e.request.headers)) { return }
+                    if !visit(CookieProvenance.PastRequest(sequence: e.sequence, startedAt: e.startedAt, target: target, headers: e.request.headers, isEvidence: e.evidenceGap == nil)) { return }
                 }
             }
             for (k, e) in exchanges.enumerated() {

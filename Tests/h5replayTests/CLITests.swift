@@ -292,7 +292,7 @@ struct CLITests {
         #expect(presets.map { $0["name"] as? String } == ["plain", "plain-cookie-sync", "urlprotocol-naive", "urlprotocol-forwarded", "kkjsbridge-protocolhook", "kkjsbridge-ajaxhook", "netease-schemehandler", "yanxuan-xcache", "postscheme-header", "schemehandler-naive"])
         #expect((presets.first { $0["name"] as? String == "netease-schemehandler" }?["mitigations"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
         let rules = try #require(object["rules"] as? [[String: Any]])
-        #expect(rules.count == 47)
+        #expect(rules.count == 51)  // BEHAVIOUR.md sections 1 to 4 (47) and the evidence rules E1-E4
         #expect(rules.first { $0["id"] as? String == "P1" }?["confidence"] as? String == "source")
     }
 }
