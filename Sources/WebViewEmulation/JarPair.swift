@@ -172,7 +172,11 @@ struct JarPair {
         pending.first { $0.to == side && $0.cookie.name == name }
     }
 
+    /// Queues a synchronisation. A change still on its way that would land after this newer
+    /// one, for the same cookie and jar, is dropped: the jars converge on the latest state,
+    /// so a slow deletion (J2, 10 s) never undoes a later write that crossed faster (J1, J3).
     private mutating func schedule(_ sync: PendingSync) {
+        pending.removeAll { $0.to == sync.to && $0.due >= sync.due && $0.cookie.key == sync.cookie.key }
         let index = pending.firstIndex { $0.due > sync.due } ?? pending.endIndex
         pending.insert(sync, at: index)
     }
