@@ -1,3 +1,4 @@
+import TrafficModel
 import WebViewEmulation
 
 /// One difference between a replay and the recording, explained.
@@ -10,8 +11,18 @@ public struct Finding: Sendable, Hashable, Codable {
     public var sequence: Int
     public var method: String
     public var url: String
-    /// What the finding is about within the exchange, when several can share it: a cookie name.
+    /// What the finding is about within the exchange, when several can share it: a cookie
+    /// name; the first of `subjects`.
     public var subject: String?
+    /// Everything the finding concerns: every cookie of one exchange and code (a finding
+    /// groups them), in header order; empty when it concerns the exchange as a whole.
+    public var subjects: [String] = []
+    /// How likely the finding is, when the model cannot be sure: for a cookie a script
+    /// wrote, the synchronisation delay over the window of the write (BEHAVIOUR.md section
+    /// 8). nil when certain.
+    public var likelihood: Double?
+    /// How much it matters, by who issued the request (or which cookie it concerns).
+    public var rank: Rank = .subresource
     /// The rules that produced it, and the weakest of their confidences.
     public var rules: [RuleID]
     public var confidence: Confidence
@@ -65,6 +76,17 @@ public struct Finding: Sendable, Hashable, Codable {
         self.storedMessage = storedMessage
     }
 
+    /// Ordered for people: severity, then rank, then a lost request body of a POST before a
+    /// GET, then likelihood, then the exchange.
+    public static func moreImportant(_ a: Finding, _ b: Finding) -> Bool {
+        if a.severity != b.severity { return a.severity > b.severity }
+        if a.rank != b.rank { return a.rank < b.rank }
+        let (aBody, bBody) = (a.method != "GET" && a.method != "HEAD", b.method != "GET" && b.method != "HEAD")
+        if aBody != bBody { return aBody }
+        if (a.likelihood ?? 1) != (b.likelihood ?? 1) { return (a.likelihood ?? 1) > (b.likelihood ?? 1) }
+        return (a.recording, a.sequence) < (b.recording, b.sequence)
+    }
+
     /// Fields of `expected` and `actual` that hold cookie values.
     public static let secretFields: Set<String> = ["value"]
 
@@ -90,5 +112,32 @@ public enum FindingText {
         guard !known.isEmpty else { return rules.isEmpty ? "" : " (\(rules.map(\.rawValue).joined(separator: ", ")))" }
         let clauses = known.map { "\($0.summary) (\($0.id), \($0.confidence.rawValue))" }
         return (sentence.contains(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
+    }
+}
+
+/// How much a finding matters to the page, most first: a cookie the scenario names as
+/// important (`importantCookies`), the main frame's document, a first-party API call
+/// (XHR, fetch, beacon), another first-party subresource, a third party.
+public enum Rank: String, Sendable, Hashable, Codable, Comparable, CaseIterable {
+    case important
+    case document
+    case api
+    case subresource
+    case thirdParty = "third-party"
+
+    /// `important` < `document` < ... : earlier matters more.
+    public static func < (a: Rank, b: Rank) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+
+    /// At least as important as `floor`.
+    public func reaches(_ floor: Rank) -> Bool { self <= floor }
+
+    /// The rank of a request by its initiator and frame.
+    public static func of(_ e: Exchange) -> Rank {
+        if e.frame.thirdParty { return .thirdParty }
+        if e.initiator.isDocument && e.frame.kind == .main { return .document }
+        if e.initiator.isScripted { return .api }
+        return .subresource
     }
 }

@@ -5,9 +5,19 @@ import WebViewEmulation
 /// Compares a replay's outcomes with the recording's truth and explains each difference.
 public struct FindingDetector: Sendable {
     public var catalog: RuleCatalog
+    /// Findings less likely than this are left out (`--min-likelihood`); 0 keeps them all.
+    public var minLikelihood: Double
+    /// Cookie names (`*` globs) that matter most (a scenario's `importantCookies`): a
+    /// finding about one ranks `important`.
+    public var importantCookies: [String]
+    /// A cookie finding less likely than this is info, not a warning (BEHAVIOUR.md
+    /// section 8, calibrated): below one chance in ten it should not hold up a release.
+    public static let warningLikelihood = 0.10
 
-    public init(catalog: RuleCatalog = .bundled) {
+    public init(catalog: RuleCatalog = .bundled, minLikelihood: Double = 0, importantCookies: [String] = []) {
         self.catalog = catalog
+        self.minLikelihood = minLikelihood
+        self.importantCookies = importantCookies
     }
 
     public func findings(for recording: Recording, result: EmulationResult) -> [Finding] {
@@ -110,47 +120,113 @@ public struct FindingDetector: Sendable {
                 out.append(finding)
             }
 
-            // Cookies.
+            // Cookies: one finding per code for the exchange, naming every cookie.
+            var byCode: [(FindingCode, [CookieDifference])] = []
             for difference in outcome.cookieDifferences {
                 let code: FindingCode
-                let sentence: String
                 switch (difference.recordedValue, difference.sentValue) {
-                case (.some, .none) where difference.setByRedirect:
-                    code = .redirectCookieLost
-                    sentence = "\(label) is sent without the cookie \(difference.name), which a redirect response set and the recording carried: \(difference.explanation)"
-                case (.some, .none):
-                    code = .cookieMissing
-                    sentence = "\(label) is sent without the cookie \(difference.name), which the recording carried: \(difference.explanation)"
-                case (.none, .some):
-                    code = .cookieExtra
-                    sentence = "\(label) carries the cookie \(difference.name), which the recording did not: \(difference.explanation)"
-                default:
-                    code = .cookieStale
-                    sentence = "\(label) carries an older value of the cookie \(difference.name): \(difference.explanation)"
+                case (.some, .none) where difference.setByRedirect: code = .redirectCookieLost
+                case (.some, .none): code = .cookieMissing
+                case (.none, .some): code = .cookieExtra
+                default: code = .cookieStale
                 }
-                var finding = make(code, e, result.preset, recording.name, difference.rules,
-                    expected: difference.recordedValue.map { ["cookie": difference.name, "value": $0] } ?? ["cookie": difference.name, "present": "no"],
-                    actual: difference.sentValue.map { ["cookie": difference.name, "value": $0] } ?? ["cookie": difference.name, "present": "no"],
-                    sentence: sentence, subject: difference.name)
-                if !difference.certain && finding.severity > .warning { finding.severity = .warning }
-                out.append(finding)
+                if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
+            }
+            for (code, differences) in byCode {
+                let kept = differences.filter { $0.likelihood >= minLikelihood || $0.likelihood >= 1 }
+                guard !kept.isEmpty else { continue }
+                out.append(cookieFinding(code, kept, e, label: label, preset: result.preset, recording: recording.name))
             }
         }
 
-        // Jar divergence at the end of the flow, once every synchronisation has completed.
-        if let last = exchanges.last {
-            for d in result.divergences {
-                var expected = ["cookie": d.name, "domain": d.domain, "path": d.path, "in": "NativeJar and WebJar"]
-                var actual = ["cookie": d.name, "domain": d.domain, "path": d.path]
-                actual["in"] = d.nativeValue == nil ? "WebJar only" : d.webValue == nil ? "NativeJar only" : "both, with different values"
-                if let v = d.nativeValue ?? d.webValue { expected["value"] = v }
-                if let n = d.nativeValue, let w = d.webValue { expected["value"] = n; actual["value"] = w }
-                let place = d.nativeValue == nil ? "only WebJar holds" : d.webValue == nil ? "only NativeJar holds" : "NativeJar and WebJar hold different values of"
-                out.append(make(.jarDiverged, last, result.preset, recording.name, d.rules, expected: expected, actual: actual,
-                    sentence: "At the end of the flow \(place) the cookie \(d.name) (\(d.domain)\(d.path)) (\(d.explanation))", subject: "\(d.name)@\(d.domain)\(d.path)"))
+        // Jar divergence at the end of the flow, once every synchronisation has completed:
+        // one finding naming every cookie on which the jars disagree.
+        if let last = exchanges.last, !result.divergences.isEmpty {
+            let divergences = result.divergences
+            func place(_ d: JarDivergence) -> String {
+                d.nativeValue == nil ? "only WebJar holds" : d.webValue == nil ? "only NativeJar holds" : "NativeJar and WebJar hold different values of"
             }
+            let first = divergences[0]
+            var expected = ["cookie": first.name, "domain": first.domain, "path": first.path, "in": "NativeJar and WebJar"]
+            var actual = ["cookie": first.name, "domain": first.domain, "path": first.path]
+            actual["in"] = first.nativeValue == nil ? "WebJar only" : first.webValue == nil ? "NativeJar only" : "both, with different values"
+            if let v = first.nativeValue ?? first.webValue { expected["value"] = v }
+            if let n = first.nativeValue, let w = first.webValue { expected["value"] = n; actual["value"] = w }
+            let subjects = divergences.map { "\($0.name)@\($0.domain)\($0.path)" }
+            if divergences.count > 1 { expected["cookies"] = subjects.joined(separator: ", ") }
+            let sentence = divergences.count == 1
+                ? "At the end of the flow \(place(first)) the cookie \(first.name) (\(first.domain)\(first.path)) (\(first.explanation))"
+                : "At the end of the flow NativeJar and WebJar disagree on \(divergences.count) cookies: " + divergences.prefix(Self.namedCookies).map { "\($0.name) (\($0.domain)\($0.path); \(place($0).replacingOccurrences(of: " of", with: "")); \($0.explanation))" }.joined(separator: "; ") + (divergences.count > Self.namedCookies ? "; and \(divergences.count - Self.namedCookies) more" : "")
+            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences.map(\.rules)), expected: expected, actual: actual, sentence: sentence, subject: subjects[0])
+            finding.subjects = subjects
+            // The end of the flow is no request: rank by the cookies alone.
+            finding.rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
+            out.append(finding)
         }
         return out
+    }
+
+    /// How many cookies a grouped finding's sentence names before "and N more".
+    static let namedCookies = 8
+
+    /// Whether the scenario names the cookie as important.
+    func isImportant(_ name: String) -> Bool {
+        importantCookies.contains { Scenario.Override.glob($0, name) }
+    }
+
+    static func unionRules(_ lists: [[RuleID]]) -> [RuleID] {
+        var seen = Set<RuleID>()
+        return lists.joined().filter { seen.insert($0).inserted }
+    }
+
+    /// One finding for the cookies of one exchange and code: severity from the code, or
+    /// from the likelihood when no cookie of it is certain.
+    func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, preset: String, recording: String) -> Finding {
+        let first = differences[0]
+        let names = differences.map(\.name)
+        func listed() -> String {
+            let shown = names.prefix(Self.namedCookies).joined(separator: ", ")
+            return names.count > Self.namedCookies ? shown + " and \(names.count - Self.namedCookies) more" : shown
+        }
+        // Say each distinct reason once.
+        var reasons: [String] = []
+        for d in differences where !reasons.contains(d.explanation) { reasons.append(d.explanation) }
+        let why = reasons.count == 1 ? reasons[0] : differences.filter { d in differences.first { $0.explanation == d.explanation }?.name == d.name }
+            .prefix(Self.namedCookies).map { d in "\(d.name): \(d.explanation)" }.joined(separator: "; ")
+        let one = differences.count == 1
+        let sentence: String
+        switch code {
+        case .redirectCookieLost:
+            sentence = one ? "\(label) is sent without the cookie \(first.name), which a redirect response set and the recording carried: \(why)"
+                : "\(label) is sent without \(names.count) cookies a redirect response set and the recording carried (\(listed())): \(why)"
+        case .cookieMissing:
+            sentence = one ? "\(label) is sent without the cookie \(first.name), which the recording carried: \(why)"
+                : "\(label) is sent without \(names.count) cookies the recording carried (\(listed())): \(why)"
+        case .cookieExtra:
+            sentence = one ? "\(label) carries the cookie \(first.name), which the recording did not: \(why)"
+                : "\(label) carries \(names.count) cookies the recording did not (\(listed())): \(why)"
+        default:
+            sentence = one ? "\(label) carries an older value of the cookie \(first.name): \(why)"
+                : "\(label) carries older values of \(names.count) cookies (\(listed())): \(why)"
+        }
+        var expected = first.recordedValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
+        var actual = first.sentValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
+        if !one {
+            expected["cookies"] = names.joined(separator: ", ")
+            actual["cookies"] = names.joined(separator: ", ")
+        }
+        var finding = make(code, e, preset, recording, Self.unionRules(differences.map(\.rules)), expected: expected, actual: actual, sentence: sentence, subject: first.name)
+        finding.subjects = names
+        // Calibration: a certain cookie keeps the code's severity; otherwise the likeliest
+        // decides: a warning from one chance in ten, info below.
+        let likelihood = differences.map(\.likelihood).max()!
+        if likelihood < 1 {
+            finding.likelihood = likelihood
+            let cap: Severity = likelihood >= Self.warningLikelihood ? .warning : .info
+            if finding.severity > cap { finding.severity = cap }
+        }
+        if names.contains(where: isImportant) { finding.rank = .important }
+        return finding
     }
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
@@ -159,10 +235,13 @@ public struct FindingDetector: Sendable {
         let confidence = catalog.confidence(of: rules)
         var severity = code.defaultSeverity
         if confidence == .folklore && severity == .error { severity = .warning }
-        return Finding(
+        var finding = Finding(
             code: code, severity: severity, preset: preset, recording: recording,
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
             rules: rules, confidence: confidence, expected: expected, actual: actual, detail: sentence)
+        finding.subjects = subject.map { [$0] } ?? []
+        finding.rank = Rank.of(e)
+        return finding
     }
 
     /// Whether an outcome can give a finding at all: most exchanges of most presets cannot.

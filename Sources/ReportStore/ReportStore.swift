@@ -278,8 +278,8 @@ public struct ReportStore: Sendable {
                 """)
             let findingInsert = try RawInsert(db, sql: """
                 INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, detail, alternative)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?)
+                  rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)
                 """)
             let eventInsert = try RawInsert(db, sql: """
                 INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
@@ -319,6 +319,10 @@ public struct ReportStore: Sendable {
                     Self.appendObjectJSON(f.actual, to: &scratch)
                     i.bind(14, text: scratch)
                     i.bind(15, f.detail); i.bind(16, f.alternative)
+                    scratch.removeAll(keepingCapacity: true)
+                    Self.appendStringArrayJSON(f.subjects, to: &scratch)
+                    i.bind(17, text: scratch)
+                    i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue)
                     try i.run()
                 }
             }
@@ -360,12 +364,26 @@ public struct ReportStore: Sendable {
         let severity = try value(Severity.self, row.severity, column: "severity")
         let confidence = try value(Confidence.self, row.confidence, column: "confidence")
         let expected = try decodeObject(row.expected), actual = try decodeObject(row.actual)
-        guard let detail = row.detail else {
-            return Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
+        var finding: Finding
+        if let detail = row.detail {
+            finding = Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
+                subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail, alternative: row.alternative)
+        } else {
+            finding = Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
                 subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, storedMessage: row.message)
         }
-        return Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
-            subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail, alternative: row.alternative)
+        if let subjects = row.subjects {
+            guard let list = try? JSONDecoder().decode([String].self, from: Data(subjects.utf8)) else {
+                throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "subjects", value: subjects)
+            }
+            finding.subjects = list
+        } else {
+            finding.subjects = row.subject.map { [$0] } ?? []
+        }
+        finding.likelihood = row.likelihood
+        // Rows written before ranks were kept read as subresources.
+        finding.rank = try row.rank.map { try value(Rank.self, $0, column: "rank") } ?? .subresource
+        return finding
     }
 
     /// A replay's jar timeline: both jars' changes in time order.
@@ -473,6 +491,16 @@ public struct ReportStore: Sendable {
             appendJSONString(object[key]!, to: &out)
         }
         out.append(0x7D)
+    }
+
+    /// `["a","b"]`: a finding's subjects.
+    static func appendStringArrayJSON(_ items: [String], to out: inout [UInt8]) {
+        out.append(0x5B)
+        for (k, item) in items.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            appendJSONString(item, to: &out)
+        }
+        out.append(0x5D)
     }
 
     /// `[{"rule":"P1","what":"..."}]`: an outcome's changes.

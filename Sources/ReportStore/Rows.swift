@@ -157,4 +157,7 @@ struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
     var actual: String
     var detail: String?
     var alternative: String?
+    var subjects: String?
+    var likelihood: Double?
+    var rank: String?
 }

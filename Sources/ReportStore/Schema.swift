@@ -261,6 +261,14 @@ enum Schema {
             // rules E3 and E4. E1 and E2 follow from the status and the headers.
             try db.execute(sql: "ALTER TABLE exchange ADD COLUMN evidence_gap TEXT")
         }
+        migrator.registerMigration("v9: grouped, calibrated and ranked findings") { db in
+            // One finding per exchange and code names every cookie it concerns (`subjects`,
+            // a JSON array; `subject` stays the first); a finding the model cannot be sure
+            // of carries its likelihood; every finding its rank.
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN subjects TEXT")
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN likelihood REAL")
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN rank TEXT")
+        }
         return migrator
     }
 }

@@ -127,8 +127,12 @@ public struct CookieDifference: Sendable, Hashable {
     public var sentValue: String?
     public var rules: [RuleID]
     /// False when the difference happens only if the script wrote late in its window
-    /// (BEHAVIOUR.md section 8): the finding is then a warning.
+    /// (BEHAVIOUR.md section 8).
     public var certain: Bool
+    /// How likely the difference is: 1 when certain; else the synchronisation delay over
+    /// the window in which the script wrote the cookie (a write equally likely at any
+    /// moment of its window).
+    public var likelihood: Double = 1
     /// Why, in plain words: which jar held it and when a synchronisation was due.
     public var explanation: String
     /// The cookie was set by a redirect (3xx) response.

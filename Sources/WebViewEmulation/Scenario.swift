@@ -39,7 +39,7 @@ public struct Scenario: Sendable, Hashable {
         }
 
         /// `*` matches any run of characters; everything else matches itself.
-        static func glob(_ pattern: String, _ text: String) -> Bool {
+        public static func glob(_ pattern: String, _ text: String) -> Bool {
             let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
             guard parts.count > 1 else { return pattern == text }
             guard text.hasPrefix(parts.first!) else { return false }

@@ -40,6 +40,9 @@ public struct WebViewEmulator: Sendable {
         placePreexisting(provenance, exchanges: exchanges, into: &jars)
         // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
         var loadHeader: [Cookie] = []
+        // When the session began, as far as the recording knows: a script write no request
+        // bounds happened after it.
+        let sessionStart = (exchanges.first?.startedAt ?? 0) - CookieProvenance.scriptLead
 
         for e in exchanges {
             let facts = input.facts[e.sequence]
@@ -94,7 +97,7 @@ public struct WebViewEmulator: Sendable {
                     // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.changes.append(Change(rule: RuleID(gap.rule), what: "cookies not compared: \(gap.reason)"))
                 } else {
-                    outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time)
+                    outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
                 }
                 if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
                     outcome.changes.append(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
@@ -349,7 +352,7 @@ public struct WebViewEmulator: Sendable {
 
     // MARK: - Cookie differences
 
-    private func cookieDifferences(recorded: [CookieProvenance.SentCookie], header: CookieHeaderChoice, jars: JarPair, time: Double) -> [CookieDifference] {
+    private func cookieDifferences(recorded: [CookieProvenance.SentCookie], header: CookieHeaderChoice, jars: JarPair, time: Double, sessionStart: Double) -> [CookieDifference] {
         let side = header.side, requestRule = header.rule
         var unmatchedRecorded: [(String, String)] = []
         var unmatchedSent = header.cookies
@@ -370,6 +373,7 @@ public struct WebViewEmulator: Sendable {
             var rules: [RuleID] = [requestRule]
             if let blocker = jars.blocker(of: name, in: side) { rules.append(blocker) }
             var certain = true
+            var likelihood = 1.0
             var why: String
             var fromRedirect = false
             if header.fixedAtLoad {
@@ -387,15 +391,19 @@ public struct WebViewEmulator: Sendable {
                 why = "it was \(sync.origin.what) in \(side.other.jarName), and the synchronisation to \(side.jarName) (\(sync.rule)) was due \(Self.seconds(early)) after this request"
                 if let written = sync.origin.writtenAt {
                     let delay = sync.due - written
-                    if let windowStart = sync.origin.scriptWindowStart {
-                        let window = time - windowStart
-                        certain = delay > window
-                        if !certain {
-                            why += "; the script wrote it within the \(Self.seconds(window)) before the request and the \(sync.rule) delay is \(Self.seconds(delay)), so it is missed only if the write came late"
-                        }
-                    } else {
+                    // The write fell anywhere in its window, as likely at one moment as at
+                    // another: the request misses the cookie when the write came within the
+                    // synchronisation delay before it, with chance delay / window. Without
+                    // an earlier request to bound it, the window opens at the session's start.
+                    let bounded = sync.origin.scriptWindowStart != nil
+                    let window = time - (sync.origin.scriptWindowStart ?? sessionStart)
+                    // Unbounded, the write may even predate the recording: never certain.
+                    if delay <= window || !bounded {
                         certain = false
-                        why += "; no earlier request bounds when the script wrote it"
+                        likelihood = window > 0 ? min(1, max(0, delay / window)) : 1
+                        why += bounded
+                            ? "; the script wrote it within the \(Self.seconds(window)) before the request and the \(sync.rule) delay is \(Self.seconds(delay)), so it is missed only if the write came late"
+                            : "; no earlier request bounds when the script wrote it (within the \(Self.seconds(window)) since the session started), and the \(sync.rule) delay is \(Self.seconds(delay))"
                     }
                 }
             } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {
@@ -408,6 +416,7 @@ public struct WebViewEmulator: Sendable {
                 why = "\(side.jarName) does not hold it"
             }
             var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: Self.unique(rules), certain: certain, explanation: why)
+            difference.likelihood = likelihood
             difference.setByRedirect = fromRedirect
             out.append(difference)
         }

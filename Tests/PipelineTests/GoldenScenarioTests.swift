@@ -9,7 +9,7 @@ import WebViewEmulation
 
 /// Every bundled recording under every preset and three profiles, against its golden
 /// expectation file `Recordings/expected/NAME.json`: the findings (preset, code, exchange,
-/// rules, severity) and the rules that acted. Any difference fails. Set
+/// rules, severity, the cookies they name, likelihood and rank) and the rules that acted. Any difference fails. Set
 /// `H5REPLAY_UPDATE_GOLDENS=1` to re-record the files after a deliberate change.
 @Suite("Golden scenarios")
 struct GoldenScenarioTests {
@@ -54,6 +54,9 @@ struct GoldenScenarioTests {
                     rules.formUnion(f.rules.map(\.rawValue))
                     var entry: [String: Any] = ["preset": f.preset, "code": f.code.rawValue, "sequence": f.sequence, "severity": f.severity.rawValue, "rules": f.rules.map(\.rawValue)]
                     if let subject = f.subject { entry["subject"] = subject }
+                    if f.subjects.count > 1 { entry["subjects"] = f.subjects }
+                    if let likelihood = f.likelihood { entry["likelihood"] = (likelihood * 1000).rounded() / 1000 }
+                    entry["rank"] = f.rank.rawValue
                     findings.append(entry)
                 }
                 acted[r.preset] = rules.sorted { RuleID($0) < RuleID($1) }
