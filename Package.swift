@@ -112,7 +112,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "ReportStore", "WebViewEmulation", "TrafficModel", "HARFormat", "PacketCapture", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Pipeline", "ReportStore", "WebViewEmulation", "Findings", "TrafficModel", "HARFormat", "PacketCapture", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Corpus"]
         ),
         .testTarget(
             name: "ReportsTests",

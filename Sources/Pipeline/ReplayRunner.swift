@@ -45,6 +45,8 @@ public struct ReplayRunner: Sendable {
             let (r, p) = jobs[index]
             let input = inputs[r]
             let result = input.replay(presets[p], profile: profile)
+            var detector = self.detector
+            detector.importantCookies += input.scenario.importantCookies
             let findings = detector.findings(for: input.recording, result: result)
             results.set(index, ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
         }
@@ -53,14 +55,21 @@ public struct ReplayRunner: Sendable {
 
     /// Replays and stores the run in `store`; returns the run's id.
     public func run(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> Int64 {
+        try runKeeping(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision).row.id!
+    }
+
+    /// Replays and stores the run; returns the stored run and its results in hand, so a
+    /// report of this run needs nothing read back.
+    public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
         let started = Date()
         let results = replay(recordings)
-        let row = RunRow(
+        var row = RunRow(
             id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(Date()), toolVersion: toolVersion,
             profile: profile.name, ios: profile.ios.description, simulator: profile.simulator,
             presets: presets.map(\.name).joined(separator: ","), label: label, gitRevision: gitRevision,
             recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
-        return try store.saveRun(row, results: results)
+        row.id = try store.saveRun(row, results: results)
+        return (row, results)
     }
 }
 

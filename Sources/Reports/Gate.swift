@@ -11,10 +11,14 @@ public struct Gate: Sendable {
     public var failOn: Severity
     /// Finding codes or rule ids that never fail the gate.
     public var allow: Set<String>
+    /// The least important rank a new finding needs to fail the gate (`--min-rank api`:
+    /// documents and first-party API calls, and important cookies).
+    public var minRank: Rank
 
-    public init(failOn: Severity = .error, allow: Set<String> = []) {
+    public init(failOn: Severity = .error, allow: Set<String> = [], minRank: Rank = .thirdParty) {
         self.failOn = failOn
         self.allow = allow
+        self.minRank = minRank
     }
 
     public struct Result: Sendable {
@@ -39,7 +43,7 @@ public struct Gate: Sendable {
         let new = findings.filter { !before.contains($0.identity) }
         let unchanged = findings.filter { before.contains($0.identity) }
         let fixed = baselineFindings.filter { !now.contains($0.identity) }
-        let failing = new.filter { $0.severity >= failOn && !isAllowed($0) }
+        let failing = new.filter { $0.severity >= failOn && $0.rank.reaches(minRank) && !isAllowed($0) }
         return Result(run: run, baseline: baseline, new: new, fixed: fixed, unchanged: unchanged, failing: failing)
     }
 

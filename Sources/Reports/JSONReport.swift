@@ -40,7 +40,8 @@ public struct JSONReport: Sendable {
             [
                 "preset": f.preset, "code": f.code.rawValue, "severity": f.severity.rawValue,
                 "recording": f.recording, "sequence": f.sequence, "method": f.method, "url": f.url,
-                "subject": f.subject ?? NSNull(),
+                "subject": f.subject ?? NSNull(), "subjects": f.subjects.map(redactor.text),
+                "likelihood": f.likelihood ?? NSNull(), "rank": f.rank.rawValue,
                 "rules": f.rules.map(\.rawValue), "confidence": f.confidence.rawValue, "message": f.message,
                 "expected": redactor.fields(f.expected), "actual": redactor.fields(f.actual),
             ]

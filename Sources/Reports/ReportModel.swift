@@ -22,6 +22,21 @@ public struct ReportModel: Sendable {
         return ReportModel(run: run, recordings: try store.recordingNames(run: runID), presets: run.presetList, findings: try store.findings(run: runID))
     }
 
+    /// The run just replayed, from its results in hand: nothing read back. The same order
+    /// as `load` gives (recordings by name; findings by recording, preset, exchange, code).
+    public init(run: RunRow, results: [ReportStore.RunResult]) {
+        let names = Array(Set(results.filter { !$0.outcomes.isEmpty }.map(\.recording))).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let ordered = results.enumerated().flatMap { index, result in result.findings.map { (index, $0) } }.sorted { a, b in
+            let (x, y) = (a.1, b.1)
+            if x.recording != y.recording { return x.recording.utf8.lexicographicallyPrecedes(y.recording.utf8) }
+            if x.preset != y.preset { return x.preset.utf8.lexicographicallyPrecedes(y.preset.utf8) }
+            if x.sequence != y.sequence { return x.sequence < y.sequence }
+            if x.code != y.code { return x.code.rawValue.utf8.lexicographicallyPrecedes(y.code.rawValue.utf8) }
+            return a.0 < b.0
+        }
+        self.init(run: run, recordings: names, presets: run.presetList, findings: ordered.map(\.1))
+    }
+
     /// Findings counted per severity for one cell of the matrix.
     public struct Cell: Sendable, Hashable {
         public var errors = 0
@@ -43,6 +58,54 @@ public struct ReportModel: Sendable {
     }
 
     public func count(_ severity: Severity) -> Int { findings.filter { $0.severity == severity }.count }
+
+    /// What matters most under a preset, in one line a person reads first:
+    /// "2 POST bodies lost, 1 redirect hidden from a document, 87 requests missing cookies
+    /// (80 unlikely)". Codes in order of their most important finding.
+    public func summary(preset: String) -> String {
+        let list = findings.filter { $0.preset == preset }
+        guard !list.isEmpty else { return "nothing found" }
+        var byCode: [FindingCode: [Finding]] = [:]
+        for f in list { byCode[f.code, default: []].append(f) }
+        let codes = byCode.keys.sorted { a, b in
+            let (x, y) = (byCode[a]!.min(by: Finding.moreImportant)!, byCode[b]!.min(by: Finding.moreImportant)!)
+            return Finding.moreImportant(x, y) || (!Finding.moreImportant(y, x) && a.rawValue < b.rawValue)
+        }
+        return codes.map { Self.phrase($0, byCode[$0]!) }.joined(separator: ", ")
+    }
+
+    /// "2 POST bodies lost", "87 requests missing cookies (80 unlikely)".
+    static func phrase(_ code: FindingCode, _ list: [Finding]) -> String {
+        let n = list.count
+        let methods = Set(list.map(\.method))
+        let method = methods.count == 1 ? methods.first! + " " : ""
+        let unlikely = list.filter { ($0.likelihood ?? 1) < FindingDetector.warningLikelihood }.count
+        let cookies = list.reduce(0) { $0 + max($1.subjects.count, 1) }
+        let qualifier = unlikely > 0 ? " (\(unlikely) unlikely)" : ""
+        let s = n == 1 ? "" : "s"
+        switch code {
+        case .bodyLost: return "\(n) \(method)bod\(n == 1 ? "y" : "ies") lost"
+        case .bodyMutated: return "\(n) \(method)bod\(n == 1 ? "y" : "ies") changed"
+        case .bodyStreamOnly: return "\(n) bod\(n == 1 ? "y" : "ies") only as a stream"
+        case .bodyTooLargeForHeader: return "\(n) bod\(n == 1 ? "y" : "ies") too large for a header"
+        case .urlMutated: return "\(n) URL\(s) changed"
+        case .headerAdded: return "\(n) header\(s) added"
+        case .preflightAdded: return "\(n) preflight\(s) added"
+        case .redirectHidden:
+            let documents = list.filter { $0.severity == .error }.count
+            return documents > 0 ? "\(n) redirect\(s) hidden (\(documents) from a document)" : "\(n) redirect\(s) hidden from scripts"
+        case .redirectMethodChanged: return "\(n) redirect\(s) re-issued with another method or no body"
+        case .redirectCookieLost: return "\(n) request\(s) missing a redirect's cookies"
+        case .cookieMissing: return "\(n) request\(s) missing \(cookies) cookie\(cookies == 1 ? "" : "s")\(qualifier)"
+        case .cookieExtra: return "\(n) request\(s) with \(cookies) extra cookie\(cookies == 1 ? "" : "s")\(qualifier)"
+        case .cookieStale: return "\(n) request\(s) with \(cookies) stale cookie\(cookies == 1 ? "" : "s")\(qualifier)"
+        case .jarDiverged: return "\(cookies) cookie\(cookies == 1 ? "" : "s") left different in the two jars"
+        case .cookieCrossSiteAccepted: return "\(n) cookie\(s) accepted for another site"
+        case .thirdPartyIntercepted: return "\(n) third-party request\(s) intercepted"
+        case .requestStalled: return "\(n) request\(s) never sent"
+        case .responseMutated: return "\(n) response\(s) mangled"
+        }
+    }
 }
 
 /// Hides cookie values, secret query values and other secrets unless the user asks for

@@ -12,7 +12,12 @@ public struct TableReport: Sendable {
         self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
-    public func render(_ model: ReportModel, details: Bool = true) -> String {
+    /// How many findings of a code the report shows before "and N more" unless verbose.
+    public static let shownPerCode = 3
+
+    /// The matrix, then per preset a summary line and, per code, its count and the most
+    /// important findings first (`verbose`: all of them).
+    public func render(_ model: ReportModel, details: Bool = true, verbose: Bool = false) -> String {
         let model = redactor.apply(model)
         var out = ""
         let run = model.run
@@ -23,18 +28,41 @@ public struct TableReport: Sendable {
         for preset in model.presets {
             let findings = model.findings.filter { $0.preset == preset }
             guard !findings.isEmpty else { continue }
-            out += "\n" + paint("\(preset)", bold: true) + "\n"
+            out += "\n" + paint("\(preset)", bold: true) + ": " + model.summary(preset: preset) + "\n"
             var byCode: [FindingCode: [Finding]] = [:]
             for f in findings { byCode[f.code, default: []].append(f) }
-            for code in FindingCode.allCases {
-                guard let list = byCode[code] else { continue }
-                out += "  \(paint(code.rawValue, severity: list.map(\.severity).max()!)) (\(list.count))\n"
-                for f in list {
-                    out += "    [\(f.severity.rawValue)] \(f.recording) #\(f.sequence): \(f.message)\n"
+            let codes = byCode.keys.sorted { a, b in
+                let (x, y) = (byCode[a]!.min(by: Finding.moreImportant)!, byCode[b]!.min(by: Finding.moreImportant)!)
+                return Finding.moreImportant(x, y) || (!Finding.moreImportant(y, x) && a.rawValue < b.rawValue)
+            }
+            for code in codes {
+                let list = byCode[code]!.sorted(by: Finding.moreImportant)
+                out += "  \(paint(code.rawValue, severity: list[0].severity)) (\(list.count))\n"
+                let shown = verbose ? list : Array(list.prefix(Self.shownPerCode))
+                for f in shown {
+                    out += "    [\(f.severity.rawValue)] \(f.recording) #\(f.sequence) (\(Self.qualifiers(f))): \(f.message)\n"
+                }
+                if shown.count < list.count {
+                    out += "    ... and \(list.count - shown.count) more, less important (--verbose shows all)\n"
                 }
             }
         }
         return out
+    }
+
+    /// "api", "subresource, likelihood 3%".
+    static func qualifiers(_ f: Finding) -> String {
+        var parts = [f.rank.rawValue]
+        if let likelihood = f.likelihood { parts.append("likelihood \(Self.percent(likelihood))") }
+        return parts.joined(separator: ", ")
+    }
+
+    /// "3%", "0.4%", "<0.1%".
+    public static func percent(_ p: Double) -> String {
+        let value = p * 100
+        if value >= 10 { return "\(Int(value.rounded()))%" }
+        if value >= 0.1 { return "\((value * 10).rounded() / 10)%" }
+        return "<0.1%"
     }
 
     /// The matrix: one row per recording, one column per preset; each cell `E/W/I` or `ok`.

@@ -67,6 +67,17 @@ public enum ExchangeClassifier {
             default: break
             }
         }
+        // 6. A GET with no script marker whose answer is an image, a stylesheet, a script, a
+        //    font or media was loaded by the element that shows it (an ad's `<img src=imgad?id=>`),
+        //    not by an XHR: an ajax guess there would blame the JS bridge for what an image
+        //    tag does. Old captures, without Sec-Fetch headers, need this most.
+        if request.method == "GET", let type = exchange.response.headers.first("Content-Type")?.asciiLowercased {
+            if type.hasPrefix("image/") { return .image }
+            if type.hasPrefix("text/css") { return .stylesheet }
+            if type.hasPrefix("font/") || type.hasPrefix("application/font") { return .font }
+            if type.hasPrefix("video/") || type.hasPrefix("audio/") { return .media }
+            if type.contains("javascript") || type.hasPrefix("text/ecmascript") { return .script }
+        }
         return .ajax
     }
 

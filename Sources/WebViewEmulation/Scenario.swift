@@ -13,7 +13,8 @@ import TrafficModel
 ///      "thirdPartyWebView": "same" | "plain",
 ///      "exchanges": [{"method": "POST", "url": "*/api/upload*",
 ///                     "initiator": "xhr", "bodyKind": "stream", "uploadListener": true}],
-///      "newProcessPool": [{"url": "*/wallet*"}]}
+///      "newProcessPool": [{"url": "*/wallet*"}],
+///      "importantCookies": ["session*", "*token*"]}
 public struct Scenario: Sendable, Hashable {
     /// Per-exchange facts the wire does not show, matched by method and URL pattern.
     public struct Override: Sendable, Hashable {
@@ -72,6 +73,9 @@ public struct Scenario: Sendable, Hashable {
     /// J4: requests that a new web view with its own WKProcessPool issues first (its
     /// WebJar has none of the session cookies).
     public var newProcessPool: [Override] = []
+    /// Cookie names (`*` globs: `session*`, `*token*`) that matter most: findings about
+    /// them rank `important`, above every request.
+    public var importantCookies: [String] = []
 
     public init(preexisting: PreexistingJar = .both, binaryAsBlob: Bool = true, nativeCookies: [Cookie] = [], webCookies: [Cookie] = []) {
         self.preexisting = preexisting
@@ -169,10 +173,15 @@ public struct Scenario: Sendable, Hashable {
                     guard let url = item["url"] as? String else { throw FileError(file: file, problem: "newProcessPool[\(i)].url: a URL pattern is required") }
                     scenario.newProcessPool.append(Override(method: item["method"] as? String, urlPattern: url))
                 }
+            case "importantCookies":
+                guard let names = value as? [String], !names.contains(where: \.isEmpty) else {
+                    throw FileError(file: file, problem: "importantCookies: expected an array of cookie names or patterns (\"session*\")")
+                }
+                scenario.importantCookies = names
             case "comment", "description":
                 continue
             default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, comment")
+                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, comment")
             }
         }
         return scenario

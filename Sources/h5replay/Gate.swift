@@ -22,6 +22,11 @@ extension H5Replay {
                   h5replay replay --label main                     # on the main branch
                   h5replay replay --label pr-42 && h5replay gate --baseline main
                   h5replay gate --fail-on warning --allow REDIRECT_HIDDEN,J3 --junit junit.xml
+                  h5replay gate --fail-on error --min-rank api      # documents and API calls only
+
+                Ranks, most important first: important (a cookie a scenario names in
+                importantCookies), document (the main frame's document), api (first-party
+                XHR, fetch, beacon), subresource, third-party.
                 """)
 
         enum Bar: String, ExpressibleByArgument, CaseIterable { case error, warning }
@@ -30,13 +35,16 @@ extension H5Replay {
         @OptionGroup var secrets: SecretOptions
 
         @Option(help: ArgumentHelp("The run to judge: `latest` or a run id.", valueName: "latest|id"))
-        var run: String = "latest"
+        var run: RunSelector = .latest
 
         @Option(help: ArgumentHelp("The baseline: a run id or a label (its latest run).", valueName: "run|label"))
         var baseline: String?
 
         @Option(name: .customLong("fail-on"), help: "The lowest severity of a new finding that fails the gate.")
         var failOn: Bar = .error
+
+        @Option(name: .customLong("min-rank"), help: ArgumentHelp("The least important rank a new finding needs to fail the gate: important (a scenario's importantCookies), document, api (first-party XHR and fetch), subresource or third-party (every finding, the default).", valueName: "rank"))
+        var minRank: Rank = .thirdParty
 
         @Option(help: ArgumentHelp("Finding codes or rule ids that never fail the gate, comma-separated.", valueName: "CODE|RULE,..."))
         var allow: String?
@@ -48,13 +56,12 @@ extension H5Replay {
         var markdown: String?
 
         func validate() throws {
-            if run != "latest" && Int64(run) == nil { throw ValidationError("--run takes `latest` or a run id, not \(run)") }
         }
 
         func run() async throws {
             let store = try database.openExisting()
-            guard let model = try ReportModel.load(from: store, run: Int64(run)), let runID = model.run.id else {
-                throw InputError(run == "latest" ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
+            guard let model = try ReportModel.load(from: store, run: run.id), let runID = model.run.id else {
+                throw InputError(run.id == nil ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
             }
             var baselineRun: RunRow?
             if let baseline {
@@ -63,7 +70,7 @@ extension H5Replay {
                 guard found.id != runID else { throw InputError("the baseline \(baseline) is run \(runID) itself; give an earlier run or label") }
             }
             let allowed = Set((allow ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-            let gate = Reports.Gate(failOn: failOn == .error ? .error : .warning, allow: allowed)
+            let gate = Reports.Gate(failOn: failOn == .error ? .error : .warning, allow: allowed, minRank: minRank)
             let result = gate.evaluate(run: model.run, findings: model.findings, baseline: baselineRun,
                 baselineFindings: try baselineRun.map { try store.findings(run: $0.id!) } ?? [])
             print(gate.text(result, redactor: secrets.redactor), terminator: "")
@@ -73,3 +80,5 @@ extension H5Replay {
         }
     }
 }
+
+extension Rank: ExpressibleByArgument {}

@@ -45,7 +45,7 @@ extension H5Replay {
         var replace = false
 
         @Option(help: ArgumentHelp("Captures: `client` makes one recording per client address.", valueName: "client"))
-        var split: String?
+        var split: SplitMode?
 
         @Argument(help: ArgumentHelp("HAR, pcap or pcapng files to import.", valueName: "file"))
         var files: [String]
@@ -53,7 +53,6 @@ extension H5Replay {
         func validate() throws {
             if files.isEmpty { throw ValidationError("give at least one file to import") }
             if name != nil && files.count > 1 { throw ValidationError("--name applies to one file; import the files one by one") }
-            if let split, split != "client" { throw ValidationError("--split takes `client` (one recording per client address)") }
         }
 
         func run() async throws {
@@ -62,7 +61,7 @@ extension H5Replay {
             defer { progress.end() }
             let importer = limits.pipeline(progress)
             for file in files {
-                for (recording, result) in try importer.importFile(file, name: name, replace: replace, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store) {
+                for (recording, result) in try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store) {
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"

@@ -234,3 +234,50 @@ struct ScenarioOptions: ParsableArguments {
         return try loadScenario(candidate)
     }
 }
+
+/// `--run latest|ID`: which stored run a command reads.
+enum RunSelector: ExpressibleByArgument, CustomStringConvertible {
+    case latest
+    case id(Int64)
+
+    init?(argument: String) {
+        if argument == "latest" { self = .latest } else if let id = Int64(argument), id > 0 { self = .id(id) } else { return nil }
+    }
+
+    /// The run id to load, nil for the latest.
+    var id: Int64? { if case .id(let id) = self { return id } else { return nil } }
+    var description: String { id.map(String.init) ?? "latest" }
+    static var defaultCompletionKind: CompletionKind { .list(["latest"]) }
+}
+
+/// `--split client`: one recording per client address of a capture.
+enum SplitMode: String, ExpressibleByArgument, CaseIterable {
+    case client
+}
+
+/// `--shard i/n`: slice i of n (1-based) of the sorted recordings.
+struct ShardSlice: ExpressibleByArgument {
+    var index: Int
+    var count: Int
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/")
+        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, i >= 1, i <= n else { return nil }
+        (index, count) = (i - 1, n)
+    }
+}
+
+/// `--min-likelihood P`: a probability from 0 to 1.
+struct Likelihood: ExpressibleByArgument {
+    var value: Double
+
+    init?(argument: String) {
+        let text = argument.hasSuffix("%") ? String(argument.dropLast()) : argument
+        guard let number = Double(text) else { return nil }
+        let value = argument.hasSuffix("%") ? number / 100 : number
+        guard value >= 0, value <= 1 else { return nil }
+        self.value = value
+    }
+
+    init(_ value: Double) { self.value = value }
+}

@@ -50,7 +50,7 @@ extension H5Replay {
         var name: String?
 
         @Option(help: ArgumentHelp("`client` makes one recording per client address.", valueName: "client"))
-        var split: String?
+        var split: SplitMode?
 
         @Flag(help: "Replace a recording of the same name.")
         var replace = false
@@ -59,7 +59,6 @@ extension H5Replay {
             if let duration, Self.seconds(duration) == nil {
                 throw ValidationError("--duration \(duration): give a number with s, ms, m or h, e.g. 30s")
             }
-            if let split, split != "client" { throw ValidationError("--split takes `client` (one recording per client address)") }
         }
 
         /// `30s`, `500ms`, `2m`, `1h`, or plain seconds.
@@ -146,7 +145,7 @@ extension H5Replay {
             let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
             do {
                 let capture = ImportPipeline.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: leading)
-                results = try importer.importCapture(capture, name: recordingName, replace: replace, splitByClient: split == "client", redact: redact ? secrets.names : nil, into: store)
+                results = try importer.importCapture(capture, name: recordingName, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
             } catch let error as ReportStore.NameTaken {
                 throw InputError("\(error.description) (or give --name)")
             }

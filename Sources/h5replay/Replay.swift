@@ -35,27 +35,19 @@ extension H5Replay {
         var label: String?
 
         @Option(help: ArgumentHelp("Replay only slice i of n (1-based) of the recordings, sorted by name, for parallel CI jobs; `h5replay merge` combines the shards' databases.", valueName: "i/n"))
-        var shard: String?
+        var shard: ShardSlice?
+
+        @Flag(help: "Print every finding, not only the three most important of each code per preset.")
+        var verbose = false
+
+        @Option(help: ArgumentHelp("Leave out cookie findings less likely than P (0 to 1, or a percentage): a script-written cookie is missed with likelihood delay/window; 0.1 keeps only warnings and errors.", valueName: "P"))
+        var minLikelihood: Likelihood = Likelihood(0)
 
         @Flag(help: "Print the matrix only, not every finding.")
         var quiet = false
 
         @Argument(help: ArgumentHelp("Recording names or files.", valueName: "recording"))
         var recordings: [String] = []
-
-        func validate() throws {
-            _ = try shardSlice()
-        }
-
-        /// `--shard i/n` as (index from 0, count).
-        func shardSlice() throws -> (Int, Int)? {
-            guard let shard else { return nil }
-            let parts = shard.split(separator: "/")
-            guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else {
-                throw ValidationError("--shard takes i/n with 1 <= i <= n, e.g. 2/4; not \(shard)")
-            }
-            return (i - 1, n)
-        }
 
         func run() async throws {
             let store = try database.open()
@@ -64,6 +56,7 @@ extension H5Replay {
             let importer = limits.pipeline(progress)
             let loaded = try loadRecordings(store, importer: importer)
             var runner = ReplayRunner(presets: try presetOptions.selected(), profile: try profileOptions.profile())
+            runner.detector.minLikelihood = minLikelihood.value
             if let explicit = try scenarioOptions.explicitScenario() {
                 runner.scenario = explicit
             } else {
@@ -74,10 +67,12 @@ extension H5Replay {
             let exchanges = loaded.reduce(0) { $0 + $1.exchanges.count }
             FileHandle.standardError.write(Data("replaying \(loaded.count) recording(s), \(exchanges) exchange(s), under \(runner.presets.count) preset(s), \(runner.profile.name)...\n".utf8))
             let git = ProcessInfo.processInfo.environment["GITHUB_SHA"] ?? ProcessInfo.processInfo.environment["CI_COMMIT_SHA"]
-            let runID = try runner.run(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git)
-            guard let model = try ReportModel.load(from: store, run: runID) else { throw InputError("run \(runID) vanished from \(database.db)") }
+            let (row, results) = try runner.runKeeping(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git)
+            let runID = row.id!
+            // Rendered from the results in hand; `report` reads a stored run back.
+            let model = ReportModel(run: row, results: results)
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-            print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet), terminator: "")
+            print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet, verbose: verbose), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
         }
 
@@ -113,7 +108,7 @@ extension H5Replay {
                     }
                 }
             }
-            if let (index, count) = try shardSlice() {
+            if let (index, count) = shard.map({ ($0.index, $0.count) }) {
                 // A deterministic slice: every n-th name of the sorted list, from the i-th.
                 names = Array(Set(names)).sorted().enumerated().filter { $0.offset % count == index }.map(\.element)
                 if names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }

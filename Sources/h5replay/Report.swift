@@ -29,28 +29,30 @@ extension H5Replay {
         @OptionGroup var secrets: SecretOptions
 
         @Option(help: ArgumentHelp("The run: `latest` or a run id.", valueName: "latest|id"))
-        var run: String = "latest"
+        var run: RunSelector = .latest
 
         @Option(help: "Output format: table, markdown, junit, html or json.")
         var format: Format = .table
+
+        @Flag(help: "In the table, every finding, not only the three most important of each code per preset.")
+        var verbose = false
 
         @Option(name: .shortAndLong, help: "Write the report to a file instead of standard output.")
         var output: String?
 
         func validate() throws {
-            if run != "latest" && Int64(run) == nil { throw ValidationError("--run takes `latest` or a run id, not \(run)") }
         }
 
         func run() async throws {
             let store = try database.openExisting()
-            guard let model = try ReportModel.load(from: store, run: Int64(run)) else {
-                throw InputError(run == "latest" ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
+            guard let model = try ReportModel.load(from: store, run: run.id) else {
+                throw InputError(run.id == nil ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
             }
             let text: String
             switch format {
             case .table:
                 let color = output == nil && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-                text = TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
+                text = TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, verbose: verbose)
             case .markdown:
                 text = MarkdownReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
             case .junit:

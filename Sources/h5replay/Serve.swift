@@ -48,7 +48,7 @@ extension H5Replay {
         var ignoreBody = false
 
         @Option(help: ArgumentHelp("What an unmatched request gets: 404, 502 or close.", valueName: "404|502|close"))
-        var onMiss = "404"
+        var onMiss: MissPolicy = .notFound
 
         @Option(help: "A label for the observed run.")
         var label: String?
@@ -58,7 +58,6 @@ extension H5Replay {
 
         func validate() throws {
             if recordings.isEmpty { throw ValidationError("give the recordings to serve (names or files)") }
-            if MissPolicy(rawValue: onMiss) == nil { throw ValidationError("--on-miss takes 404, 502 or close") }
             if !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
         }
 
@@ -86,7 +85,7 @@ extension H5Replay {
                 FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
             }
             let server = ReplayServer(
-                origin: origin, configuration: .init(host: host, port: port, onMiss: MissPolicy(rawValue: onMiss)!),
+                origin: origin, configuration: .init(host: host, port: port, onMiss: onMiss),
                 onArrival: quiet ? nil : logLine)
             let bound: Int
             do {
@@ -127,3 +126,6 @@ extension H5Replay {
         }
     }
 }
+
+/// `--on-miss 404|502|close`.
+extension MissPolicy: ExpressibleByArgument {}

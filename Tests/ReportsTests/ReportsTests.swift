@@ -67,7 +67,10 @@ struct ReportsTests {
         let xhrRow = try #require(lines.first { $0.hasPrefix("xhr-json-post") })
         #expect(xhrRow.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first == "ok")  // plain
         #expect(xhrRow.contains("1E 0W 0I"))
-        #expect(text.contains("urlprotocol-naive\n  BODY_LOST (1)"))
+        // Per preset a summary line first, then each code with its count.
+        let summary = try #require(lines.first { $0.hasPrefix("urlprotocol-naive: ") })
+        #expect(summary.contains("POST bod") && summary.contains("lost"))
+        #expect(text.contains("  BODY_LOST ("))
         #expect(!text.contains("\u{1B}["))  // no colour when not asked
     }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TrafficModel
+import WebViewEmulation
+@testable import Findings
+@testable import Pipeline
+
+/// Real exports and captures (mitmproxy's HAR test data, pcap2har's captures, the bundled
+/// browser captures) replayed under every preset, against reviewed goldens in
+/// `Tests/PipelineTests/Corpus/NAME.json`: per preset, each finding's code, exchange,
+/// severity, rank, likelihood and cookies. A plain WKWebView does what the browser did, so
+/// `plain` finds nothing on any of them. `H5REPLAY_UPDATE_GOLDENS=1` re-records the files;
+/// review the diff. Skipped when ../shared/conformance is not beside the project.
+@Suite("Real-world corpus")
+struct RealWorldCorpusTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let conformance = root.deletingLastPathComponent().appendingPathComponent("shared/conformance")
+    static let goldens = root.appendingPathComponent("Tests/PipelineTests/Corpus")
+
+    /// Every real recording the corpus has, by path.
+    static var files: [String] {
+        let har = conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/har_files")
+        let pcap = conformance.appendingPathComponent("pcap2har-andrewf/tests")
+        var out: [String] = []
+        for (dir, ext) in [(har, ".har"), (pcap, ".pcap")] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+            // empty.pcap holds no packet: the import refuses it, as its own test checks.
+            out += names.filter { $0.hasSuffix(ext) && $0 != "empty.pcap" }.sorted().map { dir.appendingPathComponent($0).path }
+        }
+        if !out.isEmpty {
+            out += ["browser-form-redirect.pcap", "browser-xhr-fetch.pcap"].map { root.appendingPathComponent("Recordings/\($0)").path }
+        }
+        return out
+    }
+
+    static func results(_ path: String) throws -> [(preset: String, findings: [Finding])] {
+        let recordings = try ImportPipeline().read(path, name: nil)
+        let runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
+        return runner.replay(recordings).map { ($0.preset, $0.findings) }
+    }
+
+    @Test("plain finds nothing on any real recording; Chrome's status-0 entry gives no finding under any preset")
+    func plainIsClean() throws {
+        let files = Self.files
+        guard !files.isEmpty else { return }
+        #expect(files.count >= 18, "the corpus holds mitmproxy's HARs and pcap2har's captures")
+        for path in files {
+            let results = try Self.results(path)
+            let plain = results.first { $0.preset == "plain" }!.findings
+            #expect(plain.isEmpty, "\((path as NSString).lastPathComponent) under plain: \(plain.map { "\($0.code.rawValue) #\($0.sequence)" })")
+            if path.hasSuffix("/chrome.har") {
+                #expect(results.allSatisfy { $0.findings.isEmpty }, "chrome.har: \(results.flatMap(\.findings).map { "\($0.preset) \($0.code.rawValue) #\($0.sequence)" })")
+            }
+        }
+    }
+
+    @Test("each real recording's findings under every preset match its reviewed golden", arguments: Self.files)
+    func golden(_ path: String) throws {
+        let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        var presets: [String: Any] = [:]
+        for (preset, findings) in try Self.results(path) {
+            presets[preset] = findings.sorted(by: Finding.moreImportant).map { f -> [String: Any] in
+                var entry: [String: Any] = ["code": f.code.rawValue, "sequence": f.sequence, "severity": f.severity.rawValue, "rank": f.rank.rawValue]
+                if !f.subjects.isEmpty { entry["cookies"] = f.subjects }
+                if let likelihood = f.likelihood { entry["likelihood"] = (likelihood * 1000).rounded() / 1000 }
+                return entry
+            }
+        }
+        let computed = try JSONSerialization.data(withJSONObject: ["recording": name, "presets": presets], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let file = Self.goldens.appendingPathComponent("\(name).json")
+        if ProcessInfo.processInfo.environment["H5REPLAY_UPDATE_GOLDENS"] == "1" {
+            try (computed + Data("\n".utf8)).write(to: file)
+            return
+        }
+        let expected = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let actual = String(decoding: computed, as: UTF8.self)
+        if expected != actual {
+            let e = expected.split(separator: "\n"), a = actual.split(separator: "\n")
+            let first = zip(e, a).enumerated().first { $0.element.0 != $0.element.1 }
+            Issue.record("\(name): differs from Tests/PipelineTests/Corpus/\(name).json at line \((first?.offset ?? min(e.count, a.count)) + 1): expected \(first.map { String($0.element.0) } ?? "(end)"), got \(first.map { String($0.element.1) } ?? "(end)")")
+        }
+    }
+}
