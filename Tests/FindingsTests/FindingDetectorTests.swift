@@ -131,4 +131,49 @@ struct BuiltFlowFindingTests {
         let f = try #require(Self.findings([page, api, hop], "urlprotocol-naive").first { $0.code == .redirectHidden })
         #expect(f.severity == .info && f.sequence == 1 && f.rules == ["P4"])
     }
+
+    @Test("one finding per exchange and code names every cookie it concerns")
+    func grouped() throws {
+        let findings = try FindingDetectorTests.findings("script-cookie-api", "kkjsbridge-ajaxhook").filter { $0.code == .cookieMissing }
+        #expect(findings.count == 1)
+        let f = try #require(findings.first)
+        #expect(f.subjects == ["uid", "ab_bucket"] && f.subject == "uid")
+        #expect(f.message.contains("is sent without 2 cookies the recording carried (uid, ab_bucket)"))
+    }
+
+    /// A page, then an XHR `gap` seconds later carrying a cookie no response set: a script
+    /// wrote it within those seconds.
+    static func scriptCookieFlow(gap: Double) -> Recording {
+        let t0 = 1_800_000_000.0
+        func headers(_ pairs: [(String, String)]) -> [HeaderField] { pairs.map { HeaderField($0.0, $0.1) } }
+        var exchanges = [
+            Exchange(sequence: 0, startedAt: t0, duration: 0.05,
+                request: RecordedRequest(method: "GET", url: "https://m.example.com/", headers: headers([("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])),
+                response: RecordedResponse(status: 200, headers: headers([("Content-Type", "text/html")]))),
+            Exchange(sequence: 1, startedAt: t0 + gap, duration: 0.05,
+                request: RecordedRequest(method: "GET", url: "https://m.example.com/api/cart", headers: headers([("Cookie", "ab=1"), ("X-Requested-With", "XMLHttpRequest"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")])),
+                response: RecordedResponse(status: 200, headers: headers([("Content-Type", "application/json")]))),
+        ]
+        ExchangeClassifier.classify(&exchanges)
+        return Recording(name: "script-cookie", sourceFormat: "test", exchanges: exchanges)
+    }
+
+    @Test("calibration: a script write missed with likelihood delay/window is an error only when certain, a warning from 10 %, info below; --min-likelihood leaves the unlikely out")
+    func calibrated() throws {
+        func finding(gap: Double, detector: FindingDetector = FindingDetector()) -> Finding? {
+            let recording = Self.scriptCookieFlow(gap: gap)
+            let result = WebViewEmulator(preset: Preset.named("urlprotocol-naive")!).run(recording, provenance: CookieProvenance(recording: recording))
+            return detector.findings(for: recording, result: result).first { $0.code == .cookieMissing }
+        }
+        // J3's delay is 1 s: a 0.5 s window is certainly missed.
+        let certain = try #require(finding(gap: 0.5))
+        #expect(certain.severity == .error && certain.likelihood == nil)
+        let likely = try #require(finding(gap: 4))
+        #expect(likely.severity == .warning && abs(likely.likelihood! - 0.25) < 0.01)
+        let unlikely = try #require(finding(gap: 40))
+        #expect(unlikely.severity == .info && unlikely.likelihood! < 0.1)
+        #expect(unlikely.rank == .api)
+        #expect(finding(gap: 40, detector: FindingDetector(minLikelihood: 0.1)) == nil)
+        #expect(finding(gap: 4, detector: FindingDetector(importantCookies: ["a*"]))?.rank == .important)
+    }
 }

@@ -27,6 +27,20 @@ struct GateTests {
         #expect(Gate(failOn: .warning).evaluate(run: Self.run, findings: now, baseline: Self.base, baselineFindings: old).failing.map(\.sequence) == [3, 4])
     }
 
+    @Test("--min-rank: a new error on an image does not fail a gate that asks for API calls and up; one on a document does")
+    func minRank() {
+        var image = Self.finding(.cookieMissing, 5)
+        image.rank = .subresource
+        var document = Self.finding(.bodyLost, 6)
+        document.rank = .document
+        var important = Self.finding(.cookieMissing, 7)
+        important.rank = .important
+        let gate = Gate(failOn: .error, minRank: .api)
+        #expect(gate.evaluate(run: Self.run, findings: [image], baseline: nil, baselineFindings: []).passed)
+        #expect(gate.evaluate(run: Self.run, findings: [image, document, important], baseline: nil, baselineFindings: []).failing.map(\.sequence) == [6, 7])
+        #expect(!Gate(failOn: .error).evaluate(run: Self.run, findings: [image], baseline: nil, baselineFindings: []).passed)
+    }
+
     @Test("an allowed code or rule never fails the gate")
     func allow() {
         let now = [Self.finding(.cookieMissing, 3, rules: ["P3", "J3"])]
