@@ -56,8 +56,16 @@ public struct HTMLReport: Sendable {
             for preset in model.presets {
                 let findings = model.findings.filter { $0.recording == recording && $0.preset == preset }
                 let events = context.jarEvents["\(recording)|\(preset)"] ?? []
-                out += "<details class=\"preset\" id=\"\(anchor(recording + "-" + preset))\"\(findings.isEmpty ? "" : " open")><summary><b>\(h(preset))</b>: \(findings.isEmpty ? "no findings" : "\(findings.count) finding(s)")</summary>\n"
-                for f in findings { out += card(f) }
+                let ordered = findings.sorted(by: Finding.moreImportant)
+                let summary = findings.isEmpty ? "no findings" : "\(findings.count) finding(s): " + h(model.summary(preset: preset, recording: recording))
+                out += "<details class=\"preset\" id=\"\(anchor(recording + "-" + preset))\"\(findings.isEmpty ? "" : " open")><summary><b>\(h(preset))</b>: \(summary)</summary>\n"
+                // The most important few open; the rest folded under one line.
+                for f in ordered.prefix(TableReport.shownPerCode) { out += card(f) }
+                if ordered.count > TableReport.shownPerCode {
+                    out += "<details class=\"more\"><summary>\(ordered.count - TableReport.shownPerCode) more, less important</summary>\n"
+                    for f in ordered.dropFirst(TableReport.shownPerCode) { out += card(f) }
+                    out += "</details>\n"
+                }
                 if !events.isEmpty, let start = context.recordings[recording]?.exchanges.first?.startedAt {
                     out += timeline(events, start: start, recording: context.recordings[recording])
                 }
@@ -91,7 +99,7 @@ public struct HTMLReport: Sendable {
 
     private func card(_ f: Finding) -> String {
         var out = "<article class=\"finding \(f.severity.rawValue)\"><h4><span class=\"sev \(f.severity.rawValue)\">\(f.severity.rawValue)</span> \(f.code.rawValue) <small>#\(f.sequence) \(h(f.method)) \(h(f.url))</small></h4>\n"
-        out += "<p>\(h(f.message))</p><p class=\"rules\">rules: \(f.rules.map { "<code>\(h($0.rawValue))</code>" }.joined(separator: " ")) &middot; confidence \(f.confidence.rawValue)</p>\n"
+        out += "<p>\(h(f.message))</p><p class=\"rules\">rules: \(f.rules.map { "<code>\(h($0.rawValue))</code>" }.joined(separator: " ")) &middot; confidence \(f.confidence.rawValue) &middot; rank \(f.rank.rawValue)\(f.likelihood.map { " &middot; likelihood \(TableReport.percent($0))" } ?? "")</p>\n"
         let expected = redactor.fields(f.expected), actual = redactor.fields(f.actual)
         let keys = Set(expected.keys).union(actual.keys).sorted()
         out += "<table class=\"diff\"><tr><th></th><th>expected (recording)</th><th>actual (replay)</th></tr>"

@@ -51,7 +51,7 @@ public struct JUnitReport: Sendable {
     }
 
     private func details(_ f: Finding) -> String {
-        var lines = [f.message, "rules: \(f.rules.map(\.rawValue).joined(separator: ", ")) (confidence \(f.confidence.rawValue))"]
+        var lines = [f.message, "rules: \(f.rules.map(\.rawValue).joined(separator: ", ")) (confidence \(f.confidence.rawValue)); rank \(f.rank.rawValue)" + (f.likelihood.map { "; likelihood \(TableReport.percent($0))" } ?? "")]
         let expected = redactor.fields(f.expected), actual = redactor.fields(f.actual)
         lines.append("expected: " + expected.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
         lines.append("actual: " + actual.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))

@@ -42,12 +42,18 @@ public struct MarkdownReport: Sendable {
         for preset in model.presets {
             let findings = model.findings.filter { $0.preset == preset }
             guard !findings.isEmpty else { continue }
-            out += "\n### \(preset)\n"
+            out += "\n### \(preset)\n\n\(escape(model.summary(preset: preset)))\n"
             for code in FindingCode.allCases {
-                let list = findings.filter { $0.code == code }
+                let list = findings.filter { $0.code == code }.sorted(by: Finding.moreImportant)
                 guard !list.isEmpty else { continue }
                 out += "\n**\(code.rawValue)** (\(list.count))\n\n"
-                for f in list { out += "- `\(f.severity.rawValue)` \(escape(f.recording)) #\(f.sequence): \(escape(f.message))\n" }
+                for f in list.prefix(TableReport.shownPerCode) { out += line(f) }
+                if list.count > TableReport.shownPerCode {
+                    // The rest folded, as GitHub renders <details> in a job summary.
+                    out += "\n<details><summary>\(list.count - TableReport.shownPerCode) more, less important</summary>\n\n"
+                    for f in list.dropFirst(TableReport.shownPerCode) { out += line(f) }
+                    out += "\n</details>\n"
+                }
             }
         }
         return out
@@ -64,5 +70,9 @@ public struct MarkdownReport: Sendable {
             }
         }
         return out
+    }
+
+    private func line(_ f: Finding) -> String {
+        "- `\(f.severity.rawValue)` \(escape(f.recording)) #\(f.sequence) (\(f.rank.rawValue)\(f.likelihood.map { ", likelihood \(TableReport.percent($0))" } ?? "")): \(escape(f.message))\n"
     }
 }

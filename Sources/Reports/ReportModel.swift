@@ -62,8 +62,8 @@ public struct ReportModel: Sendable {
     /// What matters most under a preset, in one line a person reads first:
     /// "2 POST bodies lost, 1 redirect hidden from a document, 87 requests missing cookies
     /// (80 unlikely)". Codes in order of their most important finding.
-    public func summary(preset: String) -> String {
-        let list = findings.filter { $0.preset == preset }
+    public func summary(preset: String, recording: String? = nil) -> String {
+        let list = findings.filter { $0.preset == preset && (recording == nil || $0.recording == recording) }
         guard !list.isEmpty else { return "nothing found" }
         var byCode: [FindingCode: [Finding]] = [:]
         for f in list { byCode[f.code, default: []].append(f) }
