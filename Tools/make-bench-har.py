@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Writes a large HAR for Tools/bench: the bundled flows repeated, each copy on its own
 host and an hour later, so redirect chains, cookies and bodies stay realistic.
-Usage: Tools/make-bench-har.py OUT.har [ENTRIES]   (default 20000 entries)"""
+Usage: Tools/make-bench-har.py OUT.har [ENTRIES]   (default 20000 entries)
+       Tools/make-bench-har.py --corpus OUTDIR RECORDINGS ENTRIES
+           a corpus of RECORDINGS files of ENTRIES entries each (the bench's CI figure)"""
 import copy, glob, json, sys
 from datetime import datetime, timedelta
 
-out = sys.argv[1]
-target = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
+corpus = len(sys.argv) == 5 and sys.argv[1] == "--corpus"
+out = sys.argv[2] if corpus else sys.argv[1]
+target = int(sys.argv[3]) * int(sys.argv[4]) if corpus else int(sys.argv[2]) if len(sys.argv) > 2 else 20000
 flows = []
 for path in sorted(glob.glob("Recordings/*.har")):
     if "large-text-body" in path:
@@ -25,5 +28,17 @@ while len(entries) < target:
         copy_index += 1
         if len(entries) >= target:
             break
-json.dump({"log": {"version": "1.2", "creator": {"name": "h5replay bench", "version": "1"}, "entries": entries[:target]}}, open(out, "w"))
-print(f"{out}: {min(len(entries), target)} entries")
+def write(path, part):
+    json.dump({"log": {"version": "1.2", "creator": {"name": "h5replay bench", "version": "1"}, "entries": part}}, open(path, "w"))
+
+
+if corpus:
+    import os
+    os.makedirs(out, exist_ok=True)
+    count, size = int(sys.argv[3]), int(sys.argv[4])
+    for k in range(count):
+        write(f"{out}/flow-{k:05d}.har", entries[k * size:(k + 1) * size])
+    print(f"{out}: {count} recordings of {size} entries")
+else:
+    write(out, entries[:target])
+    print(f"{out}: {min(len(entries), target)} entries")
