@@ -103,13 +103,13 @@ public struct HARImporter: Sendable {
         let url = try request["url"].string()
         guard let target = RequestTarget(url) else {
             if url.hasPrefix("data:") || url.hasPrefix("blob:") || url.hasPrefix("chrome-extension:") || url.hasPrefix("about:") {
-                diagnostics.append(Diagnostic(.note, code: "entry-skipped", message: "entry \(index): \(url.prefix(40))… is not an HTTP request; skipped"))
+                diagnostics.append(Diagnostic(.entrySkipped, message: "entry \(index): \(url.prefix(40))… is not an HTTP request; skipped"))
                 return nil
             }
             throw request["url"].fail("not an absolute URL: \"\(url.prefix(200))\"")
         }
         guard ["http", "https", "ws", "wss"].contains(target.scheme) else {
-            diagnostics.append(Diagnostic(.note, code: "entry-skipped", message: "entry \(index): scheme \(target.scheme) is not HTTP; skipped"))
+            diagnostics.append(Diagnostic(.entrySkipped, message: "entry \(index): scheme \(target.scheme) is not HTTP; skipped"))
             return nil
         }
         let sequence = index
@@ -120,7 +120,7 @@ public struct HARImporter: Sendable {
             startedAt = t
         } else {
             startedAt = lastTime
-            diagnostics.append(Diagnostic(.warning, code: "time-missing", sequence: sequence, message: "entry \(index) has no startedDateTime; placed after the previous entry"))
+            diagnostics.append(Diagnostic(.timeMissing, sequence: sequence, message: "entry \(index) has no startedDateTime; placed after the previous entry"))
         }
         lastTime = startedAt
         let time = max(try entry["time"].optionalNumber() ?? 0, 0)
@@ -132,7 +132,7 @@ public struct HARImporter: Sendable {
         let recordedResponse: RecordedResponse
         if response.isMissing {
             recordedResponse = RecordedResponse(status: 0, bodyMissing: true)
-            diagnostics.append(Diagnostic(.warning, code: "response-missing", sequence: sequence, message: "entry \(index) has no response"))
+            diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index) has no response"))
         } else {
             _ = try response.object()
             let statusNode = response["status"]
@@ -162,7 +162,7 @@ public struct HARImporter: Sendable {
                 }
             }
             if bodyMissing, Int(status) != 304, Int(status) != 204, Int(status) != 0 {
-                diagnostics.append(Diagnostic(.note, code: "response-body-missing", sequence: sequence, message: "entry \(index): the HAR does not hold the response body; replay serves an empty one"))
+                diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the HAR does not hold the response body; replay serves an empty one"))
             }
             let bodySize = try response["bodySize"].optionalNumber()
             let redirectURL = try response["redirectURL"].optionalString()

@@ -82,28 +82,28 @@ public struct CaptureSession {
         let tcp = reassembler.counts
         let http = reassembler.sink.counts
         if http.tlsConnections > 0 {
-            out.append(Diagnostic(.warning, code: "https-not-decodable", message: "\(http.tlsConnections) HTTPS connection\(http.tlsConnections == 1 ? "" : "s") (TLS) in the capture; their traffic is encrypted and not decodable, record those flows as HAR instead"))
+            out.append(Diagnostic(.httpsNotDecodable, message: "\(http.tlsConnections) HTTPS connection\(http.tlsConnections == 1 ? "" : "s") (TLS) in the capture; their traffic is encrypted and not decodable, record those flows as HAR instead"))
         }
         if http.otherConnections > 0 {
-            out.append(Diagnostic(.note, code: "non-http-connections", message: "\(http.otherConnections) TCP connection\(http.otherConnections == 1 ? "" : "s") carried neither HTTP/1.x nor TLS and were skipped"))
+            out.append(Diagnostic(.nonHttpConnections, message: "\(http.otherConnections) TCP connection\(http.otherConnections == 1 ? "" : "s") carried neither HTTP/1.x nor TLS and were skipped"))
         }
         if tcp.midStreamFlows > 0 {
-            out.append(Diagnostic(.note, code: "mid-stream-start", message: "\(tcp.midStreamFlows) connection\(tcp.midStreamFlows == 1 ? "" : "s") began before the capture did; parsing started at the first message boundary found"))
+            out.append(Diagnostic(.midStreamStart, message: "\(tcp.midStreamFlows) connection\(tcp.midStreamFlows == 1 ? "" : "s") began before the capture did; parsing started at the first message boundary found"))
         }
         if tcp.gaps > 0 {
-            out.append(Diagnostic(.warning, code: "tcp-gap", message: "\(tcp.gaps) gap\(tcp.gaps == 1 ? "" : "s") in TCP streams (\(tcp.gapBytes) bytes the capture does not have); the exchanges they touch are kept and marked incomplete"))
+            out.append(Diagnostic(.tcpGap, message: "\(tcp.gaps) gap\(tcp.gaps == 1 ? "" : "s") in TCP streams (\(tcp.gapBytes) bytes the capture does not have); the exchanges they touch are kept and marked incomplete"))
         }
         if tcp.conflictingBytes > 0 {
-            out.append(Diagnostic(.warning, code: "tcp-overlap-conflict", message: "\(tcp.conflictingBytes) retransmitted byte\(tcp.conflictingBytes == 1 ? "" : "s") differed from the first copy; the first copy was kept"))
+            out.append(Diagnostic(.tcpOverlapConflict, message: "\(tcp.conflictingBytes) retransmitted byte\(tcp.conflictingBytes == 1 ? "" : "s") differed from the first copy; the first copy was kept"))
         }
         if tcp.limitEvictions > 0 {
-            out.append(Diagnostic(.warning, code: "flow-limit", message: "\(tcp.limitEvictions) connection\(tcp.limitEvictions == 1 ? " was" : "s were") closed early because more than \(options.tcpLimits.maxOpenFlows) were open at once (--max-open-flows)"))
+            out.append(Diagnostic(.flowLimit, message: "\(tcp.limitEvictions) connection\(tcp.limitEvictions == 1 ? " was" : "s were") closed early because more than \(options.tcpLimits.maxOpenFlows) were open at once (--max-open-flows)"))
         }
         if packets.malformed > 0 {
-            out.append(Diagnostic(.warning, code: "malformed-packets", message: "\(packets.malformed) packet\(packets.malformed == 1 ? "" : "s") too short or with a bad header were skipped"))
+            out.append(Diagnostic(.malformedPackets, message: "\(packets.malformed) packet\(packets.malformed == 1 ? "" : "s") too short or with a bad header were skipped"))
         }
         if packets.fragmentsExpired > 0 {
-            out.append(Diagnostic(.warning, code: "ip-fragments-incomplete", message: "\(packets.fragmentsExpired) fragmented IP datagram\(packets.fragmentsExpired == 1 ? "" : "s") never completed and were dropped"))
+            out.append(Diagnostic(.ipFragmentsIncomplete, message: "\(packets.fragmentsExpired) fragmented IP datagram\(packets.fragmentsExpired == 1 ? "" : "s") never completed and were dropped"))
         }
         return out
     }
@@ -239,10 +239,10 @@ public enum CaptureImporter {
         progress?(session.decoder.counts.packets, session.exchangeCount)
         var diagnostics = session.summaryDiagnostics
         if outOfOrder > 0 {
-            diagnostics.append(Diagnostic(.note, code: "packets-out-of-time-order", message: "\(path): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
+            diagnostics.append(Diagnostic(.packetsOutOfTimeOrder, message: "\(path): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
         }
         if let readError {
-            diagnostics.insert(Diagnostic(.warning, code: "capture-truncated", message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
+            diagnostics.insert(Diagnostic(.captureTruncated, message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
         }
         return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics)
     }

@@ -166,19 +166,19 @@ public struct HTTPStreamCollector: TCPStreamSink {
         if let error = state.connection!.requests.error ?? state.connection!.responses.error, !state.reportedError {
             state.reportedError = true
             counts.parseErrors += 1
-            diagnostics.append(Diagnostic(.warning, code: "http-parse-error", message: "connection \(state.client) → \(state.server): \(error); the parser looked for the next message after it"))
+            diagnostics.append(Diagnostic(.httpParseError, message: "connection \(state.client) → \(state.server): \(error); the parser looked for the next message after it"))
         }
         if state.connection!.requests.isTunnel || state.connection!.responses.isTunnel, state.proto == .http {
             counts.tunnels += 1
             state.proto = .other
-            diagnostics.append(Diagnostic(.note, code: "http-tunnel", message: "connection \(state.client) → \(state.server) switched protocols (Upgrade or CONNECT); what follows is not HTTP/1.1"))
+            diagnostics.append(Diagnostic(.httpTunnel, message: "connection \(state.client) → \(state.server) switched protocols (Upgrade or CONNECT); what follows is not HTTP/1.1"))
         }
         guard !state.connection!.completed.isEmpty else { return }
         for parts in state.connection!.completed {
             guard let request = parts.request else {
                 counts.responsesWithoutRequest += 1
                 if let response = parts.response {
-                    diagnostics.append(Diagnostic(.note, code: "response-without-request", message: "connection \(state.client) → \(state.server): a \(response.head.status) response whose request is not in the capture (it began before the capture did)"))
+                    diagnostics.append(Diagnostic(.responseWithoutRequest, message: "connection \(state.client) → \(state.server): a \(response.head.status) response whose request is not in the capture (it began before the capture did)"))
                 }
                 continue
             }
@@ -210,10 +210,10 @@ public struct HTTPStreamCollector: TCPStreamSink {
             method: request.head.method, url: url(for: request.head, server: item.server), httpVersion: request.head.version,
             headers: requestHeaders, body: Data(request.body))
         if !request.complete {
-            diagnostics.append(Diagnostic(.warning, code: "request-incomplete", message: "request \(where_): " + request.problems.joined(separator: "; ")))
+            diagnostics.append(Diagnostic(.requestIncomplete, message: "request \(where_): " + request.problems.joined(separator: "; ")))
         }
         if request.bodyTruncated {
-            diagnostics.append(Diagnostic(.warning, code: "request-body-limit", message: "request \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(request.bodyLength) bytes (--max-body-bytes)"))
+            diagnostics.append(Diagnostic(.requestBodyLimit, message: "request \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(request.bodyLength) bytes (--max-body-bytes)"))
         }
         var recordedResponse = RecordedResponse(status: 0)
         var end = request.endTime
@@ -225,10 +225,10 @@ public struct HTTPStreamCollector: TCPStreamSink {
                     let decoded = try options.decoder.decode(body, contentEncoding: coding)
                     body = decoded.bytes
                     if let limited = decoded.limited {
-                        diagnostics.append(Diagnostic(.warning, code: "decoded-body-limit", message: "response \(where_): \(limited)"))
+                        diagnostics.append(Diagnostic(.decodedBodyLimit, message: "response \(where_): \(limited)"))
                     }
                 } catch {
-                    diagnostics.append(Diagnostic(.warning, code: "content-decoding-failed", message: "response \(where_): \(error.description); the body is kept as sent"))
+                    diagnostics.append(Diagnostic(.contentDecodingFailed, message: "response \(where_): \(error.description); the body is kept as sent"))
                 }
             }
             recordedResponse = RecordedResponse(
@@ -236,13 +236,13 @@ public struct HTTPStreamCollector: TCPStreamSink {
                 headers: response.head.headers.map { HeaderField($0.name, $0.value) }, body: Data(body),
                 encodedLength: response.bodyLength, bodyMissing: !response.complete && response.body.isEmpty && response.bodyLength > 0)
             if !response.complete {
-                diagnostics.append(Diagnostic(.warning, code: "response-incomplete", message: "response \(where_): " + response.problems.joined(separator: "; ")))
+                diagnostics.append(Diagnostic(.responseIncomplete, message: "response \(where_): " + response.problems.joined(separator: "; ")))
             }
             if response.bodyTruncated {
-                diagnostics.append(Diagnostic(.warning, code: "response-body-limit", message: "response \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(response.bodyLength) bytes (--max-body-bytes)"))
+                diagnostics.append(Diagnostic(.responseBodyLimit, message: "response \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(response.bodyLength) bytes (--max-body-bytes)"))
             }
         } else {
-            diagnostics.append(Diagnostic(.warning, code: "no-response", message: "request \(where_): no response in the capture"))
+            diagnostics.append(Diagnostic(.noResponse, message: "request \(where_): no response in the capture"))
         }
         let exchange = Exchange(
             sequence: 0, startedAt: request.startTime, duration: max(0, end - request.startTime),

@@ -180,6 +180,43 @@ public struct ImportPipeline: Sendable {
         }
     }
 
+    /// Imports several files, each in its own transaction as `importFile` does, in order.
+    /// HAR files are read and their provenance walked on every core, a batch at a time,
+    /// then stored one by one; captures stream as they always do.
+    public func importFiles(_ paths: [String], replace: Bool, into store: ReportStore, inHand: ((Recording) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        var out: [(ImportedRecording, ReportStore.ImportResult)] = []
+        var start = 0
+        while start < paths.count {
+            let batch = Array(paths[start..<min(start + Self.batchSize, paths.count)])
+            start += batch.count
+            // Read each file of the batch in parallel; keep what failed to report it in order.
+            let parsed = UnsafeResultBuffer<Result<[(Recording, CookieProvenance)], Error>>(count: batch.count)
+            DispatchQueue.concurrentPerform(iterations: batch.count) { k in
+                guard (try? SourceFile(path: batch[k]).format) == .har else { return }
+                parsed.set(k, Result { try read(batch[k], name: nil).map { ($0, CookieProvenance(recording: $0)) } })
+            }
+            for (k, path) in batch.enumerated() {
+                guard let result = parsed.slots[k] else {
+                    out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
+                    continue
+                }
+                let recordings = try result.get()
+                do {
+                    let results = try store.save(recordings, replace: replace)
+                    recordings.forEach { inHand?($0.0) }
+                    out += zip(recordings.map { ImportedRecording($0.0) }, results)
+                } catch let error as ReportStore.NameTaken {
+                    throw InputError(file: path, problem: error.description)
+                }
+            }
+        }
+        return out
+    }
+
+    /// HAR files read in parallel at a time: enough to keep every core busy, few enough
+    /// that memory holds a batch, not a corpus.
+    static let batchSize = 32
+
     /// A capture file to import, and what the recording says of its source.
     public struct CaptureSource: Sendable {
         public var path: String
@@ -324,3 +361,4 @@ extension ReportStore {
         try save(recording, provenance: CookieProvenance(recording: recording), replace: replace)
     }
 }
+

@@ -58,19 +58,36 @@ public struct ReplayRunner: Sendable {
         try runKeeping(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision).row.id!
     }
 
-    /// Replays and stores the run; returns the stored run and its results in hand, so a
-    /// report of this run needs nothing read back.
+    /// Replays and stores the run in one transaction, a slice of recordings at a time: each
+    /// slice's outcomes and jar events are stored and let go before the next is replayed,
+    /// so memory holds the findings, never every outcome of a large corpus. Returns the
+    /// stored run and its findings in hand, so a report of this run reads nothing back.
     public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
         let started = Date()
-        let results = replay(recordings)
         var row = RunRow(
-            id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(Date()), toolVersion: toolVersion,
+            id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(started), toolVersion: toolVersion,
             profile: profile.name, ios: profile.ios.description, simulator: profile.simulator,
             presets: presets.map(\.name).joined(separator: ","), label: label, gitRevision: gitRevision,
             recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
-        row.id = try store.saveRun(row, results: results)
-        return (row, results)
+        var kept: [ReportStore.RunResult] = []
+        row.id = try store.writeRun(row) { writer in
+            var start = 0
+            while start < recordings.count {
+                let slice = Array(recordings[start..<min(start + Self.sliceSize, recordings.count)])
+                start += slice.count
+                let results = replay(slice)
+                try writer.add(results)
+                // What the report needs: which recordings were replayed, and the findings.
+                kept += results.map { ReportStore.RunResult(recording: $0.recording, preset: $0.preset, outcomes: [], findings: $0.findings, replayed: !$0.outcomes.isEmpty) }
+            }
+            row.finishedAt = ReportStore.timestamp(Date())
+            try writer.finish(at: row.finishedAt)
+        }
+        return (row, kept)
     }
+
+    /// Recordings replayed, stored and let go at a time.
+    static let sliceSize = 64
 }
 
 /// A fixed-size buffer that parallel workers fill, each at its own index.
@@ -86,6 +103,14 @@ final class UnsafeResultBuffer<T>: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Every slot filled.
     var values: [T] { storage.map { $0! } }
+
+    /// The slots, nil where no worker set one.
+    var slots: [T?] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
+    }
 }
 

@@ -248,17 +248,30 @@ public struct ReportStore: Sendable {
         public var findings: [Finding]
         public var jarEvents: [JarEvent]
 
-        public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding], jarEvents: [JarEvent] = []) {
+        /// The recording had exchanges to replay (its outcomes may have been stored and let go).
+        public var replayed: Bool
+
+        public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding], jarEvents: [JarEvent] = [], replayed: Bool? = nil) {
             self.recording = recording
             self.preset = preset
             self.outcomes = outcomes
             self.findings = findings
             self.jarEvents = jarEvents
+            self.replayed = replayed ?? !outcomes.isEmpty
         }
     }
 
     /// Stores a run with all its outcomes and findings in one transaction; returns its id.
     public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
+        try writeRun(run) { writer in
+            try writer.add(results)
+            try more?(writer.db, writer.runID)
+        }
+    }
+
+    /// Stores a run in one transaction, its results added as they come (`RunWriter.add`),
+    /// so a large corpus never holds every outcome at once; returns the run's id.
+    public func writeRun(_ run: RunRow, _ produce: (RunWriter) throws -> Void) throws -> Int64 {
         try writer.write { db in
             // A run of a large corpus writes hundreds of thousands of rows: a page cache
             // that holds the run's index pages writes each to the WAL once, not per spill.
@@ -266,26 +279,52 @@ public struct ReportStore: Sendable {
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             var run = run
             try run.insert(db)
-            let runID = run.id!
-            let recordingIDs = Dictionary(try Row.fetchAll(db, sql: "SELECT name, id FROM recording").map { ($0["name"] as String, $0["id"] as Int64) }, uniquingKeysWith: { a, _ in a })
+            let writer = try RunWriter(db, runID: run.id!)
+            try produce(writer)
+            return writer.runID
+        }
+    }
+
+    /// Writes a run's results inside its transaction (`writeRun`).
+    public final class RunWriter {
+        let db: Database
+        let runID: Int64
+        let recordingIDs: [String: Int64]
+        let outcomeInsert: RawInsert
+        let findingInsert: RawInsert
+        let eventInsert: RawInsert
+        var scratch: [UInt8] = []
+
+        init(_ db: Database, runID: Int64) throws {
+            self.db = db
+            self.runID = runID
+            recordingIDs = Dictionary(try Row.fetchAll(db, sql: "SELECT name, id FROM recording").map { ($0["name"] as String, $0["id"] as Int64) }, uniquingKeysWith: { a, _ in a })
             // Bound through SQLite's C interface, with JSON written by hand: a run of a
             // large corpus stores hundreds of thousands of rows, and GRDB's boxed arguments
             // and Foundation's JSONEncoder cost more than SQLite's own work.
-            let outcomeInsert = try RawInsert(db, sql: """
+            outcomeInsert = try RawInsert(db, sql: """
                 INSERT INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
                   delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            let findingInsert = try RawInsert(db, sql: """
+            findingInsert = try RawInsert(db, sql: """
                 INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
                   rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)
                 """)
-            let eventInsert = try RawInsert(db, sql: """
+            eventInsert = try RawInsert(db, sql: """
                 INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            var scratch: [UInt8] = []
+        }
+
+        /// Records when the run finished.
+        public func finish(at timestamp: String) throws {
+            try db.execute(sql: "UPDATE run SET finished_at = ? WHERE id = ?", arguments: [timestamp, runID])
+        }
+
+        /// Stores results (outcomes, findings, jar events) of the run.
+        public func add(_ results: [RunResult]) throws {
             for result in results {
                 let recordingID = recordingIDs[result.recording]
                 for e in result.jarEvents {
@@ -302,7 +341,7 @@ public struct ReportStore: Sendable {
                     i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
                     i.bind(10, o.sentCookies.map(\.name).joined(separator: ",")); i.bind(11, o.pageURL)
                     scratch.removeAll(keepingCapacity: true)
-                    Self.appendChangesJSON(o.changes, to: &scratch)
+                    ReportStore.appendChangesJSON(o.changes, to: &scratch)
                     i.bind(12, text: scratch)
                     try i.run()
                 }
@@ -313,21 +352,19 @@ public struct ReportStore: Sendable {
                     i.bind(9, f.url); i.bind(10, f.subject); i.bind(11, f.rules.map(\.rawValue).joined(separator: ","))
                     i.bind(12, f.confidence.rawValue)
                     scratch.removeAll(keepingCapacity: true)
-                    Self.appendObjectJSON(f.expected, to: &scratch)
+                    ReportStore.appendObjectJSON(f.expected, to: &scratch)
                     i.bind(13, text: scratch)
                     scratch.removeAll(keepingCapacity: true)
-                    Self.appendObjectJSON(f.actual, to: &scratch)
+                    ReportStore.appendObjectJSON(f.actual, to: &scratch)
                     i.bind(14, text: scratch)
                     i.bind(15, f.detail); i.bind(16, f.alternative)
                     scratch.removeAll(keepingCapacity: true)
-                    Self.appendStringArrayJSON(f.subjects, to: &scratch)
+                    ReportStore.appendStringArrayJSON(f.subjects, to: &scratch)
                     i.bind(17, text: scratch)
                     i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue)
                     try i.run()
                 }
             }
-            try more?(db, runID)
-            return runID
         }
     }
 

@@ -7,13 +7,32 @@ public struct ReportModel: Sendable {
     public var run: RunRow
     public var recordings: [String]
     public var presets: [String]
-    public var findings: [Finding]
+    public var findings: [Finding] {
+        didSet { cells = Self.count(findings) }
+    }
+    /// Counts per recording and preset, made in one pass: a matrix of a thousand recordings
+    /// under ten presets asks ten thousand times.
+    private var cells: [String: Cell]
 
     public init(run: RunRow, recordings: [String], presets: [String], findings: [Finding]) {
         self.run = run
         self.recordings = recordings
         self.presets = presets
         self.findings = findings
+        cells = Self.count(findings)
+    }
+
+    private static func count(_ findings: [Finding]) -> [String: Cell] {
+        var cells: [String: Cell] = [:]
+        for f in findings {
+            let key = f.recording + "\u{1F}" + f.preset
+            switch f.severity {
+            case .error: cells[key, default: Cell()].errors += 1
+            case .warning: cells[key, default: Cell()].warnings += 1
+            case .info: cells[key, default: Cell()].infos += 1
+            }
+        }
+        return cells
     }
 
     /// Loads the run `id` (the latest when nil) from `store`.
@@ -25,7 +44,7 @@ public struct ReportModel: Sendable {
     /// The run just replayed, from its results in hand: nothing read back. The same order
     /// as `load` gives (recordings by name; findings by recording, preset, exchange, code).
     public init(run: RunRow, results: [ReportStore.RunResult]) {
-        let names = Array(Set(results.filter { !$0.outcomes.isEmpty }.map(\.recording))).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let names = Array(Set(results.filter(\.replayed).map(\.recording))).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let ordered = results.enumerated().flatMap { index, result in result.findings.map { (index, $0) } }.sorted { a, b in
             let (x, y) = (a.1, b.1)
             if x.recording != y.recording { return x.recording.utf8.lexicographicallyPrecedes(y.recording.utf8) }
@@ -46,15 +65,7 @@ public struct ReportModel: Sendable {
     }
 
     public func cell(recording: String, preset: String) -> Cell {
-        var cell = Cell()
-        for f in findings where f.recording == recording && f.preset == preset {
-            switch f.severity {
-            case .error: cell.errors += 1
-            case .warning: cell.warnings += 1
-            case .info: cell.infos += 1
-            }
-        }
-        return cell
+        cells[recording + "\u{1F}" + preset] ?? Cell()
     }
 
     public func count(_ severity: Severity) -> Int { findings.filter { $0.severity == severity }.count }

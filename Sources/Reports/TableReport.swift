@@ -18,7 +18,8 @@ public struct TableReport: Sendable {
     /// The matrix, then per preset a summary line and, per code, its count and the most
     /// important findings first (`verbose`: all of them).
     public func render(_ model: ReportModel, details: Bool = true, verbose: Bool = false) -> String {
-        let model = redactor.apply(model)
+        // The matrix shows no secret: redact only what the details print.
+        let model = details ? redactor.apply(model) : model
         var out = ""
         let run = model.run
         out += "Run \(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""): \(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s), \(model.presets.count) preset(s)\n\n"

@@ -136,10 +136,10 @@ extension H5Replay {
 
             var leading: [Diagnostic] = []
             if let readError {
-                leading.append(Diagnostic(.warning, code: "capture-error", message: "capture on \(interface) stopped: \(readError)"))
+                leading.append(Diagnostic(.captureError, message: "capture on \(interface) stopped: \(readError)"))
             }
             if let stats, stats.dropped > 0 || stats.interfaceDropped > 0 {
-                leading.append(Diagnostic(.warning, code: "capture-drops", message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"))
+                leading.append(Diagnostic(.captureDrops, message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"))
             }
             let recordingName = name ?? "capture-" + Self.stamp(started)
             let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]

@@ -88,21 +88,21 @@ extension H5Replay {
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
                     let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") }.sorted()
-                    for file in files {
-                        for (recording, _) in try importer.importFile(bundled + "/" + file, name: nil, replace: true, into: store, inHand: keep) {
-                            names.append(recording.name)
-                        }
+                    for (recording, _) in try importer.importFiles(files.map { bundled + "/" + $0 }, replace: true, into: store, inHand: keep) {
+                        names.append(recording.name)
                     }
                 } else {
                     names = try store.recordingNames()
                 }
                 if names.isEmpty { throw InputError("nothing to replay: no Recordings/ folder here and no recordings in \(database.db); pass HAR files or recording names") }
             } else {
+                // Files are imported together (HARs read in parallel), names kept in order.
+                let files = recordings.filter { FileManager.default.fileExists(atPath: $0) }
+                var imported = try importer.importFiles(files, replace: true, into: store, inHand: keep).map(\.0.name)[...]
                 for item in recordings {
                     if FileManager.default.fileExists(atPath: item) {
-                        for (recording, _) in try importer.importFile(item, name: nil, replace: true, into: store, inHand: keep) {
-                            names.append(recording.name)
-                        }
+                        // One file may hold several recordings (a capture split by client): none here.
+                        if let name = imported.popFirst() { names.append(name) }
                     } else {
                         names.append(item)
                     }

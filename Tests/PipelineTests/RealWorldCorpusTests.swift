@@ -35,6 +35,8 @@ struct RealWorldCorpusTests {
 
     static func results(_ path: String) throws -> [(preset: String, findings: [Finding])] {
         let recordings = try ImportPipeline().read(path, name: nil)
+        // Every diagnostic an import attaches is one of the catalogue's.
+        for d in recordings.flatMap(\.diagnostics) { #expect(d.catalogued != nil, "\(path): \(d.code) is not in DiagnosticCode") }
         let runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
         return runner.replay(recordings).map { ($0.preset, $0.findings) }
     }

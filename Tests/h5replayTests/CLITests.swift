@@ -121,7 +121,7 @@ struct CLITests {
         let dir = try Self.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
         #expect(try Self.h5replay(["import", "Recordings/login-redirect.har"], in: dir).status == 0)
-        let export = try Self.h5replay(["export", "login-redirect", "--har", "-o", "out.har"], in: dir)
+        let export = try Self.h5replay(["export", "login-redirect", "--har", "-o", "out.har", "--include-secrets"], in: dir)
         #expect(export.status == 0, "\(export.stderr)")
         #expect(try Self.h5replay(["import", "out.har", "--name", "again"], in: dir).status == 0)
         var codes: [[String]] = []
@@ -132,6 +132,23 @@ struct CLITests {
         }
         #expect(codes[0] == codes[1])
         #expect(codes[0].contains("urlprotocol-naive:1:REDIRECT_HIDDEN"))
+    }
+
+    @Test("export sanitizes by default: planted cookie, Authorization and token values never reach the file; --include-secrets keeps them")
+    func exportSanitized() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let planted = ["cookie-Zq81", "Bearer tok-Xv27", "query-Kp55", "setcookie-Wm90", "custom-Hy64"]
+        let har = #"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[{"startedDateTime":"2026-01-01T00:00:00Z","time":10,"request":{"method":"GET","url":"https://a.example/api?token=query-Kp55&page=2","httpVersion":"HTTP/1.1","headers":[{"name":"Cookie","value":"sid=cookie-Zq81"},{"name":"Authorization","value":"Bearer tok-Xv27"},{"name":"X-Ours","value":"custom-Hy64"}],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[{"name":"Set-Cookie","value":"sid=setcookie-Wm90; Path=/"}],"cookies":[],"content":{"size":2,"mimeType":"text/plain","text":"ok"},"redirectURL":"","headersSize":-1,"bodySize":2},"cache":{},"timings":{"send":0,"wait":10,"receive":0}}]}}"#
+        try Data(har.utf8).write(to: dir.appendingPathComponent("secret.har"))
+        #expect(try Self.h5replay(["import", "secret.har"], in: dir).status == 0)
+        #expect(try Self.h5replay(["export", "secret", "--har", "-o", "shared.har", "--secret-header", "X-Ours"], in: dir).status == 0)
+        let shared = try String(contentsOf: dir.appendingPathComponent("shared.har"), encoding: .utf8)
+        for secret in planted { #expect(!shared.contains(secret), "\(secret) leaked into the sanitized export") }
+        #expect(shared.contains("page=2"))  // what is not secret stays
+        #expect(try Self.h5replay(["export", "secret", "--har", "-o", "exact.har", "--include-secrets"], in: dir).status == 0)
+        let exact = try String(contentsOf: dir.appendingPathComponent("exact.har"), encoding: .utf8)
+        for secret in planted { #expect(exact.contains(secret), "\(secret) missing from the exact export") }
     }
 
     @Test("usage and input errors exit 2 with a message", arguments: [
