@@ -158,9 +158,10 @@ public struct ImportPipeline: Sendable {
     /// Imports a file into the store in one transaction; returns each recording and what
     /// the store did with it. With `redact`, secrets are replaced at rest
     /// (`SecretNames.redactAtRest`) before anything is stored.
-    /// `inHand` receives each recording read whole (a HAR file) once it is stored, so a
-    /// replay of the file does not read it back.
-    public func importFile(_ path: String, name: String?, replace: Bool, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore, inHand: ((Recording) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+    /// `inHand` receives each recording read whole (a HAR file) with the cookie provenance
+    /// stored for it, once stored, so a replay of the file neither reads it back nor walks
+    /// its provenance again.
+    public func importFile(_ path: String, name: String?, replace: Bool, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore, inHand: ((Recording, CookieProvenance) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         do {
             let source = try SourceFile(path: path)
             if source.format != .har {
@@ -173,7 +174,7 @@ public struct ImportPipeline: Sendable {
             }
             let withProvenance = recordings.map { ($0, CookieProvenance(recording: $0)) }
             let results = try store.save(withProvenance, replace: replace)
-            recordings.forEach { inHand?($0) }
+            withProvenance.forEach { inHand?($0.0, $0.1) }
             return Array(zip(recordings.map(ImportedRecording.init), results))
         } catch let error as ReportStore.NameTaken {
             throw InputError(file: path, problem: error.description)
@@ -183,7 +184,7 @@ public struct ImportPipeline: Sendable {
     /// Imports several files, each in its own transaction as `importFile` does, in order.
     /// HAR files are read and their provenance walked on every core, a batch at a time,
     /// then stored one by one; captures stream as they always do.
-    public func importFiles(_ paths: [String], replace: Bool, into store: ReportStore, inHand: ((Recording) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+    public func importFiles(_ paths: [String], replace: Bool, into store: ReportStore, inHand: ((Recording, CookieProvenance) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         var out: [(ImportedRecording, ReportStore.ImportResult)] = []
         var start = 0
         while start < paths.count {
@@ -203,7 +204,7 @@ public struct ImportPipeline: Sendable {
                 let recordings = try result.get()
                 do {
                     let results = try store.save(recordings, replace: replace)
-                    recordings.forEach { inHand?($0.0) }
+                    recordings.forEach { inHand?($0.0, $0.1) }
                     out += zip(recordings.map { ImportedRecording($0.0) }, results)
                 } catch let error as ReportStore.NameTaken {
                     throw InputError(file: path, problem: error.description)

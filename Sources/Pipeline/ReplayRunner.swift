@@ -17,6 +17,8 @@ public struct ReplayRunner: Sendable {
     public var scenario: Scenario
     /// Scenarios by recording name (sidecar files).
     public var scenarios: [String: Scenario] = [:]
+    /// Cookie provenance already walked, by recording name (at import); walked otherwise.
+    public var provenances: [String: CookieProvenance] = [:]
     public var detector: FindingDetector
 
     public init(presets: [Preset], profile: Profile, scenario: Scenario = Scenario(), detector: FindingDetector = FindingDetector()) {
@@ -32,7 +34,8 @@ public struct ReplayRunner: Sendable {
         // its presets then run on the same input.
         let inputs = UnsafeResultBuffer<ReplayInput>(count: recordings.count)
         DispatchQueue.concurrentPerform(iterations: recordings.count) { r in
-            inputs.set(r, ReplayInput(recording: recordings[r], scenario: scenarios[recordings[r].name] ?? scenario))
+            let name = recordings[r].name
+            inputs.set(r, ReplayInput(recording: recordings[r], provenance: provenances[name], scenario: scenarios[name] ?? scenario))
         }
         return replay(inputs.values)
     }

@@ -262,7 +262,7 @@ extension ReportStore {
         /// per-exchange ones, as a whole-recording save orders them.
         public func finish(name: String, sourceSHA256: String?, diagnostics: [Diagnostic], replace: Bool) throws -> ImportResult {
             var replaced = false
-            if let existing = try RecordingRow.filter(Column("name") == name).fetchOne(db) {
+            if let existing = try RecordingRow.filter(RecordingRow.Columns.name == name).fetchOne(db) {
                 if existing.sourceSHA256 != nil, existing.sourceSHA256 == sourceSHA256 {
                     try db.execute(sql: "DELETE FROM recording WHERE id = ?", arguments: [recordingID])
                     return .unchanged(id: existing.id!)

@@ -101,7 +101,7 @@ public struct ReportStore: Sendable {
     /// Stores a recording inside the caller's transaction.
     static func insert(_ recording: Recording, provenance: CookieProvenance, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false
-        if let existing = try RecordingRow.filter(Column("name") == recording.name).fetchOne(db) {
+        if let existing = try RecordingRow.filter(RecordingRow.Columns.name == recording.name).fetchOne(db) {
             if existing.sourceSHA256 != nil, existing.sourceSHA256 == recording.sourceSHA256 { return .unchanged(id: existing.id!) }
             guard replace else { throw NameTaken(name: recording.name) }
             try existing.delete(db)
@@ -163,22 +163,30 @@ public struct ReportStore: Sendable {
         var exchanges: [Exchange] = []
         exchanges.reserveCapacity(rows.count)
         for r in rows {
+            /// A value this version does not know is an error naming the row, never a guess.
+            func known<T>(_ value: T?, _ column: String, _ raw: String) throws -> T {
+                guard let value else { throw StoreError.unknownValue(table: "exchange", row: r.id ?? 0, column: column, value: raw) }
+                return value
+            }
             let redirect = r.redirectChainStart.map { RedirectLink(chainStart: $0, hop: r.redirectHop ?? 0, next: r.redirectNext) }
             exchanges.append(Exchange(
                 sequence: r.sequence, startedAt: r.startedAt, duration: r.duration, connectionID: r.connectionId, serverAddress: r.serverAddress,
                 request: RecordedRequest(method: r.method, url: r.url, httpVersion: r.httpVersion, headers: try decodeHeaders(r.requestHeaders), body: try body(r.requestBodySha256)),
                 response: RecordedResponse(status: r.status, statusText: r.statusText, httpVersion: r.responseHttpVersion, headers: try decodeHeaders(r.responseHeaders), body: try body(r.responseBodySha256), encodedLength: r.responseEncodedLength, bodyMissing: r.responseBodyMissing, redirectURL: r.redirectUrl),
-                initiator: Initiator(rawValue: r.initiator) ?? .other,
-                frame: Frame(label: r.frame) ?? .main,
-                bodyKind: BodyKind(rawValue: r.bodyKind) ?? .none,
+                initiator: try known(Initiator(rawValue: r.initiator), "initiator", r.initiator),
+                frame: try known(Frame(label: r.frame), "frame", r.frame),
+                bodyKind: try known(BodyKind(rawValue: r.bodyKind), "body_kind", r.bodyKind),
                 redirect: redirect, resourceType: r.resourceType,
                 recordedEvidenceGap: try r.evidenceGap.map { raw in
                     guard let gap = EvidenceGap(rawValue: raw) else { throw StoreError.unknownValue(table: "exchange", row: r.id ?? 0, column: "evidence_gap", value: raw) }
                     return gap
                 }))
         }
-        let diagnostics = try DiagnosticRow.fetchAll(db, sql: "SELECT * FROM diagnostic WHERE recording_id = ? ORDER BY id", arguments: [id]).map {
-            Diagnostic(Diagnostic.Severity(rawValue: $0.severity) ?? .note, code: $0.code, sequence: $0.sequence, message: $0.message)
+        let diagnostics = try DiagnosticRow.fetchAll(db, sql: "SELECT * FROM diagnostic WHERE recording_id = ? ORDER BY id", arguments: [id]).map { d in
+            guard let severity = Diagnostic.Severity(rawValue: d.severity) else {
+                throw StoreError.unknownValue(table: "diagnostic", row: d.id ?? 0, column: "severity", value: d.severity)
+            }
+            return Diagnostic(severity, code: d.code, sequence: d.sequence, message: d.message)
         }
         return Recording(name: row.name, sourceFormat: row.sourceFormat, sourcePath: row.sourcePath, sourceSHA256: row.sourceSHA256, exchanges: exchanges, diagnostics: diagnostics)
     }
@@ -219,7 +227,7 @@ public struct ReportStore: Sendable {
 
     public func detail(named name: String) throws -> RecordingDetail? {
         try writer.read { db in
-            guard let row = try RecordingRow.filter(Column("name") == name).fetchOne(db), let id = row.id,
+            guard let row = try RecordingRow.filter(RecordingRow.Columns.name == name).fetchOne(db), let id = row.id,
                 let recording = try Self.loadRecording(db, id: id)
             else { return nil }
             var cookies = Array(repeating: [StoredSentCookie](), count: recording.exchanges.count)
@@ -372,7 +380,7 @@ public struct ReportStore: Sendable {
     public func run(id: Int64?) throws -> RunRow? {
         try writer.read { db in
             if let id { return try RunRow.fetchOne(db, key: id) }
-            return try RunRow.order(Column("id").desc).fetchOne(db)
+            return try RunRow.order(RunRow.Columns.id.desc).fetchOne(db)
         }
     }
 
@@ -427,8 +435,11 @@ public struct ReportStore: Sendable {
     public func jarEvents(run: Int64, recording: String, preset: String) throws -> [JarEvent] {
         try writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM jar_event WHERE run_id = ? AND recording_name = ? AND preset = ? ORDER BY id", arguments: [run, recording, preset]).map { r in
-                JarEvent(time: r["time"], jar: JarSide(rawValue: r["jar"]) ?? .web, name: r["name"], domain: r["domain"], path: r["path"],
-                    change: JarEvent.Change(rawValue: r["change"]) ?? .set, rule: (r["rule"] as String?).map { RuleID($0) }, what: r["what"])
+                let (jarText, changeText): (String, String) = (r["jar"], r["change"])
+                guard let jar = JarSide(rawValue: jarText) else { throw StoreError.unknownValue(table: "jar_event", row: r["id"], column: "jar", value: jarText) }
+                guard let change = JarEvent.Change(rawValue: changeText) else { throw StoreError.unknownValue(table: "jar_event", row: r["id"], column: "change", value: changeText) }
+                return JarEvent(time: r["time"], jar: jar, name: r["name"], domain: r["domain"], path: r["path"],
+                    change: change, rule: (r["rule"] as String?).map { RuleID($0) }, what: r["what"])
             }
         }
     }

@@ -1,14 +1,9 @@
 import Foundation
 import GRDB
 
-// One Codable struct per table (GRDB's recommended practice); columns in snake_case.
-
-struct BodyRow: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "body"
-    var sha256: String
-    var length: Int
-    var content: Data
-}
+// One Codable struct per table read through GRDB's records (GRDB's recommended practice),
+// columns in snake_case, each with the `Columns` its queries name. Tables written only
+// through prepared statements (body, outcome, cookie rows) have no record.
 
 public struct RecordingRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
     public static let databaseTableName = "recording"
@@ -28,6 +23,12 @@ public struct RecordingRow: Codable, FetchableRecord, MutablePersistableRecord, 
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    public enum Columns {
+        public static let id = Column("id")
+        public static let name = Column("name")
+        public static let sourceSHA256 = Column("source_sha256")
+    }
 }
 
 struct DiagnosticRow: Codable, FetchableRecord, MutablePersistableRecord {
@@ -113,25 +114,11 @@ public struct RunRow: Codable, FetchableRecord, MutablePersistableRecord, Sendab
 
     public var presetList: [String] { presets.split(separator: ",").map(String.init) }
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-}
 
-struct OutcomeRow: Codable, FetchableRecord, MutablePersistableRecord {
-    static let databaseTableName = "outcome"
-    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
-    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
-    var id: Int64?
-    var runId: Int64
-    var recordingName: String
-    var recordingId: Int64?
-    var preset: String
-    var sequence: Int
-    var deliveredMethod: String
-    var deliveredUrl: String
-    var deliveredBodyLength: Int
-    var deliveredBodySha256: String
-    var sentCookieNames: String
-    var pageUrl: String?
-    var changes: String
+    public enum Columns {
+        public static let id = Column("id")
+        public static let label = Column("label")
+    }
 }
 
 struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {

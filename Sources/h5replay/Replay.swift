@@ -1,4 +1,5 @@
 import ArgumentParser
+import CookieJar
 import Foundation
 import Pipeline
 import ReportStore
@@ -54,9 +55,12 @@ extension H5Replay {
             let progress = Progress.line()
             defer { progress.end() }
             let importer = limits.pipeline(progress)
-            let loaded = try loadRecordings(store, importer: importer)
+            var provenances: [String: CookieProvenance] = [:]
+            let loaded = try loadRecordings(store, importer: importer, provenances: &provenances)
             var runner = ReplayRunner(presets: try presetOptions.selected(), profile: try profileOptions.profile())
             runner.detector.minLikelihood = minLikelihood.value
+            // The provenance walked when a file was imported, not walked again.
+            runner.provenances = provenances
             if let explicit = try scenarioOptions.explicitScenario() {
                 runner.scenario = explicit
             } else {
@@ -79,10 +83,14 @@ extension H5Replay {
         /// The recordings to replay: named, imported from files, or the bundled folder.
         /// A HAR file is replayed as read, not read back from the database; a capture,
         /// streamed into the store without being held, is read back.
-        func loadRecordings(_ store: ReportStore, importer: ImportPipeline) throws -> [Recording] {
+        func loadRecordings(_ store: ReportStore, importer: ImportPipeline, provenances: inout [String: CookieProvenance]) throws -> [Recording] {
             var names: [String] = []
             var inHand: [String: Recording] = [:]
-            let keep: (Recording) -> Void = { inHand[$0.name] = $0 }
+            var walked: [String: CookieProvenance] = [:]
+            let keep: (Recording, CookieProvenance) -> Void = { recording, provenance in
+                inHand[recording.name] = recording
+                walked[recording.name] = provenance
+            }
             if recordings.isEmpty {
                 let bundled = "Recordings"
                 var isDirectory: ObjCBool = false
@@ -113,6 +121,7 @@ extension H5Replay {
                 names = Array(Set(names)).sorted().enumerated().filter { $0.offset % count == index }.map(\.element)
                 if names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }
             }
+            provenances = walked
             return try names.map { name in
                 if let recording = inHand[name] { return recording }
                 guard let recording = try store.recording(named: name) else {

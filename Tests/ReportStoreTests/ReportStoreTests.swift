@@ -114,6 +114,18 @@ struct ReportStoreTests {
         #expect(journal == "wal")
     }
 
+    @Test("an exchange read back with an initiator this version does not know is an error naming the row, not a guess")
+    func unknownInitiator() throws {
+        let store = try ReportStore.inMemory()
+        try store.save(try Self.recording("xhr-json-post"))
+        try store.writer.write { db in try db.execute(sql: "UPDATE exchange SET initiator = 'telepathy' WHERE sequence = 1") }
+        #expect {
+            try store.recording(named: "xhr-json-post")
+        } throws: { error in
+            "\(error)".contains("table exchange") && "\(error)".contains("initiator 'telepathy'")
+        }
+    }
+
     @Test("a finding's message is rendered from its stored detail and the rule catalogue; an unknown code read back is an error naming the row")
     func findingRoundTrip() throws {
         let store = try ReportStore.inMemory()
