@@ -182,13 +182,20 @@ public struct CookieStore: Sendable, Hashable {
                 out.append(cookie)
             }
         }
-        // The request host's list, then each parent domain's, read in place.
         if byDomain.isEmpty { return out }
-        if let list = byDomain[url.host] { take(list) }
-        var rest = Substring(url.host)
-        while let dot = rest.firstIndex(of: ".") {
-            rest = rest[rest.index(after: dot)...]
-            if let list = byDomain[String(rest)] { take(list) }
+        if byDomain.count <= 4 {
+            // A jar of a few domains (most flows): reading every list costs less than
+            // hashing each parent domain of the host.
+            for list in byDomain.values { take(list) }
+        } else {
+            // The request host's list, then each parent domain's, read in place.
+            let host = url.host
+            if let list = byDomain[host] { take(list) }
+            var start = host.utf8.startIndex
+            while let dot = host.utf8[start...].firstIndex(of: UInt8(ascii: ".")) {
+                start = host.utf8.index(after: dot)
+                if let list = byDomain[String(host[start...])] { take(list) }
+            }
         }
         if out.count < 2 { return out }
         // 5.8.3 step 2: longer paths first; among equal paths, earlier creation first.
@@ -231,7 +238,8 @@ public struct CookieStore: Sendable, Hashable {
     /// `domain` is a suffix of `string` preceded by "." and `string` is a host name, not an IP.
     public static func domainMatches(_ string: String, _ domain: String) -> Bool {
         if string == domain { return true }
-        guard string.hasSuffix(domain), string.utf8.count > domain.utf8.count else { return false }
+        // Octets, as the RFC compares canonicalized hosts (not Unicode characters).
+        guard string.utf8.count > domain.utf8.count, string.utf8.suffix(domain.utf8.count).elementsEqual(domain.utf8) else { return false }
         let before = string.utf8[string.utf8.index(string.utf8.endIndex, offsetBy: -domain.utf8.count - 1)]
         guard before == UInt8(ascii: ".") else { return false }
         return !isIPAddress(string)
@@ -248,8 +256,8 @@ public struct CookieStore: Sendable, Hashable {
     /// identical, or the cookie path is a prefix that ends in "/" or is followed by "/".
     public static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
         if requestPath == cookiePath { return true }
-        guard requestPath.hasPrefix(cookiePath) else { return false }
-        if cookiePath.hasSuffix("/") { return true }
+        guard requestPath.utf8.count > cookiePath.utf8.count, requestPath.utf8.prefix(cookiePath.utf8.count).elementsEqual(cookiePath.utf8) else { return false }
+        if cookiePath.utf8.last == UInt8(ascii: "/") { return true }
         return requestPath.utf8[requestPath.utf8.index(requestPath.utf8.startIndex, offsetBy: cookiePath.utf8.count)] == UInt8(ascii: "/")
     }
 

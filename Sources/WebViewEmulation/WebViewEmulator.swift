@@ -59,10 +59,10 @@ public struct WebViewEmulator: Sendable {
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
             let hop = e.redirect?.hop ?? 0
-            var outcome: Outcome
+            var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
             let plan: TransportPlan
             if hop == 0 {
-                (outcome, plan) = issue(e, input: input, context: context, hooks: hooks)
+                plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
                 plans[chainStart] = plan
             } else {
                 if let known = plans[chainStart] {
@@ -73,7 +73,6 @@ public struct WebViewEmulator: Sendable {
                     (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
                     plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
                 }
-                outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
                 if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
                     followPreservingRedirect(&outcome, previous: previous, plan: plan, chainStartIsDocument: exchanges[chainStart].initiator.isDocument, exchanges: exchanges, outcomes: outcomes)
                 }
@@ -157,21 +156,23 @@ public struct WebViewEmulator: Sendable {
     /// The first hop of a load: the strategy plans it and the mitigations adjust it. Where
     /// the model is unsure what the page used, it evaluates each possibility and keeps the
     /// worse, saying so.
-    func issue(_ e: Exchange, input: ReplayInput, context: EmulationContext, hooks: ComposedHooks) -> (Outcome, TransportPlan) {
+    func issue(_ e: Exchange, input: ReplayInput, context: EmulationContext, hooks: ComposedHooks, into outcome: inout Outcome) -> TransportPlan {
         guard e.initiator == .ajax || (e.bodyKind == .binary && !scenario.binaryKindGiven) else {
             let plan = preset.strategy.plan(for: e, in: context)
-            return (requestOutcome(e, plan: plan, context: context, input: input, hooks: hooks), plan)
+            requestOutcome(e, plan: plan, context: context, input: input, hooks: hooks, into: &outcome)
+            return plan
         }
         var worst: (Outcome, TransportPlan, String)?
         let possibilities = alternatives(of: e)
         for (variant, label) in possibilities {
             let p = preset.strategy.plan(for: variant, in: context)
-            let o = requestOutcome(variant, plan: p, context: context, input: input, hooks: hooks)
+            var o = outcome
+            requestOutcome(variant, plan: p, context: context, input: input, hooks: hooks, into: &o)
             if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
         }
-        var (outcome, plan, label) = worst!
-        if possibilities.count > 1 { outcome.alternative = label }
-        return (outcome, plan)
+        outcome = worst!.0
+        if possibilities.count > 1 { outcome.alternative = worst!.2 }
+        return worst!.1
     }
 
     /// On a 307/308 hop the body depends on who follows the redirect.
@@ -231,8 +232,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// What the strategy and the mitigations do to the request the page issued.
-    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks) -> Outcome {
-        var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
+    func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks, into outcome: inout Outcome) {
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
             outcome.bodyRules = [rule]
@@ -254,7 +254,6 @@ public struct WebViewEmulator: Sendable {
             let request = IssuedRequest(exchange: e, plan: plan, context: context, input: input)
             for hook in hooks.requestIssued { hook(&outcome, request) }
         }
-        return outcome
     }
 
     /// How bad an outcome is for the page, to pick the worse of two possibilities.
