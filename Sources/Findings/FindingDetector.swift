@@ -20,11 +20,12 @@ public struct FindingDetector: Sendable {
         self.importantCookies = importantCookies
     }
 
-    public func findings(for recording: Recording, result: EmulationResult) -> [Finding] {
+    /// `labels`: each exchange's label made once for the recording (`labels(for:)`), when
+    /// several presets' results are read; otherwise each is made when a finding needs it.
+    public func findings(for recording: Recording, result: EmulationResult, labels known: [String]? = nil) -> [Finding] {
         var out: [Finding] = []
         let exchanges = recording.exchanges
-        // Each exchange's label is built once, when its first finding needs it.
-        var labels: [String?] = Array(repeating: nil, count: exchanges.count)
+        var labels: [String?] = known ?? Array(repeating: nil, count: exchanges.count)
         for outcome in result.outcomes {
             let before = out.count
             defer {
@@ -251,6 +252,9 @@ public struct FindingDetector: Sendable {
             || !o.crossSiteCookies.isEmpty || !o.redirectReissueRules.isEmpty || o.deliveredBody != recordedBody || o.pageURL != nil
             || !o.cookieDifferences.isEmpty
     }
+
+    /// Every exchange's label, once per recording for all its presets.
+    public static func labels(for recording: Recording) -> [String] { recording.exchanges.map(label) }
 
     /// "The XHR POST /api/order".
     static func label(_ e: Exchange) -> String {

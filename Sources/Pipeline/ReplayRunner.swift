@@ -43,6 +43,10 @@ public struct ReplayRunner: Sendable {
     /// Replays inputs already made ready; results in input, then preset order.
     public func replay(_ inputs: [ReplayInput]) -> [ReportStore.RunResult] {
         let jobs = inputs.indices.flatMap { r in presets.indices.map { (r, $0) } }
+        // Labels of every exchange, once per recording for all its presets.
+        let labels = UnsafeResultBuffer<[String]>(count: inputs.count)
+        DispatchQueue.concurrentPerform(iterations: inputs.count) { r in labels.set(r, FindingDetector.labels(for: inputs[r].recording)) }
+        let labelLists = labels.values
         let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
@@ -50,7 +54,7 @@ public struct ReplayRunner: Sendable {
             let result = input.replay(presets[p], profile: profile)
             var detector = self.detector
             detector.importantCookies += input.scenario.importantCookies
-            let findings = detector.findings(for: input.recording, result: result)
+            let findings = detector.findings(for: input.recording, result: result, labels: labelLists[r])
             results.set(index, ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
         }
         return results.values

@@ -61,12 +61,12 @@ if arguments.count == 3, arguments[1] == "--pcap" {
 }
 
 /// Every preset over every bundled flow, emulation and detection together: one round.
-func emulate(_ inputs: [ReplayInput], detector: FindingDetector, keep: inout [Finding]) -> Int {
+func emulate(_ inputs: [ReplayInput], labels: [[String]], detector: FindingDetector, keep: inout [Finding]) -> Int {
     var evaluations = 0
-    for input in inputs {
+    for (input, labels) in zip(inputs, labels) {
         for preset in Preset.builtIn {
             let result = input.replay(preset)
-            let f = detector.findings(for: input.recording, result: result)
+            let f = detector.findings(for: input.recording, result: result, labels: labels)
             if keep.count < 300_000 { keep += f }
             evaluations += result.outcomes.count
         }
@@ -84,9 +84,10 @@ func loadFlows(_ directory: URL) throws -> [Recording] {
 // instruction count under valgrind (the difference between N and 0 rounds).
 if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(arguments[2]) {
     let inputs = try loadFlows(URL(fileURLWithPath: arguments[3])).map { ReplayInput(recording: $0) }
+    let labels = inputs.map { FindingDetector.labels(for: $0.recording) }
     var kept: [Finding] = []
     var evaluations = 0
-    for _ in 0..<rounds { evaluations += emulate(inputs, detector: FindingDetector(), keep: &kept) }
+    for _ in 0..<rounds { evaluations += emulate(inputs, labels: labels, detector: FindingDetector(), keep: &kept) }
     print("emulation_evaluations=\(evaluations)")
     exit(0)
 }
@@ -117,12 +118,13 @@ print(String(format: "har_import_seconds=%.4f", best))
 // Emulation: every preset over every bundled flow on one core, for at least two seconds.
 let flows = try loadFlows(URL(fileURLWithPath: arguments[2]))
 let inputs = flows.map { ReplayInput(recording: $0) }
+let labels = inputs.map { FindingDetector.labels(for: $0.recording) }
 let detector = FindingDetector()
 var evaluations = 0
 var findings: [Finding] = []
 let emulationStart = now()
 repeat {
-    evaluations += emulate(inputs, detector: detector, keep: &findings)
+    evaluations += emulate(inputs, labels: labels, detector: detector, keep: &findings)
 } while now() - emulationStart < 2
 let emulationSeconds = now() - emulationStart
 print("emulation_evaluations=\(evaluations)")
