@@ -134,7 +134,7 @@ public struct FindingDetector: Sendable {
                 if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
             }
             for (code, differences) in byCode {
-                let kept = differences.filter { $0.likelihood >= minLikelihood || $0.likelihood >= 1 }
+                let kept = differences.filter { $0.likelihood >= minLikelihood }
                 guard !kept.isEmpty else { continue }
                 out.append(cookieFinding(code, kept, e, label: label, preset: result.preset, recording: recording.name))
             }
@@ -145,7 +145,7 @@ public struct FindingDetector: Sendable {
         if let last = exchanges.last, !result.divergences.isEmpty {
             let divergences = result.divergences
             func place(_ d: JarDivergence) -> String {
-                d.nativeValue == nil ? "only WebJar holds" : d.webValue == nil ? "only NativeJar holds" : "NativeJar and WebJar hold different values of"
+                d.nativeValue == nil ? "only WebJar holds" : d.webValue == nil ? "only NativeJar holds" : "NativeJar and WebJar hold different values"
             }
             let first = divergences[0]
             var expected = ["cookie": first.name, "domain": first.domain, "path": first.path, "in": "NativeJar and WebJar"]
@@ -156,8 +156,8 @@ public struct FindingDetector: Sendable {
             let subjects = divergences.map { "\($0.name)@\($0.domain)\($0.path)" }
             if divergences.count > 1 { expected["cookies"] = subjects.joined(separator: ", ") }
             let sentence = divergences.count == 1
-                ? "At the end of the flow \(place(first)) the cookie \(first.name) (\(first.domain)\(first.path)) (\(first.explanation))"
-                : "At the end of the flow NativeJar and WebJar disagree on \(divergences.count) cookies: " + divergences.prefix(Self.namedCookies).map { "\($0.name) (\($0.domain)\($0.path); \(place($0).replacingOccurrences(of: " of", with: "")); \($0.explanation))" }.joined(separator: "; ") + (divergences.count > Self.namedCookies ? "; and \(divergences.count - Self.namedCookies) more" : "")
+                ? "At the end of the flow \(place(first))\(first.nativeValue != nil && first.webValue != nil ? " of" : "") the cookie \(first.name) (\(first.domain)\(first.path)) (\(first.explanation))"
+                : "At the end of the flow NativeJar and WebJar disagree on \(divergences.count) cookies: " + divergences.prefix(Self.namedCookies).map { "\($0.name) (\($0.domain)\($0.path); \(place($0)); \($0.explanation))" }.joined(separator: "; ") + (divergences.count > Self.namedCookies ? "; and \(divergences.count - Self.namedCookies) more" : "")
             var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences.map(\.rules)), expected: expected, actual: actual, sentence: sentence, subject: subjects[0])
             finding.subjects = subjects
             // The end of the flow is no request: rank by the cookies alone.
@@ -189,11 +189,13 @@ public struct FindingDetector: Sendable {
             let shown = names.prefix(Self.namedCookies).joined(separator: ", ")
             return names.count > Self.namedCookies ? shown + " and \(names.count - Self.namedCookies) more" : shown
         }
-        // Say each distinct reason once.
-        var reasons: [String] = []
-        for d in differences where !reasons.contains(d.explanation) { reasons.append(d.explanation) }
-        let why = reasons.count == 1 ? reasons[0] : differences.filter { d in differences.first { $0.explanation == d.explanation }?.name == d.name }
-            .prefix(Self.namedCookies).map { d in "\(d.name): \(d.explanation)" }.joined(separator: "; ")
+        // Say each distinct reason once, after the cookies it explains.
+        var reasons: [(explanation: String, names: [String])] = []
+        for d in differences {
+            if let i = reasons.firstIndex(where: { $0.explanation == d.explanation }) { reasons[i].names.append(d.name) } else { reasons.append((d.explanation, [d.name])) }
+        }
+        let why = reasons.count == 1 ? reasons[0].explanation
+            : reasons.prefix(Self.namedCookies).map { "\($0.names.joined(separator: ", ")): \($0.explanation)" }.joined(separator: "; ")
         let one = differences.count == 1
         let sentence: String
         switch code {

@@ -79,7 +79,7 @@ public struct HARExporter: Sendable {
         ]
         // E3 in Chrome's own words; the others under h5replay's key (E1 and E2 also
         // follow from the status and the headers when read back).
-        switch e.recordedEvidenceGap {
+        switch e.evidenceGap {
         case .fromCache?: entry["_fromCache"] = "disk"
         case let gap?: entry["_evidenceGap"] = gap.rawValue
         case nil: break

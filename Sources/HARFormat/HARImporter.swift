@@ -188,7 +188,7 @@ public struct HARImporter: Sendable {
             request: RecordedRequest(method: method, url: url, httpVersion: Self.httpVersion(try request["httpVersion"].optionalString()), headers: requestHeaders, body: requestBody),
             response: recordedResponse,
             resourceType: try entry["_resourceType"].optionalString(),
-            recordedEvidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders)
+            evidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders)
         )
     }
 

@@ -248,7 +248,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             sequence: 0, startedAt: request.startTime, duration: max(0, end - request.startTime),
             connectionID: String(item.flow), serverAddress: item.server.description,
             request: recordedRequest, response: recordedResponse,
-            recordedEvidenceGap: request.complete ? nil : .requestCut)
+            evidenceGap: request.complete ? nil : .requestCut)
         return Collected(exchange: exchange, client: item.client.address.description, diagnostics: diagnostics)
     }
 }

@@ -138,7 +138,7 @@ struct ExchangeRows {
         x.bind(25, e.redirect?.chainStart)
         x.bind(26, e.redirect?.hop)
         x.bind(27, e.redirect?.next)
-        x.bind(29, e.recordedEvidenceGap?.rawValue)
+        x.bind(29, e.evidenceGap?.rawValue)
         x.bind(28, e.resourceType)
         try x.run()
     }

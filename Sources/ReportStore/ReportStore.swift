@@ -177,7 +177,7 @@ public struct ReportStore: Sendable {
                 frame: try known(Frame(label: r.frame), "frame", r.frame),
                 bodyKind: try known(BodyKind(rawValue: r.bodyKind), "body_kind", r.bodyKind),
                 redirect: redirect, resourceType: r.resourceType,
-                recordedEvidenceGap: try r.evidenceGap.map { raw in
+                evidenceGap: try r.evidenceGap.map { raw in
                     guard let gap = EvidenceGap(rawValue: raw) else { throw StoreError.unknownValue(table: "exchange", row: r.id ?? 0, column: "evidence_gap", value: raw) }
                     return gap
                 }))

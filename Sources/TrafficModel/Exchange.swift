@@ -23,20 +23,17 @@ public struct Exchange: Sendable, Hashable, Codable {
     public var redirect: RedirectLink?
     /// The exporter's own resource type (`_resourceType`), kept for export.
     public var resourceType: String?
-    /// Why this exchange's Cookie header says nothing about which cookies the page lacked,
-    /// as its importer knew it; nil when it is evidence (rules E1-E4).
-    public var recordedEvidenceGap: EvidenceGap?
-
     /// Why this exchange's Cookie header says nothing about which cookies the page had,
-    /// nil when it does: a HAR entry with no response (E1) or no request headers recorded
-    /// (E2), one served from cache (E3), a captured request cut short (E4).
-    public var evidenceGap: EvidenceGap? { recordedEvidenceGap }
+    /// nil when it does, as its importer knew it: a HAR entry with no response (E1) or no
+    /// request headers recorded (E2), one served from cache (E3), a captured request cut
+    /// short (E4).
+    public var evidenceGap: EvidenceGap?
 
     public init(
         sequence: Int, startedAt: Double, duration: Double = 0, connectionID: String? = nil,
         serverAddress: String? = nil, request: RecordedRequest, response: RecordedResponse,
         initiator: Initiator = .other, frame: Frame = .main, bodyKind: BodyKind = .none,
-        redirect: RedirectLink? = nil, resourceType: String? = nil, recordedEvidenceGap: EvidenceGap? = nil
+        redirect: RedirectLink? = nil, resourceType: String? = nil, evidenceGap: EvidenceGap? = nil
     ) {
         self.sequence = sequence
         self.startedAt = startedAt
@@ -50,7 +47,7 @@ public struct Exchange: Sendable, Hashable, Codable {
         self.bodyKind = bodyKind
         self.redirect = redirect
         self.resourceType = resourceType
-        self.recordedEvidenceGap = recordedEvidenceGap
+        self.evidenceGap = evidenceGap
     }
 
     public var endedAt: Double { startedAt + max(duration, 0) }

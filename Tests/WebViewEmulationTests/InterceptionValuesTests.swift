@@ -35,12 +35,17 @@ struct InterceptionValuesTests {
 
     @Test("a preset composed with the builder equals the one listed")
     func builder() {
-        let composed = Preset(name: "x", summary: "", strategy: URLProtocolStrategy()) {
-            BodyBridge(idParameter: "rid")
-            if Bool.random() { CookieStoreSync() } else { CookieStoreSync() }
-            CookieSetterHook(synchronous: true)
+        func composed(syncsStore: Bool) -> Preset {
+            Preset(name: "x", summary: "", strategy: URLProtocolStrategy()) {
+                BodyBridge(idParameter: "rid")
+                if syncsStore { CookieStoreSync() } else { CookieScriptInject() }
+                CookieSetterHook(synchronous: true)
+            }
         }
-        #expect(composed.mitigations.map(\.kind) == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
+        #expect(composed(syncsStore: true).mitigations.map(\.kind) == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
+        #expect(composed(syncsStore: false).mitigations.map(\.kind) == ["body-bridge", "cookie-script-inject", "cookie-setter-hook"])
+        // The preset acts through the hooks it gathered: C7's copy is there only with the store sync.
+        #expect(composed(syncsStore: true).hooks.setCookieStored.count == 1 && composed(syncsStore: false).hooks.setCookieStored.isEmpty)
     }
 
     @Test("a hook's change names its rule: C7 copies a NativeJar Set-Cookie to WebJar after the profile's delay")
