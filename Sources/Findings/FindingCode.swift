@@ -18,12 +18,15 @@ public enum FindingCode: String, Sendable, Hashable, Codable, CaseIterable {
     case thirdPartyIntercepted = "THIRD_PARTY_INTERCEPTED"
     case requestStalled = "REQUEST_STALLED"
     case responseMutated = "RESPONSE_MUTATED"
+    case corsBlocked = "CORS_BLOCKED"
+    case bodyReencoded = "BODY_REENCODED"
+    case headerLost = "HEADER_LOST"
 
     /// The default severity. REDIRECT_HIDDEN is an error for a document and info for a
     /// subresource; this is the document case.
     public var defaultSeverity: Severity {
         switch self {
-        case .bodyStreamOnly, .bodyTooLargeForHeader, .urlMutated, .preflightAdded, .cookieExtra, .jarDiverged, .thirdPartyIntercepted: return .warning
+        case .bodyStreamOnly, .bodyReencoded, .bodyTooLargeForHeader, .urlMutated, .preflightAdded, .cookieExtra, .jarDiverged, .thirdPartyIntercepted: return .warning
         case .headerAdded: return .info
         default: return .error
         }

@@ -54,6 +54,11 @@ public struct FindingDetector: Sendable {
                     expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL],
                     sentence: "\(label) reaches the server as \(Self.shortURL(outcome.deliveredURL))"))
             }
+            for header in outcome.removedHeaders {
+                out.append(make(.headerLost, e, result.preset, recording.name, [header.rule],
+                    expected: ["header": header.name, "present": "yes"], actual: ["header": header.name, "present": "no"],
+                    sentence: "\(label) reaches the server without the \(header.name) header the page sent", subject: header.name))
+            }
             for header in outcome.addedHeaders {
                 out.append(make(.headerAdded, e, result.preset, recording.name, [header.rule],
                     expected: ["header": header.name, "present": "no"], actual: ["header": header.name, "present": "yes"],
@@ -81,6 +86,11 @@ public struct FindingDetector: Sendable {
                     sentence: "\(label) gets its binary response mangled by the JSON bridge"))
             }
 
+            if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {
+                out.append(make(.corsBlocked, e, result.preset, recording.name, outcome.corsRules,
+                    expected: ["readable": "yes"], actual: ["readable": "no", "reason": reason.text],
+                    sentence: "\(label) is sent from the app's own origin, and the page may not read its response: \(reason.text)"))
+            }
             if !outcome.thirdPartyRules.isEmpty {
                 out.append(make(.thirdPartyIntercepted, e, result.preset, recording.name, outcome.thirdPartyRules,
                     expected: ["intercepted": "no"], actual: ["intercepted": "yes"],
@@ -103,11 +113,16 @@ public struct FindingDetector: Sendable {
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
                     sentence: "\(label) reaches the server with an empty body (\(recordedBody.length) bytes recorded)" + (outcome.bodyReason.map { ", because \($0)" } ?? "")))
+            } else if outcome.deliveredBody != recordedBody && outcome.bodyReencoded {
+                out.append(make(.bodyReencoded, e, result.preset, recording.name, outcome.bodyRules,
+                    expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
+                    actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
+                    sentence: "\(label) reaches the server with the same fields in other bytes (\(outcome.deliveredBody.length) bytes instead of \(recordedBody.length))" + (outcome.bodyReason.map { ", because \($0)" } ?? "")))
             } else if outcome.deliveredBody != recordedBody {
                 out.append(make(.bodyMutated, e, result.preset, recording.name, outcome.bodyRules,
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
-                    sentence: "\(label) reaches the server with a different body (\(outcome.deliveredBody.length) bytes instead of \(recordedBody.length))"))
+                    sentence: "\(label) reaches the server with a different body (\(outcome.deliveredBody.length) bytes instead of \(recordedBody.length))" + (outcome.bodyReason.map { ", because \($0)" } ?? "")))
             }
 
             // The page's URL after a redirect chain.
@@ -252,7 +267,7 @@ public struct FindingDetector: Sendable {
         !o.stalledRules.isEmpty || o.observedMissing || !o.urlRules.isEmpty || !o.addedHeaders.isEmpty || !o.preflightRules.isEmpty
             || !o.tooLargeRules.isEmpty || !o.streamOnlyRules.isEmpty || !o.responseRules.isEmpty || !o.thirdPartyRules.isEmpty
             || !o.crossSiteCookies.isEmpty || !o.redirectReissueRules.isEmpty || o.deliveredBody != recordedBody || o.pageURL != nil
-            || !o.cookieDifferences.isEmpty
+            || !o.cookieDifferences.isEmpty || !o.corsRules.isEmpty || !o.removedHeaders.isEmpty
     }
 
     /// Every exchange's label, once per recording for all its presets.

@@ -115,6 +115,9 @@ public struct ReportModel: Sendable {
         case .thirdPartyIntercepted: return "\(n) third-party request\(s) intercepted"
         case .requestStalled: return "\(n) request\(s) never sent"
         case .responseMutated: return "\(n) response\(s) mangled"
+        case .corsBlocked: return "\(n) response\(s) the page may not read (CORS)"
+        case .bodyReencoded: return "\(n) \(method)bod\(n == 1 ? "y" : "ies") rebuilt in other bytes"
+        case .headerLost: return "\(n) request header\(s) lost"
         }
     }
 }

@@ -58,6 +58,10 @@ struct JarPair {
 
     var native = CookieStore()
     var web = CookieStore()
+    /// How the jars exchange cookies: the system's J1-J3, or what replaces it (RNW2, TAU3).
+    var link: JarLink = .system
+    /// Changes to a cookie, by name, that the link never carried to a jar, and the rule.
+    private(set) var heldBack: [String: RuleID] = [:]
     /// Every change to either jar, in the order it happened: the jar timelines of reports.
     private(set) var events: [JarEvent] = []
     /// How each cookie reached NativeJar and WebJar.
@@ -82,8 +86,8 @@ struct JarPair {
         self[side].set(cookie, at: time)
         setOrigin(origin, of: cookie.key, in: side)
         events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
-        if let syncDelay {
-            schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: syncRule, origin: origin))
+        if let (delay, rule) = linked(syncRule, delay: syncDelay, to: side.other, deletion: false, name: cookie.name) {
+            schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: false, rule: rule, origin: origin))
         }
     }
 
@@ -92,8 +96,45 @@ struct JarPair {
         self[side].remove(cookie.key)
         setOrigin(nil, of: cookie.key, in: side)
         events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, note: origin.source))
-        if let syncDelay {
-            schedule(PendingSync(due: time + syncDelay, to: side.other, cookie: cookie, isDeletion: true, rule: syncRule, origin: origin))
+        if let (delay, rule) = linked(syncRule, delay: syncDelay, to: side.other, deletion: true, name: cookie.name) {
+            schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: true, rule: rule, origin: origin))
+        }
+    }
+
+    /// How the link carries a change toward `side` that the system would carry by `rule`
+    /// after `delay`: the delay and rule it takes, or nil when it never arrives.
+    private mutating func linked(_ rule: RuleID, delay: Double?, to side: JarSide, deletion: Bool, name: String) -> (Double, RuleID)? {
+        guard let delay else { return nil }
+        guard rule == "J1" || rule == "J2" || rule == "J3" else { return (delay, rule) }
+        switch link {
+        case .system:
+            return (delay, rule)
+        case .separate(let by):
+            heldBack[name] = by
+            return nil
+        case .observed(let to, let by, let deletionsCross):
+            guard side == to else { return (delay, rule) }
+            if deletion && !deletionsCross {
+                heldBack[name] = by
+                return nil
+            }
+            return (0, by)
+        }
+    }
+
+    /// Copies every cookie of one jar that the other lacks or holds with another value,
+    /// now, by `rule` (RNW1, CAPC2).
+    mutating func mirror(_ m: JarMirror, at time: Double) {
+        var copied: [Cookie] = []
+        self[m.from].forEachCookie { c in
+            if !c.isExpired(at: time), self[m.to].cookie(for: c.key)?.value != c.value { copied.append(c) }
+        }
+        for cookie in copied {
+            var origin = self.origin(of: cookie.key, in: m.from) ?? Origin(rules: [], source: .fromStart)
+            origin.rules.append(m.rule)
+            self[m.to].set(cookie, at: time)
+            setOrigin(origin, of: cookie.key, in: m.to)
+            events.append(JarEvent(time: time, jar: m.to, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: m.rule, note: .synchronised(from: m.from)))
         }
     }
 
@@ -133,12 +174,16 @@ struct JarPair {
         case .stored(let cookie):
             setOrigin(origin, of: cookie.key, in: side)
             events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
-            schedule(PendingSync(due: time + profile.jarSyncDelay, to: side.other, cookie: cookie, isDeletion: false, rule: "J1", origin: origin))
+            if let (delay, rule) = linked("J1", delay: profile.jarSyncDelay, to: side.other, deletion: false, name: cookie.name) {
+                schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: false, rule: rule, origin: origin))
+            }
         case .deleted(let key):
             setOrigin(nil, of: key, in: side)
             events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, note: origin.source))
-            if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key) {
-                schedule(PendingSync(due: time + profile.jarDeletionDelay, to: side.other, cookie: old, isDeletion: true, rule: "J2", origin: origin))
+            if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key),
+                let (delay, rule) = linked("J2", delay: profile.jarDeletionDelay, to: side.other, deletion: true, name: key.name)
+            {
+                schedule(PendingSync(due: time + delay, to: side.other, cookie: old, isDeletion: true, rule: rule, origin: origin))
             }
         case .ignored:
             break

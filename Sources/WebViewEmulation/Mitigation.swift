@@ -33,24 +33,63 @@ public struct MitigationHooks: Sendable {
     public var documentStart: (@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite])?
     /// A `document.cookie` write by the page: what a hooked setter does with it (C8, C9).
     public var scriptCookieWritten: (@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect)?
+    /// Before the web view loads its first document: a jar copied into the other, the load
+    /// waiting for it (RNW1).
+    public var beforeFirstLoad: (@Sendable () -> JarMirror?)?
+    /// A response a native transport received: a jar copied into the other (CAPC2).
+    public var nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)?
+    /// How the jars exchange cookies under this mitigation, when it replaces the system's
+    /// J1-J3 (RNW2, CAPC2).
+    public var jarLink: JarLink?
 
     public init(
         requestIssued: (@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void)? = nil,
         documentLoadCookies: (@Sendable (_ load: DocumentLoad) -> LoadCookieHeader?)? = nil,
         setCookieStored: (@Sendable (_ stored: StoredCookie) -> JarCopy?)? = nil,
         documentStart: (@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite])? = nil,
-        scriptCookieWritten: (@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect)? = nil
+        scriptCookieWritten: (@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect)? = nil,
+        beforeFirstLoad: (@Sendable () -> JarMirror?)? = nil,
+        nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)? = nil,
+        jarLink: JarLink? = nil
     ) {
         self.requestIssued = requestIssued
         self.documentLoadCookies = documentLoadCookies
         self.setCookieStored = setCookieStored
         self.documentStart = documentStart
         self.scriptCookieWritten = scriptCookieWritten
+        self.beforeFirstLoad = beforeFirstLoad
+        self.nativeResponseCompleted = nativeResponseCompleted
+        self.jarLink = jarLink
     }
 
     /// How many moments these hooks act at.
     public var count: Int {
-        [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil].filter { $0 }.count
+        [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil,
+         beforeFirstLoad != nil, nativeResponseCompleted != nil, jarLink != nil].filter { $0 }.count
+    }
+}
+
+/// How NativeJar and WebJar exchange cookies.
+public enum JarLink: Sendable, Hashable {
+    /// The system carries changes both ways after a delay (J1-J3).
+    case system
+    /// The jars never exchange cookies (TAU3: the HTTP plugin's jar is its own).
+    case separate(rule: RuleID)
+    /// An observer carries the other jar's additions to `to` at once, by `rule`, and its
+    /// deletions too when `deletionsCross`, else never (RNW2); the other way stays J1-J3.
+    case observed(to: JarSide, rule: RuleID, deletionsCross: Bool)
+}
+
+/// Every cookie of one jar copied into the other, now, by a rule (RNW1, CAPC2).
+public struct JarMirror: Sendable, Hashable {
+    public var from: JarSide
+    public var to: JarSide
+    public var rule: RuleID
+
+    public init(from: JarSide, to: JarSide, rule: RuleID) {
+        self.from = from
+        self.to = to
+        self.rule = rule
     }
 }
 
@@ -136,14 +175,24 @@ public struct ScriptCookieWrite: Sendable {
 
 /// What a hooked `document.cookie` setter does with a write.
 public struct ScriptWriteEffect: Sendable, Hashable {
+    /// What becomes of the write in WebJar, where the page's own setter puts it.
+    public enum PageWrite: Sendable, Hashable {
+        case kept
+        /// The setter is redefined and writes elsewhere instead (CAPC1).
+        case replaced(by: RuleID)
+        /// The write is stored nowhere (CDV2, ION2).
+        case lost(by: RuleID)
+    }
     /// A copy to NativeJar (C8).
     public var copy: JarCopy?
     /// The hook accepted a cookie for a site the page may not set (C9).
     public var acceptedCrossSite: Bool
+    public var pageWrite: PageWrite
 
-    public init(copy: JarCopy?, acceptedCrossSite: Bool) {
+    public init(copy: JarCopy?, acceptedCrossSite: Bool, pageWrite: PageWrite = .kept) {
         self.copy = copy
         self.acceptedCrossSite = acceptedCrossSite
+        self.pageWrite = pageWrite
     }
 }
 
@@ -154,8 +203,14 @@ struct ComposedHooks: Sendable {
     var setCookieStored: [@Sendable (_ stored: StoredCookie) -> JarCopy?] = []
     var documentStart: [@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite]] = []
     var scriptCookieWritten: [@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect] = []
+    var beforeFirstLoad: [@Sendable () -> JarMirror?] = []
+    var nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?] = []
+    /// The first mitigation's link, else the strategy's.
+    var jarLink: JarLink = .system
 
-    init(_ mitigations: [any Mitigation]) {
+    init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy) {
+        jarLink = strategy.jarLink
+        var linkedByMitigation = false
         for m in mitigations {
             let h = m.hooks
             if let f = h.requestIssued { requestIssued.append(f) }
@@ -163,6 +218,12 @@ struct ComposedHooks: Sendable {
             if let f = h.setCookieStored { setCookieStored.append(f) }
             if let f = h.documentStart { documentStart.append(f) }
             if let f = h.scriptCookieWritten { scriptCookieWritten.append(f) }
+            if let f = h.beforeFirstLoad { beforeFirstLoad.append(f) }
+            if let f = h.nativeResponseCompleted { nativeResponseCompleted.append(f) }
+            if let link = h.jarLink, !linkedByMitigation {
+                jarLink = link
+                linkedByMitigation = true
+            }
         }
     }
 }

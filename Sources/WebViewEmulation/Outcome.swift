@@ -45,6 +45,13 @@ public struct Outcome: Sendable, Hashable {
     public var thirdPartyRules: [RuleID] = []
     /// Script-set cookies a setter hook accepted for a site the page may not set (C9).
     public var crossSiteCookies: [String] = []
+    /// The rules by which the page may not read the response (A1), and why.
+    public var corsRules: [RuleID] = []
+    public var corsReason: CORSCheck.Reason?
+    /// Request headers the page sent that do not reach the server (FIA2).
+    public var removedHeaders: [HeaderAddition] = []
+    /// The body that arrives is the page's rebuilt in other bytes, its content kept (CAPH5).
+    public var bodyReencoded = false
 
     public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
         self.sequence = sequence

@@ -3,10 +3,18 @@
 public struct Preset: Sendable {
     public var name: String
     public var summary: String
-    public var strategy: any InterceptionStrategy
-    public var mitigations: [any Mitigation] {
-        didSet { hooks = ComposedHooks(mitigations) }
+    public var strategy: any InterceptionStrategy {
+        didSet { hooks = ComposedHooks(mitigations, strategy: strategy) }
     }
+    public var mitigations: [any Mitigation] {
+        didSet { hooks = ComposedHooks(mitigations, strategy: strategy) }
+    }
+    /// The framework the preset speaks for (`Capacitor`, `Cordova`...), nil for an app's
+    /// own interception: `h5replay presets` groups by it.
+    public var framework: String?
+    /// The custom scheme the framework serves the page from, nil when the page stays on
+    /// its server's origin (A1-A3).
+    public var app: AppShell?
     /// The mitigations' hooks gathered once, for every replay under this preset.
     private(set) var hooks: ComposedHooks
     /// Profile numbers this preset overrides (from a preset file), applied over the run's.
@@ -17,12 +25,14 @@ public struct Preset: Sendable {
         profileOverride.map { base.applying($0) } ?? base
     }
 
-    public init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation] = []) {
+    public init(name: String, summary: String, framework: String? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, mitigations: [any Mitigation] = []) {
         self.name = name
         self.summary = summary
+        self.framework = framework
+        self.app = app
         self.strategy = strategy
         self.mitigations = mitigations
-        hooks = ComposedHooks(mitigations)
+        hooks = ComposedHooks(mitigations, strategy: strategy)
     }
 
     /// A preset composed as a strategy and the mitigations layered on it, in order:
@@ -31,12 +41,45 @@ public struct Preset: Sendable {
     ///         BodyBridge(idParameter: "rid")
     ///         CookieSetterHook(synchronous: true)
     ///     }
-    public init(name: String, summary: String, strategy: any InterceptionStrategy, @MitigationList mitigations: () -> [any Mitigation]) {
-        self.init(name: name, summary: summary, strategy: strategy, mitigations: mitigations())
+    public init(name: String, summary: String, framework: String? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, @MitigationList mitigations: () -> [any Mitigation]) {
+        self.init(name: name, summary: summary, framework: framework, app: app, strategy: strategy, mitigations: mitigations())
     }
 
-    /// Every rule this preset's strategy and mitigations can cite.
-    public var citedRules: [RuleID] { strategy.citedRules + mitigations.flatMap(\.citedRules) }
+    /// Every rule this preset's strategy, mitigations and app shell can cite.
+    public var citedRules: [RuleID] {
+        strategy.citedRules + mitigations.flatMap(\.citedRules) + (app.map { ["A1", "A2", "A3", $0.originRule] + ($0.handlerBodiesRule.map { [$0] } ?? []) } ?? [])
+    }
+
+    /// The framework presets: how each framework serves the page and carries its traffic,
+    /// with the configuration the name says (FRAMEWORKS.md; rules CAP1-TAU3).
+    public static let frameworks: [Preset] = [
+        Preset(name: "capacitor", summary: "Capacitor: the page served from capacitor://localhost, no plugins (every API call cross-origin)",
+            framework: "Capacitor", app: .capacitor, strategy: NativeStrategy(), mitigations: []),
+        Preset(name: "capacitor-http", summary: "Capacitor with CapacitorHttp: GET through the scheme handler's URLSession, other methods over the JS bridge",
+            framework: "Capacitor", app: .capacitor, strategy: CapacitorHttpStrategy(), mitigations: []),
+        Preset(name: "capacitor-http-cookies", summary: "Capacitor with CapacitorHttp and CapacitorCookies: document.cookie into NativeJar, jars copied after native responses",
+            framework: "Capacitor", app: .capacitor, strategy: CapacitorHttpStrategy()) {
+            CapacitorCookies()
+        },
+        Preset(name: "cordova-schemehandler", summary: "cordova-ios 6+ with scheme=app: the page at app://localhost, document.cookie not stored, multipart uploads to the handler lost",
+            framework: "Cordova", app: AppShell(scheme: "app", originRule: "CDV1", handlerBodies: .formDataWithFileLost, handlerBodiesRule: "CDV3"), strategy: NativeStrategy()) {
+            ScriptCookiesLost(rule: "CDV2")
+        },
+        Preset(name: "ionic-webview", summary: "cordova-plugin-ionic-webview: the page at ionic://localhost, cookies set from JavaScript not stored",
+            framework: "Ionic WebView", app: AppShell(scheme: "ionic", originRule: "ION1"), strategy: NativeStrategy()) {
+            ScriptCookiesLost(rule: "ION2")
+        },
+        Preset(name: "flutter-inappwebview-intercept", summary: "flutter_inappwebview with ajax and fetch interception on, bodies passed through unchanged",
+            framework: "Flutter", strategy: NativeStrategy()) {
+            AjaxInterception()
+        },
+        Preset(name: "react-native-webview-shared-cookies", summary: "react-native-webview with sharedCookiesEnabled: NativeJar copied in before the load, additions copied back, deletions never",
+            framework: "React Native", strategy: NativeStrategy()) {
+            SharedCookies()
+        },
+        Preset(name: "tauri", summary: "Tauri on iOS: the page at tauri://localhost, fetch through the HTTP plugin with its own cookie jar",
+            framework: "Tauri", app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLost, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
+    ]
 
     /// The built-in presets, in matrix order: BEHAVIOUR.md section 5, and
     /// `urlprotocol-forwarded` for P4's forwarded form.
@@ -54,8 +97,9 @@ public struct Preset: Sendable {
             BodyBridge(covers: [.xhr, .fetch, .formSubmit], idParameter: "KKJSBridge-RequestId", rebuildsFormData: true)
             CookieSetterHook(synchronous: false)
         },
-        Preset(name: "kkjsbridge-ajaxhook", summary: "KKJSBridge AjaxHook: XHR proxied through the JS bridge, with the cookie recipes (seed 000)",
-            strategy: JSProxyStrategy()) {
+        // X1: KKJSBridgeAjaxHook.ts base64-encodes ArrayBuffer and Blob bodies of asynchronous XHRs.
+        Preset(name: "kkjsbridge-ajaxhook", summary: "KKJSBridge AjaxHook: XHR proxied through the JS bridge, binary bodies base64-encoded, with the cookie recipes (seed 000)",
+            strategy: JSProxyStrategy(serialisesBinary: true)) {
             CookieHeaderOnLoad()
             CookieScriptInject()
             CookieSetterHook(synchronous: false)
@@ -78,9 +122,14 @@ public struct Preset: Sendable {
             CookieHeaderOnLoad()
         },
         Preset(name: "schemehandler-naive", summary: "WKURLSchemeHandler for http/https, redirects followed silently", strategy: SchemeHandlerStrategy(redirects: .silent)),
-    ]
+    ] + frameworks
 
     public static func named(_ name: String) -> Preset? { builtIn.first { $0.name == name } }
+
+    /// The presets a name or a `*` glob selects (`capacitor*`), in matrix order.
+    public static func matching(_ pattern: String, in presets: [Preset] = builtIn) -> [Preset] {
+        presets.filter { Scenario.Override.glob(pattern, $0.name) }
+    }
 }
 
 /// Composes a preset's mitigations in the order written.

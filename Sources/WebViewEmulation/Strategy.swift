@@ -21,6 +21,32 @@ public enum RedirectHandling: String, Sendable, Hashable, Codable {
     /// S5 reload-document (NetEase): a main document's 3xx is handed to WebKit, cancelled,
     /// and the Location loaded with a GET; subresource redirects are followed silently.
     case reloadDocument = "reload-document"
+    /// A native session follows the chain and tells the page the final URL
+    /// (CapacitorHttp's bridge, CAPH2; Tauri's HTTP plugin, TAU3).
+    case reported
+}
+
+/// What a transport does to the page's body on its way, beyond losing it whole: a
+/// bridge's conversion (CAPH4, CAPH5).
+public struct BodyChange: Sendable, Hashable {
+    public enum Effect: Sendable, Hashable {
+        /// The server receives these bytes instead of the page's.
+        case replaced(BodyFingerprint)
+        /// The server receives the same content in other bytes (a rebuilt multipart body).
+        case reencoded(BodyFingerprint)
+        /// The conversion fails and the request is never sent.
+        case neverSent
+    }
+    public var rule: RuleID
+    public var effect: Effect
+    /// Why, in words, for the finding.
+    public var reason: String
+
+    public init(rule: RuleID, effect: Effect, reason: String) {
+        self.rule = rule
+        self.effect = effect
+        self.reason = reason
+    }
 }
 
 /// What a strategy does to one load: a request the page issued and, when it redirects,
@@ -44,6 +70,8 @@ public struct TransportPlan: Sendable, Hashable {
     public var thirdPartyBy: RuleID?
     /// Rules that act without a finding of their own (P5, S8), noted on the outcome.
     public var notes: [Change] = []
+    /// A conversion of the body on its way (CAPH4, CAPH5).
+    public var bodyChange: BodyChange?
 
     public init(requestJar: JarSide, requestJarRule: RuleID, responseJar: JarSide, responseJarRule: RuleID, bodyLostBy: RuleID?, redirects: RedirectHandling, redirectRule: RuleID, responseMutatedBy: RuleID? = nil, intercepted: Bool = true) {
         self.requestJar = requestJar
@@ -70,6 +98,8 @@ public struct EmulationContext: Sendable {
     public var documentURL: String?
     /// The request goes to another origin than the top-level document's.
     public var crossOrigin: Bool
+    /// The app's own page sent it, on the framework's custom scheme (A1, A2).
+    public var appPage: AppShell?
     /// The scenario marks the XHR's upload listener (S3).
     public var uploadListener: Bool
 
@@ -92,6 +122,9 @@ public protocol InterceptionStrategy: Sendable {
     var options: [String: String] { get }
     /// Every rule a plan of this strategy can cite.
     var citedRules: [RuleID] { get }
+    /// How NativeJar and WebJar exchange cookies under this strategy (J1-J3, or TAU3's
+    /// jar of its own).
+    var jarLink: JarLink { get }
     func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan
 }
 
@@ -101,6 +134,7 @@ public protocol InterceptionStrategy: Sendable {
 public struct NativeStrategy: InterceptionStrategy {
     public init() {}
     public var kind: String { "native" }
+    public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["N1", "N2"] }
     public var options: [String: String] { [:] }
 
@@ -122,6 +156,7 @@ public struct URLProtocolStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "urlprotocol" }
+    public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["P1", "P2", "P3", "P4", "P5"] }
     public var options: [String: String] { ["redirects": redirects.rawValue] }
 
@@ -152,6 +187,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "schemehandler" }
+    public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["S1", "S2", "S3", "S5", "S6", "S7", "S8"] + NativeStrategy().citedRules }
     public var options: [String: String] { ["redirects": redirects == .engine ? "spi" : redirects.rawValue] }
 
@@ -175,10 +211,9 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
             responseJar: .native, responseJarRule: "S6",  // S6: Set-Cookie not applied to WebJar
             bodyLostBy: lostBy,
             redirects: redirects, redirectRule: "S5")
-        // S3: FormData and XHRs with an upload listener arrive only as HTTPBodyStream.
-        if lostBy == nil, !exchange.request.body.isEmpty,
-            exchange.bodyKind == .formData || exchange.bodyKind == .formDataWithFile || context.uploadListener
-        {
+        // S3: a body arrives in HTTPBody (FormData included, as WebKit's own tests show),
+        // except when the page touched xhr.upload: then only as HTTPBodyStream.
+        if lostBy == nil, !exchange.request.body.isEmpty, context.uploadListener {
             plan.streamOnlyBy = "S3"
         }
         return plan
@@ -203,6 +238,7 @@ public struct JSProxyStrategy: InterceptionStrategy {
     }
 
     public var kind: String { "jsproxy" }
+    public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["X1", "X2", "X3"] + base.citedRules }
     public var options: [String: String] { ["base": base.kind, "fetch": hooksFetch ? "hooked" : "not hooked", "binary-bodies": serialisesBinary ? "serialised" : "lost"] }
 

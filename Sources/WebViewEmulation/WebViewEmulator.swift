@@ -32,6 +32,7 @@ public struct WebViewEmulator: Sendable {
         let provenance = input.provenance
         let hooks = preset.hooks
         var jars = JarPair()
+        jars.link = hooks.jarLink
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(exchanges.count)
         // The plan of each load, by the sequence of its first hop.
@@ -43,6 +44,14 @@ public struct WebViewEmulator: Sendable {
         // When the session began, as far as the recording knows: a script write no request
         // bounds happened after it.
         let sessionStart = (exchanges.first?.startedAt ?? 0) - CookieProvenance.scriptLead
+        // A1-A3: under a framework that serves the page from its own scheme, the first
+        // document is the bundled page, and the main frame stays on it until the next
+        // document load.
+        let app = preset.app
+        var appPageEnd = exchanges.count
+        if app != nil, let first = input.firstDocument {
+            appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
+        }
 
         for e in exchanges {
             let facts = input.facts[e.sequence]
@@ -60,10 +69,32 @@ public struct WebViewEmulator: Sendable {
             let chainStart = e.redirect?.chainStart ?? e.sequence
             let hop = e.redirect?.hop ?? 0
             var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
+            if e.sequence == input.firstDocument {
+                // RNW1: a jar copied into the other before the web view loads, the load waiting.
+                for hook in hooks.beforeFirstLoad {
+                    guard let mirror = hook() else { continue }
+                    jars.mirror(mirror, at: time)
+                    outcome.changes.append(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the first load"))
+                }
+            }
+            if let app, chainStart == input.firstDocument {
+                // A3: the bundled page; no server sees this load.
+                outcome.changes.append(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
+                outcome.changes.append(Change(rule: app.originRule, what: "the page's origin is \(app.origin)"))
+                outcomes.append(outcome)
+                continue
+            }
+            context.appPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd ? app : nil
             let plan: TransportPlan
             if hop == 0 {
                 plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
                 plans[chainStart] = plan
+                // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
+                if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e) {
+                    outcome.deliveredBody = .empty
+                    outcome.bodyRules = [rule]
+                    outcome.changes.append(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
+                }
             } else {
                 if let known = plans[chainStart] {
                     plan = known
@@ -79,6 +110,16 @@ public struct WebViewEmulator: Sendable {
             }
 
             outcome.crossSiteCookies = crossSite
+            // A1: a script's request from the app's page to a server reads the response only
+            // if CORS lets the app origin read it.
+            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax,
+                let target = e.request.target, target.scheme == "http" || target.scheme == "https",
+                let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
+            {
+                outcome.corsRules = ["A1", page.originRule]
+                outcome.corsReason = reason
+                outcome.changes.append(Change(rule: "A1", what: "the page at \(page.origin) may not read the response: \(reason.text)"))
+            }
             // Cookies: the jar the transport reads, compared with the recorded header.
             if let target = e.request.target {
                 var header = CookieHeaderChoice(cookies: jars[plan.requestJar].cookies(for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
@@ -91,6 +132,11 @@ public struct WebViewEmulator: Sendable {
                     header = CookieHeaderChoice(cookies: loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
                     header.givenToLoad = true
                 }
+                // A2, N5: cookies WebKit itself keeps off the request.
+                let thirdPartyToApp = !plan.intercepted && profile.itp && context.appPage.map { !$0.serves(target) } == true
+                if !plan.intercepted && !header.givenToLoad {
+                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, thirdPartyToApp: thirdPartyToApp, target: target)
+                }
                 outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
                 if let gap = e.evidenceGap {
                     // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
@@ -102,7 +148,11 @@ public struct WebViewEmulator: Sendable {
                     outcome.changes.append(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
-                if !facts.setCookies.isEmpty {
+                if !facts.setCookies.isEmpty && thirdPartyToApp {
+                    // A2: WebKit does not store a third-party response's cookies either.
+                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "A2") }
+                    outcome.changes.append(Change(rule: "A2", what: "Set-Cookie of a third-party response not stored"))
+                } else if !facts.setCookies.isEmpty {
                     var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
                     origin.fromRedirect = e.response.isRedirect
                     if plan.responseJar == .native {
@@ -118,6 +168,12 @@ public struct WebViewEmulator: Sendable {
                                 }
                             }
                         }
+                    }
+                }
+                // CAPC2: after a native response, a jar copied into the other.
+                if plan.intercepted && plan.responseJar == .native {
+                    for hook in hooks.nativeResponseCompleted {
+                        if let mirror = hook(e.endedAt) { jars.mirror(mirror, at: e.endedAt) }
                     }
                 }
                 // Document start of the main frame, once its chain ends (C3-C6).
@@ -139,10 +195,12 @@ public struct WebViewEmulator: Sendable {
                     outcomes[chainStart].pageURL = exchanges[chainStart].request.url
                     outcomes[chainStart].redirectRules = [plan.redirectRule]
                     outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
-                case .engine, .forwarded, .reloadDocument:
+                case .engine, .forwarded, .reloadDocument, .reported:
                     outcomes[chainStart].pageURL = e.request.url
                     if plan.redirects == .engine {
                         outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "WebKit followed the redirect; the page sees every hop"))
+                    } else if plan.redirects == .reported {
+                        outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "the native session followed the redirect and gave the page the final URL"))
                     }
                 }
             }
@@ -150,7 +208,38 @@ public struct WebViewEmulator: Sendable {
 
         jars.completeSyncs(upTo: .infinity)
         let end = exchanges.last?.endedAt ?? 0
-        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: divergences(jars, at: end), jarEvents: jars.events)
+        // TAU3: jars that never exchange cookies are not expected to agree.
+        var separate = false
+        if case .separate = jars.link { separate = true }
+        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events)
+    }
+
+    /// A2, N5: the cookies WebKit itself keeps off a request, taken out of `header` with
+    /// the rule and the reason.
+    func withhold(_ header: inout CookieHeaderChoice, from e: Exchange, issuedUnder documentURL: String?, appPage: AppShell?, thirdPartyToApp: Bool, target: RequestTarget) {
+        guard !header.cookies.isEmpty else { return }
+        if thirdPartyToApp {
+            for c in header.cookies { header.withheld[c.name] = ("A2", "WebKit keeps a third-party cookie off the request: the page is on \(appPage!.origin) and ITP is on") }
+            header.cookies = []
+            return
+        }
+        // N5: a cross-site POST navigation carries no Lax cookie (no SameSite counts as Lax from iOS 18).
+        guard e.initiator.isDocument, e.frame.kind == .main, (e.redirect?.hop ?? 0) == 0, e.request.method.uppercased() == "POST" else { return }
+        let crossSite: Bool
+        if appPage != nil {
+            crossSite = true
+        } else if let document = documentURL.flatMap(RequestTarget.init) {
+            crossSite = document.site != target.site || document.isSecure != target.isSecure
+        } else {
+            return
+        }
+        guard crossSite else { return }
+        let laxByDefault = profile.ios >= IOSVersion(18)
+        header.cookies.removeAll { c in
+            guard c.sameSite == .lax || c.sameSite == .strict || (c.sameSite == .default && laxByDefault) else { return false }
+            header.withheld[c.name] = ("N5", c.sameSite == .default ? "it has no SameSite attribute, which iOS 18 treats as Lax, and a Lax cookie stays off a cross-site POST navigation" : "it is SameSite=\(c.sameSite == .lax ? "Lax" : "Strict") and the POST navigation is cross-site")
+            return true
+        }
     }
 
     /// The first hop of a load: the strategy plans it and the mitigations adjust it. Where
@@ -180,7 +269,7 @@ public struct WebViewEmulator: Sendable {
         switch plan.redirects {
         case .engine:
             break
-        case .silent:
+        case .silent, .reported:
             // The native session re-sends the request it sent for the previous hop.
             let earlier = outcomes[previous]
             if earlier.deliveredBody.isEmpty {
@@ -238,6 +327,18 @@ public struct WebViewEmulator: Sendable {
             outcome.bodyRules = [rule]
             outcome.changes.append(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
         }
+        if let change = plan.bodyChange {
+            switch change.effect {
+            case .replaced(let body), .reencoded(let body):
+                outcome.deliveredBody = body
+                outcome.bodyRules = [change.rule]
+                outcome.bodyReason = change.reason
+                if case .reencoded = change.effect { outcome.bodyReencoded = true }
+            case .neverSent:
+                outcome.stalledRules = [change.rule]
+            }
+            outcome.changes.append(Change(rule: change.rule, what: change.reason))
+        }
         if let rule = plan.responseMutatedBy {
             outcome.responseRules = [rule]
             outcome.changes.append(Change(rule: rule, what: "binary response through the JSON bridge"))
@@ -260,7 +361,8 @@ public struct WebViewEmulator: Sendable {
     static func severity(_ o: Outcome) -> Int {
         var score = 0
         if !o.stalledRules.isEmpty { score += 1000 }
-        if !o.bodyRules.isEmpty { score += o.deliveredBody.isEmpty ? 100 : 80 }
+        if !o.bodyRules.isEmpty { score += o.deliveredBody.isEmpty ? 100 : o.bodyReencoded ? 20 : 80 }
+        if !o.corsRules.isEmpty || !o.removedHeaders.isEmpty { score += 50 }
         if !o.responseRules.isEmpty { score += 60 }
         if !o.urlRules.isEmpty || !o.preflightRules.isEmpty { score += 10 }
         if !o.streamOnlyRules.isEmpty || !o.tooLargeRules.isEmpty { score += 5 }
@@ -319,9 +421,20 @@ public struct WebViewEmulator: Sendable {
                 continue
             case .scriptSet:
                 let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
-                jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
-                for hook in hooks {
-                    let effect = hook(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, profile: profile))
+                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, profile: profile)) }
+                // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of WebJar.
+                let keptOutBy = effects.lazy.compactMap { effect -> RuleID? in
+                    switch effect.pageWrite {
+                    case .kept: return nil
+                    case .replaced(let rule), .lost(let rule): return rule
+                    }
+                }.first
+                if let rule = keptOutBy {
+                    jars.block(event.cookie.name, from: .web, by: rule)
+                } else {
+                    jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                }
+                for effect in effects {
                     if let copy = effect.copy { jars.copy(event.cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin) }
                     if effect.acceptedCrossSite { crossSite.append(event.cookie.name) }
                 }
@@ -366,6 +479,10 @@ public struct WebViewEmulator: Sendable {
         guard !unmatchedRecorded.isEmpty || !unmatchedSent.isEmpty else { return [] }
         var out: [CookieDifference] = []
         for (name, value) in unmatchedRecorded {
+            if let (rule, why) = header.withheld[name] {
+                out.append(CookieDifference(name: name, recordedValue: value, sentValue: nil, rules: [rule], certain: true, explanation: why))
+                continue
+            }
             let sentInstead = unmatchedSent.firstIndex { $0.name == name }
             let sentValue = sentInstead.map { unmatchedSent[$0].value }
             if let i = sentInstead { unmatchedSent.remove(at: i) }
@@ -408,6 +525,7 @@ public struct WebViewEmulator: Sendable {
             } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {
                 fromRedirect = origin.fromRedirect
                 rules += origin.rules
+                if let held = jars.heldBack[name] { rules.append(held) }
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
                 why = "it was \(origin.what) in \(side.other.jarName) only"
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
@@ -462,6 +580,7 @@ public struct WebViewEmulator: Sendable {
             var parts: [String] = []
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
                 if cookie == nil, let blocker = jars.blocker(of: key.name, in: side) { rules.append(blocker) }
+                if cookie != nil, let held = jars.heldBack[key.name] { rules.append(held) }
                 guard cookie != nil, let origin = jars.origin(of: key, in: side) else { continue }
                 rules += origin.rules
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
@@ -506,4 +625,6 @@ struct CookieHeaderChoice {
     var fixedAtLoad: Bool
     /// The header was given to `loadRequest` by a mitigation (C1, C2).
     var givenToLoad = false
+    /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (A2, N5).
+    var withheld: [String: (rule: RuleID, why: String)] = [:]
 }

@@ -70,7 +70,7 @@ struct ProfileOptions: ParsableArguments {
 
 /// `--preset` and `--preset-file`: the columns of the matrix.
 struct PresetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Presets to replay, comma-separated (default: all built-in and those of --preset-file; see `h5replay presets`).", valueName: "a,b,c"))
+    @Option(help: ArgumentHelp("Presets to replay, comma-separated names or * globs: `capacitor*` picks a framework's family (default: all built-in and those of --preset-file; see `h5replay presets`).", valueName: "a,b*"))
     var preset: String?
 
     @Option(name: .customLong("preset-file"), help: ArgumentHelp("A JSON preset file describing your app (a strategy, mitigations, a profile); repeatable.", valueName: "file"))
@@ -104,10 +104,11 @@ struct PresetOptions: ParsableArguments {
         guard let preset else { return all }
         var out: [Preset] = []
         for name in preset.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let p = all.first(where: { $0.name == name }) else {
-                throw InputError("unknown preset \(name); known: \(all.map(\.name).joined(separator: ", "))")
+            let matched = Preset.matching(name, in: all)
+            guard !matched.isEmpty else {
+                throw InputError("\(name.contains("*") ? "no preset matches" : "unknown preset") \(name); known: \(all.map(\.name).joined(separator: ", "))")
             }
-            out.append(p)
+            for p in matched where !out.contains(where: { $0.name == p.name }) { out.append(p) }
         }
         if out.isEmpty { throw InputError("--preset names no preset") }
         return out

@@ -23,7 +23,8 @@ extension H5Replay {
             if json {
                 let presets = presets.map {
                     [
-                        "name": $0.name, "summary": $0.summary, "strategy": $0.strategy.kind, "options": $0.strategy.options,
+                        "name": $0.name, "summary": $0.summary, "framework": $0.framework ?? NSNull(), "app": $0.app.map { $0.options } ?? NSNull(),
+                        "strategy": $0.strategy.kind, "options": $0.strategy.options,
                         "mitigations": $0.mitigations.map { ["kind": $0.kind, "options": $0.options] as [String: Any] },
                     ] as [String: Any]
                 }
@@ -37,14 +38,26 @@ extension H5Replay {
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
-            print("Presets (all replay side by side unless --preset picks some):")
+            print("Presets (all replay side by side unless --preset picks some; `--preset 'capacitor*'` picks a family):")
             let width = presets.map(\.name.count).max() ?? 0
+            // In-house interception first, then one group per framework, in matrix order.
+            var groups: [(String, [Preset])] = []
             for preset in presets {
-                let options = preset.strategy.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-                print("  \(preset.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(preset.strategy.kind)\(options.isEmpty ? "" : " (\(options))"): \(preset.summary)")
-                for m in preset.mitigations {
-                    let o = m.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-                    print("  \(String(repeating: " ", count: width))    + \(m.kind)\(o.isEmpty ? "" : " (\(o))")")
+                let group = preset.framework ?? "In-house interception (the seeds' apps)"
+                if let i = groups.firstIndex(where: { $0.0 == group }) { groups[i].1.append(preset) } else { groups.append((group, [preset])) }
+            }
+            for (group, members) in groups {
+                print("\n \(group):")
+                for preset in members {
+                    let options = preset.strategy.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+                    print("  \(preset.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(preset.strategy.kind)\(options.isEmpty ? "" : " (\(options))"): \(preset.summary)")
+                    if let app = preset.app {
+                        print("  \(String(repeating: " ", count: width))    page at \(app.origin)\(app.handlerBodies == .kept ? "" : " (handler bodies: \(app.handlerBodies.rawValue))")")
+                    }
+                    for m in preset.mitigations {
+                        let o = m.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+                        print("  \(String(repeating: " ", count: width))    + \(m.kind)\(o.isEmpty ? "" : " (\(o))")")
+                    }
                 }
             }
             guard rules else {
@@ -53,7 +66,7 @@ extension H5Replay {
             }
             print("\nRules (id, confidence, statement, source):")
             for rule in RuleCatalog.bundled.rules {
-                print("  \(rule.id.rawValue.padding(toLength: 3, withPad: " ", startingAt: 0)) [\(rule.confidence.rawValue)] \(rule.statement)")
+                print("  \(rule.id.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) [\(rule.confidence.rawValue)] \(rule.statement)")
                 print("      source: \(rule.source)\(rule.findings.isEmpty ? "" : "; findings: \(rule.findings.joined(separator: ", "))")")
             }
         }

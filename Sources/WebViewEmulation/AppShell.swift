@@ -1,0 +1,143 @@
+import Foundation
+import TrafficModel
+
+/// A framework that serves the app's own page from a custom scheme through a
+/// WKURLSchemeHandler (Capacitor, Cordova, Ionic WebView, Tauri): the page's origin is the
+/// app's, not the server's (A1-A3).
+///
+/// The recording's first main-frame document stands for the bundled page (A3). What the
+/// page sends to an http(s) server is then cross-origin (A1: CORS) and cross-site (A2:
+/// third-party cookies); what it sends to the app origin itself reaches the framework's
+/// handler, which may lose the body (CDV3, TAU2).
+public struct AppShell: Sendable, Hashable {
+    /// What the framework's handler does with a request body sent to the app origin.
+    public enum HandlerBodies: String, Sendable, Hashable {
+        /// The body arrives as WebKit hands it over (S2, S3 apply as for any handler).
+        case kept
+        /// A FormData with a file arrives with a nil HTTPBody (Cordova, CDV3).
+        case formDataWithFileLost = "formdata-file-lost"
+        /// Every POST body arrives empty (Tauri, TAU2).
+        case postLost = "post-lost"
+    }
+
+    /// `capacitor`, `app`, `ionic`, `tauri`.
+    public var scheme: String
+    public var host: String
+    /// The rule that says where this framework serves the page from (CAP1, CDV1, ION1, TAU1).
+    public var originRule: RuleID
+    public var handlerBodies: HandlerBodies
+    /// The rule behind `handlerBodies`, when it loses bodies.
+    public var handlerBodiesRule: RuleID?
+
+    public init(scheme: String, host: String = "localhost", originRule: RuleID, handlerBodies: HandlerBodies = .kept, handlerBodiesRule: RuleID? = nil) {
+        self.scheme = scheme.lowercased()
+        self.host = host.lowercased()
+        self.originRule = originRule
+        self.handlerBodies = handlerBodies
+        self.handlerBodiesRule = handlerBodiesRule
+    }
+
+    /// Capacitor's default: `capacitor://localhost` (CAP1).
+    public static let capacitor = AppShell(scheme: "capacitor", originRule: "CAP1")
+
+    /// `capacitor://localhost`.
+    public var origin: String { "\(scheme)://\(host)" }
+
+    /// Whether `target` is the app origin itself, served by the framework's handler.
+    public func serves(_ target: RequestTarget) -> Bool { target.scheme == scheme && target.host == host }
+
+    /// The rule by which the handler loses the body of `e`, sent to the app origin.
+    func handlerLosesBody(_ e: Exchange) -> RuleID? {
+        guard !e.request.body.isEmpty else { return nil }
+        switch handlerBodies {
+        case .kept: return nil
+        case .formDataWithFileLost: return e.bodyKind == .formDataWithFile ? handlerBodiesRule : nil
+        case .postLost: return e.request.method == "POST" ? handlerBodiesRule : nil
+        }
+    }
+
+    public var options: [String: String] {
+        var o = ["origin": origin]
+        if handlerBodies != .kept { o["handler-bodies"] = handlerBodies.rawValue }
+        return o
+    }
+}
+
+/// Whether a page on `origin` may read a recorded response (A1), from what the recording
+/// holds: the response's `Access-Control-Allow-*` headers and any preflight it answered.
+public enum CORSCheck {
+    /// Why the page may not read the response.
+    public enum Reason: Sendable, Hashable {
+        case noAllowOrigin
+        case otherOrigin(String)
+        case wildcardWithCredentials
+        case noAllowCredentials
+        /// The request is not CORS-simple (the method or header named) and the recording
+        /// holds no preflight answered for it.
+        case preflightUnanswered(because: String)
+
+        public var text: String {
+            switch self {
+            case .noAllowOrigin: return "the response carries no Access-Control-Allow-Origin"
+            case .otherOrigin(let allowed): return "the response allows only \(allowed)"
+            case .wildcardWithCredentials: return "the response allows * but the request carries credentials"
+            case .noAllowCredentials: return "the request carries credentials and the response has no Access-Control-Allow-Credentials: true"
+            case .preflightUnanswered(let because): return "\(because) needs a preflight, and the recording holds no OPTIONS answered for it"
+            }
+        }
+    }
+
+    /// Headers the engine sets itself, never a reason for a preflight.
+    static let engineHeaders: Set<String> = [
+        "accept-charset", "accept-encoding", "connection", "content-length", "cookie", "date", "dnt", "expect", "host",
+        "keep-alive", "origin", "referer", "te", "trailer", "transfer-encoding", "upgrade", "via", "user-agent",
+        "priority", "pragma", "cache-control",
+    ]
+    /// The CORS-safelisted request headers (Fetch standard), Content-Type checked apart.
+    static let safelisted: Set<String> = ["accept", "accept-language", "content-language", "range"]
+    static let simpleContentTypes: Set<String> = ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"]
+
+    /// Nil when a page on `origin` may read the response of `e`.
+    public static func check(_ e: Exchange, from origin: String, in exchanges: [Exchange]) -> Reason? {
+        let response = e.response.headers
+        let credentialed = e.request.headers.first("Cookie").map { !$0.isEmpty } ?? false
+        guard let allow = response.first("Access-Control-Allow-Origin").map({ $0.trimmingCharacters(in: .whitespaces) }) else { return .noAllowOrigin }
+        if allow == "*" {
+            if credentialed { return .wildcardWithCredentials }
+        } else if allow.lowercased() != origin {
+            return .otherOrigin(allow)
+        } else if credentialed, response.first("Access-Control-Allow-Credentials")?.lowercased() != "true" {
+            return .noAllowCredentials
+        }
+        if let because = preflightReason(e.request), !answeredPreflight(for: e, from: origin, in: exchanges) {
+            return .preflightUnanswered(because: because)
+        }
+        return nil
+    }
+
+    /// What makes a request not CORS-simple, nil when it is simple.
+    static func preflightReason(_ request: RecordedRequest) -> String? {
+        let method = request.method.uppercased()
+        if method != "GET" && method != "HEAD" && method != "POST" { return "the method \(method)" }
+        for field in request.headers {
+            let name = field.name.lowercased()
+            if engineHeaders.contains(name) || name.hasPrefix("sec-") || name.hasPrefix("proxy-") || name.hasPrefix(":") || safelisted.contains(name) { continue }
+            if name == "content-type" {
+                let type = field.value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+                if simpleContentTypes.contains(type) { continue }
+                return "the Content-Type \(type)"
+            }
+            return "the header \(field.name)"
+        }
+        return nil
+    }
+
+    /// An OPTIONS to the same URL before `e`, answered 2xx and allowing the origin.
+    static func answeredPreflight(for e: Exchange, from origin: String, in exchanges: [Exchange]) -> Bool {
+        exchanges[..<e.sequence].contains { p in
+            guard p.request.method == "OPTIONS", p.request.url == e.request.url, (200..<300).contains(p.response.status) else { return false }
+            let allow = p.response.headers.first("Access-Control-Allow-Origin")?.trimmingCharacters(in: .whitespaces).lowercased()
+            return allow == "*" || allow == origin
+        }
+    }
+}

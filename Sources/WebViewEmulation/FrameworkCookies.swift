@@ -1,0 +1,81 @@
+import TrafficModel
+
+/// Capacitor's CapacitorCookies plugin (`plugins.CapacitorCookies.enabled`): a
+/// `document.cookie` patched into NativeJar, and copies between the jars (CAPC1, CAPC2).
+public struct CapacitorCookies: Mitigation {
+    public init() {}
+    public var kind: String { "capacitor-cookies" }
+    public var options: [String: String] { [:] }
+    public var citedRules: [RuleID] { ["CAPC1", "CAPC2"] }
+
+    public var hooks: MitigationHooks {
+        MitigationHooks(
+            scriptCookieWritten: { write in
+                // CAPC1: the redefined setter prompt()s into HTTPCookieStorage.shared, not WebJar.
+                ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time, rule: "CAPC1"), acceptedCrossSite: false, pageWrite: .replaced(by: "CAPC1"))
+            },
+            nativeResponseCompleted: { _ in
+                // CAPC2: syncCookiesToWebView after each native response.
+                JarMirror(from: .native, to: .web, rule: "CAPC2")
+            },
+            jarLink: .observed(to: .native, rule: "CAPC2", deletionsCross: true))
+    }
+}
+
+/// `document.cookie` writes that are never stored: Cordova's custom scheme (CDV2),
+/// cordova-plugin-ionic-webview (ION2).
+public struct ScriptCookiesLost: Mitigation {
+    /// The rule that says so for the framework.
+    public var rule: RuleID
+
+    public init(rule: RuleID) {
+        self.rule = rule
+    }
+
+    public var kind: String { "script-cookies-lost" }
+    public var options: [String: String] { ["rule": rule.rawValue] }
+    public var citedRules: [RuleID] { [rule] }
+
+    public var hooks: MitigationHooks {
+        let rule = self.rule
+        return MitigationHooks(scriptCookieWritten: { _ in
+            ScriptWriteEffect(copy: nil, acceptedCrossSite: false, pageWrite: .lost(by: rule))
+        })
+    }
+}
+
+/// react-native-webview's `sharedCookiesEnabled`: NativeJar copied into WebJar before the
+/// first load (RNW1), and an observer that copies WebJar's additions back, never its
+/// deletions (RNW2).
+public struct SharedCookies: Mitigation {
+    public init() {}
+    public var kind: String { "shared-cookies" }
+    public var options: [String: String] { [:] }
+    public var citedRules: [RuleID] { ["RNW1", "RNW2"] }
+
+    public var hooks: MitigationHooks {
+        MitigationHooks(
+            beforeFirstLoad: { JarMirror(from: .native, to: .web, rule: "RNW1") },
+            jarLink: .observed(to: .native, rule: "RNW2", deletionsCross: false))
+    }
+}
+
+/// flutter_inappwebview's ajax and fetch interception: the request is observed, handed to
+/// Dart, then sent by WebKit itself (FIA1); a fetch's FormData loses its Content-Type (FIA2).
+public struct AjaxInterception: Mitigation {
+    public init() {}
+    public var kind: String { "ajax-interception" }
+    public var options: [String: String] { ["bodies": "unchanged"] }
+    public var citedRules: [RuleID] { ["FIA1", "FIA2"] }
+
+    public var hooks: MitigationHooks {
+        MitigationHooks(requestIssued: { outcome, request in
+            let e = request.exchange
+            guard e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax else { return }
+            outcome.changes.append(Change(rule: "FIA1", what: "observed by the interception script, then sent by WebKit"))
+            if e.initiator == .fetch, e.bodyKind == .formData || e.bodyKind == .formDataWithFile, e.request.headers.contains("Content-Type") {
+                outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA2"))
+            }
+        })
+    }
+}
