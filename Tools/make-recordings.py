@@ -248,10 +248,96 @@ _unfinished[3]["request"]["headers"] = []
 _unfinished[4]["_evidenceGap"] = "request-cut"
 FLOWS["unfinished-requests"] = har(_unfinished, "An aborted load, a cached script, an XHR without recorded headers and a POST cut short: none is evidence that a cookie was absent (E1-E4).")
 
+# 17. A login through an API on another origin, as the web build recorded it (the page on
+#     m.shop, the API on api.shop, CORS allowing the web origin): shipped in Capacitor, the
+#     page is at capacitor://localhost, so the API must allow that origin, and its session
+#     cookie becomes third-party (A1, A2); CapacitorHttp carries it natively instead.
+W, API = "https://m.shop.example.com", "https://api.shop.example.com"
+cors = [("Access-Control-Allow-Origin", W), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+FLOWS["capacitor-api-login"] = har([
+    entry(0, "GET", W + "/", doc_headers(), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=app></div>"),
+    entry(2000, "OPTIONS", API + "/v1/login", [("Accept", "*/*"), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type"), ("Origin", W), ("Sec-Fetch-Mode", "cors")], 204,
+          cors + [("Access-Control-Allow-Methods", "GET, POST"), ("Access-Control-Allow-Headers", "content-type"), ("Access-Control-Max-Age", "600")], resource_type="preflight"),
+    entry(2050, "POST", API + "/v1/login", [("Accept", "application/json"), ("Content-Type", "application/json"), ("Origin", W), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], 200,
+          cors + [("Content-Type", "application/json"), ("Set-Cookie", "session=c41f0a; Path=/; Secure; HttpOnly; SameSite=None")], '{"ok":true}',
+          post=("application/json", '{"user":"alice","password":"correct-horse"}'), resource_type="fetch", resp_mime="application/json"),
+    entry(2600, "GET", API + "/v1/orders", [("Accept", "application/json"), ("Origin", W), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Cookie", "session=c41f0a")], 200,
+          cors + [("Content-Type", "application/json")], '{"orders":[]}', resource_type="fetch", resp_mime="application/json"),
+], "A login through an API on another origin with CORS for the web origin, then an API call that needs the session cookie.")
+
+# 18. Uploads the way web code writes them, each a different body type for CapacitorHttp:
+#     a Blob sent as octet-stream by fetch, a JSON Blob PUT by fetch (the scenario pins it
+#     as a Blob: the wire shows JSON text), axios posting FormData through XHR, and fetch
+#     posting FormData with a file.
+G = "https://photos.example.com"
+blob = bytes((i * 53 + 5) % 256 for i in range(1200))
+fb = "----WebKitFormBoundaryQ2b7xLr5Cc9nTz1K"
+fetch_form = (f"--{fb}\r\nContent-Disposition: form-data; name=\"album\"\r\n\r\nSummer\r\n"
+              f"--{fb}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"beach.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n").encode() + jpeg + f"\r\n--{fb}--\r\n".encode()
+xb = "----WebKitFormBoundaryd8Hq3MkP0vXe6Ws4"
+xhr_form = (f"--{xb}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nSunset\r\n"
+            f"--{xb}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"sunset.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n").encode() + jpeg + f"\r\n--{xb}--\r\n".encode()
+fetch = lambda extra=(): [("Accept", "*/*"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Origin", G)] + list(extra)
+FLOWS["capacitor-uploads"] = har([
+    entry(0, "GET", G + "/upload", doc_headers(), 200, [("Content-Type", "text/html; charset=utf-8")], "<input type=file multiple>"),
+    entry(1500, "POST", G + "/api/raw", fetch([("Content-Type", "application/octet-stream")]), 200, [("Content-Type", "application/json")], '{"stored":1200}',
+          post=("application/octet-stream", blob), resource_type="fetch", resp_mime="application/json"),
+    entry(2500, "PUT", G + "/api/albums/7/meta", fetch([("Content-Type", "application/json")]), 200, [("Content-Type", "application/json")], '{"ok":true}',
+          post=("application/json", '{"title":"Summer","private":true}'), resource_type="fetch", resp_mime="application/json"),
+    entry(3500, "POST", G + "/api/photos", xhr_headers([("Content-Type", f"multipart/form-data; boundary={xb}"), ("Origin", G)]), 200,
+          [("Content-Type", "application/json")], '{"id":31}', post=(f"multipart/form-data; boundary={xb}", xhr_form), resp_mime="application/json"),
+    entry(4500, "POST", G + "/api/albums/7/photos", fetch([("Content-Type", f"multipart/form-data; boundary={fb}")]), 200,
+          [("Content-Type", "application/json")], '{"id":32}', post=(f"multipart/form-data; boundary={fb}", fetch_form), resource_type="fetch", resp_mime="application/json"),
+], "A Blob, a JSON Blob, an XHR FormData (axios) and a fetch FormData, each uploaded to the page's own server.")
+
+# 19. Recorded inside a Cordova app (Safari Web Inspector): the page at app://localhost, a
+#     script cookie, then a multipart upload the app's scheme handler forwards, and an API
+#     call that needs the script's cookie.
+C = "app://localhost"
+cb = "----WebKitFormBoundaryWm3Yc8Qe1Ls5Pt0R"
+cform = (f"--{cb}\r\nContent-Disposition: form-data; name=\"report\"; filename=\"scan.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n").encode() + jpeg + f"\r\n--{cb}--\r\n".encode()
+FLOWS["cordova-multipart-upload"] = har([
+    entry(0, "GET", C + "/index.html", doc_headers(), 200, [("Content-Type", "text/html")], "<script src=js/app.js></script>"),
+    entry(80, "GET", C + "/js/app.js", [("Accept", "*/*"), ("Sec-Fetch-Dest", "script")], 200, [("Content-Type", "text/javascript")],
+          "document.cookie = 'device=ios-7Q2; path=/'", resource_type="script", resp_mime="text/javascript"),
+    entry(3000, "POST", C + "/api/reports", xhr_headers([("Content-Type", f"multipart/form-data; boundary={cb}")]), 200,
+          [("Content-Type", "application/json")], '{"report":5}', post=(f"multipart/form-data; boundary={cb}", cform), resp_mime="application/json"),
+    entry(3800, "GET", "https://api.clinic.example.org/v2/reports/5", [("Accept", "application/json"), ("Origin", C), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Cookie", "device=ios-7Q2")], 200,
+          [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", C), ("Access-Control-Allow-Credentials", "true")], '{"status":"queued"}', resource_type="xhr", resp_mime="application/json"),
+], "Inside a Cordova app: a script cookie, a multipart upload with a file to the app's scheme handler, then an API call that needs the cookie.")
+
+# 20. Recorded inside a Tauri app (Safari Web Inspector): the page at tauri://localhost, a
+#     POST to the app's own handler, a login answered with a cookie, then a fetch that needs it.
+T, TAPI = "tauri://localhost", "https://api.notes.example.net"
+tcors = [("Access-Control-Allow-Origin", T), ("Access-Control-Allow-Credentials", "true")]
+FLOWS["tauri-post"] = har([
+    entry(0, "GET", T + "/", doc_headers(), 200, [("Content-Type", "text/html")], "<div id=notes></div>"),
+    entry(1200, "POST", T + "/api/drafts", [("Accept", "*/*"), ("Content-Type", "application/json"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], 200,
+          [("Content-Type", "application/json")], '{"saved":true}', post=("application/json", '{"title":"Groceries","body":"tea, rice"}'), resource_type="fetch", resp_mime="application/json"),
+    entry(2000, "POST", TAPI + "/login", [("Accept", "application/json"), ("Content-Type", "application/x-www-form-urlencoded"), ("Origin", T), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], 200,
+          tcors + [("Content-Type", "application/json"), ("Set-Cookie", "nsid=9e2b; Path=/; Secure; HttpOnly; SameSite=None")], '{"ok":true}',
+          post=("application/x-www-form-urlencoded", "user=alice&password=correct-horse"), resource_type="xhr", resp_mime="application/json"),
+    entry(2600, "GET", TAPI + "/notes", [("Accept", "application/json"), ("Origin", T), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Cookie", "nsid=9e2b")], 200,
+          tcors + [("Content-Type", "application/json")], '{"notes":[]}', resource_type="fetch", resp_mime="application/json"),
+], "Inside a Tauri app: a POST to tauri://localhost, an XHR login that sets a cookie, then a fetch that needs it.")
+
+# 21. A sign-in whose identity provider posts the answer back (response_mode=form_post): the
+#     shop set its state cookie without SameSite, and the browser sent it on the cross-site
+#     POST; from iOS 18 WebKit treats it as Lax and keeps it off (N5).
+IDP = "https://id.example.net"
+FLOWS["sso-form-post"] = har([
+    entry(0, "GET", S + "/account", doc_headers(), 302, [("Location", IDP + "/authorize?client_id=shop&response_mode=form_post"), ("Set-Cookie", "auth_state=5d1e; Path=/; Secure; HttpOnly")]),
+    entry(60, "GET", IDP + "/authorize?client_id=shop&response_mode=form_post", doc_headers(), 200, [("Content-Type", "text/html")], "<form method=post action=https://shop.example.com/auth/callback>"),
+    entry(4000, "POST", S + "/auth/callback", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Origin", IDP), ("Cookie", "auth_state=5d1e")]), 200,
+          [("Content-Type", "text/html")], "<h1>Signed in</h1>", post=("application/x-www-form-urlencoded", "code=Qx81&state=5d1e")),
+], "A sign-in whose identity provider posts the code back to the shop, which needs its state cookie.")
+
 SCENARIOS = {
     "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
     "third-party-iframe": {"comment": "The review widget's page runs in a plain web view the app's scheme handler does not serve (S8).", "thirdPartyWebView": "plain"},
+    "capacitor-uploads": {"comment": "The wire cannot show it: the PUT's JSON was a Blob (new Blob([json], {type: 'application/json'})).",
+                          "exchanges": [{"method": "PUT", "url": "*/api/albums/7/meta", "bodyKind": "binary"}]},
     "xhr-upload-listener": {"comment": "The wire cannot show these: the XHR has an upload listener, the fetch body is a ReadableStream.",
                             "exchanges": [{"method": "POST", "url": "*/api/upload", "uploadListener": True},
                                           {"method": "POST", "url": "*/api/stream", "bodyKind": "stream"}]},

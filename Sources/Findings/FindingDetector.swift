@@ -290,7 +290,9 @@ public struct FindingDetector: Sendable {
     }
 
     static func shortURL(_ url: String) -> String {
-        let shown = RequestTarget.hostAndPath(url)
+        // An app's own scheme (app://localhost) says where the request went; http(s) goes without saying.
+        let scheme = url.prefix { $0 != ":" }.lowercased()
+        let shown = (scheme == "http" || scheme == "https" ? "" : scheme + "://") + RequestTarget.hostAndPath(url)
         return shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
     }
 

@@ -18,6 +18,9 @@ import TrafficModel
 /// - response bodies left out (Firefox drops image bodies): kept empty, with a diagnostic;
 /// - an empty `httpVersion` (Safari).
 public struct HARImporter: Sendable {
+    /// Schemes of the browser itself, never a page's traffic.
+    static let internalSchemes: Set<String> = ["file", "chrome", "chrome-extension", "moz-extension", "safari-web-extension", "devtools", "edge", "about"]
+
     /// Largest HAR file accepted, in bytes (limit `har-bytes`).
     public var maxFileBytes: Int
 
@@ -108,7 +111,9 @@ public struct HARImporter: Sendable {
             }
             throw request["url"].fail("not an absolute URL: \"\(url.prefix(200))\"")
         }
-        guard ["http", "https", "ws", "wss"].contains(target.scheme) else {
+        // A hybrid app's own scheme (capacitor://, app://, tauri://) is served by its
+        // WKURLSchemeHandler and kept (A3); a browser's internal schemes are not traffic.
+        guard !Self.internalSchemes.contains(target.scheme) else {
             diagnostics.append(Diagnostic(.entrySkipped, message: "entry \(index): scheme \(target.scheme) is not HTTP; skipped"))
             return nil
         }

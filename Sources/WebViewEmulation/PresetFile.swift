@@ -19,6 +19,13 @@ import TrafficModel
 /// `body-in-header` (`header`, `base64Binary`, `sizeLimit`), `cookie-header-on-load`
 /// (`carriedOnRedirect`), `cookie-script-inject`, `cookie-store-sync`,
 /// `cookie-setter-hook` (`synchronous`, `checksDomain`).
+/// Framework kinds: strategies `capacitor-http` and `tauri-http-plugin`; mitigations
+/// `capacitor-cookies`, `script-cookies-lost` (`rule`), `shared-cookies` and
+/// `ajax-interception`. A framework that serves the page from its own scheme says so with
+/// `"app": {"framework": "capacitor", "scheme": "capacitor", "hostname": "localhost",
+/// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
+/// other; `handlerBodies`: kept, formdata-file-lost or post-lost; Cordova's `https`
+/// scheme falls back to `app`, CDV1).
 /// A profile object (in a preset, or a `--profile-file`) overrides any of `ios`,
 /// `simulator`, `jarSyncDelay`, `jarDeletionDelay`, `scriptWriteDelay` (null: never),
 /// `cookieStoreSyncDelay`, `cookieSetterHookDelay`, `itp`.
@@ -45,7 +52,7 @@ public enum PresetFile {
 
     static func preset(_ o: [String: Any], file: String, place: String) throws -> Preset {
         let r = Reader(object: o, file: file, place: place)
-        try r.only(["name", "summary", "strategy", "mitigations", "profile", "comment"])
+        try r.only(["name", "summary", "strategy", "mitigations", "profile", "app", "framework", "comment"])
         let name = try r.string("name")
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
             throw Error(file: file, place: r.path("name"), problem: "a preset name is letters, digits, '-', '_' or '.'")
@@ -57,12 +64,46 @@ public enum PresetFile {
             guard let items = list as? [[String: Any]] else { throw Error(file: file, place: r.path("mitigations"), problem: "expected an array of objects") }
             for (i, item) in items.enumerated() { mitigations.append(try mitigation(item, file: file, place: r.path("mitigations[\(i)]"))) }
         }
-        var preset = Preset(name: name, summary: try r.optionalString("summary") ?? "from \((file as NSString).lastPathComponent)", strategy: strategy, mitigations: mitigations)
+        var app: AppShell?
+        if let a = o["app"] {
+            guard let ao = a as? [String: Any] else { throw Error(file: file, place: r.path("app"), problem: "expected an object with a scheme") }
+            app = try appShell(ao, file: file, place: r.path("app"))
+        }
+        var preset = Preset(name: name, summary: try r.optionalString("summary") ?? "from \((file as NSString).lastPathComponent)", framework: try r.optionalString("framework"), app: app, strategy: strategy, mitigations: mitigations)
         if let profile = o["profile"] {
             guard let p = profile as? [String: Any] else { throw Error(file: file, place: r.path("profile"), problem: "expected an object") }
             preset.profileOverride = try ProfileOverride.parse(p, file: file, place: r.path("profile"))
         }
         return preset
+    }
+
+    /// The framework's origin rule, by the name a preset file gives it.
+    static let originRules: [String: (rule: RuleID, scheme: String)] = [
+        "capacitor": ("CAP1", "capacitor"), "cordova": ("CDV1", "app"), "ionic-webview": ("ION1", "ionic"), "tauri": ("TAU1", "tauri"), "other": ("A1", ""),
+    ]
+
+    static func appShell(_ o: [String: Any], file: String, place: String) throws -> AppShell {
+        let r = Reader(object: o, file: file, place: place)
+        try r.only(["framework", "scheme", "hostname", "handlerBodies", "comment"])
+        let framework = try r.optionalString("framework") ?? "other"
+        guard let (rule, defaultScheme) = originRules[framework] else {
+            throw Error(file: file, place: r.path("framework"), problem: "one of \(originRules.keys.sorted().joined(separator: ", "))")
+        }
+        var scheme = try r.optionalString("scheme") ?? defaultScheme
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else {
+            throw Error(file: file, place: r.path("scheme"), problem: "a URL scheme such as capacitor or app")
+        }
+        // CDV1: cordova-ios falls back to app:// when the scheme is set to https.
+        if framework == "cordova" && (scheme == "https" || scheme == "http") { scheme = "app" }
+        guard scheme != "http" && scheme != "https" else {
+            throw Error(file: file, place: r.path("scheme"), problem: "a page on http(s) is not on an app scheme; leave app out")
+        }
+        let bodiesText = try r.optionalString("handlerBodies") ?? "kept"
+        guard let bodies = AppShell.HandlerBodies(rawValue: bodiesText) else {
+            throw Error(file: file, place: r.path("handlerBodies"), problem: "kept, formdata-file-lost or post-lost")
+        }
+        let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost ? "TAU2" : nil
+        return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule)
     }
 
     static func strategy(_ o: [String: Any], file: String, place: String) throws -> any InterceptionStrategy {
@@ -94,8 +135,14 @@ public enum PresetFile {
                 base = try strategy(bo, file: file, place: r.path("base"))
             }
             return JSProxyStrategy(base: base, hooksFetch: try r.optionalBool("hooksFetch") ?? false, serialisesBinary: try r.optionalBool("serialisesBinary") ?? false)
+        case "capacitor-http":
+            try r.only(["kind"])
+            return CapacitorHttpStrategy()
+        case "tauri-http-plugin":
+            try r.only(["kind"])
+            return TauriHTTPPluginStrategy()
         case let other:
-            throw Error(file: file, place: r.path("kind"), problem: "unknown strategy \"\(other)\"; known: native, urlprotocol, schemehandler, jsproxy")
+            throw Error(file: file, place: r.path("kind"), problem: "unknown strategy \"\(other)\"; known: native, urlprotocol, schemehandler, jsproxy, capacitor-http, tauri-http-plugin")
         }
     }
 
@@ -133,8 +180,22 @@ public enum PresetFile {
         case "cookie-setter-hook":
             try r.only(["kind", "synchronous", "checksDomain"])
             return CookieSetterHook(synchronous: try r.optionalBool("synchronous") ?? false, checksDomain: try r.optionalBool("checksDomain") ?? false)
+        case "capacitor-cookies":
+            try r.only(["kind"])
+            return CapacitorCookies()
+        case "script-cookies-lost":
+            try r.only(["kind", "rule"])
+            let rule = try r.optionalString("rule") ?? "CDV2"
+            guard rule == "CDV2" || rule == "ION2" else { throw Error(file: file, place: r.path("rule"), problem: "CDV2 (Cordova) or ION2 (Ionic WebView)") }
+            return ScriptCookiesLost(rule: RuleID(rule))
+        case "shared-cookies":
+            try r.only(["kind"])
+            return SharedCookies()
+        case "ajax-interception":
+            try r.only(["kind"])
+            return AjaxInterception()
         case let other:
-            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook")
+            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook, capacitor-cookies, script-cookies-lost, shared-cookies, ajax-interception")
         }
     }
 

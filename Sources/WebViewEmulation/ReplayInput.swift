@@ -35,7 +35,8 @@ public final class ReplayInput: Sendable {
             // The request is issued under the document before it; a document load then
             // becomes the document of what follows.
             let issuedUnder = documentURL, issuedUnderTarget = documentTarget
-            if e.initiator.isDocument && e.frame.kind == .main && hop == 0 {
+            // Each hop of a main-frame document load moves the page on: it ends at the last.
+            if e.initiator.isDocument && e.frame.kind == .main {
                 documentURL = e.request.url
                 documentTarget = e.request.target
             }

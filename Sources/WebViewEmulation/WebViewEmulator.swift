@@ -114,6 +114,7 @@ public struct WebViewEmulator: Sendable {
             // if CORS lets the app origin read it.
             if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax,
                 let target = e.request.target, target.scheme == "http" || target.scheme == "https",
+                !e.request.headers.contains("Access-Control-Request-Method"),  // the engine's own preflight
                 let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
             {
                 outcome.corsRules = ["A1", page.originRule]

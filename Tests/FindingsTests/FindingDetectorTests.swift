@@ -89,7 +89,10 @@ struct FindingDetectorTests {
         #expect(FindingCode.cookieExtra.defaultSeverity == .warning)
         #expect(FindingCode.jarDiverged.defaultSeverity == .warning)
         #expect(FindingCode.headerAdded.defaultSeverity == .info)
-        #expect(FindingCode.allCases.count == 18)
+        #expect(FindingCode.corsBlocked.defaultSeverity == .error)
+        #expect(FindingCode.headerLost.defaultSeverity == .error)
+        #expect(FindingCode.bodyReencoded.defaultSeverity == .warning)  // the same fields, other bytes
+        #expect(FindingCode.allCases.count == 21)
     }
 }
 

@@ -23,9 +23,9 @@ struct InterceptionValuesTests {
     @Test("every rule of the catalogue is cited by a strategy or mitigation, or acts in the emulator's own walk")
     func everyRuleHasAnOwner() {
         // Rules the emulator applies itself, whatever the preset: the jars' synchronisation
-        // (J1-J4), the first-request and ITP rules (N3, N4), WebKit's ReadableStream refusal (S4).
-        // The evidence rules (E1-E4) act in cookie provenance and the comparison.
-        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "S4", "E1", "E2", "E3", "E4"]
+        // (J1-J4), the first-request, ITP and SameSite rules (N3, N4, N5), WebKit's ReadableStream
+        // refusal (S4). The evidence rules (E1-E4) act in cookie provenance and the comparison.
+        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "N5", "S4", "E1", "E2", "E3", "E4"]
         var owned = emulator
         for p in Preset.builtIn { owned.formUnion(p.citedRules) }
         for m in Self.mitigations { owned.formUnion(m.citedRules) }

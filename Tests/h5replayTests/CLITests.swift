@@ -306,10 +306,13 @@ struct CLITests {
         #expect(result.status == 0)
         let object = try Self.json(result.stdout)
         let presets = try #require(object["presets"] as? [[String: Any]])
-        #expect(presets.map { $0["name"] as? String } == ["plain", "plain-cookie-sync", "urlprotocol-naive", "urlprotocol-forwarded", "kkjsbridge-protocolhook", "kkjsbridge-ajaxhook", "netease-schemehandler", "yanxuan-xcache", "postscheme-header", "schemehandler-naive"])
+        #expect(presets.map { $0["name"] as? String } == ["plain", "plain-cookie-sync", "urlprotocol-naive", "urlprotocol-forwarded", "kkjsbridge-protocolhook", "kkjsbridge-ajaxhook", "netease-schemehandler", "yanxuan-xcache", "postscheme-header", "schemehandler-naive",
+            "capacitor", "capacitor-http", "capacitor-http-cookies", "cordova-schemehandler", "ionic-webview", "flutter-inappwebview-intercept", "react-native-webview-shared-cookies", "tauri"])
+        #expect(presets.first { $0["name"] as? String == "capacitor" }?["framework"] as? String == "Capacitor")
+        #expect((presets.first { $0["name"] as? String == "tauri" }?["app"] as? [String: String])?["origin"] == "tauri://localhost")
         #expect((presets.first { $0["name"] as? String == "netease-schemehandler" }?["mitigations"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
         let rules = try #require(object["rules"] as? [[String: Any]])
-        #expect(rules.count == 51)  // BEHAVIOUR.md sections 1 to 4 (47) and the evidence rules E1-E4
+        #expect(rules.count == 75)  // BEHAVIOUR.md sections 1 to 4 (48), E1-E4, the app origin (A1-A3) and the frameworks (24)
         #expect(rules.first { $0["id"] as? String == "P1" }?["confidence"] as? String == "source")
     }
 }

@@ -1,0 +1,147 @@
+import CookieJar
+import Foundation
+import Testing
+import TrafficModel
+@testable import WebViewEmulation
+
+/// The framework presets (FRAMEWORKS.md; rules A1-A3, N5, CAP1-TAU3), each behaviour on a
+/// flow built in code.
+@Suite("Framework presets")
+struct FrameworkPresetTests {
+    typealias M = MitigationTests
+    static let api = "https://api.example.com"
+
+    static func fetch(_ sequence: Int, _ method: String, _ url: String, type: String?, body: Data, extra: [(String, String)] = []) -> Exchange {
+        var e = M.exchange(sequence, at: Double(sequence), method, url, headers: (type.map { [("Content-Type", $0)] } ?? []) + [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")] + extra, body: body)
+        e.resourceType = "fetch"
+        return e
+    }
+
+    static func multipart(boundary: String) -> Data {
+        Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nTrip\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            + Data([0, 0xFF, 0x10]) + Data("\r\n--\(boundary)--\r\n".utf8)
+    }
+
+    @Test("CORS (A1): a page on the app origin reads a response only when the recording allows that origin")
+    func cors() {
+        let origin = "capacitor://localhost"
+        func check(_ headers: [(String, String)], request: [(String, String)] = [], method: String = "GET", before: [Exchange] = []) -> CORSCheck.Reason? {
+            let e = M.exchange(before.count, at: 1, method, Self.api + "/v1/x", headers: request, responseHeaders: headers)
+            return CORSCheck.check(e, from: origin, in: before + [e])
+        }
+        #expect(check([]) == .noAllowOrigin)
+        #expect(check([("Access-Control-Allow-Origin", "https://m.example.com")]) == .otherOrigin("https://m.example.com"))
+        #expect(check([("Access-Control-Allow-Origin", "*")]) == nil)
+        #expect(check([("Access-Control-Allow-Origin", "*")], request: [("Cookie", "a=1")]) == .wildcardWithCredentials)
+        #expect(check([("Access-Control-Allow-Origin", origin)], request: [("Cookie", "a=1")]) == .noAllowCredentials)
+        #expect(check([("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true")], request: [("Cookie", "a=1")]) == nil)
+        // Not simple: a JSON body, a custom header, PUT; the recorded preflight answers it.
+        let json = [("Content-Type", "application/json")]
+        #expect(check([("Access-Control-Allow-Origin", origin)], request: json, method: "POST") == .preflightUnanswered(because: "the Content-Type application/json"))
+        #expect(check([("Access-Control-Allow-Origin", origin)], request: [("X-Token", "t")]) == .preflightUnanswered(because: "the header X-Token"))
+        let preflight = M.exchange(0, at: 0.5, "OPTIONS", Self.api + "/v1/x", headers: [("Access-Control-Request-Method", "PUT")], status: 204, responseHeaders: [("Access-Control-Allow-Origin", origin)])
+        #expect(check([("Access-Control-Allow-Origin", origin)], method: "PUT", before: [preflight]) == nil)
+        // The engine's own headers never ask for a preflight.
+        #expect(check([("Access-Control-Allow-Origin", origin)], request: [("User-Agent", "x"), ("Referer", "capacitor://localhost/"), ("Sec-Fetch-Mode", "cors"), ("Accept", "*/*")]) == nil)
+    }
+
+    @Test("capacitor: the first document is the bundled page (A3); API cookies are third-party from iOS 14 (A2), not before")
+    func capacitorOrigin() {
+        let login = M.exchange(1, at: 1, "POST", Self.api + "/login", headers: [("Content-Type", "text/plain"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")], body: Data("u=a".utf8),
+            responseHeaders: [("Access-Control-Allow-Origin", "capacitor://localhost"), ("Access-Control-Allow-Credentials", "true"), ("Set-Cookie", "s=1; Path=/; Secure; SameSite=None")])
+        let orders = M.exchange(2, at: 2, "GET", Self.api + "/orders", headers: [("Cookie", "s=1"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")],
+            responseHeaders: [("Access-Control-Allow-Origin", "capacitor://localhost"), ("Access-Control-Allow-Credentials", "true")])
+        let ios18 = M.run([M.page, login, orders], "capacitor")
+        #expect(ios18.outcomes[0].changes.map(\.rule) == ["A3", "CAP1"])
+        #expect(ios18.outcomes[2].cookieDifferences.map(\.rules) == [["N2", "A2"]])
+        #expect(ios18.outcomes[1].changes.contains { $0.rule == "A2" })  // its Set-Cookie not stored
+        // X-Requested-With makes the requests preflighted; the recording holds no preflight.
+        #expect(ios18.outcomes[2].corsRules == ["A1", "CAP1"])
+        let ios13 = M.run([M.page, login, orders], "capacitor", ios: IOSVersion(13))
+        #expect(ios13.outcomes[2].cookieDifferences.isEmpty)
+        // CapacitorHttp carries both natively: no CORS, NativeJar's cookie (CAPH1, CAPH2).
+        let http = M.run([M.page, login, orders], "capacitor-http")
+        #expect(http.outcomes[2].corsRules.isEmpty && http.outcomes[2].cookieDifferences.isEmpty)
+    }
+
+    @Test("CapacitorHttp converts each body type as its bridge does (CAPH3-CAPH5)")
+    func capacitorHttpBodies() {
+        let url = "https://m.example.com/api/up"
+        let boundary = "----WebKitFormBoundaryAbC"
+        let form = Self.multipart(boundary: boundary)
+        var xhrForm = M.xhr(1, url, type: "multipart/form-data; boundary=\(boundary)", body: "")
+        xhrForm.request.body = form
+        #expect(M.run([M.page, xhrForm], "capacitor-http").outcomes[1].bodyRules == ["CAPH3"])
+        let fetchForm = M.run([M.page, Self.fetch(1, "POST", url, type: "multipart/form-data; boundary=\(boundary)", body: form)], "capacitor-http").outcomes[1]
+        #expect(fetchForm.bodyRules == ["CAPH5"] && fetchForm.bodyReencoded)
+        let rebuilt = CapacitorHttpStrategy.rebuildMultipart(form, contentType: "multipart/form-data; boundary=\(boundary)")!
+        #expect(String(decoding: rebuilt, as: UTF8.self).contains("filename=\"a.bin\"\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: binary\r\n\r\n"))
+        #expect(rebuilt.range(of: Data([0, 0xFF, 0x10])) != nil)
+        let binary = Data([0x89, 0x50, 0xFF, 0x00])
+        // A Blob of JSON (the wire shows text; a scenario pins the kind).
+        var list = [M.page, Self.fetch(1, "POST", url, type: "application/json", body: Data(#"{"a":1}"#.utf8))]
+        ExchangeClassifier.classify(&list)
+        list[1].bodyKind = .binary
+        let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
+        let asJSON = WebViewEmulator(preset: Preset.named("capacitor-http")!).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[1]
+        #expect(asJSON.deliveredBody == BodyFingerprint(Data("{}".utf8)) && asJSON.bodyRules == ["CAPH4"])
+        #expect(M.run([M.page, Self.fetch(1, "POST", url, type: "application/octet-stream", body: binary)], "capacitor-http").outcomes[1].stalledRules == ["CAPH4"])
+        #expect(M.run([M.page, Self.fetch(1, "POST", url, type: nil, body: binary)], "capacitor-http").outcomes[1].bodyRules == ["CAPH4"])
+        // Text crosses as it is.
+        let text = M.run([M.page, M.xhr(1, url, body: #"{"a":1}"#)], "capacitor-http").outcomes[1]
+        #expect(text.bodyRules.isEmpty && text.deliveredBody == BodyFingerprint(Data(#"{"a":1}"#.utf8)))
+    }
+
+    @Test("react-native-webview: a deletion by the page never reaches NativeJar (RNW2); plain's jars converge (J2)")
+    func reactNativeLogout() {
+        let first = M.exchange(0, at: 0, "GET", "https://mail.example.com/inbox", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Cookie", "sid=7")])
+        let logout = M.xhr(1, "https://mail.example.com/api/logout", body: "{}", extra: [("Cookie", "sid=7")])
+        var out = logout
+        out.response.headers = [HeaderField("Set-Cookie", "sid=; Path=/; Max-Age=0")]
+        let shared = M.run([first, out], "react-native-webview-shared-cookies")
+        #expect(shared.divergences.map(\.name) == ["sid"] && shared.divergences[0].rules.contains("RNW2"))
+        #expect(shared.outcomes[0].changes.contains { $0.rule == "RNW1" })
+        #expect(M.run([first, out], "plain").divergences.isEmpty)
+    }
+
+    @Test("tauri: a POST to tauri://localhost arrives empty (TAU2); the HTTP plugin's jar is its own (TAU3)")
+    func tauri() {
+        let page = M.exchange(0, at: 0, "GET", "tauri://localhost/", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
+        let save = Self.fetch(1, "POST", "tauri://localhost/api/save", type: "application/json", body: Data("{}".utf8))
+        let result = M.run([page, save], "tauri")
+        #expect(result.outcomes[1].bodyRules == ["TAU2"] && result.outcomes[1].deliveredBody.isEmpty)
+        #expect(TauriHTTPPluginStrategy().jarLink == .separate(rule: "TAU3"))
+        let other = M.run([page, save], "capacitor")
+        #expect(other.outcomes[1].bodyRules.isEmpty)
+    }
+
+    @Test("N5: a cross-site POST navigation carries no cookie without SameSite from iOS 18, and still carries SameSite=None")
+    func laxByDefault() {
+        let shop = "https://shop.example.com"
+        let first = M.exchange(0, at: 0, "GET", shop + "/account", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")], status: 200,
+            responseHeaders: [("Set-Cookie", "state=1; Path=/; Secure"), ("Set-Cookie", "keep=2; Path=/; Secure; SameSite=None")])
+        let idp = M.exchange(1, at: 1, "GET", "https://id.example.net/authorize", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
+        let back = M.exchange(2, at: 2, "POST", shop + "/callback", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "state=1; keep=2")], body: Data("code=1".utf8))
+        let ios18 = M.run([first, idp, back], "plain")
+        #expect(ios18.outcomes[2].cookieDifferences.map(\.name) == ["state"] && ios18.outcomes[2].cookieDifferences[0].rules == ["N5"])
+        #expect(M.run([first, idp, back], "plain", ios: IOSVersion(17)).outcomes[2].cookieDifferences.isEmpty)
+    }
+
+    @Test("`capacitor*` selects the family, in matrix order; the preset files of docs/presets load")
+    func globsAndExamples() throws {
+        #expect(Preset.matching("capacitor*").map(\.name) == ["capacitor", "capacitor-http", "capacitor-http-cookies"])
+        #expect(Preset.matching("tauri").map(\.name) == ["tauri"])
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/presets")
+        let files = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(files == ["capacitor.json", "cordova.json", "flutter.json", "react-native.json", "tauri.json"])
+        var loaded: [Preset] = []
+        for file in files { loaded += try PresetFile.load(Data(contentsOf: docs.appendingPathComponent(file)), file: file) }
+        let byName = Dictionary(uniqueKeysWithValues: loaded.map { ($0.name, $0) })
+        #expect(byName["our-capacitor-app"]?.app?.origin == "ionic://app.example.com")
+        #expect(byName["our-capacitor-remote"]?.app == nil)
+        // CDV1: cordova-ios falls back to app:// when the scheme is https.
+        #expect(byName["our-cordova-app"]?.app?.origin == "app://shop")
+        #expect(byName["our-flutter-app"]?.profile(over: Profile()).ios == IOSVersion(17))
+        #expect(byName["our-tauri-app"]?.app?.handlerBodies == .postLost)
+    }
+}
