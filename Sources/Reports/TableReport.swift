@@ -6,11 +6,18 @@ import Findings
 public struct TableReport: Sendable {
     public var color: Bool
     public var redactor: Redactor
+    /// The widest line the matrix prints: more presets than fit go to another block of
+    /// columns below, each with the recordings' names.
+    public var width: Int
 
-    public init(color: Bool, showSecrets: Bool, secrets: SecretNames = .default) {
+    public init(color: Bool, showSecrets: Bool, secrets: SecretNames = .default, width: Int = TableReport.defaultWidth) {
         self.color = color
         self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
+        self.width = width
     }
+
+    /// Ten in-house presets on a wide terminal; the framework presets then make a second block.
+    public static let defaultWidth = 230
 
     /// How many findings of a code the report shows before "and N more" unless verbose.
     public static let shownPerCode = 3
@@ -67,23 +74,39 @@ public struct TableReport: Sendable {
     }
 
     /// The matrix: one row per recording, one column per preset; each cell `E/W/I` or `ok`.
+    /// Presets that do not fit `width` continue in another block below.
     public func matrix(_ model: ReportModel) -> String {
         let nameWidth = max(9, model.recordings.map(\.count).max() ?? 0)
-        let widths = model.presets.map { max($0.count, 9) }
-        var out = "recording".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-        for (preset, width) in zip(model.presets, widths) { out += "  " + preset.padding(toLength: width, withPad: " ", startingAt: 0) }
-        out += "\n" + String(repeating: "-", count: nameWidth)
-        for width in widths { out += "  " + String(repeating: "-", count: width) }
-        out += "\n"
-        for recording in model.recordings {
-            out += recording.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-            for (preset, width) in zip(model.presets, widths) {
-                let cell = model.cell(recording: recording, preset: preset)
-                let text = cell.isClean ? "ok" : "\(cell.errors)E \(cell.warnings)W \(cell.infos)I"
-                let padded = text.padding(toLength: width, withPad: " ", startingAt: 0)
-                out += "  " + (cell.errors > 0 ? paint(padded, severity: .error) : cell.warnings > 0 ? paint(padded, severity: .warning) : padded)
+        var blocks: [[String]] = [[]]
+        var used = nameWidth
+        for preset in model.presets {
+            let column = 2 + max(preset.count, 9)
+            if !blocks[blocks.count - 1].isEmpty && used + column > width {
+                blocks.append([])
+                used = nameWidth
             }
+            blocks[blocks.count - 1].append(preset)
+            used += column
+        }
+        var out = ""
+        for (i, presets) in blocks.enumerated() {
+            if i > 0 { out += "\n" }
+            let widths = presets.map { max($0.count, 9) }
+            out += "recording".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            for (preset, width) in zip(presets, widths) { out += "  " + preset.padding(toLength: width, withPad: " ", startingAt: 0) }
+            out += "\n" + String(repeating: "-", count: nameWidth)
+            for width in widths { out += "  " + String(repeating: "-", count: width) }
             out += "\n"
+            for recording in model.recordings {
+                out += recording.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+                for (preset, width) in zip(presets, widths) {
+                    let cell = model.cell(recording: recording, preset: preset)
+                    let text = cell.isClean ? "ok" : "\(cell.errors)E \(cell.warnings)W \(cell.infos)I"
+                    let padded = text.padding(toLength: width, withPad: " ", startingAt: 0)
+                    out += "  " + (cell.errors > 0 ? paint(padded, severity: .error) : cell.warnings > 0 ? paint(padded, severity: .warning) : padded)
+                }
+                out += "\n"
+            }
         }
         out += "(E errors, W warnings, I info per recording and preset)\n"
         return out

@@ -48,6 +48,10 @@ public struct WebViewEmulator: Sendable {
         // document is the bundled page, and the main frame stays on it until the next
         // document load.
         let app = preset.app
+        // RNW1: a jar copied into the other before the web view's first load, the load
+        // waiting for it: at the session's start, before anything the recording holds.
+        let firstLoadMirrors = hooks.beforeFirstLoad.compactMap { $0() }
+        for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
         var appPageEnd = exchanges.count
         if app != nil, let first = input.firstDocument {
             appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
@@ -69,12 +73,9 @@ public struct WebViewEmulator: Sendable {
             let chainStart = e.redirect?.chainStart ?? e.sequence
             let hop = e.redirect?.hop ?? 0
             var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
-            if e.sequence == input.firstDocument {
-                // RNW1: a jar copied into the other before the web view loads, the load waiting.
-                for hook in hooks.beforeFirstLoad {
-                    guard let mirror = hook() else { continue }
-                    jars.mirror(mirror, at: time)
-                    outcome.changes.append(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the first load"))
+            if e.sequence == (input.firstDocument ?? 0) {
+                for mirror in firstLoadMirrors {
+                    outcome.changes.append(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the web view's first load"))
                 }
             }
             if let app, chainStart == input.firstDocument {

@@ -62,8 +62,12 @@ struct ReportsTests {
     func table() throws {
         let text = TableReport(color: false, showSecrets: false).render(try Self.model())
         let lines = text.split(separator: "\n").map(String.init)
-        let header = try #require(lines.first { $0.hasPrefix("recording") })
-        for preset in Preset.builtIn { #expect(header.contains(preset.name)) }
+        // The presets that do not fit the width continue in a second block of columns.
+        let headers = lines.filter { $0.hasPrefix("recording") }
+        #expect(headers.count == 2)
+        for preset in Preset.builtIn { #expect(headers.contains { $0.split(separator: " ").contains(Substring(preset.name)) }, "\(preset.name)") }
+        #expect(lines.allSatisfy { !$0.hasPrefix("xhr-json-post") || $0.count <= TableReport.defaultWidth })
+        #expect(lines.filter { $0.hasPrefix("xhr-json-post") }.count == 2)
         let xhrRow = try #require(lines.first { $0.hasPrefix("xhr-json-post") })
         #expect(xhrRow.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first == "ok")  // plain
         #expect(xhrRow.contains("1E 0W 0I"))
