@@ -332,12 +332,25 @@ FLOWS["sso-form-post"] = har([
           [("Content-Type", "text/html")], "<h1>Signed in</h1>", post=("application/x-www-form-urlencoded", "code=Qx81&state=5d1e")),
 ], "A sign-in whose identity provider posts the code back to the shop, which needs its state cookie.")
 
+# 22. An Ionic app's first launch after install: its page signs in on the portal with a
+#     form POST answered by a 302 and the session cookie; the scenario says it is the
+#     first launch, on which WebKit ignores Set-Cookie (ION3).
+O = "https://portal.example.com"
+FLOWS["ionic-first-launch-login"] = har([
+    entry(0, "GET", O + "/", doc_headers(), 200, [("Content-Type", "text/html; charset=utf-8")], "<form method=post action=https://portal.example.com/login>"),
+    entry(4000, "POST", O + "/login", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Origin", "ionic://localhost")]), 302,
+          [("Location", "/home"), ("Set-Cookie", "psid=e81c; Path=/; Secure; HttpOnly; SameSite=None")], post=("application/x-www-form-urlencoded", "user=alice&password=correct-horse")),
+    entry(4080, "GET", O + "/home", doc_headers([("Cookie", "psid=e81c")]), 200, [("Content-Type", "text/html")], "<h1>Portal</h1>"),
+    entry(5000, "GET", O + "/api/me", xhr_headers([("Cookie", "psid=e81c")]), 200, [("Content-Type", "application/json")], '{"user":"alice"}', resp_mime="application/json"),
+], "An app's first launch: a form login answered by a 302 with the session cookie, then the portal's page and its API.")
+
 SCENARIOS = {
     "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
     "third-party-iframe": {"comment": "The review widget's page runs in a plain web view the app's scheme handler does not serve (S8).", "thirdPartyWebView": "plain"},
     "capacitor-uploads": {"comment": "The wire cannot show it: the PUT's JSON was a Blob (new Blob([json], {type: 'application/json'})).",
                           "exchanges": [{"method": "PUT", "url": "*/api/albums/7/meta", "bodyKind": "binary"}]},
+    "ionic-first-launch-login": {"comment": "The app's first launch after install (ION3).", "firstLaunch": True},
     "xhr-upload-listener": {"comment": "The wire cannot show these: the XHR has an upload listener, the fetch body is a ReadableStream.",
                             "exchanges": [{"method": "POST", "url": "*/api/upload", "uploadListener": True},
                                           {"method": "POST", "url": "*/api/stream", "bodyKind": "stream"}]},

@@ -44,6 +44,26 @@ public struct ScriptCookiesLost: Mitigation {
     }
 }
 
+/// On the app's first launch after install, WebKit ignores the responses' Set-Cookie
+/// (cordova-plugin-ionic-webview and other WKWebView shells, ION3); the scenario says when
+/// a recording is a first launch (`"firstLaunch": true`).
+public struct FirstLaunchCookiesIgnored: Mitigation {
+    public var rule: RuleID
+
+    public init(rule: RuleID = "ION3") {
+        self.rule = rule
+    }
+
+    public var kind: String { "first-launch-cookies-ignored" }
+    public var options: [String: String] { ["rule": rule.rawValue] }
+    public var citedRules: [RuleID] { [rule] }
+
+    public var hooks: MitigationHooks {
+        let rule = self.rule
+        return MitigationHooks(webSetCookieArriving: { arrival in arrival.firstLaunch ? rule : nil })
+    }
+}
+
 /// react-native-webview's `sharedCookiesEnabled`: NativeJar copied into WebJar before the
 /// first load (RNW1), and an observer that copies WebJar's additions back, never its
 /// deletions (RNW2).
@@ -61,9 +81,17 @@ public struct SharedCookies: Mitigation {
 }
 
 /// flutter_inappwebview's ajax and fetch interception: the request is observed, handed to
-/// Dart, then sent by WebKit itself (FIA1); a fetch's FormData loses its Content-Type (FIA2).
+/// Dart, then sent by WebKit itself (FIA1); a fetch's body re-sent as a Uint8Array loses the
+/// Content-Type WebKit derived from it (FIA2).
 public struct AjaxInterception: Mitigation {
     public init() {}
+
+    /// A Content-Type only WebKit writes, derived from the body's type: a page cannot know a
+    /// FormData's boundary, and writes the form and text types without WebKit's charset.
+    static func derivedByWebKit(_ type: String) -> Bool {
+        type.hasPrefix("multipart/form-data; boundary=----WebKitFormBoundary")
+            || type == "application/x-www-form-urlencoded;charset=UTF-8" || type == "text/plain;charset=UTF-8"
+    }
     public var kind: String { "ajax-interception" }
     public var options: [String: String] { ["bodies": "unchanged"] }
     public var citedRules: [RuleID] { ["FIA1", "FIA2"] }
@@ -73,7 +101,8 @@ public struct AjaxInterception: Mitigation {
             let e = request.exchange
             guard e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax else { return }
             outcome.changes.append(Change(rule: "FIA1", what: "observed by the interception script, then sent by WebKit"))
-            if e.initiator == .fetch, e.bodyKind == .formData || e.bodyKind == .formDataWithFile, e.request.headers.contains("Content-Type") {
+            // FIA2: fetch re-sends the body as a Uint8Array; a Content-Type WebKit derived from the body goes.
+            if e.initiator == .fetch, !e.request.body.isEmpty, let type = e.request.headers.first("Content-Type"), Self.derivedByWebKit(type) {
                 outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA2"))
             }
         })

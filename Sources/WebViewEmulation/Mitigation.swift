@@ -36,6 +36,9 @@ public struct MitigationHooks: Sendable {
     /// Before the web view loads its first document: a jar copied into the other, the load
     /// waiting for it (RNW1).
     public var beforeFirstLoad: (@Sendable () -> JarMirror?)?
+    /// A Set-Cookie arriving at WebJar: the rule by which WebJar ignores it, nil when stored
+    /// (ION3: not on the app's first launch).
+    public var webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)?
     /// A response a native transport received: a jar copied into the other (CAPC2).
     public var nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)?
     /// How the jars exchange cookies under this mitigation, when it replaces the system's
@@ -49,6 +52,7 @@ public struct MitigationHooks: Sendable {
         documentStart: (@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite])? = nil,
         scriptCookieWritten: (@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect)? = nil,
         beforeFirstLoad: (@Sendable () -> JarMirror?)? = nil,
+        webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)? = nil,
         nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)? = nil,
         jarLink: JarLink? = nil
     ) {
@@ -58,6 +62,7 @@ public struct MitigationHooks: Sendable {
         self.documentStart = documentStart
         self.scriptCookieWritten = scriptCookieWritten
         self.beforeFirstLoad = beforeFirstLoad
+        self.webSetCookieArriving = webSetCookieArriving
         self.nativeResponseCompleted = nativeResponseCompleted
         self.jarLink = jarLink
     }
@@ -65,7 +70,7 @@ public struct MitigationHooks: Sendable {
     /// How many moments these hooks act at.
     public var count: Int {
         [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil,
-         beforeFirstLoad != nil, nativeResponseCompleted != nil, jarLink != nil].filter { $0 }.count
+         beforeFirstLoad != nil, webSetCookieArriving != nil, nativeResponseCompleted != nil, jarLink != nil].filter { $0 }.count
     }
 }
 
@@ -78,6 +83,13 @@ public enum JarLink: Sendable, Hashable {
     /// An observer carries the other jar's additions to `to` at once, by `rule`, and its
     /// deletions too when `deletionsCross`, else never (RNW2); the other way stays J1-J3.
     case observed(to: JarSide, rule: RuleID, deletionsCross: Bool)
+}
+
+/// A Set-Cookie on its way into WebJar.
+public struct SetCookieArrival: Sendable {
+    public var name: String
+    /// The scenario says the recording is the app's first launch after install.
+    public var firstLaunch: Bool
 }
 
 /// Every cookie of one jar copied into the other, now, by a rule (RNW1, CAPC2).
@@ -204,6 +216,7 @@ struct ComposedHooks: Sendable {
     var documentStart: [@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite]] = []
     var scriptCookieWritten: [@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect] = []
     var beforeFirstLoad: [@Sendable () -> JarMirror?] = []
+    var webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?] = []
     var nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?] = []
     /// The first mitigation's link, else the strategy's.
     var jarLink: JarLink = .system
@@ -219,6 +232,7 @@ struct ComposedHooks: Sendable {
             if let f = h.documentStart { documentStart.append(f) }
             if let f = h.scriptCookieWritten { scriptCookieWritten.append(f) }
             if let f = h.beforeFirstLoad { beforeFirstLoad.append(f) }
+            if let f = h.webSetCookieArriving { webSetCookieArriving.append(f) }
             if let f = h.nativeResponseCompleted { nativeResponseCompleted.append(f) }
             if let link = h.jarLink, !linkedByMitigation {
                 jarLink = link

@@ -65,9 +65,10 @@ public struct Preset: Sendable {
             framework: "Cordova", app: AppShell(scheme: "app", originRule: "CDV1", handlerBodies: .formDataWithFileLost, handlerBodiesRule: "CDV3"), strategy: NativeStrategy()) {
             ScriptCookiesLost(rule: "CDV2")
         },
-        Preset(name: "ionic-webview", summary: "cordova-plugin-ionic-webview: the page at ionic://localhost, cookies set from JavaScript not stored",
+        Preset(name: "ionic-webview", summary: "cordova-plugin-ionic-webview: the page at ionic://localhost, cookies set from JavaScript not stored, Set-Cookie ignored on a first launch",
             framework: "Ionic WebView", app: AppShell(scheme: "ionic", originRule: "ION1"), strategy: NativeStrategy()) {
             ScriptCookiesLost(rule: "ION2")
+            FirstLaunchCookiesIgnored(rule: "ION3")
         },
         Preset(name: "flutter-inappwebview-intercept", summary: "flutter_inappwebview with ajax and fetch interception on, bodies passed through unchanged",
             framework: "Flutter", strategy: NativeStrategy()) {

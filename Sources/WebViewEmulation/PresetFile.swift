@@ -20,8 +20,8 @@ import TrafficModel
 /// (`carriedOnRedirect`), `cookie-script-inject`, `cookie-store-sync`,
 /// `cookie-setter-hook` (`synchronous`, `checksDomain`).
 /// Framework kinds: strategies `capacitor-http` and `tauri-http-plugin`; mitigations
-/// `capacitor-cookies`, `script-cookies-lost` (`rule`), `shared-cookies` and
-/// `ajax-interception`. A framework that serves the page from its own scheme says so with
+/// `capacitor-cookies`, `script-cookies-lost` (`rule`), `shared-cookies`,
+/// `first-launch-cookies-ignored` and `ajax-interception`. A framework that serves the page from its own scheme says so with
 /// `"app": {"framework": "capacitor", "scheme": "capacitor", "hostname": "localhost",
 /// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
 /// other; `handlerBodies`: kept, formdata-file-lost or post-lost; Cordova's `https`
@@ -191,11 +191,14 @@ public enum PresetFile {
         case "shared-cookies":
             try r.only(["kind"])
             return SharedCookies()
+        case "first-launch-cookies-ignored":
+            try r.only(["kind"])
+            return FirstLaunchCookiesIgnored()
         case "ajax-interception":
             try r.only(["kind"])
             return AjaxInterception()
         case let other:
-            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook, capacitor-cookies, script-cookies-lost, shared-cookies, ajax-interception")
+            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook, capacitor-cookies, script-cookies-lost, shared-cookies, first-launch-cookies-ignored, ajax-interception")
         }
     }
 

@@ -14,7 +14,8 @@ import TrafficModel
 ///      "exchanges": [{"method": "POST", "url": "*/api/upload*",
 ///                     "initiator": "xhr", "bodyKind": "stream", "uploadListener": true}],
 ///      "newProcessPool": [{"url": "*/wallet*"}],
-///      "importantCookies": ["session*", "*token*"]}
+///      "importantCookies": ["session*", "*token*"],
+///      "firstLaunch": true}
 public struct Scenario: Sendable, Hashable {
     /// Per-exchange facts the wire does not show, matched by method and URL pattern.
     public struct Override: Sendable, Hashable {
@@ -76,6 +77,8 @@ public struct Scenario: Sendable, Hashable {
     /// Cookie names (`*` globs: `session*`, `*token*`) that matter most: findings about
     /// them rank `important`, above every request.
     public var importantCookies: [String] = []
+    /// The recording is the app's first launch after install (ION3).
+    public var firstLaunch: Bool = false
 
     public init(preexisting: PreexistingJar = .both, binaryAsBlob: Bool = true, nativeCookies: [Cookie] = [], webCookies: [Cookie] = []) {
         self.preexisting = preexisting
@@ -178,10 +181,13 @@ public struct Scenario: Sendable, Hashable {
                     throw FileError(file: file, problem: "importantCookies: expected an array of cookie names or patterns (\"session*\")")
                 }
                 scenario.importantCookies = names
+            case "firstLaunch":
+                guard let flag = value as? Bool else { throw FileError(file: file, problem: "firstLaunch: true or false") }
+                scenario.firstLaunch = flag
             case "comment", "description":
                 continue
             default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, comment")
+                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, firstLaunch, comment")
             }
         }
         return scenario

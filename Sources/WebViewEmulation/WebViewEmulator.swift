@@ -135,7 +135,8 @@ public struct WebViewEmulator: Sendable {
                     header.givenToLoad = true
                 }
                 // A2, N5: cookies WebKit itself keeps off the request.
-                let thirdPartyToApp = !plan.intercepted && profile.itp && context.appPage.map { !$0.serves(target) } == true
+                // A navigation of the main frame is first-party to where it goes, not third-party to the app.
+                let thirdPartyToApp = !plan.intercepted && profile.itp && !e.initiator.isDocument && context.appPage.map { !$0.serves(target) } == true
                 if !plan.intercepted && !header.givenToLoad {
                     withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, thirdPartyToApp: thirdPartyToApp, target: target)
                 }
@@ -154,6 +155,12 @@ public struct WebViewEmulator: Sendable {
                     // A2: WebKit does not store a third-party response's cookies either.
                     for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "A2") }
                     outcome.changes.append(Change(rule: "A2", what: "Set-Cookie of a third-party response not stored"))
+                } else if !facts.setCookies.isEmpty, plan.responseJar == .web,
+                    let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: scenario.firstLaunch)) }).first
+                {
+                    // ION3: WebJar ignores the Set-Cookie on the app's first launch.
+                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
+                    outcome.changes.append(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
                 } else if !facts.setCookies.isEmpty {
                     var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
                     origin.fromRedirect = e.response.isRedirect

@@ -127,6 +127,32 @@ struct FrameworkPresetTests {
         #expect(M.run([first, idp, back], "plain", ios: IOSVersion(17)).outcomes[2].cookieDifferences.isEmpty)
     }
 
+    @Test("flutter_inappwebview: WebKit still sends (FIA1); fetch loses only the Content-Type WebKit derived (FIA2); a first launch ignores Set-Cookie under Ionic WebView (ION3)")
+    func flutterAndIonic() {
+        let url = "https://m.example.com/api/up"
+        let boundary = "----WebKitFormBoundaryAbC"
+        let form = M.run([M.page, Self.fetch(1, "POST", url, type: "multipart/form-data; boundary=\(boundary)", body: Self.multipart(boundary: boundary))], "flutter-inappwebview-intercept").outcomes[1]
+        #expect(form.removedHeaders == [HeaderAddition(name: "Content-Type", rule: "FIA2")] && form.bodyRules.isEmpty)
+        #expect(form.changes.contains { $0.rule == "FIA1" })
+        // A type the page wrote itself survives the Uint8Array.
+        let json = M.run([M.page, Self.fetch(1, "POST", url, type: "application/json", body: Data("{}".utf8))], "flutter-inappwebview-intercept").outcomes[1]
+        #expect(json.removedHeaders.isEmpty)
+        let xhrForm = M.run([M.page, M.xhr(1, url, type: "multipart/form-data; boundary=\(boundary)", body: "")], "flutter-inappwebview-intercept").outcomes[1]
+        #expect(xhrForm.removedHeaders.isEmpty)
+
+        let login = M.exchange(1, at: 1, "POST", "https://m.example.com/login", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Content-Type", "application/x-www-form-urlencoded")], body: Data("u=a".utf8), status: 302,
+            responseHeaders: [("Location", "/home"), ("Set-Cookie", "s=1; Path=/; Secure")])
+        let home = M.exchange(2, at: 2, "GET", "https://m.example.com/home", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Cookie", "s=1")])
+        var list = [M.page, login, home]
+        ExchangeClassifier.classify(&list)
+        let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
+        var firstLaunch = Scenario()
+        firstLaunch.firstLaunch = true
+        let ionic = WebViewEmulator(preset: Preset.named("ionic-webview")!, scenario: firstLaunch).run(recording, provenance: CookieProvenance(recording: recording))
+        #expect(ionic.outcomes[2].cookieDifferences.first?.rules.contains("ION3") == true)
+        #expect(WebViewEmulator(preset: Preset.named("ionic-webview")!).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2].cookieDifferences.isEmpty)
+    }
+
     @Test("`capacitor*` selects the family, in matrix order; the preset files of docs/presets load")
     func globsAndExamples() throws {
         #expect(Preset.matching("capacitor*").map(\.name) == ["capacitor", "capacitor-http", "capacitor-http-cookies"])
