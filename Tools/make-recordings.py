@@ -291,20 +291,20 @@ FLOWS["capacitor-uploads"] = har([
 ], "A Blob, a JSON Blob, an XHR FormData (axios) and a fetch FormData, each uploaded to the page's own server.")
 
 # 19. Recorded inside a Cordova app (Safari Web Inspector): the page at app://localhost, a
-#     script cookie, then a multipart upload the app's scheme handler forwards, and an API
-#     call that needs the script's cookie.
+#     multipart upload the app's scheme handler forwards, then an API call whose CORS
+#     allows the app origin.
 C = "app://localhost"
 cb = "----WebKitFormBoundaryWm3Yc8Qe1Ls5Pt0R"
 cform = (f"--{cb}\r\nContent-Disposition: form-data; name=\"report\"; filename=\"scan.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n").encode() + jpeg + f"\r\n--{cb}--\r\n".encode()
 FLOWS["cordova-multipart-upload"] = har([
     entry(0, "GET", C + "/index.html", doc_headers(), 200, [("Content-Type", "text/html")], "<script src=js/app.js></script>"),
     entry(80, "GET", C + "/js/app.js", [("Accept", "*/*"), ("Sec-Fetch-Dest", "script")], 200, [("Content-Type", "text/javascript")],
-          "document.cookie = 'device=ios-7Q2; path=/'", resource_type="script", resp_mime="text/javascript"),
+          "upload()", resource_type="script", resp_mime="text/javascript"),
     entry(3000, "POST", C + "/api/reports", xhr_headers([("Content-Type", f"multipart/form-data; boundary={cb}")]), 200,
           [("Content-Type", "application/json")], '{"report":5}', post=(f"multipart/form-data; boundary={cb}", cform), resp_mime="application/json"),
-    entry(3800, "GET", "https://api.clinic.example.org/v2/reports/5", [("Accept", "application/json"), ("Origin", C), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Cookie", "device=ios-7Q2")], 200,
+    entry(3800, "GET", "https://api.clinic.example.org/v2/reports/5", [("Accept", "application/json"), ("Origin", C), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], 200,
           [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", C), ("Access-Control-Allow-Credentials", "true")], '{"status":"queued"}', resource_type="xhr", resp_mime="application/json"),
-], "Inside a Cordova app: a script cookie, a multipart upload with a file to the app's scheme handler, then an API call that needs the cookie.")
+], "Inside a Cordova app: a multipart upload with a file to the app's scheme handler, then an API call whose CORS allows app://localhost.")
 
 # 20. Recorded inside a Tauri app (Safari Web Inspector): the page at tauri://localhost, a
 #     POST to the app's own handler, a login answered with a cookie, then a fetch that needs it.
