@@ -275,7 +275,10 @@ public struct WebViewEmulator: Sendable {
 
     /// On a 307/308 hop the body depends on who follows the redirect.
     func followPreservingRedirect(_ outcome: inout Outcome, previous: Int, plan: TransportPlan, chainStartIsDocument: Bool, exchanges: [Exchange], outcomes: [Outcome]) {
-        switch plan.redirects {
+        // S5 spi: below iOS 15 only _didPerformRedirection: exists, which tells WebKit of a
+        // hop the handler's session already followed with the body it had.
+        let followedBySession = plan.redirects == .engine && plan.redirectRule == "S5" && profile.ios < IOSVersion(15)
+        switch followedBySession ? .silent : plan.redirects {
         case .engine:
             break
         case .silent, .reported:

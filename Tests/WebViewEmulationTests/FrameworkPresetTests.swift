@@ -153,6 +153,24 @@ struct FrameworkPresetTests {
         #expect(WebViewEmulator(preset: Preset.named("ionic-webview")!).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2].cookieDifferences.isEmpty)
     }
 
+    @Test("S5 spi: below iOS 15 the handler's session follows a 307 with the body it had; from iOS 15 WebKit follows")
+    func redirectSPIByVersion() {
+        var blob = M.exchange(1, at: 1, "POST", "https://m.example.com/api/up", headers: [("Content-Type", "application/octet-stream"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], body: Data([0xFF, 0, 1]), status: 307, responseHeaders: [("Location", "/api/up2")])
+        blob.resourceType = "fetch"
+        var hop = M.exchange(2, at: 1.1, "POST", "https://m.example.com/api/up2", headers: [("Content-Type", "application/octet-stream"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], body: Data([0xFF, 0, 1]))
+        hop.resourceType = "fetch"
+        var list = [M.page, blob, hop]
+        ExchangeClassifier.classify(&list)
+        let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
+        let spi = Preset(name: "spi", summary: "", strategy: SchemeHandlerStrategy(redirects: .engine))
+        func run(_ ios: IOSVersion) -> Outcome {
+            WebViewEmulator(preset: spi, profile: Profile(ios: ios)).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2]
+        }
+        // The Blob was lost at the first hop (S2); iOS 14's session re-sends what it had.
+        #expect(run(IOSVersion(14)).bodyRules == ["S2", "S5"] && run(IOSVersion(14)).deliveredBody.isEmpty)
+        #expect(run(IOSVersion(15)).bodyRules.isEmpty)
+    }
+
     @Test("`capacitor*` selects the family, in matrix order; the preset files of docs/presets load")
     func globsAndExamples() throws {
         #expect(Preset.matching("capacitor*").map(\.name) == ["capacitor", "capacitor-http", "capacitor-http-cookies"])
