@@ -110,7 +110,11 @@ public enum FindingText {
     static func because(_ rules: [RuleID], after sentence: String, catalog: RuleCatalog) -> String {
         let known = rules.compactMap { catalog[$0] }
         guard !known.isEmpty else { return rules.isEmpty ? "" : " (\(rules.map(\.rawValue).joined(separator: ", ")))" }
-        let clauses = known.map { "\($0.summary) (\($0.id), \($0.confidence.rawValue))" }
+        let clauses = known.map { rule in
+            // A measured rule says where: "S2, measured in WebKitGTK 2.50.6".
+            let mark = rule.confidence == .measured ? "measured in \(rule.measurement?.engine ?? "WebKit")" : rule.confidence.rawValue
+            return "\(rule.summary) (\(rule.id), \(mark))"
+        }
         return (sentence.contains(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
     }
 }

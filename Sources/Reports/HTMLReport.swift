@@ -79,6 +79,12 @@ public struct HTMLReport: Sendable {
 
     // MARK: - Parts
 
+    /// " (measured in WebKitGTK 2.50.6)" after a rule the lab measured.
+    static func measured(_ rule: RuleID) -> String {
+        guard let r = RuleCatalog.bundled[rule], r.confidence == .measured, let m = r.measurement else { return "" }
+        return " <small>(measured in \(m.engine))</small>"
+    }
+
     private func matrix(_ model: ReportModel) -> String {
         var out = "<section><h2>Side by side</h2><table class=\"matrix\" id=\"matrix\"><thead><tr><th>recording</th>"
         for p in model.presets { out += "<th>\(h(p))</th>" }
@@ -99,7 +105,7 @@ public struct HTMLReport: Sendable {
 
     private func card(_ f: Finding) -> String {
         var out = "<article class=\"finding \(f.severity.rawValue)\"><h4><span class=\"sev \(f.severity.rawValue)\">\(f.severity.rawValue)</span> \(f.code.rawValue) <small>#\(f.sequence) \(h(f.method)) \(h(f.url))</small></h4>\n"
-        out += "<p>\(h(f.message))</p><p class=\"rules\">rules: \(f.rules.map { "<code>\(h($0.rawValue))</code>" }.joined(separator: " ")) &middot; confidence \(f.confidence.rawValue) &middot; rank \(f.rank.rawValue)\(f.likelihood.map { " &middot; likelihood \(TableReport.percent($0))" } ?? "")</p>\n"
+        out += "<p>\(h(f.message))</p><p class=\"rules\">rules: \(f.rules.map { "<code>\(h($0.rawValue))</code>" + Self.measured($0) }.joined(separator: " ")) &middot; confidence \(f.confidence.rawValue) &middot; rank \(f.rank.rawValue)\(f.likelihood.map { " &middot; likelihood \(TableReport.percent($0))" } ?? "")</p>\n"
         let expected = redactor.fields(f.expected), actual = redactor.fields(f.actual)
         let keys = Set(expected.keys).union(actual.keys).sorted()
         out += "<table class=\"diff\"><tr><th></th><th>expected (recording)</th><th>actual (replay)</th></tr>"

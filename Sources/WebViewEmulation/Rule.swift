@@ -24,8 +24,9 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
 }
 
 /// How sure the model is of a rule (BEHAVIOUR.md, "Confidence marks"), weakest first.
+/// `measured`: a lab experiment saw a real WebKit engine do it (Tools/lab).
 public enum Confidence: String, Sendable, Hashable, Codable, Comparable, CaseIterable {
-    case folklore, inferred, reported, documented, source
+    case folklore, inferred, reported, documented, source, measured
 
     public static func < (a: Confidence, b: Confidence) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -43,6 +44,19 @@ public struct Rule: Sendable, Hashable, Codable {
     public var source: String
     /// The finding codes this rule can produce.
     public var findings: [String]
+    /// What the lab measured in a real WebKit engine, when it did.
+    public var measurement: Measurement?
+}
+
+/// A rule measured in a real WebKit engine by the lab (Tools/lab): which engine, which
+/// experiments (`Tools/lab/results/ID.json` holds each result), whether the engine agreed,
+/// and, when it did not or measured only part, why iOS may differ.
+public struct Measurement: Sendable, Hashable, Codable {
+    /// `WebKitGTK 2.50.6`.
+    public var engine: String
+    public var experiments: [String]
+    public var agrees: Bool
+    public var note: String?
 }
 
 /// The rules data file shipped in the package (`Resources/rules.json`).

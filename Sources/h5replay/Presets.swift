@@ -7,7 +7,7 @@ extension H5Replay {
     struct Presets: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the presets and, with --rules, every rule of the behaviour model.",
-            discussion: "Each finding names the rules that produced it; their confidence says how sure the model is: source, documented, reported, inferred or folklore (never an error).")
+            discussion: "Each finding names the rules that produced it; their confidence says how sure the model is: measured (a real WebKit engine did it, in Tools/lab), source, documented, reported, inferred or folklore (never an error).")
 
         @Flag(help: "Print every rule with its confidence and source.")
         var rules = false
@@ -30,8 +30,14 @@ extension H5Replay {
                 }
                 var object: [String: Any] = ["presets": presets]
                 if rules {
-                    object["rules"] = RuleCatalog.bundled.rules.map {
-                        ["id": $0.id.rawValue, "section": $0.section, "statement": $0.statement, "confidence": $0.confidence.rawValue, "source": $0.source, "findings": $0.findings] as [String: Any]
+                    object["rules"] = RuleCatalog.bundled.rules.map { rule -> [String: Any] in
+                        var o: [String: Any] = ["id": rule.id.rawValue, "section": rule.section, "statement": rule.statement, "confidence": rule.confidence.rawValue, "source": rule.source, "findings": rule.findings]
+                        if let m = rule.measurement {
+                            var mo: [String: Any] = ["engine": m.engine, "experiments": m.experiments.map { "Tools/lab/results/\($0).json" }, "agrees": m.agrees]
+                            if let note = m.note { mo["note"] = note }
+                            o["measurement"] = mo
+                        }
+                        return o
                     }
                 }
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -68,6 +74,9 @@ extension H5Replay {
             for rule in RuleCatalog.bundled.rules {
                 print("  \(rule.id.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) [\(rule.confidence.rawValue)] \(rule.statement)")
                 print("      source: \(rule.source)\(rule.findings.isEmpty ? "" : "; findings: \(rule.findings.joined(separator: ", "))")")
+                if let m = rule.measurement {
+                    print("      \(m.agrees ? "measured" : "not confirmed") in \(m.engine) by Tools/lab (\(m.experiments.joined(separator: ", ")))\(m.note.map { ": \($0)" } ?? "")")
+                }
             }
         }
     }

@@ -83,6 +83,13 @@ struct FindingDetectorTests {
         #expect(a.identity != b.identity)
     }
 
+    @Test("a finding cites a measured rule with the engine that measured it")
+    func citesMeasurement() {
+        let text = FindingText.message(detail: "The fetch POST /api reaches the server with an empty body", rules: ["S2", "P1"], alternative: nil)
+        #expect(text.contains("(S2, measured in WebKitGTK 2.50.6)"))
+        #expect(text.contains("(P1, source)"))
+    }
+
     @Test("default severities follow BEHAVIOUR.md section 7")
     func severities() {
         #expect(FindingCode.bodyLost.defaultSeverity == .error)

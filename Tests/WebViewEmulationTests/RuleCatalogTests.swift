@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import WebViewEmulation
 
@@ -11,6 +12,35 @@ struct RuleCatalogTests {
         let ids = RuleCatalog.bundled.rules.map(\.id)
         #expect(Set(ids) == Set(expected))
         #expect(ids.count == expected.count)
+    }
+
+    @Test("a rule marked measured names lab experiments whose recorded results agree with it; one the engine contradicts is not marked measured and says why")
+    func measured() throws {
+        let results = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Tools/lab/results")
+        var measured = 0
+        for rule in RuleCatalog.bundled.rules {
+            guard let m = rule.measurement else {
+                #expect(rule.confidence != .measured, "\(rule.id) is measured without a measurement")
+                continue
+            }
+            #expect(m.engine.hasPrefix("WebKitGTK "))
+            var checks: [[String: Any]] = []
+            for experiment in m.experiments {
+                let data = try Data(contentsOf: results.appendingPathComponent("\(experiment).json"))
+                let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                checks += (object["checks"] as? [[String: Any]] ?? []).filter { $0["rule"] as? String == rule.id.rawValue }
+            }
+            #expect(!checks.isEmpty, "\(rule.id): its experiments hold no check of it")
+            let agree = checks.allSatisfy { $0["agree"] as? Bool == true }
+            #expect(agree == m.agrees, "\(rule.id)")
+            if agree {
+                #expect(rule.confidence == .measured, "\(rule.id)")
+                measured += 1
+            } else {
+                #expect(rule.confidence != .measured && m.note != nil, "\(rule.id): a disagreement keeps the rule's confidence and says why")
+            }
+        }
+        #expect(measured >= 15)
     }
 
     @Test("each rule has a statement, a summary and a source")
