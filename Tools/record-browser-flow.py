@@ -2,7 +2,7 @@
 """Records an H5 scenario page, loaded by a real browser engine, into a pcap with
 `h5replay record`, so that Recordings/ holds flows a real engine produced.
 
-  record-browser-flow.py SCENARIO OUT.pcap [--browser chromium]
+  record-browser-flow.py SCENARIO OUT.pcap [--browser chromium|webkitgtk]
 
 Scenarios:
   xhr-fetch      a page whose script posts JSON with XMLHttpRequest, posts a form body
@@ -11,7 +11,9 @@ Scenarios:
                  Set-Cookie, then a page whose script fetches with that cookie
 
 The origin runs on 127.0.0.1; headless Chromium (Debian's `chromium`) loads the page with
-a virtual-time budget so that its scripts finish; `h5replay record -i lo` captures. Needs
+a virtual-time budget so that its scripts finish, or, with `--browser webkitgtk`,
+WebKitGTK (the lab's `Tools/lab/load`, a WebKit engine like WKWebView's) loads it until
+its script sets the title to done; `h5replay record -i lo` captures. Needs
 root (capturing) and the release or debug build of h5replay.
 """
 import json
@@ -110,8 +112,11 @@ def main():
         if recorder.poll() is not None:
             sys.exit("h5replay record did not start: " + recorder.stderr.read())
     time.sleep(0.3)
-    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                    "--virtual-time-budget=5000", "--dump-dom", f"http://127.0.0.1:{port}/"], check=True, capture_output=True, timeout=120)
+    if browser == "webkitgtk":
+        subprocess.run([os.path.join(root, "Tools/lab/load"), f"http://127.0.0.1:{port}/", "--timeout", "20"], check=True, capture_output=True, timeout=120)
+    else:
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                        "--virtual-time-budget=5000", "--dump-dom", f"http://127.0.0.1:{port}/"], check=True, capture_output=True, timeout=120)
     time.sleep(0.5)
     recorder.send_signal(signal.SIGINT)
     output, _ = recorder.communicate(timeout=60)

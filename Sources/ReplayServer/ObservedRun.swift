@@ -32,6 +32,9 @@ public enum ObservedRun {
                 guard let a = arrived(e.sequence) else {
                     // A redirect target that never came is the chain start's finding.
                     if (e.redirect?.hop ?? 0) > 0 { continue }
+                    // A favicon is the browser's own chrome, not the page's traffic: Chromium
+                    // asks for one, WebKit (WKWebView, WebKitGTK) does not.
+                    if e.request.target?.path == "/favicon.ico" { continue }
                     var missing = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: .empty)
                     missing.observedMissing = true
                     outcomes.append(missing)

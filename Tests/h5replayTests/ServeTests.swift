@@ -107,4 +107,35 @@ struct ServeTests {
         #expect(!findings.contains { $0.hasPrefix("BODY_") || $0.hasPrefix("REDIRECT_") || $0.hasPrefix("REQUEST_STALLED") }, "\(findings)\n\(log)")
         #expect(log.contains("observed run"), "\(log)")
     }
+
+    /// Whether WebKitGTK can start here: its introspection data, python3-gi and Xvfb
+    /// (Tools/lab/setup installs them; Tools/test runs it first).
+    static var webKitGTKAvailable: Bool {
+        FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/girepository-1.0/WebKit2-4.1.typelib") && which("Xvfb") != nil
+            && FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/gi/__init__.py")
+    }
+
+    @Test("WebKitGTK, a second real engine, loads pages a real engine recorded, through serve: no body, redirect or missing-request finding",
+          .enabled(if: webKitGTKAvailable, "WebKitGTK is not installed (Tools/lab/setup installs it)"),
+          arguments: ["browser-xhr-fetch", "browser-form-redirect"])
+    func webKitGTK(recording: String) throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (server, port, out) = try Self.serve(["Recordings/\(recording).pcap", "--db", "serve.sqlite"], in: dir)
+        let browser = Process()
+        browser.executableURL = CLITests.root.appendingPathComponent("Tools/lab/load")
+        browser.arguments = ["http://127.0.0.1:\(port)/", "--timeout", "15"]
+        let page = Pipe()
+        browser.standardOutput = page
+        browser.standardError = FileHandle.nullDevice
+        try browser.run()
+        let result = String(decoding: page.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        browser.waitUntilExit()
+        let log = Self.stop(server, out)
+        // The page's scripts ran to the end in WebKit: they set the title once their last fetch answered.
+        #expect(browser.terminationStatus == 0 && result.contains("\"title\": \"done\""), "\(result)\n\(log)")
+        let findings = try Self.observedFindings(dir.appendingPathComponent("serve.sqlite"))
+        #expect(!findings.contains { $0.hasPrefix("BODY_") || $0.hasPrefix("REDIRECT_") || $0.hasPrefix("REQUEST_STALLED") }, "\(findings)\n\(log)")
+        #expect(log.contains("observed run"), "\(log)")
+    }
 }
