@@ -455,4 +455,95 @@ experiment(
     ],
 )
 
+
+# Plain HTTP side by side: the same bodies to an HTTP origin arrive whole, Blob included.
+HTTP_BODY_SCRIPT = """
+  results.string = await SEND("POST", urls.api + "/string", "hello world");
+  results.params = await SEND("POST", urls.api + "/params", new URLSearchParams("a=1&b=two"));
+  """ + FORM_FIELDS + """
+  results.formdata = await SEND("POST", urls.api + "/formdata", fd);
+  results.arraybuffer = await SEND("POST", urls.api + "/arraybuffer", new Uint8Array([1, 2, 3, 4]).buffer);
+  results.typed = await SEND("POST", urls.api + "/typed", new Uint8Array([5, 6, 7, 8]));
+  results.blob = await SEND("POST", urls.api + "/blob", new Blob([new Uint8Array([1, 2, 3, 4, 5])], {type: "application/octet-stream"}));
+  """ + FORM_FILE + """
+  results.formfile = await SEND("POST", urls.api + "/formfile", ff);
+"""
+
+for transport, send in (("XHR", "xhr"), ("fetch", "fetchIt")):
+    experiment(
+        id=f"http-bodies-{send.replace('It', '')}", rules=["S2"], pageAt="api",
+        title=f"{transport} POST bodies by JavaScript type to the HTTP origin, beside the scheme handler's",
+        script=HTTP_BODY_SCRIPT.replace("SEND", send),
+        checks=lambda r, transport=transport: [
+            check("S2", f"over plain HTTP a {transport}'s Blob body arrives (the loss is the handler's)", "arrives",
+                  "arrives" if body_at(r, "api", "/blob") == "5 bytes" else body_at(r, "api", "/blob")),
+            check("S2", f"over plain HTTP a {transport}'s FormData with a File arrives", "arrives",
+                  "arrives" if arrivals(r, "api", "/formfile") and "a.jpg" in arrivals(r, "api", "/formfile")[0]["body"] else body_at(r, "api", "/formfile")),
+        ],
+    )
+
+
+OTHER_SENDERS = """
+  results.sync = await xhr("POST", BASE + "/sync", "sync body", {sync: true});
+  try { results.beacon = navigator.sendBeacon(BASE + "/beacon", "beacon body"); } catch (e) { results.beacon = String(e); }
+  results.keepalive = await fetchIt("POST", BASE + "/keepalive", "keepalive body", {keepalive: true});
+  try { const form = document.getElementById("f"); form.action = BASE + "/form"; form.submit(); } catch (e) { results.form = String(e); }
+  await sleep(1500);
+"""
+FORM_HTML = "<form id=f method=post target=sink><input name=field value=form-body></form><iframe name=sink></iframe>"
+
+for at, base in (("handler", "urls.app"), ("api", "urls.api")):
+    experiment(
+        id=f"{'handler' if at == 'handler' else 'http'}-other-senders", rules=["S3"], pageAt="app" if at == "handler" else "api",
+        title=f"a synchronous XHR, sendBeacon, fetch with keepalive and a form submit, each POSTing text to the {'scheme handler' if at == 'handler' else 'HTTP origin'}",
+        html=FORM_HTML, settle=1.0,
+        script=OTHER_SENDERS.replace("BASE", base),
+        checks=lambda r, at=at: [
+            check("S3", f"{what} reaches the {'handler' if at == 'handler' else 'HTTP origin'} with its body", "arrives",
+                  "arrives" if arrivals(r, at, path) and arrivals(r, at, path)[0]["bodyLength"] == length else body_at(r, at, path))
+            for what, path, length in (("a synchronous XHR", "/sync", 9), ("fetch with keepalive", "/keepalive", 14), ("a form submit", "/form", 15))
+            + ((("sendBeacon", "/beacon", 11),) if at == "api" else ())
+        ] + ([
+            # An observation no rule states yet: WebKit refuses a beacon to a custom scheme.
+            check(None, "sendBeacon to the custom scheme", "not sent",
+                  "not sent" if not arrivals(r, "handler", "/beacon") else "sent")
+        ] if at == "handler" else []),
+    )
+
+
+def landing(prefix):
+    return (200, [("Content-Type", "text/html")],
+            "<!doctype html><script>window.webkit.messageHandlers.lab.postMessage(JSON.stringify({href: location.href}))</script>")
+
+
+NAV_ROUTES = {
+    "POST /nav302": (302, [("Location", "/landed302.html")], ""),
+    "POST /nav307": (307, [("Location", "/landed307.html")], ""),
+    "* /landed302.html": landing(""),
+    "* /landed307.html": landing(""),
+}
+
+for code in (302, 307):
+    for at in ("api", "handler"):
+        experiment(
+            id=f"{'http' if at == 'api' else 'handler'}-navigation-{code}", rules=["N1" if at == "api" else "S5"], pageAt="app" if at == "handler" else at,
+            title=f"a form POST navigation answered by {code} from the {'HTTP origin' if at == 'api' else 'scheme handler'}",
+            html="<form id=f method=post><input name=field value=nav></form>", timeout=6, silenceIsObservation=True,
+            **{"handler" if at == "handler" else "api": dict(NAV_ROUTES)},
+            script=f"""
+  const form = document.getElementById("f");
+  form.action = {"urls.app" if at == "handler" else "urls.api"} + "/nav{code}"; form.submit();
+  await sleep(100000);
+""",
+            checks=lambda r, at=at, code=code: [
+                check("N1", f"a {code} to a form POST navigation is followed, as {'POST with the body' if code == 307 else 'GET'}, and location.href is the target",
+                      f"followed, location.href {'/landed%d.html' % code}",
+                      (f"followed, location.href {'/landed%d.html' % code}" if (r.get("saw") or {}).get("href", "").endswith(f"/landed{code}.html")
+                       and arrivals(r, "api", f"/landed{code}.html", "POST" if code == 307 else "GET") else "not followed"))
+            ] if at == "api" else [
+                check("S5", f"a {code} answered by the scheme handler to a form POST navigation is followed", "not followed",
+                      "followed" if arrivals(r, "handler", f"/landed{code}.html") else "not followed")
+            ],
+        )
+
 BY_ID = {e["id"]: e for e in EXPERIMENTS}
