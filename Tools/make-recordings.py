@@ -344,6 +344,33 @@ FLOWS["ionic-first-launch-login"] = har([
     entry(5000, "GET", O + "/api/me", xhr_headers([("Cookie", "psid=e81c")]), 200, [("Content-Type", "application/json")], '{"user":"alice"}', resp_mime="application/json"),
 ], "An app's first launch: a form login answered by a 302 with the session cookie, then the portal's page and its API.")
 
+# 23. An activity page an offline package and a prefetch config cover (seed 004): the page
+#     and its script are in the package (the script's md5 is the server's: a hit), the
+#     stylesheet's is older (stale), the banner image redirects to a CDN; the page's
+#     document sets a cookie for /topic; native code would prefetch three API calls the page
+#     makes (one exactly, one the page sends with that cookie, one with another body) and a
+#     fourth it never makes.
+ACT = "https://act.example.com"
+page_url = ACT + "/topic/v1/pub/danV9fm7.html?id=163&itemId=126"
+act_js, act_css = "renderTopic({id: 163});", "body { color: #333 }"
+FLOWS["offline-package-page"] = har([
+    entry(0, "GET", page_url, doc_headers(), 200, [("Content-Type", "text/html; charset=utf-8"), ("Set-Cookie", "visit=v1; Path=/topic")], "<script src=/ares/topic.js></script>"),
+    entry(90, "GET", ACT + "/ares/topic.js", [("Accept", "*/*"), ("Sec-Fetch-Dest", "script"), ("Sec-Fetch-Mode", "no-cors")], 200,
+          [("Content-Type", "application/javascript")], act_js, resp_mime="application/javascript"),
+    entry(95, "GET", ACT + "/ares/topic.css", [("Accept", "text/css"), ("Sec-Fetch-Dest", "style"), ("Sec-Fetch-Mode", "no-cors")], 200,
+          [("Content-Type", "text/css")], act_css, resp_mime="text/css"),
+    entry(100, "GET", ACT + "/ares/banner.png", [("Accept", "image/*"), ("Sec-Fetch-Dest", "image"), ("Sec-Fetch-Mode", "no-cors")], 302,
+          [("Location", "https://cdn.example.com/banner-v2.png")]),
+    entry(140, "GET", "https://cdn.example.com/banner-v2.png", [("Accept", "image/*"), ("Sec-Fetch-Dest", "image"), ("Sec-Fetch-Mode", "no-cors")], 200,
+          [("Content-Type", "image/png")], "PNG", resp_mime="image/png"),
+    entry(1800, "GET", ACT + "/act/napi/distribution/info?id=163&itemId=126", xhr_headers(), 200,
+          [("Content-Type", "application/json")], '{"stock":12}', resp_mime="application/json"),
+    entry(1900, "GET", ACT + "/topic/v1/user.json?id=163&itemId=126", xhr_headers([("Cookie", "visit=v1")]), 200,
+          [("Content-Type", "application/json")], '{"visits":3}', resp_mime="application/json"),
+    entry(2100, "POST", ACT + "/topic/v1/ding/sinkList.json?id=163&itemId=126", xhr_headers([("Content-Type", "application/json"), ("Origin", ACT), ("Cookie", "visit=v1")]), 200,
+          [("Content-Type", "application/json")], '{"list":[]}', post=("application/json", '{"visitRecord":{"page":1}}'), resp_mime="application/json"),
+], "An activity page with its script, stylesheet and banner, then the two API calls a prefetch config names.")
+
 SCENARIOS = {
     "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
@@ -356,6 +383,40 @@ SCENARIOS = {
                                           {"method": "POST", "url": "*/api/stream", "bodyKind": "stream"}]},
 }
 
+import hashlib
+
+
+def md5(text):
+    return hashlib.md5(text.encode()).hexdigest()
+
+
+# Offline packages and prefetch configs (seed 004), in the config API's envelope.
+RESOURCE_MAPS = {
+    "offline-package-page": {"code": 200, "data": {"version": "553", "update": True, "resourcemap": {
+        page_url.split("?")[0] + "?id=163&itemId=126#top": {"version": "3", "md5": md5("<script src=/ares/topic.js></script>"), "download": "https://cdn.example.com/xcache/3/page.html", "ctype": "text/html"},
+        ACT + "/ares/topic.js": {"version": "3", "md5": md5(act_js), "download": "https://cdn.example.com/xcache/3/topic.js", "ctype": "application/javascript;charset=UTF-8"},
+        ACT + "/ares/topic.css": {"version": "2", "md5": md5("body { color: #000 }"), "download": "https://cdn.example.com/xcache/2/topic.css", "ctype": "text/css"},
+        ACT + "/ares/banner.png": {"version": "1", "md5": md5("PNG-old"), "download": "https://cdn.example.com/xcache/1/banner.png", "ctype": "image/png"},
+    }}},
+    "xhr-json-post": {"resourcemap": {
+        M + "/static/cart.js": {"version": "1", "md5": md5("fetchCart()"), "download": "https://cdn.example.com/xcache/1/cart.js", "ctype": "application/javascript"},
+        M + "/cart": {"version": "1", "md5": md5("<div id=cart></div>"), "download": "https://cdn.example.com/xcache/1/cart.html", "ctype": "text/html"},
+    }},
+}
+PREFETCH_CONFIGS = {
+    "offline-package-page": {"code": 200, "data": {"name": "prefetchConfig", "version": "4", "config": [{
+        "url": ACT + "/topic/v1/pub/danV9fm7.html",
+        "interfaces": [
+            {"api": ACT + "/act/napi/distribution/info", "method": "GET", "urlParam": True},
+            {"api": ACT + "/topic/v1/user.json", "method": "GET", "urlParam": True},
+            {"api": ACT + "/topic/v1/ding/sinkList.json", "method": "POST", "urlParam": True, "bodyParam": True, "body": {"visitRecord": {}}},
+            {"api": ACT + "/act/napi/coupon", "method": "GET", "urlParam": True},
+        ]}]}},
+    "xhr-json-post": {"config": [{
+        "url": M + "/cart",
+        "interfaces": [{"api": M + "/api/order", "method": "POST", "body": {"sku": "tea-250g", "quantity": 1}}]}]},
+}
+
 if __name__ == "__main__":
     os.makedirs("Recordings", exist_ok=True)
     for name, doc in FLOWS.items():
@@ -363,6 +424,12 @@ if __name__ == "__main__":
             json.dump(doc, f, indent=2, ensure_ascii=False)
             f.write("\n")
         print(f"Recordings/{name}.har: {len(doc['log']['entries'])} entries")
+    for kind, docs in (("resourcemap", RESOURCE_MAPS), ("prefetch", PREFETCH_CONFIGS)):
+        for name, doc in docs.items():
+            with open(f"Recordings/{name}.{kind}.json", "w") as f:
+                json.dump(doc, f, indent=2)
+                f.write("\n")
+            print(f"Recordings/{name}.{kind}.json")
     for name, scenario in SCENARIOS.items():
         with open(f"Recordings/{name}.scenario.json", "w") as f:
             json.dump(scenario, f, indent=2)

@@ -83,7 +83,9 @@ public struct FindingDetector: Sendable {
                 let response = BodyFingerprint(e.response.body)
                 out.append(make(.responseMutated, e, result.preset, recording.name, outcome.responseRules,
                     expected: ["bodyLength": String(response.length), "bodySHA256": response.sha256], actual: ["body": "not delivered as binary"],
-                    sentence: "\(label) gets its binary response mangled by the JSON bridge"))
+                    sentence: outcome.responseRules.contains("O2")
+                        ? "\(label) is served the offline package's file, not what the server sent"
+                        : "\(label) gets its binary response mangled by the JSON bridge"))
             }
 
             if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {

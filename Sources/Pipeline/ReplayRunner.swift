@@ -55,9 +55,33 @@ public struct ReplayRunner: Sendable {
             var detector = self.detector
             detector.importantCookies += input.scenario.importantCookies
             let findings = detector.findings(for: input.recording, result: result, labels: labelLists[r])
-            results.set(index, ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents))
+            var runResult = ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
+            runResult.coverage = Self.coverage(of: result, in: input.recording)
+            results.set(index, runResult)
         }
         return results.values
+    }
+
+    /// What the offline package and the prefetch config did under one preset: one item per
+    /// request the package was asked about, one per prefetched call.
+    static func coverage(of result: EmulationResult, in recording: Recording) -> [CoverageItem] {
+        var items: [CoverageItem] = []
+        for o in result.outcomes {
+            guard let verdict = o.offline else { continue }
+            let e = recording.exchanges[o.sequence]
+            let detail: String
+            switch verdict {
+            case .hit: detail = "served from the package, the server's bytes"
+            case .stale: detail = "served from the package, whose file is not what the server sent (O2)"
+            case .miss: detail = "not in the package"
+            case .notInterceptable: detail = "in the package, but nothing intercepts it under this preset"
+            }
+            items.append(CoverageItem(kind: .offline, sequence: o.sequence, verdict: verdict.rawValue, method: e.request.method, url: e.request.url, detail: detail))
+        }
+        for p in result.prefetch {
+            items.append(CoverageItem(kind: .prefetch, sequence: p.page, verdict: p.verdict.rawValue, method: p.method, url: p.url, detail: p.detail))
+        }
+        return items
     }
 
     /// Replays and stores the run in `store`; returns the run's id.
@@ -84,8 +108,12 @@ public struct ReplayRunner: Sendable {
                 start += slice.count
                 let results = replay(slice)
                 try writer.add(results)
-                // What the report needs: which recordings were replayed, and the findings.
-                kept += results.map { ReportStore.RunResult(recording: $0.recording, preset: $0.preset, outcomes: [], findings: $0.findings, replayed: !$0.outcomes.isEmpty) }
+                // What the report needs: which recordings were replayed, the findings and coverage.
+                kept += results.map {
+                    var kept = ReportStore.RunResult(recording: $0.recording, preset: $0.preset, outcomes: [], findings: $0.findings, replayed: !$0.outcomes.isEmpty)
+                    kept.coverage = $0.coverage
+                    return kept
+                }
             }
             row.finishedAt = ReportStore.timestamp(Date())
             try writer.finish(at: row.finishedAt)

@@ -34,6 +34,7 @@ extension ReportStore {
             var outcomes: [Row]
             var findings: [Row]
             var jarEvents: [Row]
+            var coverage: [Row]
         }
         var shards: [Shard] = []
         for path in paths {
@@ -57,7 +58,8 @@ extension ReportStore {
                     path: path, run: run, recordings: recordings, cookieSent: sent, cookieInferred: inferred,
                     outcomes: try Row.fetchAll(db, sql: "SELECT * FROM outcome WHERE run_id = ? ORDER BY id", arguments: [runID]),
                     findings: try Row.fetchAll(db, sql: "SELECT * FROM finding WHERE run_id = ? ORDER BY id", arguments: [runID]),
-                    jarEvents: try Row.fetchAll(db, sql: "SELECT * FROM jar_event WHERE run_id = ? ORDER BY id", arguments: [runID]))
+                    jarEvents: try Row.fetchAll(db, sql: "SELECT * FROM jar_event WHERE run_id = ? ORDER BY id", arguments: [runID]),
+                    coverage: try Row.fetchAll(db, sql: "SELECT * FROM coverage_item WHERE run_id = ? ORDER BY id", arguments: [runID]))
             }
             if let first = shards.first {
                 guard shard.run.profile == first.run.profile, shard.run.presets == first.run.presets else {
@@ -139,6 +141,10 @@ extension ReportStore {
                         INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [runID, e["recording_name"], e["preset"], e["time"], e["jar"], e["name"], e["domain"], e["path"], e["change"], e["rule"], e["what"]])
+                }
+                for c in shard.coverage where keep(c) {
+                    try db.execute(sql: "INSERT INTO coverage_item (run_id, recording_name, preset, kind, sequence, verdict, method, url, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        arguments: [runID, c["recording_name"], c["preset"], c["kind"], c["sequence"], c["verdict"], c["method"], c["url"], c["detail"]])
                 }
             }
             return MergeSummary(runID: runID, recordings: recordingIDs.count, findings: findingCount, duplicates: duplicates.sorted())

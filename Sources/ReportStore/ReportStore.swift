@@ -255,6 +255,8 @@ public struct ReportStore: Sendable {
         public var outcomes: [Outcome]
         public var findings: [Finding]
         public var jarEvents: [JarEvent]
+        /// What an offline package and a prefetch config did, when the run had them.
+        public var coverage: [CoverageItem] = []
 
         /// The recording had exchanges to replay (its outcomes may have been stored and let go).
         public var replayed: Bool
@@ -301,6 +303,7 @@ public struct ReportStore: Sendable {
         let outcomeInsert: RawInsert
         let findingInsert: RawInsert
         let eventInsert: RawInsert
+        let coverageInsert: RawInsert
         var scratch: [UInt8] = []
 
         init(_ db: Database, runID: Int64) throws {
@@ -323,6 +326,10 @@ public struct ReportStore: Sendable {
             eventInsert = try RawInsert(db, sql: """
                 INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            coverageInsert = try RawInsert(db, sql: """
+                INSERT INTO coverage_item (run_id, recording_name, preset, kind, sequence, verdict, method, url, detail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         }
 
@@ -353,6 +360,12 @@ public struct ReportStore: Sendable {
                     i.bind(12, text: scratch)
                     try i.run()
                 }
+                for c in result.coverage {
+                    let i = coverageInsert
+                    i.bind(1, runID); i.bind(2, result.recording); i.bind(3, result.preset); i.bind(4, c.kind.rawValue)
+                    i.bind(5, c.sequence); i.bind(6, c.verdict); i.bind(7, c.method); i.bind(8, c.url); i.bind(9, c.detail)
+                    try i.run()
+                }
                 for f in result.findings {
                     let i = findingInsert
                     i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
@@ -374,6 +387,23 @@ public struct ReportStore: Sendable {
                 }
             }
         }
+    }
+
+    /// What the offline package and the prefetch config did in a run, by recording and preset.
+    public func coverage(run: Int64) throws -> [String: [String: [CoverageItem]]] {
+        let rows = try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM coverage_item WHERE run_id = ? ORDER BY recording_name, preset, kind, sequence, id", arguments: [run])
+        }
+        var out: [String: [String: [CoverageItem]]] = [:]
+        for row in rows {
+            let raw: String = row["kind"]
+            guard let kind = CoverageItem.Kind(rawValue: raw) else {
+                throw StoreError.unknownValue(table: "coverage_item", row: row["id"], column: "kind", value: raw)
+            }
+            let item = CoverageItem(kind: kind, sequence: row["sequence"], verdict: row["verdict"], method: row["method"], url: row["url"], detail: row["detail"])
+            out[row["recording_name"], default: [:]][row["preset"], default: []].append(item)
+        }
+        return out
     }
 
     /// The run with `id`, or the latest run when `id` is nil.
@@ -587,5 +617,27 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
         case let .unknownValue(table, row, column, value):
             return "table \(table), row \(row): \(column) '\(value)' is not one this version of h5replay knows; use the version that wrote the database, or delete the run"
         }
+    }
+}
+
+/// One request's offline-package verdict, or one prefetched call's, under one preset.
+public struct CoverageItem: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable { case offline, prefetch }
+    public var kind: Kind
+    /// The recorded exchange (offline), or the page load (prefetch).
+    public var sequence: Int
+    /// An `OfflineVerdict` or a `PrefetchVerdict` raw value.
+    public var verdict: String
+    public var method: String
+    public var url: String
+    public var detail: String
+
+    public init(kind: Kind, sequence: Int, verdict: String, method: String, url: String, detail: String) {
+        self.kind = kind
+        self.sequence = sequence
+        self.verdict = verdict
+        self.method = method
+        self.url = url
+        self.detail = detail
     }
 }

@@ -269,6 +269,38 @@ enum Schema {
             try db.execute(sql: "ALTER TABLE finding ADD COLUMN likelihood REAL")
             try db.execute(sql: "ALTER TABLE finding ADD COLUMN rank TEXT")
         }
+        migrator.registerMigration("v10: offline package and prefetch coverage") { db in
+            // Per recording and preset of a run: each request's offline-package verdict
+            // (hit, stale, miss, not-interceptable) and each prefetched call's (hit,
+            // mismatch, stale, unused); the `coverage` view counts them.
+            try db.execute(sql: """
+                CREATE TABLE coverage_item (
+                  id INTEGER PRIMARY KEY,
+                  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+                  recording_name TEXT NOT NULL,
+                  preset TEXT NOT NULL,
+                  kind TEXT NOT NULL,
+                  sequence INTEGER NOT NULL,
+                  verdict TEXT NOT NULL,
+                  method TEXT NOT NULL,
+                  url TEXT NOT NULL,
+                  detail TEXT NOT NULL)
+                """)
+            try db.execute(sql: "CREATE INDEX coverage_by_run ON coverage_item(run_id, recording_name, preset)")
+            try db.execute(sql: """
+                CREATE VIEW coverage AS
+                SELECT run_id, recording_name, preset,
+                  SUM(kind = 'offline' AND verdict = 'hit') AS offline_hit,
+                  SUM(kind = 'offline' AND verdict = 'stale') AS offline_stale,
+                  SUM(kind = 'offline' AND verdict = 'miss') AS offline_miss,
+                  SUM(kind = 'offline' AND verdict = 'not-interceptable') AS offline_not_interceptable,
+                  SUM(kind = 'prefetch' AND verdict = 'hit') AS prefetch_hit,
+                  SUM(kind = 'prefetch' AND verdict = 'mismatch') AS prefetch_mismatch,
+                  SUM(kind = 'prefetch' AND verdict = 'stale') AS prefetch_stale,
+                  SUM(kind = 'prefetch' AND verdict = 'unused') AS prefetch_unused
+                FROM coverage_item GROUP BY run_id, recording_name, preset
+                """)
+        }
         return migrator
     }
 }

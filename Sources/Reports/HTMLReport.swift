@@ -50,6 +50,7 @@ public struct HTMLReport: Sendable {
 
             """
         out += matrix(model)
+        out += coverage(model)
         for recording in model.recordings {
             out += "<section class=\"recording\" id=\"\(anchor(recording))\"><h2>\(h(recording))</h2>\n"
             if let r = context.recordings[recording] { out += chains(r, model: model, context: context) }
@@ -78,6 +79,23 @@ public struct HTMLReport: Sendable {
     }
 
     // MARK: - Parts
+
+    /// Per recording and preset, what the offline package and the prefetch did to each
+    /// request, when the run had them.
+    private func coverage(_ model: ReportModel) -> String {
+        let pairs = model.coveragePairs
+        guard !pairs.isEmpty else { return "" }
+        var out = "<section class=\"coverage\"><h2>Offline package and prefetch coverage</h2>\n"
+        for (recording, preset) in pairs {
+            let items = model.coverage[recording]?[preset] ?? []
+            out += "<details><summary><b>\(h(recording))</b> / \(h(preset))</summary><table><tr><th>kind</th><th>#</th><th>verdict</th><th>request</th><th>why</th></tr>\n"
+            for item in items {
+                out += "<tr><td>\(h(item.kind.rawValue))</td><td>\(item.sequence)</td><td>\(h(item.verdict))</td><td>\(h(item.method)) \(h(item.url))</td><td>\(h(item.detail))</td></tr>\n"
+            }
+            out += "</table></details>\n"
+        }
+        return out + "</section>\n"
+    }
 
     /// " (measured in WebKitGTK 2.50.6)" after a rule the lab measured.
     static func measured(_ rule: RuleID) -> String {

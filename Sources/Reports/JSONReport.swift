@@ -8,7 +8,11 @@ import Foundation
 ///   "summary": {errors, warnings, infos, findings},
 ///   "matrix": [{recording, preset, errors, warnings, infos}],
 ///   "findings": [{preset, code, severity, recording, sequence, method, url, subject,
-///                 rules, confidence, message, expected, actual}]}`
+///                 rules, confidence, message, expected, actual}],
+///   "coverage": [{recording, preset, offline: {hit, stale, miss, notInterceptable},
+///                 prefetch: {hit, mismatch, stale, unused}, items: [{kind, sequence,
+///                 verdict, method, url, detail}]}]}`
+/// `coverage` is empty unless the run had an offline package or a prefetch config.
 public struct JSONReport: Sendable {
     public var redactor: Redactor
 
@@ -46,7 +50,18 @@ public struct JSONReport: Sendable {
                 "expected": redactor.fields(f.expected), "actual": redactor.fields(f.actual),
             ]
         }
+        let coverage: [[String: Any]] = model.coveragePairs.map { pair in
+            let counts = model.coverageCounts(recording: pair.recording, preset: pair.preset) ?? ReportModel.CoverageCounts()
+            let items = model.coverage[pair.recording]?[pair.preset] ?? []
+            return [
+                "recording": pair.recording, "preset": pair.preset,
+                "offline": ["hit": counts.offline["hit"] ?? 0, "stale": counts.offline["stale"] ?? 0, "miss": counts.offline["miss"] ?? 0, "notInterceptable": counts.offline["not-interceptable"] ?? 0],
+                "prefetch": ["hit": counts.prefetch["hit"] ?? 0, "mismatch": counts.prefetch["mismatch"] ?? 0, "stale": counts.prefetch["stale"] ?? 0, "unused": counts.prefetch["unused"] ?? 0],
+                "items": items.map { ["kind": $0.kind.rawValue, "sequence": $0.sequence, "verdict": $0.verdict, "method": $0.method, "url": $0.url, "detail": $0.detail] as [String: Any] },
+            ]
+        }
         let object: [String: Any] = [
+            "coverage": coverage,
             "run": runObject,
             "summary": ["errors": model.count(.error), "warnings": model.count(.warning), "infos": model.count(.info), "findings": model.findings.count],
             "matrix": matrix,

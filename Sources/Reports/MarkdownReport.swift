@@ -39,6 +39,15 @@ public struct MarkdownReport: Sendable {
             }
             out += "\n"
         }
+        if !model.coveragePairs.isEmpty {
+            out += "\n### Offline package and prefetch coverage\n\n| recording | preset | offline hit | stale | miss | not interceptable | prefetch hit | mismatch | stale | unused |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+            for (recording, preset) in model.coveragePairs {
+                guard let c = model.coverageCounts(recording: recording, preset: preset) else { continue }
+                let o = ["hit", "stale", "miss", "not-interceptable"].map { String(c.offline[$0] ?? 0) }
+                let p = ["hit", "mismatch", "stale", "unused"].map { String(c.prefetch[$0] ?? 0) }
+                out += "| \(escape(recording)) | \(preset) | " + (o + p).joined(separator: " | ") + " |\n"
+            }
+        }
         for preset in model.presets {
             let findings = model.findings.filter { $0.preset == preset }
             guard !findings.isEmpty else { continue }

@@ -13,6 +13,9 @@ public struct ReportModel: Sendable {
     /// Counts per recording and preset, made in one pass: a matrix of a thousand recordings
     /// under ten presets asks ten thousand times.
     private var cells: [String: Cell]
+    /// What an offline package and a prefetch config did, by recording and preset; empty
+    /// when the run had neither.
+    public var coverage: [String: [String: [CoverageItem]]] = [:]
 
     public init(run: RunRow, recordings: [String], presets: [String], findings: [Finding]) {
         self.run = run
@@ -38,7 +41,9 @@ public struct ReportModel: Sendable {
     /// Loads the run `id` (the latest when nil) from `store`.
     public static func load(from store: ReportStore, run id: Int64?) throws -> ReportModel? {
         guard let run = try store.run(id: id), let runID = run.id else { return nil }
-        return ReportModel(run: run, recordings: try store.recordingNames(run: runID), presets: run.presetList, findings: try store.findings(run: runID))
+        var model = ReportModel(run: run, recordings: try store.recordingNames(run: runID), presets: run.presetList, findings: try store.findings(run: runID))
+        model.coverage = try store.coverage(run: runID)
+        return model
     }
 
     /// The run just replayed, from its results in hand: nothing read back. The same order
@@ -54,6 +59,33 @@ public struct ReportModel: Sendable {
             return a.0 < b.0
         }
         self.init(run: run, recordings: names, presets: run.presetList, findings: ordered.map(\.1))
+        for result in results where !result.coverage.isEmpty {
+            coverage[result.recording, default: [:]][result.preset] = result.coverage
+        }
+    }
+
+    /// Counts of one recording and preset's coverage: per verdict, for the offline package
+    /// and for the prefetch.
+    public struct CoverageCounts: Sendable, Hashable {
+        public var offline: [String: Int] = [:]
+        public var prefetch: [String: Int] = [:]
+    }
+
+    public func coverageCounts(recording: String, preset: String) -> CoverageCounts? {
+        guard let items = coverage[recording]?[preset], !items.isEmpty else { return nil }
+        var counts = CoverageCounts()
+        for item in items {
+            switch item.kind {
+            case .offline: counts.offline[item.verdict, default: 0] += 1
+            case .prefetch: counts.prefetch[item.verdict, default: 0] += 1
+            }
+        }
+        return counts
+    }
+
+    /// The recording and preset pairs with coverage, in matrix order.
+    public var coveragePairs: [(recording: String, preset: String)] {
+        recordings.flatMap { r in presets.compactMap { p in coverage[r]?[p].map { _ in (r, p) } } }
     }
 
     /// Findings counted per severity for one cell of the matrix.
@@ -167,6 +199,16 @@ public struct Redactor: Sendable {
         guard !showSecrets else { return model }
         var out = model
         out.findings = model.findings.map(finding)
+        out.coverage = model.coverage.mapValues { byPreset in
+            byPreset.mapValues { items in
+                items.map { item in
+                    var item = item
+                    item.url = url(item.url)
+                    item.detail = text(item.detail)
+                    return item
+                }
+            }
+        }
         return out
     }
 

@@ -32,6 +32,7 @@ public struct TableReport: Sendable {
         out += "Run \(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""): \(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s), \(model.presets.count) preset(s)\n\n"
         out += matrix(model)
         out += "\n\(model.count(.error)) error(s), \(model.count(.warning)) warning(s), \(model.count(.info)) info\n"
+        out += coverage(model)
         guard details else { return out }
         for preset in model.presets {
             let findings = model.findings.filter { $0.preset == preset }
@@ -71,6 +72,27 @@ public struct TableReport: Sendable {
         if value >= 10 { return "\(Int(value.rounded()))%" }
         if value >= 0.1 { return "\((value * 10).rounded() / 10)%" }
         return "<0.1%"
+    }
+
+    /// The offline package's and the prefetch's coverage, per recording and preset, when the
+    /// run had either: one line each.
+    public func coverage(_ model: ReportModel) -> String {
+        let pairs = model.coveragePairs
+        guard !pairs.isEmpty else { return "" }
+        var out = "\nOffline package and prefetch coverage (per recording and preset):\n"
+        let width = pairs.map { $0.recording.count + $0.preset.count + 3 }.max() ?? 0
+        for (recording, preset) in pairs {
+            guard let c = model.coverageCounts(recording: recording, preset: preset) else { continue }
+            var parts: [String] = []
+            if !c.offline.isEmpty {
+                parts.append("offline \(c.offline["hit"] ?? 0) hit, \(c.offline["stale"] ?? 0) stale, \(c.offline["miss"] ?? 0) miss, \(c.offline["not-interceptable"] ?? 0) not interceptable")
+            }
+            if !c.prefetch.isEmpty {
+                parts.append("prefetch \(c.prefetch["hit"] ?? 0) hit, \(c.prefetch["mismatch"] ?? 0) mismatch, \(c.prefetch["stale"] ?? 0) stale, \(c.prefetch["unused"] ?? 0) unused")
+            }
+            out += "  " + "\(recording) / \(preset)".padding(toLength: width, withPad: " ", startingAt: 0) + "  " + parts.joined(separator: "; ") + "\n"
+        }
+        return out
     }
 
     /// The matrix: one row per recording, one column per preset; each cell `E/W/I` or `ok`.

@@ -52,6 +52,8 @@ public struct Outcome: Sendable, Hashable {
     public var removedHeaders: [HeaderAddition] = []
     /// The body that arrives is the page's rebuilt in other bytes, its content kept (CAPH5).
     public var bodyReencoded = false
+    /// What the offline package did for this request, when the run has one (O1-O4).
+    public var offline: OfflineVerdict?
 
     public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
         self.sequence = sequence
@@ -211,6 +213,31 @@ public struct JarEvent: Sendable, Hashable {
     }
 }
 
+/// What became of one prefetched API call of a page load (PF1-PF3).
+public struct PrefetchOutcome: Sendable, Hashable {
+    /// The page load (its first hop) the config matched.
+    public var page: Int
+    public var interface: Int
+    public var method: String
+    /// The URL native code requested.
+    public var url: String
+    public var verdict: PrefetchVerdict
+    /// The page's own request for the same API, when it made one.
+    public var pageRequest: Int?
+    /// Why, in words: what differed.
+    public var detail: String
+
+    public init(page: Int, interface: Int, method: String, url: String, verdict: PrefetchVerdict, pageRequest: Int?, detail: String) {
+        self.page = page
+        self.interface = interface
+        self.method = method
+        self.url = url
+        self.verdict = verdict
+        self.pageRequest = pageRequest
+        self.detail = detail
+    }
+}
+
 /// The result of replaying a recording under one preset.
 public struct EmulationResult: Sendable {
     public var preset: String
@@ -218,11 +245,14 @@ public struct EmulationResult: Sendable {
     public var divergences: [JarDivergence]
     /// Both jars' changes in time order, synchronisations completed at the end included.
     public var jarEvents: [JarEvent]
+    /// Each prefetched API call, when the run has a prefetch config.
+    public var prefetch: [PrefetchOutcome]
 
-    public init(preset: String, outcomes: [Outcome], divergences: [JarDivergence], jarEvents: [JarEvent]) {
+    public init(preset: String, outcomes: [Outcome], divergences: [JarDivergence], jarEvents: [JarEvent], prefetch: [PrefetchOutcome] = []) {
         self.preset = preset
         self.outcomes = outcomes
         self.divergences = divergences
         self.jarEvents = jarEvents
+        self.prefetch = prefetch
     }
 }

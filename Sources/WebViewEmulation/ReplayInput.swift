@@ -15,6 +15,8 @@ public final class ReplayInput: Sendable {
     public let facts: [ExchangeFacts]
     /// The main frame's first document load (hop 0), when there is one.
     public let firstDocument: Int?
+    /// The page loads a prefetch config matched, with what each planned call met (PF1, PF2).
+    public let prefetchPages: [PrefetchPage]
 
     /// `provenance` is the one stored with the recording when there is one; otherwise it is
     /// computed here.
@@ -65,16 +67,67 @@ public final class ReplayInput: Sendable {
                     break
                 }
             }
+            if let package = scenario.offlinePackage { f.offline = package.verdict(for: e) }
             facts.append(f)
         }
         self.facts = facts
+        prefetchPages = scenario.prefetch.map { Self.matchPrefetch($0, exchanges) } ?? []
         firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
+    }
+
+    /// PF1, PF2: for each main-frame page load a config entry matches, the calls native
+    /// code would make and what the page itself asked before its next page load.
+    static func matchPrefetch(_ config: PrefetchConfig, _ exchanges: [Exchange]) -> [PrefetchPage] {
+        let pages = exchanges.filter { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }.map(\.sequence)
+        var out: [PrefetchPage] = []
+        for (i, page) in pages.enumerated() {
+            guard let entry = config.entry(forPage: exchanges[page].request.url) else { continue }
+            let end = i + 1 < pages.count ? pages[i + 1] : exchanges.count
+            let window = exchanges[(page + 1)..<end].filter { !$0.initiator.isDocument }
+            var calls: [PrefetchPage.Call] = []
+            for planned in PrefetchConfig.plan(entry, pageURL: exchanges[page].request.url) {
+                let api = PrefetchConfig.withoutQuery(planned.url)
+                let candidates = window.filter { $0.request.method == planned.method && PrefetchConfig.withoutQuery($0.request.url) == api }
+                let plannedQuery = Set(PrefetchConfig.queryItems(of: planned.url).map { "\($0.0)=\($0.1)" })
+                var call = PrefetchPage.Call(planned: planned, verdict: .unused, pageRequest: nil, detail: "the page never asked \(planned.method) \(api)")
+                for c in candidates {
+                    let query = Set(PrefetchConfig.queryItems(of: c.request.url).map { "\($0.0)=\($0.1)" })
+                    let body = planned.method == "GET" ? nil : PrefetchConfig.canonicalBody(c.request.body)
+                    if query == plannedQuery && body == planned.body {
+                        call = PrefetchPage.Call(planned: planned, verdict: .hit, pageRequest: c.sequence, detail: "the page asked exactly what was prefetched")
+                        break
+                    }
+                    if call.verdict == .unused {
+                        let what = query != plannedQuery
+                            ? "the page asked ?\(query.sorted().joined(separator: "&")), the prefetch ?\(plannedQuery.sorted().joined(separator: "&"))"
+                            : "the page's body \(body ?? "(none)") is not the prefetch's \(planned.body ?? "(none)")"
+                        call = PrefetchPage.Call(planned: planned, verdict: .mismatch, pageRequest: c.sequence, detail: what)
+                    }
+                }
+                calls.append(call)
+            }
+            out.append(PrefetchPage(page: page, calls: calls))
+        }
+        return out
     }
 
     /// Replays under one preset.
     public func replay(_ preset: Preset, profile: Profile = Profile()) -> EmulationResult {
         WebViewEmulator(preset: preset, profile: preset.profile(over: profile), scenario: scenario).run(self)
     }
+}
+
+/// A page load a prefetch config matched, and its planned calls.
+public struct PrefetchPage: Sendable, Hashable {
+    public struct Call: Sendable, Hashable {
+        public var planned: PrefetchConfig.PlannedRequest
+        /// hit, mismatch or unused; stale is decided per preset, from the jars.
+        public var verdict: PrefetchVerdict
+        public var pageRequest: Int?
+        public var detail: String
+    }
+    public var page: Int
+    public var calls: [Call]
 }
 
 /// What the replay input knows of one exchange before any preset runs.
@@ -97,4 +150,6 @@ public struct ExchangeFacts: Sendable, Hashable {
     public var formDataRebuilt: BodyFingerprint?
     /// B6: the URL-encoded body re-joined without percent-encoding, as the NetEase snippet does.
     public var urlSearchParamsRejoined: BodyFingerprint?
+    /// What the run's offline package holds for this request, before any preset (O1, O2).
+    public var offline: OfflineVerdict?
 }

@@ -79,6 +79,12 @@ public struct Scenario: Sendable, Hashable {
     public var importantCookies: [String] = []
     /// The recording is the app's first launch after install (ION3).
     public var firstLaunch: Bool = false
+    /// An offline package whose resources an intercepting preset serves (O1-O4):
+    /// `--offline-package`, or `NAME.resourcemap.json` beside a recording.
+    public var offlinePackage: OfflinePackage?
+    /// A prefetch config whose API calls native code makes before the page (PF1-PF3):
+    /// `--prefetch-config`, or `NAME.prefetch.json` beside a recording.
+    public var prefetch: PrefetchConfig?
 
     public init(preexisting: PreexistingJar = .both, binaryAsBlob: Bool = true, nativeCookies: [Cookie] = [], webCookies: [Cookie] = []) {
         self.preexisting = preexisting

@@ -51,6 +51,11 @@ public struct WebViewEmulator: Sendable {
         // RNW1: a jar copied into the other before the web view's first load, the load
         // waiting for it: at the session's start, before anything the recording holds.
         let firstLoadMirrors = hooks.beforeFirstLoad.compactMap { $0() }
+        // O4: chains whose first request the offline package answered: their hops never go.
+        var servedChains = Set<Int>()
+        var prefetch: [PrefetchOutcome] = []
+        var prefetchPages = [Int: PrefetchPage]()
+        for page in input.prefetchPages { prefetchPages[page.page] = page }
         for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
         var appPageEnd = exchanges.count
         if app != nil, let first = input.firstDocument {
@@ -78,6 +83,10 @@ public struct WebViewEmulator: Sendable {
                     outcome.changes.append(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the web view's first load"))
                 }
             }
+            if let page = prefetchPages[e.sequence] {
+                // PF1-PF3: native code prefetches the page's API calls as the load starts.
+                prefetch += prefetchOutcomes(page, at: time, jars: jars, provenance: provenance, exchanges: exchanges, into: &outcome)
+            }
             if let app, chainStart == input.firstDocument {
                 // A3: the bundled page; no server sees this load.
                 outcome.changes.append(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
@@ -86,6 +95,13 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             context.appPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd ? app : nil
+            if servedChains.contains(chainStart) {
+                // O4: the package answered the chain's first request; this hop never goes.
+                outcome.changes.append(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
+                for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O4"); jars.block(setCookie.name, from: .native, by: "O4") }
+                outcomes.append(outcome)
+                continue
+            }
             let plan: TransportPlan
             if hop == 0 {
                 plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
@@ -110,6 +126,33 @@ public struct WebViewEmulator: Sendable {
                 }
             }
 
+            if let verdict = facts.offline {
+                if verdict == .miss {
+                    outcome.offline = .miss
+                } else if !plan.intercepted || hop > 0 {
+                    outcome.offline = .notInterceptable
+                } else {
+                    // O1-O4: the interceptor serves the package's file; no server sees the request.
+                    outcome.offline = verdict
+                    outcome.changes.append(Change(rule: "O1", what: "served from the offline package"))
+                    if verdict == .stale {
+                        outcome.responseRules = ["O2"]
+                        outcome.changes.append(Change(rule: "O2", what: "the package's file is not what the server sent"))
+                    }
+                    if !facts.setCookies.isEmpty {
+                        for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O3"); jars.block(setCookie.name, from: .native, by: "O3") }
+                        outcome.changes.append(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
+                    }
+                    if e.response.isRedirect {
+                        servedChains.insert(chainStart)
+                        outcome.pageURL = e.request.url
+                        outcome.redirectRules = ["O4"]
+                        outcome.changes.append(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
+                    }
+                    outcomes.append(outcome)
+                    continue
+                }
+            }
             outcome.crossSiteCookies = crossSite
             // A1: a script's request from the app's page to a server reads the response only
             // if CORS lets the app origin read it.
@@ -197,7 +240,7 @@ public struct WebViewEmulator: Sendable {
 
             // The page's URL once the chain ends: the last hop's, unless a native session
             // followed it silently and handed the response over under the first URL.
-            if hop > 0, e.redirect?.next == nil {
+            if hop > 0, e.redirect?.next == nil, !servedChains.contains(chainStart) {
                 let silent = plan.redirects == .silent || (plan.redirects == .reloadDocument && !exchanges[chainStart].initiator.isDocument)
                 switch silent ? RedirectHandling.silent : plan.redirects {
                 case .silent:
@@ -220,7 +263,37 @@ public struct WebViewEmulator: Sendable {
         // TAU3: jars that never exchange cookies are not expected to agree.
         var separate = false
         if case .separate = jars.link { separate = true }
-        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events)
+        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
+    }
+
+    /// PF1-PF3: what each call a page load's prefetch makes meets; a hit whose page request
+    /// carried other cookies than NativeJar gives the prefetch is stale.
+    func prefetchOutcomes(_ page: PrefetchPage, at time: Double, jars: JarPair, provenance: CookieProvenance, exchanges: [Exchange], into outcome: inout Outcome) -> [PrefetchOutcome] {
+        var out: [PrefetchOutcome] = []
+        for call in page.calls {
+            var verdict = call.verdict
+            var detail = call.detail
+            if verdict == .hit, let request = call.pageRequest, let target = RequestTarget(call.planned.url) {
+                // PF3: the prefetch carries NativeJar's cookies at page start.
+                let native = Set(jars.native.cookies(for: target, at: time).map { "\($0.name)=\($0.value)" })
+                let page = Set(provenance.sent[request].map { "\($0.name)=\($0.value)" })
+                if native != page {
+                    verdict = .stale
+                    let missing = page.subtracting(native).map { String($0.prefix { $0 != "=" }) }.sorted()
+                    let extra = native.subtracting(page).map { String($0.prefix { $0 != "=" }) }.sorted()
+                    detail = "the prefetch carried NativeJar's cookies at page start, not the page's" + (missing.isEmpty ? "" : " (without \(missing.joined(separator: ", ")))") + (extra.isEmpty ? "" : " (with \(extra.joined(separator: ", ")))")
+                }
+            }
+            out.append(PrefetchOutcome(page: page.page, interface: call.planned.interface, method: call.planned.method, url: call.planned.url, verdict: verdict, pageRequest: call.pageRequest, detail: detail))
+        }
+        let counts = PrefetchVerdict.allCases.compactMap { v -> String? in
+            let n = out.filter { $0.verdict == v }.count
+            return n == 0 ? nil : "\(n) \(v.rawValue)"
+        }
+        outcome.changes.append(Change(rule: "PF1", what: "native code prefetches \(out.count) API call(s): \(counts.joined(separator: ", "))"))
+        if out.contains(where: { $0.verdict == .hit || $0.verdict == .mismatch }) { outcome.changes.append(Change(rule: "PF2", what: "the page's own calls met the prefetch")) }
+        if out.contains(where: { $0.verdict == .stale }) { outcome.changes.append(Change(rule: "PF3", what: "a prefetch carried NativeJar's cookies, not the page's")) }
+        return out
     }
 
     /// A2, N5: the cookies WebKit itself keeps off a request, taken out of `header` with

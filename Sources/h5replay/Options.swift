@@ -192,16 +192,17 @@ struct ScenarioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("WebJar at session start, as a Netscape cookies.txt.", valueName: "file"))
     var webCookies: String?
 
+    @Option(help: ArgumentHelp("An offline package's resource map (JSON: resourcemap of URL to version, md5, download, ctype; the config API's code/data envelope or none): presets that intercept serve from it; a coverage section says what it served, missed and broke. Without it, NAME.resourcemap.json beside a recording is used.", valueName: "file"))
+    var offlinePackage: String?
+
+    @Option(help: ArgumentHelp("The package's files, named by download URL, to compare what it serves with what the server sent (default: the resource map's md5).", valueName: "dir"))
+    var packageDir: String?
+
+    @Option(help: ArgumentHelp("A prefetch config (JSON: config of page url to interfaces with api, method, urlParam, bodyParam, body): which prefetched API calls the page's own calls meet. Without it, NAME.prefetch.json beside a recording is used.", valueName: "file"))
+    var prefetchConfig: String?
+
     /// Reads a scenario file, naming the file in every error.
-    static func loadScenario(_ path: String) throws -> Scenario {
-        do {
-            return try Scenario.load(Data(contentsOf: URL(fileURLWithPath: path)), file: path)
-        } catch let error as Scenario.FileError {
-            throw InputError(error.description)
-        } catch {
-            throw InputError("\(path): cannot read the scenario: \((error as NSError).localizedDescription)")
-        }
-    }
+    static func loadScenario(_ path: String) throws -> Scenario { try Sidecars.loadScenario(path) }
 
     static func loadCookies(_ path: String) throws -> [Cookie] {
         let text: String
@@ -219,21 +220,18 @@ struct ScenarioOptions: ParsableArguments {
 
     /// The scenario given on the command line, or nil when none is.
     func explicitScenario() throws -> Scenario? {
-        guard scenario != nil || nativeCookies != nil || webCookies != nil else { return nil }
+        guard scenario != nil || nativeCookies != nil || webCookies != nil || offlinePackage != nil || prefetchConfig != nil else { return nil }
+        if packageDir != nil && offlinePackage == nil { throw InputError("--package-dir needs --offline-package") }
         var result = try scenario.map(Self.loadScenario) ?? Scenario()
+        if let offlinePackage { result.offlinePackage = try Sidecars.offlinePackage(offlinePackage, packageDir: packageDir) }
+        if let prefetchConfig { result.prefetch = try Sidecars.prefetchConfig(prefetchConfig) }
         if let nativeCookies { result.nativeCookies = try Self.loadCookies(nativeCookies) }
         if let webCookies { result.webCookies = try Self.loadCookies(webCookies) }
         return result
     }
 
     /// The sidecar `NAME.scenario.json` beside a recording file, when there is one.
-    static func sidecar(for sourcePath: String?) throws -> Scenario? {
-        guard let sourcePath else { return nil }
-        let url = URL(fileURLWithPath: sourcePath)
-        let candidate = url.deletingPathExtension().appendingPathExtension("scenario.json").path
-        guard FileManager.default.fileExists(atPath: candidate) else { return nil }
-        return try loadScenario(candidate)
-    }
+    static func sidecar(for sourcePath: String?) throws -> Scenario? { try Sidecars.scenario(for: sourcePath) }
 }
 
 /// `--run latest|ID`: which stored run a command reads.

@@ -51,17 +51,20 @@ extension H5Replay {
         var recordings: [String] = []
 
         func run() async throws {
+            // Files the run is given are read first: a bad one stores nothing.
+            let explicit = try scenarioOptions.explicitScenario()
+            let selected = try presetOptions.selected()
             let store = try database.open()
             let progress = Progress.line()
             defer { progress.end() }
             let importer = limits.pipeline(progress)
             var provenances: [String: CookieProvenance] = [:]
             let loaded = try loadRecordings(store, importer: importer, provenances: &provenances)
-            var runner = ReplayRunner(presets: try presetOptions.selected(), profile: try profileOptions.profile())
+            var runner = ReplayRunner(presets: selected, profile: try profileOptions.profile())
             runner.detector.minLikelihood = minLikelihood.value
             // The provenance walked when a file was imported, not walked again.
             runner.provenances = provenances
-            if let explicit = try scenarioOptions.explicitScenario() {
+            if let explicit {
                 runner.scenario = explicit
             } else {
                 for recording in loaded {

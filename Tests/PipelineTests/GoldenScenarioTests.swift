@@ -36,13 +36,15 @@ struct GoldenScenarioTests {
     /// The golden document of one recording, computed now.
     static func compute(_ name: String) throws -> [String: Any] {
         let recording = try load(name)
-        let sidecar = recordings.appendingPathComponent("\(name).scenario.json")
-        let scenario = FileManager.default.fileExists(atPath: sidecar.path) ? try Scenario.load(Data(contentsOf: sidecar), file: sidecar.lastPathComponent) : Scenario()
+        // The sidecars beside the recording: scenario, offline package, prefetch config.
+        let file = ["har", "pcap"].map { recordings.appendingPathComponent("\(name).\($0)").path }.first { FileManager.default.fileExists(atPath: $0) }
+        let scenario = try Sidecars.scenario(for: file) ?? Scenario()
         var profiles: [String: Any] = [:]
         for (label, profile) in profiles_() {
             let results = ReplayRunner(presets: Preset.builtIn, profile: profile, scenario: scenario).replay([recording])
             var findings: [[String: Any]] = []
             var acted: [String: [String]] = [:]
+            var coverage: [String: [String: Int]] = [:]
             for r in results {
                 var rules = Set<String>()
                 for o in r.outcomes {
@@ -60,8 +62,13 @@ struct GoldenScenarioTests {
                     findings.append(entry)
                 }
                 acted[r.preset] = rules.sorted { RuleID($0) < RuleID($1) }
+                if !r.coverage.isEmpty {
+                    var counts: [String: Int] = [:]
+                    for item in r.coverage { counts["\(item.kind.rawValue) \(item.verdict)", default: 0] += 1 }
+                    coverage[r.preset] = counts
+                }
             }
-            profiles[label] = ["findings": findings, "acted": acted]
+            profiles[label] = coverage.isEmpty ? ["findings": findings, "acted": acted] : ["findings": findings, "acted": acted, "coverage": coverage]
         }
         return ["recording": name, "profiles": profiles]
     }

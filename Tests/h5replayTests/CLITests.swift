@@ -312,7 +312,29 @@ struct CLITests {
         #expect((presets.first { $0["name"] as? String == "tauri" }?["app"] as? [String: String])?["origin"] == "tauri://localhost")
         #expect((presets.first { $0["name"] as? String == "netease-schemehandler" }?["mitigations"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
         let rules = try #require(object["rules"] as? [[String: Any]])
-        #expect(rules.count == 76)  // BEHAVIOUR.md sections 1 to 4 (48), E1-E4, the app origin (A1-A3) and the frameworks (25)
+        #expect(rules.count == 83)  // BEHAVIOUR.md sections 1 to 4 (48), E1-E4, the app origin (A1-A3), the frameworks (25), the offline package (O1-O4) and prefetch (PF1-PF3)
         #expect(rules.first { $0["id"] as? String == "P1" }?["confidence"] as? String == "source")
+    }
+
+    @Test("replay with an offline package and a prefetch config: a coverage section, a coverage array in JSON; a bad file stores nothing")
+    func offlineAndPrefetch() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // The sidecars beside the recording are used.
+        let run = try Self.h5replay(["replay", "Recordings/offline-package-page.har", "--preset", "plain,urlprotocol-naive"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Offline package and prefetch coverage"))
+        #expect(run.stdout.contains("offline-package-page / urlprotocol-naive  offline 2 hit, 2 stale, 3 miss, 0 not interceptable; prefetch 1 hit, 1 mismatch, 1 stale, 1 unused"), "\(run.stdout)")
+        let json = try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)
+        let coverage = try #require(json["coverage"] as? [[String: Any]])
+        let plain = try #require(coverage.first { $0["preset"] as? String == "plain" })
+        #expect((plain["offline"] as? [String: Int])?["notInterceptable"] == 4)
+        #expect((plain["prefetch"] as? [String: Int])?["hit"] == 1)
+        // A bad resource map given on the command line: the file and the JSON path, and nothing stored.
+        try Data(#"{"code": 200, "data": {"resourcemap": {"https://a.example/x.js": {"md5": "nope"}}}}"#.utf8).write(to: dir.appendingPathComponent("bad.json"))
+        let bad = try Self.h5replay(["replay", "Recordings/xhr-json-post.har", "--offline-package", "bad.json", "--db", "fresh.sqlite"], in: dir)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("bad.json: data.resourcemap[\"https://a.example/x.js\"].md5: an md5 is 32 hex digits"), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("fresh.sqlite").path))
     }
 }
