@@ -371,12 +371,35 @@ FLOWS["offline-package-page"] = har([
           [("Content-Type", "application/json")], '{"list":[]}', post=("application/json", '{"visitRecord":{"page":1}}'), resp_mime="application/json"),
 ], "An activity page with its script, stylesheet and banner, then the two API calls a prefetch config names.")
 
+# 24. An app that resolves its hosts by HTTPDNS (seed 004 section 4): a login answered by a
+#     302 with the session cookie, the page, an API call that needs the cookie, and two
+#     images from hosts that share one IP (the sidecar says how the app sends them).
+HD = "https://shop.example.com"
+FLOWS["httpdns-ip-direct"] = har([
+    entry(0, "GET", HD + "/signin", doc_headers(), 200, [("Content-Type", "text/html")], "<form method=post>"),
+    entry(3000, "POST", HD + "/signin", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Origin", HD)]), 302,
+          [("Location", "https://www.example.com/home"), ("Set-Cookie", "ssid=7a2e; Domain=example.com; Path=/; Secure; HttpOnly")], post=("application/x-www-form-urlencoded", "user=alice&password=correct-horse")),
+    entry(3050, "GET", "https://www.example.com/home", doc_headers([("Cookie", "ssid=7a2e")]), 200, [("Content-Type", "text/html")], "<h1>Home</h1>"),
+    entry(3400, "GET", HD + "/api/cart", xhr_headers([("Cookie", "ssid=7a2e")]), 200, [("Content-Type", "application/json")], '{"items":2}', resp_mime="application/json"),
+    entry(3500, "GET", "https://img1.example.com/a.png", [("Accept", "image/*"), ("Sec-Fetch-Dest", "image")], 200, [("Content-Type", "image/png")], "PNG", resp_mime="image/png"),
+    entry(3520, "GET", "https://img2.example.com/b.png", [("Accept", "image/*"), ("Sec-Fetch-Dest", "image")], 200, [("Content-Type", "image/png")], "PNG", resp_mime="image/png"),
+], "A login redirected with the session cookie, the page, an API call that needs it, two images from hosts on one IP.")
+FLOWS["httpdns-no-host-check"] = har([
+    entry(0, "GET", HD + "/", doc_headers(), 200, [("Content-Type", "text/html")], "<h1>Shop</h1>"),
+    entry(800, "GET", HD + "/api/banner", xhr_headers(), 200, [("Content-Type", "application/json")], '{"banner":1}', resp_mime="application/json"),
+], "A page and its API, sent by HTTPDNS without the certificate checked against the name (the sidecar says so).")
+
 SCENARIOS = {
     "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},
     "third-party-iframe": {"comment": "The review widget's page runs in a plain web view the app's scheme handler does not serve (S8).", "thirdPartyWebView": "plain"},
     "capacitor-uploads": {"comment": "The wire cannot show it: the PUT's JSON was a Blob (new Blob([json], {type: 'application/json'})).",
                           "exchanges": [{"method": "PUT", "url": "*/api/albums/7/meta", "bodyKind": "binary"}]},
+    "httpdns-ip-direct": {"comment": "HTTPDNS resolves the shop and the two image hosts; the image hosts share one IP and the app sets no SNI (D1-D3, D5).",
+                          "httpdns": {"hosts": {"shop.example.com": "203.0.113.7", "img1.example.com": "203.0.113.9", "img2.example.com": "203.0.113.9"}, "sni": False}},
+    "httpdns-no-host-check": {"comment": "HTTPDNS without the certificate checked against the name (D4).",
+                              "httpdns": {"hosts": {"shop.example.com": "203.0.113.7"}, "certificateHostCheck": False}},
+    "xhr-login-then-page": {"comment": "The orders page opens in a pooled web view created at the session's start (W1).", "reusedWebView": [{"url": "*/account/orders"}]},
     "ionic-first-launch-login": {"comment": "The app's first launch after install (ION3).", "firstLaunch": True},
     "xhr-upload-listener": {"comment": "The wire cannot show these: the XHR has an upload listener, the fetch body is a ReadableStream.",
                             "exchanges": [{"method": "POST", "url": "*/api/upload", "uploadListener": True},

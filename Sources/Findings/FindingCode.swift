@@ -21,6 +21,7 @@ public enum FindingCode: String, Sendable, Hashable, Codable, CaseIterable {
     case corsBlocked = "CORS_BLOCKED"
     case bodyReencoded = "BODY_REENCODED"
     case headerLost = "HEADER_LOST"
+    case requestFailed = "REQUEST_FAILED"
 
     /// The default severity. REDIRECT_HIDDEN is an error for a document and info for a
     /// subresource; this is the document case.

@@ -42,6 +42,15 @@ public struct FindingDetector: Sendable {
             let label: String
             if let known = labels[e.sequence] { label = known } else { label = Self.label(e); labels[e.sequence] = label }
 
+            // A request that fails before any server answers (D4, D5).
+            if !outcome.failedRules.isEmpty {
+                out.append(make(.requestFailed, e, result.preset, recording.name, outcome.failedRules,
+                    expected: ["answered": "yes"], actual: ["answered": "no", "url": outcome.deliveredURL],
+                    sentence: outcome.failedRules.contains("D5")
+                        ? "\(label) fails before any server answers: it goes to \(Self.shortURL(outcome.deliveredURL)) without SNI, and that IP serves several names"
+                        : "\(label) fails before any server answers: it goes to \(Self.shortURL(outcome.deliveredURL)), whose certificate names the host, not the IP"))
+                continue
+            }
             // A request that is never sent: nothing else about it reaches the server.
             if !outcome.stalledRules.isEmpty || outcome.observedMissing {
                 out.append(make(.requestStalled, e, result.preset, recording.name, outcome.stalledRules,
@@ -269,7 +278,7 @@ public struct FindingDetector: Sendable {
         !o.stalledRules.isEmpty || o.observedMissing || !o.urlRules.isEmpty || !o.addedHeaders.isEmpty || !o.preflightRules.isEmpty
             || !o.tooLargeRules.isEmpty || !o.streamOnlyRules.isEmpty || !o.responseRules.isEmpty || !o.thirdPartyRules.isEmpty
             || !o.crossSiteCookies.isEmpty || !o.redirectReissueRules.isEmpty || o.deliveredBody != recordedBody || o.pageURL != nil
-            || !o.cookieDifferences.isEmpty || !o.corsRules.isEmpty || !o.removedHeaders.isEmpty
+            || !o.cookieDifferences.isEmpty || !o.corsRules.isEmpty || !o.removedHeaders.isEmpty || !o.failedRules.isEmpty
     }
 
     /// Every exchange's label, once per recording for all its presets.

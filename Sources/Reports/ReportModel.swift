@@ -150,6 +150,7 @@ public struct ReportModel: Sendable {
         case .corsBlocked: return "\(n) response\(s) the page may not read (CORS)"
         case .bodyReencoded: return "\(n) \(method)bod\(n == 1 ? "y" : "ies") rebuilt in other bytes"
         case .headerLost: return "\(n) request header\(s) lost"
+        case .requestFailed: return "\(n) request\(s) failed before any server answered"
         }
     }
 }

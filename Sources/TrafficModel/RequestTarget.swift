@@ -32,6 +32,11 @@ public struct RequestTarget: Sendable, Hashable {
         self.query = query
     }
 
+    /// The same target on another host (an IP an HTTPDNS resolver gave).
+    public func with(host: String) -> RequestTarget {
+        RequestTarget(scheme: scheme, host: host.lowercased(), port: port, path: path, query: query)
+    }
+
     static func parse(_ b: UnsafeBufferPointer<UInt8>) -> RequestTarget? {
         let n = b.count
         func text(_ from: Int, _ to: Int, lowercased: Bool = false) -> String {

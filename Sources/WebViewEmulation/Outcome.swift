@@ -54,6 +54,12 @@ public struct Outcome: Sendable, Hashable {
     public var bodyReencoded = false
     /// What the offline package did for this request, when the run has one (O1-O4).
     public var offline: OfflineVerdict?
+    /// The host the request really went to, when not the recorded one (an HTTPDNS IP, D1):
+    /// its cookies are read and stored under it, by `deliveredHostRule`.
+    public var deliveredHost: String?
+    public var deliveredHostRule: RuleID?
+    /// The rules by which the request fails before any server answers (D4, D5).
+    public var failedRules: [RuleID] = []
 
     public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
         self.sequence = sequence

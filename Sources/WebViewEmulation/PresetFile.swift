@@ -21,7 +21,8 @@ import TrafficModel
 /// `cookie-setter-hook` (`synchronous`, `checksDomain`).
 /// Framework kinds: strategies `capacitor-http` and `tauri-http-plugin`; mitigations
 /// `capacitor-cookies`, `script-cookies-lost` (`rule`), `shared-cookies`,
-/// `first-launch-cookies-ignored` and `ajax-interception`. A framework that serves the page from its own scheme says so with
+/// `first-launch-cookies-ignored`, `ajax-interception` and `httpdns` (`hosts`: name to IP,
+/// `certificateHostCheck`, `sni`, `copiesCookies`). A framework that serves the page from its own scheme says so with
 /// `"app": {"framework": "capacitor", "scheme": "capacitor", "hostname": "localhost",
 /// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
 /// other; `handlerBodies`: kept, formdata-file-lost or post-lost; Cordova's `https`
@@ -191,6 +192,12 @@ public enum PresetFile {
         case "shared-cookies":
             try r.only(["kind"])
             return SharedCookies()
+        case "httpdns":
+            try r.only(["kind", "hosts", "certificateHostCheck", "sni", "copiesCookies"])
+            guard let hosts = o["hosts"] as? [String: String], !hosts.isEmpty, hosts.values.allSatisfy(Scenario.isIP) else {
+                throw Error(file: file, place: r.path("hosts"), problem: "an object of host name to IP address")
+            }
+            return HTTPDNS(hosts: hosts, certificateHostCheck: try r.optionalBool("certificateHostCheck") ?? true, sni: try r.optionalBool("sni") ?? true, copiesCookies: try r.optionalBool("copiesCookies") ?? false)
         case "first-launch-cookies-ignored":
             try r.only(["kind"])
             return FirstLaunchCookiesIgnored()
@@ -198,7 +205,7 @@ public enum PresetFile {
             try r.only(["kind"])
             return AjaxInterception()
         case let other:
-            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook, capacitor-cookies, script-cookies-lost, shared-cookies, first-launch-cookies-ignored, ajax-interception")
+            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook, capacitor-cookies, script-cookies-lost, shared-cookies, first-launch-cookies-ignored, ajax-interception, httpdns")
         }
     }
 

@@ -56,6 +56,7 @@ public final class ReplayInput: Sendable {
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
                 opensProcessPool: hop == 0 && scenario.newProcessPool.contains { $0.matches(e) },
+                reusedWebView: hop == 0 && e.initiator.isDocument && e.frame.kind == .main && scenario.reusedWebView.contains { $0.matches(e) },
                 uploadListener: scenario.uploadListener(e))
             if !e.request.body.isEmpty {
                 switch e.bodyKind {
@@ -111,9 +112,12 @@ public final class ReplayInput: Sendable {
         return out
     }
 
-    /// Replays under one preset.
+    /// Replays under one preset; a run's HTTPDNS joins every preset (it acts only where the
+    /// strategy sends natively).
     public func replay(_ preset: Preset, profile: Profile = Profile()) -> EmulationResult {
-        WebViewEmulator(preset: preset, profile: preset.profile(over: profile), scenario: scenario).run(self)
+        var preset = preset
+        if let httpdns = scenario.httpdns { preset.mitigations.append(httpdns) }
+        return WebViewEmulator(preset: preset, profile: preset.profile(over: profile), scenario: scenario).run(self)
     }
 }
 
@@ -144,6 +148,8 @@ public struct ExchangeFacts: Sendable, Hashable {
     public var previousHop: Int?
     /// The first request of a web view with its own process pool (J4).
     public var opensProcessPool: Bool
+    /// A document load in a pooled web view reused from an earlier page (W1).
+    public var reusedWebView: Bool
     /// The scenario marks the XHR's upload listener (S3).
     public var uploadListener: Bool
     /// B5: the multipart body rebuilt through a dictionary, as KKJSBridge does.

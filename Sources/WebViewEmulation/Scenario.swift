@@ -15,7 +15,9 @@ import TrafficModel
 ///                     "initiator": "xhr", "bodyKind": "stream", "uploadListener": true}],
 ///      "newProcessPool": [{"url": "*/wallet*"}],
 ///      "importantCookies": ["session*", "*token*"],
-///      "firstLaunch": true}
+///      "firstLaunch": true,
+///      "httpdns": {"hosts": {"m.example.com": "203.0.113.7"}, "certificateHostCheck": true, "sni": true},
+///      "reusedWebView": [{"url": "*/orders*"}]}
 public struct Scenario: Sendable, Hashable {
     /// Per-exchange facts the wire does not show, matched by method and URL pattern.
     public struct Override: Sendable, Hashable {
@@ -85,6 +87,10 @@ public struct Scenario: Sendable, Hashable {
     /// A prefetch config whose API calls native code makes before the page (PF1-PF3):
     /// `--prefetch-config`, or `NAME.prefetch.json` beside a recording.
     public var prefetch: PrefetchConfig?
+    /// HTTPDNS IP-direct for every preset whose strategy sends natively (D1-D5).
+    public var httpdns: HTTPDNS?
+    /// Document loads in a pooled web view reused from an earlier page (W1).
+    public var reusedWebView: [Override] = []
 
     public init(preexisting: PreexistingJar = .both, binaryAsBlob: Bool = true, nativeCookies: [Cookie] = [], webCookies: [Cookie] = []) {
         self.preexisting = preexisting
@@ -187,15 +193,39 @@ public struct Scenario: Sendable, Hashable {
                     throw FileError(file: file, problem: "importantCookies: expected an array of cookie names or patterns (\"session*\")")
                 }
                 scenario.importantCookies = names
+            case "httpdns":
+                guard let o = value as? [String: Any], let hosts = o["hosts"] as? [String: String], !hosts.isEmpty else {
+                    throw FileError(file: file, problem: "httpdns: expected {\"hosts\": {\"name\": \"IP\"}, \"certificateHostCheck\": true, \"sni\": true}")
+                }
+                for (name, ip) in hosts where !Self.isIP(ip) {
+                    throw FileError(file: file, problem: "httpdns.hosts.\(name): \"\(ip)\" is not an IPv4 or IPv6 address")
+                }
+                for key in o.keys where !["hosts", "certificateHostCheck", "sni", "copiesCookies"].contains(key) {
+                    throw FileError(file: file, problem: "httpdns: unknown key \"\(key)\"; known keys: hosts, certificateHostCheck, sni, copiesCookies")
+                }
+                scenario.httpdns = HTTPDNS(hosts: hosts, certificateHostCheck: o["certificateHostCheck"] as? Bool ?? true, sni: o["sni"] as? Bool ?? true, copiesCookies: o["copiesCookies"] as? Bool ?? false)
+            case "reusedWebView":
+                guard let items = value as? [[String: Any]] else { throw FileError(file: file, problem: "reusedWebView: expected an array of {method, url}") }
+                for (i, item) in items.enumerated() {
+                    guard let url = item["url"] as? String else { throw FileError(file: file, problem: "reusedWebView[\(i)].url: a URL pattern is required") }
+                    scenario.reusedWebView.append(Override(method: item["method"] as? String, urlPattern: url))
+                }
             case "firstLaunch":
                 guard let flag = value as? Bool else { throw FileError(file: file, problem: "firstLaunch: true or false") }
                 scenario.firstLaunch = flag
             case "comment", "description":
                 continue
             default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, firstLaunch, comment")
+                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, firstLaunch, httpdns, reusedWebView, comment")
             }
         }
         return scenario
+    }
+
+    /// An IPv4 dotted quad or an IPv6 address (hex groups and colons).
+    public static func isIP(_ text: String) -> Bool {
+        let quads = text.split(separator: ".", omittingEmptySubsequences: false)
+        if quads.count == 4, quads.allSatisfy({ Int($0).map { (0...255).contains($0) } == true && !$0.isEmpty }) { return true }
+        return text.contains(":") && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
     }
 }

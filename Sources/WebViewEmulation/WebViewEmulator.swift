@@ -39,6 +39,9 @@ public struct WebViewEmulator: Sendable {
         var plans = [TransportPlan?](repeating: nil, count: exchanges.count)
         let base = EmulationContext(profile: profile, scenario: scenario)
         placePreexisting(provenance, exchanges: exchanges, into: &jars)
+        // W1: a pooled web view's document-start scripts were built when it was created, at
+        // the session's start, with the NativeJar of then.
+        let pooledNativeJar = jars.native
         // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
         var loadHeader: [Cookie] = []
         // When the session began, as far as the recording knows: a script write no request
@@ -166,8 +169,16 @@ public struct WebViewEmulator: Sendable {
                 outcome.changes.append(Change(rule: "A1", what: "the page at \(page.origin) may not read the response: \(reason.text)"))
             }
             // Cookies: the jar the transport reads, compared with the recorded header.
-            if let target = e.request.target {
+            if !outcome.failedRules.isEmpty {
+                // D4, D5: the request fails before it reaches the server.
+                outcomes.append(outcome)
+                continue
+            }
+            if let recorded = e.request.target {
+                // D1, D2: a request sent to an IP (HTTPDNS) reads and writes cookies under the IP.
+                let target = outcome.deliveredHost.map { recorded.with(host: $0) } ?? recorded
                 var header = CookieHeaderChoice(cookies: jars[plan.requestJar].cookies(for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
+                if outcome.deliveredHost != nil, let rule = outcome.deliveredHostRule { header.rule = rule }
                 if profile.itp, e.frame.kind == .iframe, e.frame.thirdParty, !plan.intercepted {
                     // N4: ITP keeps cookies off a third-party iframe's requests.
                     header = CookieHeaderChoice(cookies: [], side: .web, rule: "N4", fixedAtLoad: false)
@@ -206,12 +217,17 @@ public struct WebViewEmulator: Sendable {
                     outcome.changes.append(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
                 } else if !facts.setCookies.isEmpty {
                     var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
+                    if outcome.deliveredHost != nil { origin.rules.append("D2") }  // stored under the IP
                     origin.fromRedirect = e.response.isRedirect
                     if plan.responseJar == .native {
                         outcome.changes.append(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
                     }
                     for setCookie in facts.setCookies {
                         let result = jars.receive(setCookie, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
+                        if case .ignored = result, outcome.deliveredHost != nil {
+                            // D2: a cookie for the name, refused by the IP it came from.
+                            jars.block(setCookie.name, from: plan.responseJar, by: "D2")
+                        }
                         // C7 and the like: a copy the app schedules to the other jar.
                         if case .stored(let cookie) = result {
                             for hook in hooks.setCookieStored {
@@ -232,7 +248,9 @@ public struct WebViewEmulator: Sendable {
                 if !hooks.documentStart.isEmpty, e.redirect?.next == nil {
                     let head = exchanges[chainStart]
                     if head.initiator.isDocument, head.frame.kind == .main {
-                        documentStart(target, at: e.endedAt, hooks: hooks.documentStart, into: &jars)
+                        let reused = input.facts[chainStart].reusedWebView
+                        if reused { outcome.changes.append(Change(rule: "W1", what: "a reused web view's document-start script writes the NativeJar of its creation")) }
+                        documentStart(target, at: e.endedAt, hooks: hooks.documentStart, into: &jars, nativeJar: reused ? pooledNativeJar : nil)
                     }
                 }
             }
@@ -533,8 +551,8 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// Document start: what the preset's user scripts write to `document.cookie` (C3-C6).
-    private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair) {
-        let start = DocumentStart(nativeCookies: jars.native.cookies(for: page, at: time), time: time)
+    private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
+        let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time)
         for hook in hooks {
             for write in hook(start) {
                 switch write {
@@ -614,6 +632,10 @@ public struct WebViewEmulator: Sendable {
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
                 why = "it was \(origin.what) in \(side.other.jarName) only"
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
+            } else if let elsewhere = jars[side].all.first(where: { $0.name == name }) {
+                // D2: held, but for another host (a Set-Cookie stored under an HTTPDNS IP).
+                if let origin = jars.origin(of: elsewhere.key, in: side) { rules += origin.rules }
+                why = "\(side.jarName) holds it only for \(elsewhere.domain)"
             } else {
                 why = "\(side.jarName) does not hold it"
             }

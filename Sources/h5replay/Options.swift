@@ -198,6 +198,9 @@ struct ScenarioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The package's files, named by download URL, to compare what it serves with what the server sent (default: the resource map's md5).", valueName: "dir"))
     var packageDir: String?
 
+    @Option(help: ArgumentHelp("HTTPDNS IP-direct for every preset whose strategy sends natively: HOST=IP pairs, comma-separated (the certificate checked against the name, SNI set; a scenario's httpdns says otherwise).", valueName: "host=ip,..."))
+    var httpdns: String?
+
     @Option(help: ArgumentHelp("A prefetch config (JSON: config of page url to interfaces with api, method, urlParam, bodyParam, body): which prefetched API calls the page's own calls meet. Without it, NAME.prefetch.json beside a recording is used.", valueName: "file"))
     var prefetchConfig: String?
 
@@ -220,11 +223,20 @@ struct ScenarioOptions: ParsableArguments {
 
     /// The scenario given on the command line, or nil when none is.
     func explicitScenario() throws -> Scenario? {
-        guard scenario != nil || nativeCookies != nil || webCookies != nil || offlinePackage != nil || prefetchConfig != nil else { return nil }
+        guard scenario != nil || nativeCookies != nil || webCookies != nil || offlinePackage != nil || prefetchConfig != nil || httpdns != nil else { return nil }
         if packageDir != nil && offlinePackage == nil { throw InputError("--package-dir needs --offline-package") }
         var result = try scenario.map(Self.loadScenario) ?? Scenario()
         if let offlinePackage { result.offlinePackage = try Sidecars.offlinePackage(offlinePackage, packageDir: packageDir) }
         if let prefetchConfig { result.prefetch = try Sidecars.prefetchConfig(prefetchConfig) }
+        if let httpdns {
+            var hosts: [String: String] = [:]
+            for pair in httpdns.split(separator: ",") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, !parts[0].isEmpty, Scenario.isIP(parts[1]) else { throw InputError("--httpdns: \"\(pair)\" is not HOST=IP (an IPv4 or IPv6 address)") }
+                hosts[parts[0]] = parts[1]
+            }
+            result.httpdns = HTTPDNS(hosts: hosts)
+        }
         if let nativeCookies { result.nativeCookies = try Self.loadCookies(nativeCookies) }
         if let webCookies { result.webCookies = try Self.loadCookies(webCookies) }
         return result

@@ -99,7 +99,8 @@ struct FindingDetectorTests {
         #expect(FindingCode.corsBlocked.defaultSeverity == .error)
         #expect(FindingCode.headerLost.defaultSeverity == .error)
         #expect(FindingCode.bodyReencoded.defaultSeverity == .warning)  // the same fields, other bytes
-        #expect(FindingCode.allCases.count == 21)
+        #expect(FindingCode.requestFailed.defaultSeverity == .error)
+        #expect(FindingCode.allCases.count == 22)
     }
 }
 

@@ -1,0 +1,65 @@
+import TrafficModel
+
+/// HTTPDNS IP-direct (seed 004 section 4): the native session sends a request for a
+/// resolved host to `https://IP/...` with the name in the Host header (D1-D5). A mitigation
+/// any preset whose strategy sends natively can take (`--httpdns HOST=IP,...`, a scenario's
+/// `httpdns`, or a preset file).
+public struct HTTPDNS: Mitigation, Hashable {
+    /// Resolved hosts: name to IP.
+    public var hosts: [String: String]
+    /// D4: the session validates the certificate against the Host header's name (the seed's
+    /// `didReceiveChallenge:`), not the IP in the URL.
+    public var certificateHostCheck: Bool
+    /// D5: the session sets SNI to the Host header's name (the seed's private `_sslSettings`).
+    public var sni: Bool
+    /// D1: the mitigation copies the name's cookies onto the IP request itself.
+    public var copiesCookies: Bool
+
+    public init(hosts: [String: String], certificateHostCheck: Bool = true, sni: Bool = true, copiesCookies: Bool = false) {
+        self.hosts = Dictionary(hosts.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        self.certificateHostCheck = certificateHostCheck
+        self.sni = sni
+        self.copiesCookies = copiesCookies
+    }
+
+    public var kind: String { "httpdns" }
+    public var options: [String: String] {
+        ["hosts": hosts.keys.sorted().map { "\($0)=\(hosts[$0]!)" }.joined(separator: "+"), "certificate-host-check": String(certificateHostCheck), "sni": String(sni), "cookies": copiesCookies ? "copied" : "by IP"]
+    }
+    public var citedRules: [RuleID] { ["D1", "D2", "D3", "D4", "D5"] }
+
+    public var hooks: MitigationHooks {
+        let hosts = self.hosts, check = certificateHostCheck, sni = self.sni, copies = copiesCookies
+        // Several names on one IP: without SNI the server cannot pick the certificate (D5).
+        var namesPerIP: [String: Int] = [:]
+        for ip in hosts.values { namesPerIP[ip, default: 0] += 1 }
+        let shared = namesPerIP
+        return MitigationHooks(requestIssued: { outcome, request in
+            let e = request.exchange
+            // Only a native session resolves by HTTPDNS; WebKit's own loads use the system's DNS.
+            guard request.plan.intercepted, let target = e.request.target, let ip = hosts[target.host] else { return }
+            if e.response.isRedirect, let location = e.response.headers.first("Location"), location.contains("://") {
+                // D3: an absolute Location is followed by name, through the system's DNS.
+                outcome.changes.append(Change(rule: "D3", what: "the redirect's next hop goes by name, not by the HTTPDNS IP"))
+            }
+            let direct = e.request.url.replacingOccurrences(of: "://" + target.host, with: "://" + ip, options: .caseInsensitive, range: e.request.url.range(of: "://" + target.host, options: .caseInsensitive))
+            outcome.deliveredURL = direct
+            outcome.changes.append(Change(rule: "D1", what: "sent to \(ip) with Host: \(target.host)"))
+            if target.isSecure && !check {
+                outcome.failedRules = ["D4"]
+                outcome.changes.append(Change(rule: "D4", what: "the certificate names \(target.host), not \(ip)"))
+                return
+            }
+            if target.isSecure && !sni && (shared[ip] ?? 0) > 1 {
+                outcome.failedRules = ["D5"]
+                outcome.changes.append(Change(rule: "D5", what: "without SNI, \(ip) cannot tell which of its names' certificates to send"))
+                return
+            }
+            if !copies {
+                // D1, D2: the native session's cookies for the request and its Set-Cookie go by the IP.
+                outcome.deliveredHost = ip
+                outcome.deliveredHostRule = "D1"
+            }
+        })
+    }
+}
