@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HTTPWire
 import TrafficModel
 
 /// Reads HAR 1.2 as Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright and
@@ -68,8 +69,13 @@ public struct HARImporter: Sendable {
         var lastTime = 0.0
         for (index, entry) in entries.enumerated() {
             context.entryIndex = index
-            if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
-                exchanges.append(exchange)
+            do {
+                if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
+                    exchanges.append(exchange)
+                }
+            } catch let error as HARImportError where error.entryIndex != nil {
+                // One odd entry does not refuse the file: it is skipped, named by its path.
+                diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))
             }
         }
         context.entryIndex = nil
@@ -95,6 +101,7 @@ public struct HARImporter: Sendable {
     // MARK: - Entries
 
     private func exchange(from entry: JSONNode, index: Int, lastTime: inout Double, diagnostics: inout [Diagnostic]) throws -> Exchange? {
+        let sourceFile = entry.context.file
         _ = try entry.object()
         let request = entry["request"]
         _ = try request.object()
@@ -132,6 +139,10 @@ public struct HARImporter: Sendable {
 
         let requestHeaders = try headers(request["headers"])
         let requestBody = try requestBodyBytes(request["postData"], headers: requestHeaders)
+        if requestBody.isEmpty, let declared = Self.declaredRequestBodySize(request, headers: requestHeaders), declared > 0 {
+            // Proxyman drops binary request bodies (its issue #1614) and keeps the size.
+            diagnostics.append(Diagnostic(.requestBodyMissing, sequence: sequence, message: "entry \(index): the request declares \(declared) body bytes but the HAR holds none; a body lost under a preset cannot be told from this recording"))
+        }
 
         let response = entry["response"]
         let recordedResponse: RecordedResponse
@@ -141,8 +152,13 @@ public struct HARImporter: Sendable {
         } else {
             _ = try response.object()
             let statusNode = response["status"]
-            guard let status = try statusNode.optionalNumber(), status >= 0, status < 1000, status == status.rounded() else {
+            guard var status = try statusNode.optionalNumber(), status >= -1, status < 1000, status == status.rounded() else {
                 throw statusNode.fail(statusNode.isMissing ? "missing (a status code is required)" : "not a status code")
+            }
+            if status == -1 {
+                // Some Playwright-based recorders write -1 for "no known response": E1.
+                status = 0
+                diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index): response.status is -1 (no known response)"))
             }
             let responseHeaders = try headers(response["headers"])
             let content = response["content"]
@@ -159,8 +175,26 @@ public struct HARImporter: Sendable {
                             throw content["text"].fail("content.encoding is base64 but the text is not valid base64")
                         }
                         body = decoded
+                    } else if (content["_isBinary"].value as? Bool) == true, let coded = Self.pollyBinary(text) {
+                        // Polly.js: the bytes as sent, so the Content-Encoding still applies.
+                        body = coded
+                        if let coding = responseHeaders.first("Content-Encoding"), !ContentDecoder.codings(coding).isEmpty {
+                            do {
+                                body = Data(try ContentDecoder().decode([UInt8](coded), contentEncoding: coding).bytes)
+                            } catch {
+                                diagnostics.append(Diagnostic(.contentDecodingFailed, sequence: sequence, message: "entry \(index): the Polly.js body did not decode as \(coding) (\(error)); kept as recorded"))
+                            }
+                        }
                     } else {
                         body = Self.encodeText(text, contentType: responseHeaders.first("Content-Type"))
+                    }
+                } else if let side = try content["_file"].optionalString() {
+                    // Playwright: the body in a file beside the HAR.
+                    if let bytes = Self.sideFile(side, besideHAR: sourceFile) {
+                        body = bytes
+                    } else {
+                        bodyMissing = true
+                        diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the body's side file \(side) is not beside the HAR"))
                     }
                 } else {
                     bodyMissing = (try content["size"].optionalNumber() ?? 0) > 0
@@ -197,6 +231,13 @@ public struct HARImporter: Sendable {
         )
     }
 
+    /// The request body's size as the exporter wrote it (`bodySize`, else Content-Length),
+    /// or nil when neither says.
+    static func declaredRequestBodySize(_ request: JSONNode, headers: [HeaderField]) -> Int? {
+        if let n = (request["bodySize"].value as? NSNumber)?.doubleValue, n >= 0, n <= 1e15, n == n.rounded() { return Int(n) }
+        return headers.first("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     /// Why the entry's request is no evidence of the page's cookies (E1-E3), or the gap an
     /// h5replay export wrote (`_evidenceGap`).
     static func evidenceGap(_ entry: JSONNode, status: Int, headers: [HeaderField]) throws -> EvidenceGap? {
@@ -224,7 +265,11 @@ public struct HARImporter: Sendable {
         case "http/2.0", "http/2", "h2": return "HTTP/2"
         case "http/3", "http/3.0", "h3": return "HTTP/3"
         case "http/1.0": return "HTTP/1.0"
-        default: return raw.uppercased().hasPrefix("HTTP/") ? raw.uppercased() : "HTTP/1.1"
+        default:
+            // "HTTP/x.x" and other placeholders say nothing: HTTP/1.1.
+            let upper = raw.uppercased()
+            let version = upper.dropFirst(5)
+            return upper.hasPrefix("HTTP/") && !version.isEmpty && version.allSatisfy({ $0.isNumber || $0 == "." }) ? upper : "HTTP/1.1"
         }
     }
 
@@ -232,8 +277,17 @@ public struct HARImporter: Sendable {
     private func headers(_ node: JSONNode) throws -> [HeaderField] {
         var out: [HeaderField] = []
         for item in try node.optionalArray() {
-            if item.value is [String: Any] {
-                out.append(HeaderField(try item["name"].string(), try item["value"].optionalString() ?? ""))
+            if let object = item.value as? [String: Any] {
+                let name = try item["name"].string()
+                switch object["value"] {
+                case let values as [Any]:
+                    // Polly.js (some adapters): one header, its values as an array.
+                    for value in values { out.append(HeaderField(name, Self.headerText(value))) }
+                case let number as NSNumber where !(number is Bool):
+                    out.append(HeaderField(name, number.stringValue))  // Content-Length written as a number
+                default:
+                    out.append(HeaderField(name, try item["value"].optionalString() ?? ""))
+                }
             } else if let pair = item.value as? [Any] {
                 guard pair.count == 2, let name = pair[0] as? String else {
                     throw item.fail("expected a [name, value] pair, found \(pair.count) element(s)")
@@ -247,10 +301,53 @@ public struct HARImporter: Sendable {
         return out
     }
 
+    /// A side file named relative to the HAR's folder, never outside it.
+    static func sideFile(_ name: String, besideHAR har: String) -> Data? {
+        guard !name.hasPrefix("/"), !name.split(separator: "/").contains("..") else { return nil }
+        let url = URL(fileURLWithPath: har).deletingLastPathComponent().appendingPathComponent(name)
+        return try? Data(contentsOf: url)
+    }
+
+    static func headerText(_ value: Any) -> String {
+        if let text = value as? String { return text }
+        if let number = value as? NSNumber { return number.stringValue }
+        return ""
+    }
+
+    /// Polly.js's binary bodies (`content._isBinary`): a hex string, or for a content-coded
+    /// response a JSON array of hex chunks of the coded bytes; nil when the text is neither.
+    static func pollyBinary(_ text: String) -> Data? {
+        func hex(_ s: Substring) -> [UInt8]? {
+            guard s.count % 2 == 0 else { return nil }
+            var out: [UInt8] = []
+            out.reserveCapacity(s.count / 2)
+            var i = s.startIndex
+            while i < s.endIndex {
+                let j = s.index(after: i)
+                guard let byte = UInt8(s[i...j], radix: 16) else { return nil }
+                out.append(byte)
+                i = s.index(after: j)
+            }
+            return out
+        }
+        if text.hasPrefix("["), let chunks = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String] {
+            var bytes: [UInt8] = []
+            for chunk in chunks {
+                guard let b = hex(Substring(chunk)) else { return nil }
+                bytes += b
+            }
+            return Data(bytes)
+        }
+        return hex(Substring(text)).map { Data($0) }
+    }
+
     /// `postData.text`, or the body rebuilt from `postData.params` when the text is missing.
     private func requestBodyBytes(_ postData: JSONNode, headers: [HeaderField]) throws -> Data {
         if postData.isMissing { return Data() }
         _ = try postData.object()
+        if try postData["text"].optionalString() == nil, let side = try postData["_file"].optionalString(), let bytes = Self.sideFile(side, besideHAR: postData.context.file) {
+            return bytes  // Playwright with content "attach"
+        }
         if let text = try postData["text"].optionalString() {
             let encoding = try postData["_encoding"].optionalString() ?? postData["encoding"].optionalString()
             if encoding?.asciiLowercased == "base64" {

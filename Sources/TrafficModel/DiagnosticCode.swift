@@ -13,6 +13,9 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     case decodedBodyLimit = "decoded-body-limit"
     /// a HAR entry or capture record that could not be read was skipped
     case entrySkipped = "entry-skipped"
+    /// a HAR entry with a field no exporter writes (named by its path) was skipped; the
+    /// file's other entries are imported
+    case entryInvalid = "entry-invalid"
     /// more TCP connections were open at once than --max-open-flows; the idlest were closed
     case flowLimit = "flow-limit"
     /// bytes on a connection that are not HTTP/1.x
@@ -33,6 +36,8 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     case nonHttpConnections = "non-http-connections"
     /// packet timestamps going back in time
     case packetsOutOfTimeOrder = "packets-out-of-time-order"
+    /// the exporter left the request body out (the HAR declares a size but holds no bytes)
+    case requestBodyMissing = "request-body-missing"
     /// a request body longer than --max-body-bytes, kept up to the limit
     case requestBodyLimit = "request-body-limit"
     /// a request cut short (a gap, the end of the capture)
@@ -62,6 +67,8 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .contentDecodingFailed: return .warning
         case .decodedBodyLimit: return .warning
         case .entrySkipped: return .note
+        case .entryInvalid: return .warning
+        case .requestBodyMissing: return .warning
         case .flowLimit: return .warning
         case .httpParseError: return .warning
         case .httpTunnel: return .note

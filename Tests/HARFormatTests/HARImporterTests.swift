@@ -89,19 +89,73 @@ struct HARImporterTests {
         #expect(recording.exchanges.map(\.sequence) == [0, 1])
     }
 
-    @Test("malformed HARs are rejected naming the file, entry and field", arguments: [
-        (#"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": [["Only-Name"]]}, "response": {"status": 200, "headers": []}}]}}"#, 0, "log.entries[0].request.headers[0]"),
-        (#"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": []}, "response": {"status": "OK", "headers": []}}]}}"#, 0, "log.entries[0].response.status"),
-        (#"{"log": {"entries": [{"startedDateTime": "yesterday", "request": {"method": "GET", "url": "https://a/", "headers": []}}]}}"#, 0, "log.entries[0].startedDateTime"),
-        (#"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": []}}, {"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": 7, "headers": []}}]}}"#, 1, "log.entries[1].request.url"),
-        (#"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": []}, "response": {"status": 200, "headers": [], "content": {"encoding": "base64", "text": "!!!"}}}]}}"#, 0, "log.entries[0].response.content.text"),
+    @Test("an odd entry is skipped with a diagnostic naming log.entries[N] and the field; the others import", arguments: [
+        (#"{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": [["Only-Name"]]}, "response": {"status": 200, "headers": []}}"#, "log.entries[1].request.headers[0]"),
+        (#"{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": []}, "response": {"status": "OK", "headers": []}}"#, "log.entries[1].response.status"),
+        (#"{"startedDateTime": "yesterday", "request": {"method": "GET", "url": "https://a/", "headers": []}}"#, "log.entries[1].startedDateTime"),
+        (#"{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": 7, "headers": []}}"#, "log.entries[1].request.url"),
+        (#"{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a/", "headers": []}, "response": {"status": 200, "headers": [], "content": {"encoding": "base64", "text": "!!!"}}}"#, "log.entries[1].response.content.text"),
     ])
-    func malformed(_ json: String, _ entryIndex: Int, _ field: String) throws {
-        let error = try #require(throws: HARImportError.self) { try importing(json, file: "broken.har") }
-        #expect(error.file == "broken.har")
-        #expect(error.entryIndex == entryIndex)
-        #expect(error.field == field)
-        #expect(error.description.hasPrefix("broken.har: entry \(entryIndex): \(field): "))
+    func oddEntrySkipped(_ odd: String, _ field: String) throws {
+        let recording = try importing(har([entry(url: "https://a.example/good"), odd, entry(url: "https://a.example/also-good")].joined(separator: ",")), file: "broken.har")
+        #expect(recording.exchanges.map(\.request.url) == ["https://a.example/good", "https://a.example/also-good"])
+        let diagnostic = try #require(recording.diagnostics.first { $0.code == DiagnosticCode.entryInvalid.rawValue })
+        #expect(diagnostic.message.hasPrefix(field + ": "))
+        #expect(diagnostic.message.hasSuffix("the entry is skipped"))
+    }
+
+    @Test("Polly.js: header values as arrays and numbers, binary bodies as hex and as hex chunks of gzip bytes")
+    func pollyQuirks() throws {
+        let headers = #"[{"name": "set-cookie", "value": ["a=1; Path=/", "b=2"]}, {"name": "content-length", "value": 5}]"#
+        let plain = har(entry(response: #""response": {"status": 200, "headers": \#(headers), "content": {"size": 5, "_isBinary": true, "text": "68656c6c6f"}}"#))
+        let exchange = try importing(plain).exchanges[0]
+        #expect(exchange.response.headers == [HeaderField("set-cookie", "a=1; Path=/"), HeaderField("set-cookie", "b=2"), HeaderField("content-length", "5")])
+        #expect(exchange.response.body == Data("hello".utf8))
+
+        // gzip of "hello, polly", split into two hex chunks as Polly's node-http adapter writes it.
+        let gzip: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0xd7, 0x51, 0x28, 0xc8, 0xcf, 0xc9, 0xa9, 0x04, 0x00, 0x89, 0x4c, 0x35, 0x38, 0x0c, 0x00, 0x00, 0x00]
+        let hex = gzip.map { String(format: "%02x", $0) }.joined()
+        let half = hex.index(hex.startIndex, offsetBy: 20)
+        let chunks = #"[\"\#(hex[..<half])\", \"\#(hex[half...])\"]"#
+        let coded = har(entry(response: #""response": {"status": 200, "headers": [{"name": "Content-Encoding", "value": ["gzip"]}], "content": {"size": 12, "_isBinary": true, "text": "\#(chunks)"}}"#))
+        #expect(try importing(coded).exchanges[0].response.body == Data("hello, polly".utf8))
+    }
+
+    @Test("Playwright: bodies in side files beside the HAR, never outside its folder")
+    func playwrightSideFiles() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-har-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("{\"ok\":true}".utf8).write(to: dir.appendingPathComponent("75f1.json"))
+        try Data("name=a".utf8).write(to: dir.appendingPathComponent("9a0c.dat"))
+        let file = dir.appendingPathComponent("flow.har").path
+        let json = har([
+            entry(method: "POST", requestExtra: #", "postData": {"mimeType": "application/x-www-form-urlencoded", "_file": "9a0c.dat"}"#, response: #""response": {"status": 200, "headers": [], "content": {"size": 11, "mimeType": "application/json", "_file": "75f1.json"}}"#),
+            entry(url: "https://a.example/gone", response: #""response": {"status": 200, "headers": [], "content": {"size": 4, "_file": "missing.bin"}}"#),
+            entry(url: "https://a.example/escape", response: #""response": {"status": 200, "headers": [], "content": {"size": 4, "_file": "../etc/passwd"}}"#),
+        ].joined(separator: ","))
+        let recording = try importing(json, file: file)
+        #expect(recording.exchanges[0].request.body == Data("name=a".utf8))
+        #expect(recording.exchanges[0].response.body == Data("{\"ok\":true}".utf8))
+        #expect(recording.exchanges[1].response.bodyMissing)
+        #expect(recording.exchanges[2].response.bodyMissing)
+        let missing = recording.diagnostics.filter { $0.code == DiagnosticCode.responseBodyMissing.rawValue }.map(\.message)
+        #expect(missing.contains { $0.contains("missing.bin") })
+        #expect(missing.contains { $0.contains("../etc/passwd") })
+    }
+
+    @Test("Proxyman and recorders that lose data: a dropped request body and status -1 are said, not guessed")
+    func droppedData() throws {
+        let json = har([
+            entry(method: "POST", requestExtra: #", "bodySize": 2048"#),
+            entry(url: "https://a.example/none", response: #""response": {"status": -1, "httpVersion": "HTTP/x.x", "headers": [], "content": {"size": -1}}"#),
+        ].joined(separator: ","))
+        let recording = try importing(json)
+        #expect(recording.diagnostics.contains { $0.code == DiagnosticCode.requestBodyMissing.rawValue && $0.message.contains("2048") })
+        let none = try #require(recording.exchanges.first { $0.request.url.hasSuffix("/none") })
+        #expect(none.response.status == 0)
+        #expect(none.response.httpVersion == "HTTP/1.1")
+        #expect(none.evidenceGap == .noResponse)
     }
 
     @Test("a file that is not JSON, or JSON without log.entries, is rejected")

@@ -102,18 +102,24 @@ struct CLITests {
         }
     }
 
-    @Test("a malformed HAR exits 2 naming the file, entry and field, and leaves the database as it was")
+    @Test("an odd HAR entry is skipped with a warning naming its path; a file that is not HAR exits 2 and leaves the database as it was")
     func malformedImport() throws {
         let dir = try Self.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.h5replay(["import", "Recordings/xhr-json-post.har"], in: dir)
-        let bad = #"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a.example/", "headers": []}, "response": {"status": 200, "headers": []}}, {"startedDateTime": "2024-01-02T03:04:06Z", "request": {"method": "GET", "url": "https://a.example/2", "headers": {"oops": 1}}, "response": {"status": 200, "headers": []}}]}}"#
-        try Data(bad.utf8).write(to: dir.appendingPathComponent("bad.har"))
-        let result = try Self.h5replay(["import", "bad.har"], in: dir)
-        #expect(result.status == 2)
-        #expect(result.stderr.contains("bad.har: entry 1: log.entries[1].request.headers: expected an array"))
+        let odd = #"{"log": {"entries": [{"startedDateTime": "2024-01-02T03:04:05Z", "request": {"method": "GET", "url": "https://a.example/", "headers": []}, "response": {"status": 200, "headers": []}}, {"startedDateTime": "2024-01-02T03:04:06Z", "request": {"method": "GET", "url": "https://a.example/2", "headers": {"oops": 1}}, "response": {"status": 200, "headers": []}}]}}"#
+        try Data(odd.utf8).write(to: dir.appendingPathComponent("odd.har"))
+        let imported = try Self.h5replay(["import", "odd.har"], in: dir)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect((imported.stdout + imported.stderr).contains("log.entries[1].request.headers: expected an array"))
+
+        try Data(#"{"log": {"entries": 7}}"#.utf8).write(to: dir.appendingPathComponent("bad.har"))
+        let refused = try Self.h5replay(["import", "bad.har"], in: dir)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("bad.har: log.entries: expected an array"))
         let store = try ReportStore.open(path: dir.appendingPathComponent("h5replay.sqlite").path)
-        #expect(try store.recordingNames() == ["xhr-json-post"])
+        #expect(try store.recordingNames().sorted() == ["odd", "xhr-json-post"])
+        #expect(try store.recording(named: "odd")?.exchanges.count == 1)
     }
 
     @Test("export --har writes a HAR that imports back to the same findings")
