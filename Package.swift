@@ -26,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -39,7 +42,7 @@ let package = Package(
         .target(name: "PacketCapture", dependencies: ["CPcap", "HTTPWire", "TrafficModel"]),
         .target(
             name: "HARFormat",
-            dependencies: ["TrafficModel", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: ["TrafficModel", "HTTPWire", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .target(name: "CookieJar", dependencies: ["TrafficModel"]),
         .target(
@@ -63,14 +66,27 @@ let package = Package(
             name: "Pipeline",
             dependencies: ["TrafficModel", "HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
         ),
-        // The only module that links NIOPosix: `serve`'s HTTP/1.1 origin.
+        // h5replay's local root CA and the leaf certificates it mints per host.
+        .target(
+            name: "LocalCA",
+            dependencies: [
+                "TrafficModel",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The only module that links NIOPosix: `serve`'s HTTP/1.1 origin, over TLS too.
         .target(
             name: "ReplayServer",
             dependencies: [
-                "TrafficModel", "WebViewEmulation", "Findings", "CookieJar",
+                "TrafficModel", "WebViewEmulation", "Findings", "CookieJar", "LocalCA",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(name: "Reports", dependencies: ["ReportStore", "Findings", "TrafficModel", "CookieJar"]),
@@ -78,7 +94,7 @@ let package = Package(
             name: "h5replay",
             dependencies: [
                 "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
-                "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer",
+                "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer", "LocalCA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -90,7 +106,7 @@ let package = Package(
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], exclude: ["Regressions"]),
-        .testTarget(name: "ReplayServerTests", dependencies: ["ReplayServer", "TrafficModel", "HARFormat", "Findings", .product(name: "NIOHTTP1", package: "swift-nio")]),
+        .testTarget(name: "ReplayServerTests", dependencies: ["ReplayServer", "LocalCA", "TrafficModel", "HARFormat", "Findings", .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "CZlib"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
@@ -120,6 +136,6 @@ let package = Package(
             dependencies: ["Reports", "ReportStore", "Pipeline", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "Pipeline", "PacketCapture", "CookieJar", "TrafficModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "h5replayTests", dependencies: ["h5replay", "ReportStore", "Pipeline", "PacketCapture", "CookieJar", "TrafficModel", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

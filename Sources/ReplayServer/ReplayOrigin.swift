@@ -29,6 +29,11 @@ public struct ReplayOrigin: Sendable {
     public struct Ref: Sendable, Hashable {
         public var recording: Int
         public var sequence: Int
+
+        public init(recording: Int, sequence: Int) {
+            self.recording = recording
+            self.sequence = sequence
+        }
     }
 
     public let recordings: [Recording]

@@ -17,6 +17,16 @@ public struct Arrival: Sendable {
     /// The recorded exchange that answered it; nil when nothing matched.
     public var matched: ReplayOrigin.Ref?
     public var status: Int
+
+    public init(time: Double, method: String, target: String, headers: [HeaderField], body: Data, matched: ReplayOrigin.Ref?, status: Int) {
+        self.time = time
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.matched = matched
+        self.status = status
+    }
 }
 
 /// What `serve` does when no recorded exchange matches a request.
@@ -33,11 +43,25 @@ public final class ReplayServer: Sendable {
         public var host: String
         public var port: Int
         public var onMiss: MissPolicy
+        /// With TLS, one port is an HTTPS origin (the certificate named by SNI), an HTTP
+        /// origin, and an HTTP proxy whose CONNECT tunnels are HTTPS to the recorded host.
+        public var tls: TLSContexts?
+        /// Connections open at once; more are closed as they arrive.
+        public var maxConnections: Int
+        /// Largest request body read; a larger one is answered 413 and the connection closed.
+        public var maxBodyBytes: Int
+        /// Whether `arrivals` keeps every arrival; off when the caller stores each as it
+        /// comes (`onArrival`), so a long session stays flat in memory.
+        public var keepsArrivals: Bool
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, onMiss: MissPolicy = .notFound) {
+        public init(host: String = "127.0.0.1", port: Int = 8080, onMiss: MissPolicy = .notFound, tls: TLSContexts? = nil, maxConnections: Int = 1024, maxBodyBytes: Int = 64 << 20, keepsArrivals: Bool = true) {
+            self.keepsArrivals = keepsArrivals
             self.host = host
             self.port = port
             self.onMiss = onMiss
+            self.tls = tls
+            self.maxConnections = maxConnections
+            self.maxBodyBytes = maxBodyBytes
         }
     }
 
@@ -47,6 +71,10 @@ public final class ReplayServer: Sendable {
     let channel: NIOLockedValueBox<Channel?>
     /// Called after each arrival, off the event loop's critical path (a log line).
     let onArrival: (@Sendable (Arrival) -> Void)?
+    /// Called with a line for each connection-level fault (a TLS handshake refused, a
+    /// client speaking HTTP/2, a connection over the limit).
+    let onFault: (@Sendable (String) -> Void)?
+    let openConnections = NIOLockedValueBox(0)
 
     struct State {
         var origin: ReplayOrigin
@@ -64,7 +92,7 @@ public final class ReplayServer: Sendable {
 
     let prepared: [ReplayOrigin.Ref: Prepared]
 
-    public init(origin: ReplayOrigin, configuration: Configuration = Configuration(), threads: Int = System.coreCount, onArrival: (@Sendable (Arrival) -> Void)? = nil) {
+    public init(origin: ReplayOrigin, configuration: Configuration = Configuration(), threads: Int = System.coreCount, onArrival: (@Sendable (Arrival) -> Void)? = nil, onFault: (@Sendable (String) -> Void)? = nil) {
         self.state = NIOLockedValueBox(State(origin: origin))
         var prepared: [ReplayOrigin.Ref: Prepared] = [:]
         let allocator = ByteBufferAllocator()
@@ -83,6 +111,7 @@ public final class ReplayServer: Sendable {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.channel = NIOLockedValueBox(nil)
         self.onArrival = onArrival
+        self.onFault = onFault
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
@@ -91,15 +120,63 @@ public final class ReplayServer: Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                    channel.pipeline.addHandler(ReplayHandler(server: self))
+                guard self.admit(channel) else { return channel.close() }
+                guard let tls = self.configuration.tls else {
+                    return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                        channel.pipeline.addHandler(ReplayHandler(server: self, tunnelHost: nil))
+                    }
                 }
+                let fallback = self.configuration.host == "0.0.0.0" || self.configuration.host == "::" ? "localhost" : self.configuration.host
+                return channel.pipeline.addHandler(ProtocolSniffer(
+                    tls: { channel in
+                        tls.addServer(to: channel, fallbackHost: fallback, onError: { self.onFault?($0) }) { channel, host, sentSNI in
+                            // Without SNI (a client given an address) the Host header decides.
+                            self.addHTTP(to: channel, tunnelHost: sentSNI ? host : nil)
+                        }
+                    },
+                    plain: { channel in self.addHTTP(to: channel, tunnelHost: nil) }))
             }
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 16)
         let bound = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
         channel.withLockedValue { $0 = bound }
         return bound.localAddress?.port ?? configuration.port
+    }
+
+    /// Counts the connection against the limit; false (and a line) when it is over.
+    func admit(_ channel: Channel) -> Bool {
+        let admitted = openConnections.withLockedValue { open -> Bool in
+            guard open < configuration.maxConnections else { return false }
+            open += 1
+            return true
+        }
+        guard admitted else {
+            onFault?("connection from \(channel.remoteAddress?.description ?? "a client") refused: \(configuration.maxConnections) already open")
+            return false
+        }
+        channel.closeFuture.whenComplete { _ in self.openConnections.withLockedValue { $0 -= 1 } }
+        return true
+    }
+
+    /// Whether a recording holds requests to `host` (as a Host header names it).
+    func servesHost(_ host: String) -> Bool {
+        state.withLockedValue { $0.origin.hosts.contains(host.lowercased()) }
+    }
+
+    /// The HTTP/1.1 server handlers and the replay above them. Decoding stops at a CONNECT
+    /// so that the bytes after it reach the TLS server that replaces these handlers.
+    func addHTTP(to channel: Channel, tunnelHost: String?) -> EventLoopFuture<Void> {
+        channel.eventLoop.makeCompletedFuture {
+            let sync = channel.pipeline.syncOperations
+            let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+            let encoder = HTTPResponseEncoder()
+            let pipelining = HTTPServerPipelineHandler()
+            let errors = HTTPServerProtocolErrorHandler()
+            let replay = ReplayHandler(server: self, tunnelHost: tunnelHost)
+            try sync.addHandlers([encoder, decoder, pipelining, errors, replay])
+            replay.installed = [encoder, pipelining, errors]
+            replay.decoder = decoder
+        }
     }
 
     /// Stops accepting, closes the listening socket and the event loops.
@@ -115,16 +192,18 @@ public final class ReplayServer: Sendable {
 
     /// Answers one request: the matched exchange's prepared response, or nil for the miss
     /// policy.
-    func respond(method: String, target: String, headers: HTTPHeaders, body: Data) -> (Arrival, Prepared?, proxied: Bool) {
+    /// `asRecordedHost` overrides what the target's form says: whether the client believes
+    /// it talks to the recorded host itself (responses unrewritten) or to this origin.
+    func respond(method: String, target: String, headers: HTTPHeaders, body: Data, asRecordedHost: Bool? = nil) -> (Arrival, Prepared?, proxied: Bool) {
         let host = headers.first(name: "Host")
-        let proxied = RequestTarget(target) != nil
+        let proxied = asRecordedHost ?? (RequestTarget(target) != nil)
         let fields = headers.map { HeaderField($0.name, $0.value) }
         let time = Date().timeIntervalSince1970
         let (arrival, ref) = state.withLockedValue { state -> (Arrival, ReplayOrigin.Ref?) in
             let ref = state.origin.match(method: method, target: target, host: host, body: body)
             let status = ref.map { state.origin.exchange($0).response.status } ?? (configuration.onMiss == .badGateway ? 502 : 404)
             let arrival = Arrival(time: time, method: method, target: target, headers: fields, body: body, matched: ref, status: status)
-            state.arrivals.append(arrival)
+            if configuration.keepsArrivals { state.arrivals.append(arrival) }
             return (arrival, ref)
         }
         onArrival?(arrival)
@@ -161,28 +240,71 @@ public final class ReplayServer: Sendable {
 }
 
 /// One connection's requests: collects head and body, answers at the end of each.
-final class ReplayHandler: ChannelInboundHandler, @unchecked Sendable {
+final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     let server: ReplayServer
+    /// Inside a CONNECT tunnel or on TLS whose client sent SNI: the host every request here
+    /// is for. Its requests are stored and matched as `https://HOST/...`; when a recording
+    /// holds that host they are answered as that host (recorded hosts left in Location and
+    /// Set-Cookie), otherwise as this origin.
+    let tunnelHost: String?
+    let tunnelIsRecorded: Bool
     var head: HTTPRequestHead?
     var body = ByteBuffer()
+    var tooLarge = false
+    /// The HTTP handlers below this one, removed with it when a CONNECT turns the
+    /// connection into a tunnel (set by `ReplayServer.addHTTP`).
+    var installed: [RemovableChannelHandler] = []
+    var decoder: RemovableChannelHandler?
 
-    init(server: ReplayServer) { self.server = server }
+    init(server: ReplayServer, tunnelHost: String?) {
+        self.server = server
+        self.tunnelHost = tunnelHost
+        self.tunnelIsRecorded = tunnelHost.map(server.servesHost) ?? false
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // HTTPServerProtocolErrorHandler below has answered 400 and closes.
+        let text = String(describing: error)
+        // llhttp pauses on the HTTP/2 connection preface ("PRI * HTTP/2.0").
+        let why = text.contains("paused") || text.contains("invalidMethod") || text.contains("PRI") ? "it speaks HTTP/2 (only HTTP/1.1 is served here; see the README)" : "not HTTP/1.1 (\(text))"
+        server.onFault?("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")
+        context.close(promise: nil)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let h):
             head = h
             body.clear()
+            tooLarge = false
         case .body(var chunk):
+            guard !tooLarge else { return }
+            if body.readableBytes + chunk.readableBytes > server.configuration.maxBodyBytes {
+                tooLarge = true
+                body.clear()
+                return
+            }
             body.writeBuffer(&chunk)
         case .end:
             guard let head else { return }
             self.head = nil
+            if head.method == .CONNECT {
+                connect(context: context, head: head)
+                return
+            }
+            if tooLarge {
+                server.onFault?("\(head.method.rawValue) \(head.uri): body over \(server.configuration.maxBodyBytes) bytes; answered 413")
+                let headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
+                write(context, HTTPResponseHead(version: head.version, status: .payloadTooLarge, headers: headers), ByteBuffer(), keepAlive: false, isHead: false)
+                return
+            }
             let bytes = Data(body.readableBytesView)
-            let (_, response, proxied) = server.respond(method: head.method.rawValue, target: head.uri, headers: head.headers, body: bytes)
+            let target = tunnelHost.map { "https://\($0)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
+            let (_, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
+                                                        asRecordedHost: tunnelHost == nil ? nil : tunnelIsRecorded)
             let keepAlive = head.isKeepAlive
             guard let response else {
                 if server.configuration.onMiss == .close {
@@ -200,6 +322,53 @@ final class ReplayHandler: ChannelInboundHandler, @unchecked Sendable {
             if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
             write(context, HTTPResponseHead(version: head.version, status: response.status, headers: headers), response.body, keepAlive: keepAlive, isHead: head.method == .HEAD)
         }
+    }
+
+    /// `CONNECT host:port`: with TLS on, answers 200 and hands the connection to a TLS
+    /// server presenting a certificate for `host`, with a replay for that host above it;
+    /// without TLS, or for a port the recordings never used over TLS, answers 405.
+    func connect(context: ChannelHandlerContext, head: HTTPRequestHead) {
+        let authority = head.uri
+        let host = Self.hostOfAuthority(authority)
+        guard let tls = server.configuration.tls, !host.isEmpty else {
+            server.onFault?("CONNECT \(authority) refused: start `serve --tls` to serve HTTPS through the proxy")
+            let text = "h5replay serve: CONNECT needs serve --tls\n"
+            let headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.utf8.count)), ("Connection", "close")])
+            write(context, HTTPResponseHead(version: head.version, status: .methodNotAllowed, headers: headers), ByteBuffer(string: text), keepAlive: false, isHead: false)
+            return
+        }
+        let server = self.server
+        let channel = context.channel
+        let pipeline = context.pipeline
+        let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
+        context.write(wrapOutboundOut(.head(established)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let handlers = NIOLoopBound((installed + [self], decoder), eventLoop: context.eventLoop)
+        // Not from inside the decoder's own call: the switch waits for this read to end.
+        let next = context.eventLoop.makePromise(of: Void.self)
+        context.eventLoop.execute { next.succeed() }
+        next.futureResult.flatMap {
+            EventLoopFuture.andAllSucceed(handlers.value.0.map { pipeline.syncOperations.removeHandler($0) }, on: channel.eventLoop)
+        }.flatMap {
+            tls.addServer(to: channel, fallbackHost: host, onError: { server.onFault?($0) }) { channel, name, _ in
+                server.addHTTP(to: channel, tunnelHost: name)
+            }
+        }.flatMap {
+            // Last: the decoder hands the bytes it holds after the CONNECT to the TLS server.
+            handlers.value.1.map { pipeline.syncOperations.removeHandler($0) } ?? channel.eventLoop.makeSucceededVoidFuture()
+        }.whenFailure { error in
+            server.onFault?("CONNECT \(authority): the tunnel could not start: \(error)")
+            channel.close(promise: nil)
+        }
+    }
+
+    /// `host:port`, `[v6]:port` or `host` to the host.
+    static func hostOfAuthority(_ authority: String) -> String {
+        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<end]).lowercased()
+        }
+        if let colon = authority.lastIndex(of: ":") { return String(authority[..<colon]).lowercased() }
+        return authority.lowercased()
     }
 
     func write(_ context: ChannelHandlerContext, _ head: HTTPResponseHead, _ body: ByteBuffer, keepAlive: Bool, isHead: Bool) {

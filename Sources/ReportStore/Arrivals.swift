@@ -48,4 +48,86 @@ extension ReportStore {
             }
         }
     }
+
+    // MARK: - A serve session, stored as it goes
+
+    /// A `serve` session whose arrivals are stored as they come (`serve_session`).
+    public struct ServeSession: Sendable {
+        public var id: Int64
+        public var startedAt: String
+        public var label: String?
+        public var recordings: [String]
+    }
+
+    /// Opens a session serving `recordings`; its arrivals follow with `appendArrival`.
+    public func beginServeSession(recordings: [String], label: String?) throws -> ServeSession {
+        let started = ReportStore.timestamp(Date())
+        let names = String(decoding: try JSONSerialization.data(withJSONObject: recordings), as: UTF8.self)
+        let id = try writer.write { db -> Int64 in
+            try db.execute(sql: "INSERT INTO serve_session (started_at, label, recordings) VALUES (?, ?, ?)", arguments: [started, label, names])
+            return db.lastInsertedRowID
+        }
+        return ServeSession(id: id, startedAt: started, label: label, recordings: recordings)
+    }
+
+    /// Stores one arrival of a session, in its own transaction: once this returns, a kill
+    /// of the process does not lose it.
+    public func appendArrival(_ a: ArrivalRecord, position: Int, session: Int64) throws {
+        let digest = a.body.sha256Hex
+        try writer.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)", arguments: [digest, a.body.count, a.body])
+            try db.execute(sql: """
+                INSERT INTO pending_arrival (session_id, position, time, method, target, headers, body_sha256, body_length, recording_name, sequence, status)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [session, position, a.time, a.method, a.target, Self.encodeHeaders(a.headers), digest, a.body.count, a.recordingName, a.sequence, a.status])
+        }
+    }
+
+    /// Sessions that never ended (the process was killed), oldest first.
+    public func unfinishedServeSessions() throws -> [ServeSession] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, started_at, label, recordings FROM serve_session ORDER BY id").map { row in
+                let names = (try? JSONSerialization.jsonObject(with: Data((row["recordings"] as String).utf8))) as? [String] ?? []
+                return ServeSession(id: row["id"], startedAt: row["started_at"], label: row["label"], recordings: names)
+            }
+        }
+    }
+
+    /// A session's arrivals in order, bodies included.
+    public func pendingArrivals(session: Int64) throws -> [ArrivalRecord] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT a.time, a.method, a.target, a.headers, b.content, a.recording_name, a.sequence, a.status
+                FROM pending_arrival a JOIN body b ON b.sha256 = a.body_sha256
+                WHERE a.session_id = ? ORDER BY a.position
+                """, arguments: [session]).map { row in
+                ArrivalRecord(time: row[0], method: row[1], target: row[2], headers: try Self.decodeHeaders(row[3]), body: row[4] ?? Data(),
+                              recordingName: row[5], sequence: row[6], status: row[7])
+            }
+        }
+    }
+
+    /// Ends a session: its observed run stored, its arrivals moved under that run, the
+    /// session gone, all in one transaction. Without results, the arrivals are dropped with
+    /// the session and nil is returned.
+    public func finishServeSession(_ session: Int64, results: [RunResult], recordings: [Recording], label: String?, toolVersion: String) throws -> Int64? {
+        guard !results.isEmpty else {
+            try writer.write { db in try db.execute(sql: "DELETE FROM serve_session WHERE id = ?", arguments: [session]) }
+            return nil
+        }
+        let now = ReportStore.timestamp(Date())
+        let row = RunRow(
+            id: nil, startedAt: now, finishedAt: now, toolVersion: toolVersion,
+            profile: "observed", ios: "real client", simulator: false,
+            presets: "observed", label: label, gitRevision: nil,
+            recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
+        return try saveRun(row, results: results) { db, runID in
+            try db.execute(sql: """
+                INSERT INTO arrival (run_id, position, time, method, target, headers, body_sha256, body_length, recording_name, sequence, status)
+                SELECT ?, position, time, method, target, headers, body_sha256, body_length, recording_name, sequence, status
+                FROM pending_arrival WHERE session_id = ? ORDER BY position
+                """, arguments: [runID, session])
+            try db.execute(sql: "DELETE FROM serve_session WHERE id = ?", arguments: [session])
+        }
+    }
 }

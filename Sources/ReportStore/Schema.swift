@@ -301,6 +301,35 @@ enum Schema {
                 FROM coverage_item GROUP BY run_id, recording_name, preset
                 """)
         }
+        migrator.registerMigration("v11: arrivals stored as they come") { db in
+            // A `serve` session in progress: the recordings it serves and each arrival as it
+            // reached the server, so that a session of hours keeps none in memory and a
+            // killed one loses at most the arrival in flight. When the session ends its
+            // arrivals move to `arrival` under the observed run; a session still here was
+            // cut off, and the next `serve` stores it as a run.
+            try db.execute(sql: """
+                CREATE TABLE serve_session (
+                  id INTEGER PRIMARY KEY,
+                  started_at TEXT NOT NULL,
+                  label TEXT,
+                  recordings TEXT NOT NULL)
+                """)
+            try db.execute(sql: """
+                CREATE TABLE pending_arrival (
+                  session_id INTEGER NOT NULL REFERENCES serve_session(id) ON DELETE CASCADE,
+                  position INTEGER NOT NULL,
+                  time REAL NOT NULL,
+                  method TEXT NOT NULL,
+                  target TEXT NOT NULL,
+                  headers TEXT NOT NULL,
+                  body_sha256 TEXT NOT NULL REFERENCES body(sha256),
+                  body_length INTEGER NOT NULL,
+                  recording_name TEXT,
+                  sequence INTEGER,
+                  status INTEGER NOT NULL,
+                  PRIMARY KEY (session_id, position))
+                """)
+        }
         return migrator
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Findings
 import Foundation
+import LocalCA
 import ReplayServer
 import Pipeline
 import ReportStore
@@ -24,9 +25,17 @@ extension H5Replay {
                 order. One port serves a flow spanning several hosts: use it as an HTTP proxy
                 (absolute-form requests) or let the Host header choose.
 
+                HTTPS (--tls): the same port is then also an HTTPS origin and an HTTP proxy
+                whose CONNECT tunnels carry HTTPS: each host gets a certificate h5replay's
+                local CA signs on the fly (made on first use; `h5replay ca show` says how to
+                trust it). Point a browser at it as a proxy, or resolve the recorded hosts to
+                this address. Only HTTP/1.1 is offered (ALPN `http/1.1`).
+
                 Examples:
                   h5replay serve Recordings/login-redirect.har
                   h5replay serve checkout --port 9000 --ignore-param ts --on-miss 502
+                  h5replay serve checkout --tls --port 8443
+                  curl --cacert h5replay-ca.pem -x http://127.0.0.1:8443 https://shop.example/cart
                 """)
 
         @OptionGroup var database: DatabaseOptions
@@ -56,6 +65,14 @@ extension H5Replay {
         @Flag(help: "No live line per arrival.")
         var quiet = false
 
+        @Flag(help: "Also serve HTTPS on the same port: as an origin and through CONNECT, with certificates from h5replay's CA.")
+        var tls = false
+
+        @OptionGroup var ca: CAOptions
+
+        @Option(help: ArgumentHelp("Connections open at once; more are closed.", valueName: "n"))
+        var maxConnections = 1024
+
         func validate() throws {
             if recordings.isEmpty { throw ValidationError("give the recordings to serve (names or files)") }
             if !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
@@ -79,14 +96,43 @@ extension H5Replay {
                     throw InputError("\(item): no such file, and no recording of that name in \(database.db)")
                 }
             }
+            try Self.finishCutOffSessions(store)
             let origin = ReplayOrigin(recordings: loaded, options: .init(ignoredParameters: Set(ignoreParams), ignoreBody: ignoreBody))
-            let logLine: @Sendable (Arrival) -> Void = { arrival in
-                let verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
-                FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
+            let session = try store.beginServeSession(recordings: loaded.map(\.name), label: label)
+            // Each arrival is stored as it comes, in order, off the event loops: a session of
+            // hours keeps none in memory, and a kill loses at most the one in flight.
+            let writes = DispatchQueue(label: "h5replay.serve.arrivals")
+            let log = ArrivalLog()
+            let names = loaded.map(\.name)
+            let quiet = self.quiet
+            let onArrival: @Sendable (Arrival) -> Void = { arrival in
+                if !quiet {
+                    let verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
+                    FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
+                }
+                let record = ReportStore.ArrivalRecord(time: arrival.time, method: arrival.method, target: arrival.target, headers: arrival.headers, body: arrival.body,
+                    recordingName: arrival.matched.map { names[$0.recording] }, sequence: arrival.matched?.sequence, status: arrival.status)
+                writes.async {
+                    do {
+                        try store.appendArrival(record, position: log.position, session: session.id)
+                        log.position += 1
+                    } catch {
+                        if !log.failed { FileHandle.standardError.write(Data("serve: cannot store arrivals in \(database.db): \(error)\n".utf8)) }
+                        log.failed = true
+                    }
+                }
             }
+            var contexts: TLSContexts?
+            if tls {
+                let (authority, created) = try LocalCA.loadOrCreate(ca.files(database: database.db))
+                if created { FileHandle.standardError.write(Data("made the h5replay CA \(authority.files.certificate); `h5replay ca show` says how to trust it\n".utf8)) }
+                contexts = TLSContexts(ca: authority)
+            }
+            let faultLine: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("serve: \(line)\n".utf8)) }
             let server = ReplayServer(
-                origin: origin, configuration: .init(host: host, port: port, onMiss: onMiss),
-                onArrival: quiet ? nil : logLine)
+                origin: origin,
+                configuration: .init(host: host, port: port, onMiss: onMiss, tls: contexts, maxConnections: maxConnections, maxBodyBytes: limits.maxBodyBytes, keepsArrivals: false),
+                onArrival: onArrival, onFault: faultLine)
             let bound: Int
             do {
                 bound = try server.start()
@@ -99,32 +145,58 @@ extension H5Replay {
             let first = loaded.first?.exchanges.first.flatMap { RequestTarget($0.request.url) }
             let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-            say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)")
+            say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)\(tls ? " and https://\(shownHost):\(bound) (CA: \(contexts!.ca.files.certificate))" : "")")
             say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
             while !StopSignal.requested { usleep(100_000) }
             server.stop()
+            writes.sync {}
 
-            let arrivals = server.arrivals
-            let results = ObservedRun.build(recordings: loaded, arrivals: arrivals)
+            Self.say("")
+            try Self.finish(session, recordings: loaded, store: store)
+        }
+
+        /// A line on standard output, unbuffered, in order with the live lines.
+        static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+        /// Turns a session's stored arrivals into its observed run and says what it holds.
+        static func finish(_ session: ReportStore.ServeSession, recordings: [Recording], store: ReportStore) throws {
+            let index = Dictionary(recordings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+            let arrivals = try store.pendingArrivals(session: session.id).map { a in
+                Arrival(time: a.time, method: a.method, target: a.target, headers: a.headers, body: a.body,
+                        matched: a.recordingName.flatMap { index[$0] }.flatMap { r in a.sequence.map { ReplayOrigin.Ref(recording: r, sequence: $0) } },
+                        status: a.status)
+            }
+            let results = ObservedRun.build(recordings: recordings, arrivals: arrivals)
             let unmatched = arrivals.filter { $0.matched == nil }
-            print("\nstopped: \(arrivals.count) arrival(s), \(unmatched.count) matched nothing")
-            for a in unmatched.prefix(10) { print("  extra: \(a.method) \(a.target)") }
-            guard !results.isEmpty else {
-                print("no recorded exchange was requested; no observed run stored")
+            say("stopped: \(arrivals.count) arrival(s), \(unmatched.count) matched nothing")
+            for a in unmatched.prefix(10) { say("  extra: \(a.method) \(a.target)") }
+            let runID = try store.finishServeSession(
+                session.id,
+                results: results.map { (r: ObservedRun.Result) in ReportStore.RunResult(recording: r.recording.name, preset: ObservedRun.preset, outcomes: r.outcomes, findings: r.findings) },
+                recordings: results.map { (r: ObservedRun.Result) in r.recording }, label: session.label, toolVersion: H5Replay.version)
+            guard let runID else {
+                say("no recorded exchange was requested; no observed run stored")
                 return
             }
-            let runID = try store.saveObservedRun(
-                results.map { (r: ObservedRun.Result) in ReportStore.RunResult(recording: r.recording.name, preset: ObservedRun.preset, outcomes: r.outcomes, findings: r.findings) },
-                recordings: results.map { (r: ObservedRun.Result) in r.recording },
-                arrivals: arrivals.map { a in
-                    ReportStore.ArrivalRecord(time: a.time, method: a.method, target: a.target, headers: a.headers, body: a.body,
-                        recordingName: a.matched.map { loaded[$0.recording].name }, sequence: a.matched?.sequence, status: a.status)
-                },
-                label: label, toolVersion: H5Replay.version)
             let findings = results.reduce(0) { $0 + $1.findings.count }
-            print("observed run \(runID): \(results.count) recording(s), \(findings) finding(s), \(arrivals.count) arrival(s) kept (table `arrival`); `h5replay report --run \(runID)` shows them")
+            say("observed run \(runID): \(results.count) recording(s), \(findings) finding(s), \(arrivals.count) arrival(s) kept (table `arrival`); `h5replay report --run \(runID)` shows them")
+        }
+
+        /// A session a kill cut off still has its arrivals: store its observed run now.
+        static func finishCutOffSessions(_ store: ReportStore) throws {
+            for session in try store.unfinishedServeSessions() {
+                let recordings = try session.recordings.compactMap { try store.recording(named: $0) }
+                say("an earlier serve session (started \(session.startedAt)) was cut off; storing what reached it:")
+                try finish(session, recordings: recordings, store: store)
+            }
         }
     }
+}
+
+/// Where `serve`'s arrival writer is; touched only on its serial queue.
+final class ArrivalLog: @unchecked Sendable {
+    var position = 0
+    var failed = false
 }
 
 /// `--on-miss 404|502|close`.

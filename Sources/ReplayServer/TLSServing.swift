@@ -1,0 +1,146 @@
+import LocalCA
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NIOTLS
+
+/// Server-side TLS for `serve --tls` and the recording proxy: one NIOSSLContext per host,
+/// each presenting a leaf the local CA minted for that host, offering `http/1.1` alone by
+/// ALPN (an HTTP/2-only client finds no protocol in common and closes).
+public final class TLSContexts: Sendable {
+    public let ca: LocalCA
+    let contexts: NIOLockedValueBox<[String: NIOSSLContext]>
+
+    public init(ca: LocalCA) {
+        self.ca = ca
+        self.contexts = NIOLockedValueBox([:])
+    }
+
+    /// The context for `host`, made on first use.
+    public func context(for host: String) throws -> NIOSSLContext {
+        let host = host.lowercased()
+        if let cached = contexts.withLockedValue({ $0[host] }) { return cached }
+        let leaf = try ca.leaf(for: host)
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [
+                .certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der)),
+                .certificate(try NIOSSLCertificate(bytes: leaf.issuerDER, format: .der)),
+            ],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: leaf.keyDER, format: .der)))
+        configuration.applicationProtocols = ["http/1.1"]
+        configuration.minimumTLSVersion = .tlsv12
+        let context = try NIOSSLContext(configuration: configuration)
+        contexts.withLockedValue { $0[host] = context }
+        return context
+    }
+
+    /// Adds, after the handlers already in `channel`'s pipeline, a reader of the TLS
+    /// ClientHello's server name, then the TLS server for that name (or `fallbackHost` when
+    /// the client sent none) and whatever `then` adds above it (the HTTP handlers).
+    /// `then` is told the host the certificate names and whether the client asked for it.
+    func addServer(to channel: Channel, fallbackHost: String, onError: @escaping @Sendable (String) -> Void, then: @escaping @Sendable (Channel, _ host: String, _ sentSNI: Bool) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
+        let sni = ByteToMessageHandler(SNIHandler { [self] result in
+            let host: String
+            let sent: Bool
+            switch result {
+            case .hostname(let name): host = name; sent = true
+            case .fallback: host = fallbackHost; sent = false
+            }
+            let context: NIOSSLContext
+            do {
+                context = try self.context(for: host)
+            } catch {
+                onError("TLS: no certificate for \(host): \(error)")
+                return channel.close()
+            }
+            do {
+                try channel.pipeline.syncOperations.addHandlers([NIOSSLServerHandler(context: context), TLSErrorLogger(host: host, onError: onError)])
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return then(channel, host, sent)
+        })
+        return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(sni) }
+    }
+}
+
+/// Says, once per connection, why a TLS handshake or connection failed: a client that
+/// does not trust the CA, a client that speaks no TLS, a connection cut in the middle.
+final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+    let host: String
+    let onError: @Sendable (String) -> Void
+
+    init(host: String, onError: @escaping @Sendable (String) -> Void) {
+        self.host = host
+        self.onError = onError
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // Browsers close idle connections without a TLS close_notify: not a fault.
+        if let tls = error as? NIOSSLError, case .uncleanShutdown = tls {
+            context.close(promise: nil)
+            return
+        }
+        onError("TLS with \(host) (\(context.remoteAddress?.description ?? "client")): \(Self.explain(error))")
+        context.close(promise: nil)
+    }
+
+    static func explain(_ error: Error) -> String {
+        let text = String(describing: error)
+        // BoringSSL's reasons, e.g. "OPENSSL_internal:TLSV1_ALERT_UNKNOWN_CA at ...".
+        let reasons = text.components(separatedBy: "OPENSSL_internal:").dropFirst().map { $0.prefix { $0 != " " && $0 != "," && $0 != "]" } }
+        let reason = reasons.isEmpty ? text : reasons.joined(separator: ", ")
+        if text.contains("UNKNOWN_CA") || text.contains("CERTIFICATE_UNKNOWN") || text.contains("BAD_CERTIFICATE") {
+            return "the client refused the certificate: it does not trust the h5replay CA (`h5replay ca show` says how) [\(reason)]"
+        }
+        if text.contains("WRONG_VERSION_NUMBER") || text.contains("HTTP_REQUEST") { return "the client does not speak TLS here [\(reason)]" }
+        if text.contains("NO_APPLICATION_PROTOCOL") { return "the client offers no protocol but HTTP/2; only HTTP/1.1 is served [\(reason)]" }
+        if text.contains("handshakeFailed") {
+            return "the TLS handshake failed, most often because the client does not trust the h5replay CA (`h5replay ca show`) [\(reason)]"
+        }
+        return text
+    }
+}
+
+/// The first bytes of a connection to `serve --tls` tell what it is: a TLS ClientHello
+/// (0x16) is a client using this port as an HTTPS origin; anything else is HTTP, as an
+/// origin or a proxy (absolute-form requests, CONNECT).
+final class ProtocolSniffer: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+
+    let tls: @Sendable (Channel) -> EventLoopFuture<Void>
+    let plain: @Sendable (Channel) -> EventLoopFuture<Void>
+    var buffered: [NIOAny] = []
+    var deciding = false
+
+    init(tls: @escaping @Sendable (Channel) -> EventLoopFuture<Void>, plain: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) {
+        self.tls = tls
+        self.plain = plain
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        buffered.append(data)
+        guard !deciding else { return }
+        let buffer = unwrapInboundIn(data)
+        guard let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return }
+        deciding = true
+        let channel = context.channel
+        let configure = first == 0x16 ? tls(channel) : plain(channel)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        configure.whenComplete { result in
+            let (sniffer, context) = loopBound.value
+            switch result {
+            case .success:
+                // The handlers now follow this one: hand them what arrived, then step aside.
+                for data in sniffer.buffered { context.fireChannelRead(data) }
+                sniffer.buffered.removeAll()
+                context.fireChannelReadComplete()
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            case .failure:
+                context.close(promise: nil)
+            }
+        }
+    }
+}
