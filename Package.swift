@@ -66,7 +66,8 @@ let package = Package(
             name: "Pipeline",
             dependencies: ["TrafficModel", "HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
         ),
-        // h5replay's local root CA and the leaf certificates it mints per host.
+        // h5replay's local root CA, the leaf certificates it mints per host, and the TLS
+        // server side that presents them (for serve --tls and the recording proxy).
         .target(
             name: "LocalCA",
             dependencies: [
@@ -75,9 +76,12 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // The only module that links NIOPosix: `serve`'s HTTP/1.1 origin, over TLS too.
+        // `serve`'s HTTP/1.1 origin (SwiftNIO), over TLS too.
         .target(
             name: "ReplayServer",
             dependencies: [
@@ -85,7 +89,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // `record --proxy`: a forward proxy for HTTP and HTTPS (CONNECT, TLS intercepted
+        // with the local CA) that hands each completed exchange to its caller.
+        .target(
+            name: "RecordingProxy",
+            dependencies: [
+                "TrafficModel", "HTTPWire", "LocalCA",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
@@ -94,7 +109,7 @@ let package = Package(
             name: "h5replay",
             dependencies: [
                 "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
-                "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer", "LocalCA",
+                "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer", "LocalCA", "RecordingProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -23,6 +23,18 @@ public struct HARExporter: Sendable {
         return try JSONSerialization.data(withJSONObject: ["log": log], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     }
 
+    /// One entry as a single line of JSON (no newline inside), for a journal written as
+    /// exchanges complete; `failure` (why no response came) goes in `response._error`, where
+    /// Chrome writes a failed request's net error.
+    public func entryLine(_ e: Exchange, failure: String? = nil) throws -> Data {
+        var object = entry(e)
+        if let failure, var response = object["response"] as? [String: Any] {
+            response["_error"] = failure
+            object["response"] = response
+        }
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
     private func entry(_ e: Exchange) -> [String: Any] {
         var request: [String: Any] = [
             "method": e.request.method,

@@ -203,6 +203,10 @@ public struct HARImporter: Sendable {
             if bodyMissing, Int(status) != 304, Int(status) != 204, Int(status) != 0 {
                 diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the HAR does not hold the response body; replay serves an empty one"))
             }
+            if status == 0, let error = try response["_error"].optionalString(), !error.isEmpty {
+                // Chrome's net error for a failed request, or the recording proxy's reason.
+                diagnostics.append(Diagnostic(.noResponse, sequence: sequence, message: "entry \(index) got no response: \(error)"))
+            }
             let bodySize = try response["bodySize"].optionalNumber()
             let redirectURL = try response["redirectURL"].optionalString()
             recordedResponse = RecordedResponse(

@@ -211,7 +211,7 @@ public final class LocalCA: Sendable {
     }
 
     /// The 4 or 16 bytes of an IPv4 or IPv6 literal (brackets allowed), or nil for a name.
-    static func ipAddressBytes(_ host: String) -> [UInt8]? {
+    public static func ipAddressBytes(_ host: String) -> [UInt8]? {
         var text = host
         if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
         var v4 = in_addr()

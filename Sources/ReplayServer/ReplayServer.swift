@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import LocalCA
 import NIOHTTP1
 import NIOPosix
 import TrafficModel

@@ -8,7 +8,7 @@ import TrafficModel
 extension H5Replay {
     struct Record: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Capture live HTTP traffic with libpcap and store it as a recording.",
+            abstract: "Record live traffic as a recording: HTTP and HTTPS through a proxy, or plain HTTP captured with libpcap.",
             discussion: """
                 Captures on an interface (snaplen 262144, immediate mode) until Ctrl-C, SIGTERM
                 or the end of --duration, then stores every exchange as one recording (or one
@@ -19,10 +19,26 @@ extension H5Replay {
                 the end gives libpcap's drop count.
 
                 Capturing needs root, or CAP_NET_RAW and CAP_NET_ADMIN. Only plain HTTP can be
-                decoded; HTTPS connections are counted. Point the app or simulator at an HTTP
-                origin (a staging server, or `h5replay serve`).
+                decoded; HTTPS connections are counted. For HTTPS, record through the proxy.
+
+                --proxy: a forward proxy on 127.0.0.1:8080 (--host, --port) for HTTP and HTTPS.
+                HTTPS (CONNECT) is intercepted with certificates from h5replay's local CA
+                (made on first use; `h5replay ca show` says how to trust it on a simulator, a
+                device, a browser or curl); --no-intercept HOST passes a host's tunnel through
+                untouched (certificate-pinned APIs). Each request goes upstream (certificates
+                checked against the system's store; --upstream-ca FILE adds a root,
+                --insecure-upstream skips the check) and each completed exchange is written
+                at once to a journal (a HAR beside the database, or --write-har FILE), printed
+                as a line, and on Ctrl-C, SIGTERM or the end of --duration imported with the
+                same classification, provenance and redaction as `import`. A session killed
+                outright is imported by the next `record --proxy`. An iOS simulator uses the
+                Mac's proxy settings; a device takes it in Wi-Fi settings (WKWebView may
+                bypass it: see the README).
 
                 Examples:
+                  h5replay record --proxy --name checkout
+                  curl --cacert h5replay-ca.pem -x http://127.0.0.1:8080 https://shop.example/cart
+                  h5replay record --proxy --port 9090 --no-intercept api.pinned.example --duration 10m
                   h5replay record -i lo -f "tcp port 8080" --duration 30s
                   h5replay record -i eth0 -f "host 10.0.0.7" --write-pcap session.pcap --name checkout
                 """)
@@ -35,7 +51,9 @@ extension H5Replay {
         var redact = false
 
         @Option(name: [.customShort("i"), .long], help: ArgumentHelp("The interface to capture on (`lo` for loopback).", valueName: "iface"))
-        var interface: String
+        var interface: String?
+
+        @OptionGroup(title: "Recording proxy") var proxy: ProxyOptions
 
         @Option(name: [.customShort("f"), .long], help: ArgumentHelp("A BPF filter, as tcpdump takes it.", valueName: "bpf"))
         var filter: String?
@@ -56,6 +74,16 @@ extension H5Replay {
         var replace = false
 
         func validate() throws {
+            if (interface == nil) == !proxy.proxy {
+                throw ValidationError("give --proxy to record through the proxy, or -i IFACE to capture on an interface")
+            }
+            if proxy.proxy, filter != nil || writePcap != nil || split != nil {
+                throw ValidationError("-f, --write-pcap and --split are for capturing (-i), not for --proxy")
+            }
+            if !proxy.proxy, proxy.usedProxyOnlyOptions {
+                throw ValidationError("--port, --no-intercept, --upstream-ca, --insecure-upstream and --write-har need --proxy")
+            }
+            if !(0...65535).contains(proxy.port) { throw ValidationError("--port must be 0 to 65535") }
             if let duration, Self.seconds(duration) == nil {
                 throw ValidationError("--duration \(duration): give a number with s, ms, m or h, e.g. 30s")
             }
@@ -73,6 +101,7 @@ extension H5Replay {
         }
 
         func run() throws {
+            guard let interface else { return try recordThroughProxy() }
             let store = try database.open()
             let importProgress = Progress.line()
             defer { importProgress.end() }

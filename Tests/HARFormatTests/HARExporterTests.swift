@@ -113,3 +113,43 @@ struct HARExportConformanceTests {
         #expect(text.contains("\(files.count) HAR file(s): ok"))
     }
 }
+
+@Suite("HAR journal: a HAR written as exchanges complete")
+struct HARJournalTests {
+    func exchange(_ n: Int) -> Exchange {
+        Exchange(sequence: n, startedAt: 1_700_000_000 + Double(n), request: RecordedRequest(method: "POST", url: "https://a.example/\(n)", body: Data("n=\(n)".utf8)),
+                 response: RecordedResponse(status: 200, headers: [HeaderField("Content-Type", "text/plain")], body: Data("ok \(n)\nline two".utf8)))
+    }
+
+    @Test("a finished journal is a HAR that imports; a killed one is closed keeping every whole entry, dropping a half-written last one")
+    func journal() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let done = dir.appendingPathComponent("done.har").path
+        let journal = try HARJournal(path: done, toolVersion: "test")
+        for n in 0..<2 { try journal.append(exchange(n)) }
+        var failed = exchange(2)
+        failed.response = RecordedResponse(status: 0, bodyMissing: true)
+        try journal.append(failed, failure: "the upstream refused the connection")
+        try journal.finish()
+        #expect((try FileManager.default.attributesOfItem(atPath: done)[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
+        let read = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: done)), file: done, name: "done")
+        #expect(read.exchanges.map(\.request.url) == ["https://a.example/0", "https://a.example/1", "https://a.example/2"])
+        #expect(read.exchanges[1].response.body == Data("ok 1\nline two".utf8))
+        #expect(read.diagnostics.contains { $0.code == DiagnosticCode.noResponse.rawValue && $0.message.contains("refused the connection") })
+        #expect(try HARJournal.recover(path: done) == 3)
+
+        // Killed after two entries, in the middle of writing a third.
+        let cut = dir.appendingPathComponent("cut.har").path
+        let killed = try HARJournal(path: cut, toolVersion: "test")
+        for n in 0..<2 { try killed.append(exchange(n)) }
+        let handle = try #require(FileHandle(forWritingAtPath: cut))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(",\n{\"startedDateTime\": \"2024-".utf8))
+        try handle.close()
+        #expect(try HARJournal.recover(path: cut) == 2)
+        let recovered = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: cut)), file: cut, name: "cut")
+        #expect(recovered.exchanges.map(\.request.body) == [Data("n=0".utf8), Data("n=1".utf8)])
+    }
+}

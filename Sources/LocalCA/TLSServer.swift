@@ -1,7 +1,5 @@
-import LocalCA
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import NIOSSL
 import NIOTLS
 
@@ -39,7 +37,7 @@ public final class TLSContexts: Sendable {
     /// ClientHello's server name, then the TLS server for that name (or `fallbackHost` when
     /// the client sent none) and whatever `then` adds above it (the HTTP handlers).
     /// `then` is told the host the certificate names and whether the client asked for it.
-    func addServer(to channel: Channel, fallbackHost: String, onError: @escaping @Sendable (String) -> Void, then: @escaping @Sendable (Channel, _ host: String, _ sentSNI: Bool) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
+    public func addServer(to channel: Channel, fallbackHost: String, onError: @escaping @Sendable (String) -> Void, then: @escaping @Sendable (Channel, _ host: String, _ sentSNI: Bool) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
         let sni = ByteToMessageHandler(SNIHandler { [self] result in
             let host: String
             let sent: Bool
@@ -67,17 +65,17 @@ public final class TLSContexts: Sendable {
 
 /// Says, once per connection, why a TLS handshake or connection failed: a client that
 /// does not trust the CA, a client that speaks no TLS, a connection cut in the middle.
-final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandler, Sendable {
-    typealias InboundIn = NIOAny
+public final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    public typealias InboundIn = NIOAny
     let host: String
     let onError: @Sendable (String) -> Void
 
-    init(host: String, onError: @escaping @Sendable (String) -> Void) {
+    public init(host: String, onError: @escaping @Sendable (String) -> Void) {
         self.host = host
         self.onError = onError
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: Error) {
         // Browsers close idle connections without a TLS close_notify: not a fault.
         if let tls = error as? NIOSSLError, case .uncleanShutdown = tls {
             context.close(promise: nil)
@@ -87,7 +85,7 @@ final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandler, Send
         context.close(promise: nil)
     }
 
-    static func explain(_ error: Error) -> String {
+    public static func explain(_ error: Error) -> String {
         let text = String(describing: error)
         // BoringSSL's reasons, e.g. "OPENSSL_internal:TLSV1_ALERT_UNKNOWN_CA at ...".
         let reasons = text.components(separatedBy: "OPENSSL_internal:").dropFirst().map { $0.prefix { $0 != " " && $0 != "," && $0 != "]" } }
@@ -101,46 +99,5 @@ final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandler, Send
             return "the TLS handshake failed, most often because the client does not trust the h5replay CA (`h5replay ca show`) [\(reason)]"
         }
         return text
-    }
-}
-
-/// The first bytes of a connection to `serve --tls` tell what it is: a TLS ClientHello
-/// (0x16) is a client using this port as an HTTPS origin; anything else is HTTP, as an
-/// origin or a proxy (absolute-form requests, CONNECT).
-final class ProtocolSniffer: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    typealias InboundIn = ByteBuffer
-
-    let tls: @Sendable (Channel) -> EventLoopFuture<Void>
-    let plain: @Sendable (Channel) -> EventLoopFuture<Void>
-    var buffered: [NIOAny] = []
-    var deciding = false
-
-    init(tls: @escaping @Sendable (Channel) -> EventLoopFuture<Void>, plain: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) {
-        self.tls = tls
-        self.plain = plain
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        buffered.append(data)
-        guard !deciding else { return }
-        let buffer = unwrapInboundIn(data)
-        guard let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return }
-        deciding = true
-        let channel = context.channel
-        let configure = first == 0x16 ? tls(channel) : plain(channel)
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        configure.whenComplete { result in
-            let (sniffer, context) = loopBound.value
-            switch result {
-            case .success:
-                // The handlers now follow this one: hand them what arrived, then step aside.
-                for data in sniffer.buffered { context.fireChannelRead(data) }
-                sniffer.buffered.removeAll()
-                context.fireChannelReadComplete()
-                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-            case .failure:
-                context.close(promise: nil)
-            }
-        }
     }
 }
