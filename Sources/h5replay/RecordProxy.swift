@@ -27,6 +27,9 @@ struct ProxyOptions: ParsableArguments {
     @Flag(help: "Do not check upstream certificates (test servers only).")
     var insecureUpstream = false
 
+    @Option(help: ArgumentHelp("Seconds an upstream has to answer completely before the client gets a 502.", valueName: "seconds"))
+    var upstreamTimeout: Int = 60
+
     @Option(help: ArgumentHelp("Keep the journal, a HAR written as exchanges complete, at this path.", valueName: "file"))
     var writeHar: String?
 
@@ -39,7 +42,7 @@ struct ProxyOptions: ParsableArguments {
     @OptionGroup var ca: CAOptions
 
     var usedProxyOnlyOptions: Bool {
-        port != 8080 || !noIntercept.isEmpty || upstreamCA != nil || insecureUpstream || writeHar != nil || host != "127.0.0.1"
+        port != 8080 || !noIntercept.isEmpty || upstreamCA != nil || insecureUpstream || writeHar != nil || host != "127.0.0.1" || upstreamTimeout != 60
     }
 
     func trust() throws -> RecordingProxy.UpstreamTrust {
@@ -88,7 +91,8 @@ extension H5Replay.Record {
         let onFault: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("record: \(line)\n".utf8)) }
         let server = try RecordingProxy(
             configuration: .init(host: proxy.host, port: proxy.port, tls: TLSContexts(ca: authority), noIntercept: proxy.noIntercept,
-                                 upstreamTrust: try proxy.trust(), maxConnections: proxy.maxConnections, maxBodyBytes: limits.maxBodyBytes),
+                                 upstreamTrust: try proxy.trust(), maxConnections: proxy.maxConnections, maxBodyBytes: limits.maxBodyBytes,
+                                 responseTimeout: .seconds(Int64(max(1, proxy.upstreamTimeout)))),
             onExchange: onExchange, onFault: onFault)
         let bound: Int
         do {

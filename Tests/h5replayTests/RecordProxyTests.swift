@@ -36,14 +36,14 @@ struct RecordProxyTests {
     }
 
     /// An HTTPS origin on loopback with a certificate for localhost and 127.0.0.1.
-    static func origin(in dir: URL) throws -> (Process, Int) {
+    static func origin(in dir: URL, slow: Int = 0) throws -> (Process, Int) {
         let made = try RobustnessTests.run(ServeTests.which("openssl")!, [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
             "-keyout", dir.appendingPathComponent("up-key.pem").path, "-out", dir.appendingPathComponent("up-cert.pem").path,
             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "2"])
         #expect(made == 0)
         let script = CLITests.root.appendingPathComponent("Tools/testing/origin.py").path
-        let (process, _, line) = try start(URL(fileURLWithPath: ServeTests.which("python3")!), [script, "--cert", "up-cert.pem", "--key", "up-key.pem"], in: dir, until: "port ")
+        let (process, _, line) = try start(URL(fileURLWithPath: ServeTests.which("python3")!), [script, "--cert", "up-cert.pem", "--key", "up-key.pem", "--slow", String(slow)], in: dir, until: "port ")
         return (process, try #require(Int(line.dropFirst(5))))
     }
 
@@ -58,14 +58,14 @@ struct RecordProxyTests {
     func recordAndReplay() throws {
         let dir = try CLITests.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (origin, up) = try Self.origin(in: dir)
+        let (origin, up) = try Self.origin(in: dir, slow: 3)
         defer {
             kill(origin.processIdentifier, SIGKILL)
             origin.waitUntilExit()
         }
         let errors = dir.appendingPathComponent("record.err")
         let (proxy, out, line) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "through-proxy",
-                                                                 "--upstream-ca", "up-cert.pem", "--no-intercept", "127.0.0.1"],
+                                                                 "--upstream-ca", "up-cert.pem", "--no-intercept", "127.0.0.1", "--upstream-timeout", "1"],
                                                 in: dir, until: "recording through the proxy", stderr: errors)
         let port = try Self.proxyPort(line)
         let via = ["-x", "http://127.0.0.1:\(port)"]
@@ -83,6 +83,8 @@ struct RecordProxyTests {
         // Faults: an upstream that refuses, a client that does not trust the CA, HTTP/2.
         let refused = try TLSServeTests.curl(via + ["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:1/gone"])
         #expect(refused.output == "502")
+        let late = try TLSServeTests.curl(via + ca + ["-o", "/dev/null", "-w", "%{http_code}", "https://localhost:\(up)/slow"])
+        #expect(late.output == "502")
         #expect(try TLSServeTests.curl(via + ["https://localhost:\(up)/page"]).status == 60)
         #expect(try TLSServeTests.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/x"]).status != 0)
 
@@ -90,7 +92,8 @@ struct RecordProxyTests {
         let tail = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         proxy.waitUntilExit()
         #expect(proxy.terminationStatus == 0, "\(tail)")
-        #expect(tail.contains("stored through-proxy: 4 exchange(s)"), "\(tail)")
+        #expect(tail.contains("stored through-proxy: 5 exchange(s)"), "\(tail)")
+        #expect(tail.contains("sent no complete response in 1 s"), "\(tail)")
         #expect(tail.contains("got no response: the upstream 127.0.0.1:1 refused the connection"), "\(tail)")
         let faults = try String(contentsOf: errors, encoding: .utf8)
         #expect(faults.contains("h5replay CA") && faults.contains("HTTP/2"), "\(faults)")
@@ -106,7 +109,7 @@ struct RecordProxyTests {
         }
         #expect(rows.map { "\($0["method"] as String) \($0["url"] as String) \($0["status"] as Int)" } == [
             "GET https://localhost:\(up)/page 200", "POST https://localhost:\(up)/api/echo 200",
-            "GET https://localhost:\(up)/redirect 302", "GET http://127.0.0.1:1/gone 0",
+            "GET https://localhost:\(up)/redirect 302", "GET http://127.0.0.1:1/gone 0", "GET https://localhost:\(up)/slow 0",
         ])
         #expect((rows[0]["response_headers"] as String).contains("session=abc123"))
         #expect(rows[1]["request_body"] as Data? == Data("user=alice&pin=1234".utf8))
