@@ -70,16 +70,20 @@ extension ReportStore {
         return ServeSession(id: id, startedAt: started, label: label, recordings: recordings)
     }
 
-    /// Stores one arrival of a session, in its own transaction: once this returns, a kill
-    /// of the process does not lose it.
-    public func appendArrival(_ a: ArrivalRecord, position: Int, session: Int64) throws {
-        let digest = a.body.sha256Hex
+    /// Stores arrivals of a session, numbered from `firstPosition`, in one transaction: once
+    /// this returns, a kill of the process does not lose them.
+    public func appendArrivals(_ arrivals: [ArrivalRecord], firstPosition: Int, session: Int64) throws {
         try writer.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)", arguments: [digest, a.body.count, a.body])
-            try db.execute(sql: """
+            let body = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+            let insert = try db.makeStatement(sql: """
                 INSERT INTO pending_arrival (session_id, position, time, method, target, headers, body_sha256, body_length, recording_name, sequence, status)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [session, position, a.time, a.method, a.target, Self.encodeHeaders(a.headers), digest, a.body.count, a.recordingName, a.sequence, a.status])
+                """)
+            for (offset, a) in arrivals.enumerated() {
+                let digest = a.body.sha256Hex
+                try body.execute(arguments: [digest, a.body.count, a.body])
+                try insert.execute(arguments: [session, firstPosition + offset, a.time, a.method, a.target, Self.encodeHeaders(a.headers), digest, a.body.count, a.recordingName, a.sequence, a.status])
+            }
         }
     }
 

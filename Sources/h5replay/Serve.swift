@@ -100,9 +100,8 @@ extension H5Replay {
             let origin = ReplayOrigin(recordings: loaded, options: .init(ignoredParameters: Set(ignoreParams), ignoreBody: ignoreBody))
             let session = try store.beginServeSession(recordings: loaded.map(\.name), label: label)
             // Each arrival is stored as it comes, in order, off the event loops: a session of
-            // hours keeps none in memory, and a kill loses at most the one in flight.
-            let writes = DispatchQueue(label: "h5replay.serve.arrivals")
-            let log = ArrivalLog()
+            // hours keeps none in memory, and a kill loses at most what is being written.
+            let writer = ArrivalWriter(store: store, session: session.id, database: database.db)
             let names = loaded.map(\.name)
             let quiet = self.quiet
             let onArrival: @Sendable (Arrival) -> Void = { arrival in
@@ -110,17 +109,8 @@ extension H5Replay {
                     let verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
                     FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
                 }
-                let record = ReportStore.ArrivalRecord(time: arrival.time, method: arrival.method, target: arrival.target, headers: arrival.headers, body: arrival.body,
-                    recordingName: arrival.matched.map { names[$0.recording] }, sequence: arrival.matched?.sequence, status: arrival.status)
-                writes.async {
-                    do {
-                        try store.appendArrival(record, position: log.position, session: session.id)
-                        log.position += 1
-                    } catch {
-                        if !log.failed { FileHandle.standardError.write(Data("serve: cannot store arrivals in \(database.db): \(error)\n".utf8)) }
-                        log.failed = true
-                    }
-                }
+                writer.add(ReportStore.ArrivalRecord(time: arrival.time, method: arrival.method, target: arrival.target, headers: arrival.headers, body: arrival.body,
+                    recordingName: arrival.matched.map { names[$0.recording] }, sequence: arrival.matched?.sequence, status: arrival.status))
             }
             var contexts: TLSContexts?
             if tls {
@@ -149,7 +139,7 @@ extension H5Replay {
             say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
             while !StopSignal.requested { usleep(100_000) }
             server.stop()
-            writes.sync {}
+            writer.finish()
 
             Self.say("")
             try Self.finish(session, recordings: loaded, store: store)
@@ -193,10 +183,65 @@ extension H5Replay {
     }
 }
 
-/// Where `serve`'s arrival writer is; touched only on its serial queue.
-final class ArrivalLog: @unchecked Sendable {
+/// Stores `serve`'s arrivals on a thread of its own: whatever has come since the last write
+/// goes in the next transaction, one arrival at a time when they come slowly, many when a
+/// load test sends thousands a second.
+final class ArrivalWriter: @unchecked Sendable {
+    let store: ReportStore
+    let session: Int64
+    let database: String
+    let condition = NSCondition()
+    var waiting: [ReportStore.ArrivalRecord] = []
+    var stopping = false
+    var done = false
     var position = 0
     var failed = false
+
+    init(store: ReportStore, session: Int64, database: String) {
+        self.store = store
+        self.session = session
+        self.database = database
+        Thread.detachNewThread { self.run() }
+    }
+
+    func add(_ arrival: ReportStore.ArrivalRecord) {
+        condition.lock()
+        waiting.append(arrival)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func run() {
+        while true {
+            condition.lock()
+            while waiting.isEmpty, !stopping { condition.wait() }
+            let batch = waiting
+            waiting.removeAll(keepingCapacity: true)
+            let last = stopping && batch.isEmpty
+            condition.unlock()
+            if last { break }
+            do {
+                try store.appendArrivals(batch, firstPosition: position, session: session)
+                position += batch.count
+            } catch {
+                if !failed { FileHandle.standardError.write(Data("serve: cannot store arrivals in \(database): \(error)\n".utf8)) }
+                failed = true
+            }
+        }
+        condition.lock()
+        done = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Writes what is left and returns once it is stored.
+    func finish() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !done { condition.wait() }
+        condition.unlock()
+    }
 }
 
 /// `--on-miss 404|502|close`.
