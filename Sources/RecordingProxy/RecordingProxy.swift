@@ -188,6 +188,11 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A client that resets or goes away (a load tester stopping) is not a fault.
+        if let io = error as? IOError, [ECONNRESET, EPIPE].contains(io.errnoCode) {
+            context.close(promise: nil)
+            return
+        }
         let text = String(describing: error)
         let why = text.contains("paused") || text.contains("invalidMethod") ? "it speaks HTTP/2 (the proxy speaks HTTP/1.1; see the README)" : "not HTTP/1.1 (\(text))"
         proxy.onFault("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")

@@ -267,6 +267,11 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A client that resets or goes away (a load tester stopping) is not a fault.
+        if let io = error as? IOError, [ECONNRESET, EPIPE].contains(io.errnoCode) {
+            context.close(promise: nil)
+            return
+        }
         // HTTPServerProtocolErrorHandler below has answered 400 and closes.
         let text = String(describing: error)
         // llhttp pauses on the HTTP/2 connection preface ("PRI * HTTP/2.0").

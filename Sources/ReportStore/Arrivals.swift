@@ -71,18 +71,37 @@ extension ReportStore {
     }
 
     /// Stores arrivals of a session, numbered from `firstPosition`, in one transaction: once
-    /// this returns, a kill of the process does not lose them.
-    public func appendArrivals(_ arrivals: [ArrivalRecord], firstPosition: Int, session: Int64) throws {
+    /// this returns, a kill of the process does not lose them. `storedBodies` holds the
+    /// digests of bodies this session already stored, so a body that comes back (an empty
+    /// GET's, above all) is hashed and written once.
+    public func appendArrivals(_ arrivals: [ArrivalRecord], firstPosition: Int, session: Int64, storedBodies: inout Set<String>) throws {
+        let empty = Data().sha256Hex
         try writer.write { db in
-            let body = try db.makeStatement(sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
-            let insert = try db.makeStatement(sql: """
+            let body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+            let insert = try RawInsert(db, sql: """
                 INSERT INTO pending_arrival (session_id, position, time, method, target, headers, body_sha256, body_length, recording_name, sequence, status)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (offset, a) in arrivals.enumerated() {
-                let digest = a.body.sha256Hex
-                try body.execute(arguments: [digest, a.body.count, a.body])
-                try insert.execute(arguments: [session, firstPosition + offset, a.time, a.method, a.target, Self.encodeHeaders(a.headers), digest, a.body.count, a.recordingName, a.sequence, a.status])
+                let digest = a.body.isEmpty ? empty : a.body.sha256Hex
+                if storedBodies.insert(digest).inserted {
+                    body.bind(1, digest)
+                    body.bind(2, a.body.count)
+                    body.bind(3, a.body)
+                    try body.run()
+                }
+                insert.bind(1, session)
+                insert.bind(2, firstPosition + offset)
+                insert.bind(3, a.time)
+                insert.bind(4, a.method)
+                insert.bind(5, a.target)
+                insert.bind(6, text: Self.encodeHeaderBytes(a.headers))
+                insert.bind(7, digest)
+                insert.bind(8, a.body.count)
+                insert.bind(9, a.recordingName)
+                insert.bind(10, a.sequence)
+                insert.bind(11, a.status)
+                try insert.run()
             }
         }
     }

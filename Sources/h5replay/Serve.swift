@@ -192,7 +192,9 @@ final class ArrivalWriter: @unchecked Sendable {
     let database: String
     let condition = NSCondition()
     var waiting: [ReportStore.ArrivalRecord] = []
+    var asleep = false
     var stopping = false
+    var storedBodies: Set<String> = []
     var done = false
     var position = 0
     var failed = false
@@ -207,22 +209,30 @@ final class ArrivalWriter: @unchecked Sendable {
     func add(_ arrival: ReportStore.ArrivalRecord) {
         condition.lock()
         waiting.append(arrival)
-        condition.signal()
+        // Under load the writer is busy and takes what waits when it is done: no wake-up.
+        if asleep { condition.signal() }
         condition.unlock()
     }
 
     func run() {
         while true {
             condition.lock()
-            while waiting.isEmpty, !stopping { condition.wait() }
+            while waiting.isEmpty, !stopping {
+                asleep = true
+                condition.wait()
+                asleep = false
+            }
             let batch = waiting
             waiting.removeAll(keepingCapacity: true)
             let last = stopping && batch.isEmpty
             condition.unlock()
             if last { break }
             do {
-                try store.appendArrivals(batch, firstPosition: position, session: session)
+                try store.appendArrivals(batch, firstPosition: position, session: session, storedBodies: &storedBodies)
                 position += batch.count
+                // More than one waited: arrivals come fast (a load test). Let the next batch
+                // gather for a moment rather than commit a transaction per arrival.
+                if batch.count > 1 { usleep(2_000) }
             } catch {
                 if !failed { FileHandle.standardError.write(Data("serve: cannot store arrivals in \(database): \(error)\n".utf8)) }
                 failed = true
