@@ -80,6 +80,18 @@ struct RecordProxyTests {
         // Passed through: the client sees the upstream's own certificate, and nothing is recorded.
         let pinned = try TLSServeTests.curl(via + ["--cacert", dir.appendingPathComponent("up-cert.pem").path, "https://127.0.0.1:\(up)/page"])
         #expect(pinned.status == 0 && pinned.output.contains("hello"), "\(pinned.output)")
+        // A pass-through tunnel the client half-closes is closed whole, and the proxy goes on.
+        let halfClose = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", \(port)))
+            s.sendall(b"CONNECT 127.0.0.1:\(up) HTTP/1.1\\r\\nHost: 127.0.0.1:\(up)\\r\\n\\r\\n")
+            head = s.recv(1024)
+            s.shutdown(socket.SHUT_WR)
+            s.settimeout(5)
+            rest = s.recv(1024)
+            sys.exit(0 if head.startswith(b"HTTP/1.1 200") and rest == b"" else 1)
+            """
+        #expect(try RobustnessTests.run(ServeTests.which("python3")!, ["-c", halfClose]) == 0)
         // Faults: an upstream that refuses, a client that does not trust the CA, HTTP/2.
         let refused = try TLSServeTests.curl(via + ["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:1/gone"])
         #expect(refused.output == "502")
