@@ -378,20 +378,22 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         let proxy = self.proxy
         let channel = context.channel
         let pipeline = context.pipeline
+        let origin = Origin(scheme: "https", host: host, port: port)
+        if proxy.configuration.passesThrough(host) {
+            passThrough(context: context, head: head, to: origin)
+            return
+        }
         let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
         context.write(wrapOutboundOut(.head(established)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         let handlers = NIOLoopBound((installed + [self], decoder), eventLoop: context.eventLoop)
-        let origin = Origin(scheme: "https", host: host, port: port)
-        let passThrough = proxy.configuration.passesThrough(host)
         // Not from inside the decoder's own call: the switch waits for this read to end.
         let next = context.eventLoop.makePromise(of: Void.self)
         context.eventLoop.execute { next.succeed() }
         next.futureResult.flatMap {
             EventLoopFuture.andAllSucceed(handlers.value.0.map { pipeline.syncOperations.removeHandler($0) }, on: channel.eventLoop)
         }.flatMap { () -> EventLoopFuture<Void> in
-            if passThrough { return Tunnel.passThrough(channel, to: origin, proxy: proxy) }
-            return proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) }) { channel, _, _ in
+            proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) }) { channel, _, _ in
                 proxy.addHTTP(to: channel, tunnel: origin)
             }
         }.flatMap {
@@ -400,6 +402,38 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         }.whenFailure { error in
             proxy.onFault("CONNECT \(authority): \(Self.explain(error, origin: origin))")
             channel.close(promise: nil)
+        }
+    }
+
+    /// A tunnel passed through: the upstream connected first (a refusal is a 502, as for any
+    /// request), then the HTTP handlers make way for bytes copied each way, then the 200,
+    /// so that whatever the client does after the 200 (a half-close) meets the tunnel.
+    func passThrough(context: ChannelHandlerContext, head: HTTPRequestHead, to origin: Origin) {
+        let proxy = self.proxy
+        let channel = context.channel
+        let pipeline = context.pipeline
+        let bound = NIOLoopBound((self, context, installed + [self], decoder), eventLoop: context.eventLoop)
+        Tunnel.connect(to: origin, from: channel, proxy: proxy).whenComplete { result in
+            let (handler, context, handlers, decoder) = bound.value
+            switch result {
+            case .failure(let error):
+                let why = Self.explain(error, origin: origin)
+                proxy.onFault("CONNECT \(origin.authority) (passed through): \(why)")
+                handler.answer(context, head, .badGateway, "h5replay record --proxy: \(why)\n", close: true)
+            case .success(let (_, clientGlue)):
+                do {
+                    try pipeline.syncOperations.addHandler(clientGlue)
+                    let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
+                    context.write(handler.wrapOutboundOut(.head(established)), promise: nil)
+                    context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+                    for h in handlers { pipeline.syncOperations.removeHandler(h, promise: nil) }
+                    // Last: the decoder hands the bytes it holds after the CONNECT onward.
+                    if let decoder { pipeline.syncOperations.removeHandler(decoder, promise: nil) }
+                } catch {
+                    proxy.onFault("CONNECT \(origin.authority): the tunnel could not start: \(error)")
+                    channel.close(promise: nil)
+                }
+            }
         }
     }
 
@@ -516,17 +550,18 @@ final class UpstreamReader: ChannelInboundHandler, @unchecked Sendable {
 /// A CONNECT tunnel passed through untouched: bytes each way, a close on one side closing
 /// the other (a half-closed side is closed whole).
 enum Tunnel {
-    static func passThrough(_ client: Channel, to origin: ProxyHandler.Origin, proxy: RecordingProxy) -> EventLoopFuture<Void> {
+    /// Connects to the upstream with one glue handler in its pipeline; returns that and its
+    /// partner, for the client's pipeline.
+    static func connect(to origin: ProxyHandler.Origin, from client: Channel, proxy: RecordingProxy) -> EventLoopFuture<(GlueHandler, GlueHandler)> {
         let (clientSide, upstreamSide) = GlueHandler.pair()
+        let bound = NIOLoopBound((upstreamSide, clientSide), eventLoop: client.eventLoop)
         return ClientBootstrap(group: client.eventLoop)
             .connectTimeout(proxy.configuration.connectTimeout)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(upstreamSide) }
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value.0) }
             }
             .connect(host: origin.host, port: origin.port)
-            .flatMap { _ in
-                client.eventLoop.makeCompletedFuture { try client.pipeline.syncOperations.addHandler(clientSide) }
-            }
+            .map { _ in bound.value }
     }
 }
 

@@ -25,13 +25,15 @@ struct RecordProxyTests {
             process.standardError = FileHandle.nullDevice
         }
         try process.run()
+        // Whole lines only: a line may come in two reads.
         var text = ""
-        while !text.split(separator: "\n").contains(where: { $0.hasPrefix(prefix) }) {
+        func lines() -> [Substring] { text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() }
+        while !lines().contains(where: { $0.hasPrefix(prefix) }) {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        let line = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map(String.init)
+        let line = lines().first { $0.hasPrefix(prefix) }.map(String.init)
         return (process, out, try #require(line, "printed: \(text)"))
     }
 
