@@ -66,8 +66,9 @@ let package = Package(
             name: "Pipeline",
             dependencies: ["TrafficModel", "HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"]
         ),
-        // h5replay's local root CA, the leaf certificates it mints per host, and the TLS
-        // server side that presents them (for serve --tls and the recording proxy).
+        // h5replay's local root CA, the leaf certificates it mints per host, the TLS server
+        // side that presents them, and the HTTP/1.1 plumbing around it (connection limit,
+        // the CONNECT switch) that serve --tls and the recording proxy share.
         .target(
             name: "LocalCA",
             dependencies: [
@@ -77,6 +78,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]

@@ -83,7 +83,7 @@ public final class RecordingProxy: Sendable {
     let onExchange: @Sendable (Proxied) -> Void
     let onFault: @Sendable (String) -> Void
     let upstreamContext: NIOSSLContext
-    let openConnections = NIOLockedValueBox(0)
+    let connections: ConnectionLimit
     let connectionCount = NIOLockedValueBox(0)
 
     public init(configuration: Configuration, threads: Int = System.coreCount, onExchange: @escaping @Sendable (Proxied) -> Void, onFault: @escaping @Sendable (String) -> Void) throws {
@@ -91,6 +91,7 @@ public final class RecordingProxy: Sendable {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.onExchange = onExchange
         self.onFault = onFault
+        self.connections = ConnectionLimit(maximum: configuration.maxConnections)
         var client = TLSConfiguration.makeClientConfiguration()
         client.applicationProtocols = ["http/1.1"]
         switch configuration.upstreamTrust {
@@ -123,16 +124,10 @@ public final class RecordingProxy: Sendable {
     }
 
     func admit(_ channel: Channel) -> Bool {
-        let admitted = openConnections.withLockedValue { open -> Bool in
-            guard open < configuration.maxConnections else { return false }
-            open += 1
-            return true
-        }
-        guard admitted else {
+        guard connections.admit(channel) else {
             onFault("connection from \(channel.remoteAddress?.description ?? "a client") refused: \(configuration.maxConnections) already open")
             return false
         }
-        channel.closeFuture.whenComplete { _ in self.openConnections.withLockedValue { $0 -= 1 } }
         return true
     }
 
@@ -144,14 +139,8 @@ public final class RecordingProxy: Sendable {
     /// CONNECT opened (its requests are origin-form), nil on the proxy's own port.
     func addHTTP(to channel: Channel, tunnel: ProxyHandler.Origin?) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
-            let encoder = HTTPResponseEncoder()
-            let pipelining = HTTPServerPipelineHandler()
-            let errors = HTTPServerProtocolErrorHandler()
             let proxy = ProxyHandler(proxy: self, tunnel: tunnel, connectionID: self.nextConnectionID())
-            try channel.pipeline.syncOperations.addHandlers([encoder, decoder, pipelining, errors, proxy])
-            proxy.installed = [encoder, pipelining, errors]
-            proxy.decoder = decoder
+            proxy.layer = try HTTPServerLayer.add(to: channel, top: proxy)
         }
     }
 }
@@ -172,8 +161,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     let proxy: RecordingProxy
     let tunnel: Origin?
     let connectionID: String
-    var installed: [RemovableChannelHandler] = []
-    var decoder: RemovableChannelHandler?
+    /// The HTTP handlers below this one, which a CONNECT replaces.
+    var layer: HTTPServerLayer?
     var head: HTTPRequestHead?
     var body = ByteBuffer()
     var tooLarge = false
@@ -369,36 +358,26 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
 
     func connect(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let authority = head.uri
-        let host = Self.host(ofAuthority: authority)
+        let host = HTTPServerLayer.host(ofAuthority: authority)
         let port = authority.split(separator: ":").last.flatMap { Int($0) } ?? 443
-        guard !host.isEmpty, tunnel == nil else {
+        guard !host.isEmpty, tunnel == nil, let layer else {
             answer(context, head, .badRequest, "h5replay record --proxy: CONNECT needs host:port\n", close: true)
             return
         }
         let proxy = self.proxy
         let channel = context.channel
-        let pipeline = context.pipeline
         let origin = Origin(scheme: "https", host: host, port: port)
         if proxy.configuration.passesThrough(host) {
-            passThrough(context: context, head: head, to: origin)
+            passThrough(context: context, head: head, to: origin, layer: layer)
             return
         }
         let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
         context.write(wrapOutboundOut(.head(established)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        let handlers = NIOLoopBound((installed + [self], decoder), eventLoop: context.eventLoop)
-        // Not from inside the decoder's own call: the switch waits for this read to end.
-        let next = context.eventLoop.makePromise(of: Void.self)
-        context.eventLoop.execute { next.succeed() }
-        next.futureResult.flatMap {
-            EventLoopFuture.andAllSucceed(handlers.value.0.map { pipeline.syncOperations.removeHandler($0) }, on: channel.eventLoop)
-        }.flatMap { () -> EventLoopFuture<Void> in
+        layer.switchToTunnel(channel) {
             proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) }) { channel, _, _ in
                 proxy.addHTTP(to: channel, tunnel: origin)
             }
-        }.flatMap {
-            // Last: the decoder hands the bytes it holds after the CONNECT onward.
-            handlers.value.1.map { pipeline.syncOperations.removeHandler($0) } ?? channel.eventLoop.makeSucceededVoidFuture()
         }.whenFailure { error in
             proxy.onFault("CONNECT \(authority): \(Self.explain(error, origin: origin))")
             channel.close(promise: nil)
@@ -406,43 +385,33 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     }
 
     /// A tunnel passed through: the upstream connected first (a refusal is a 502, as for any
-    /// request), then the HTTP handlers make way for bytes copied each way, then the 200,
-    /// so that whatever the client does after the 200 (a half-close) meets the tunnel.
-    func passThrough(context: ChannelHandlerContext, head: HTTPRequestHead, to origin: Origin) {
+    /// request), then the 200 and the HTTP handlers making way for bytes copied each way, in
+    /// one turn of the loop, so that whatever the client does after the 200 (a half-close)
+    /// meets the tunnel.
+    func passThrough(context: ChannelHandlerContext, head: HTTPRequestHead, to origin: Origin, layer: HTTPServerLayer) {
         let proxy = self.proxy
         let channel = context.channel
-        let pipeline = context.pipeline
-        let bound = NIOLoopBound((self, context, installed + [self], decoder), eventLoop: context.eventLoop)
+        let bound = NIOLoopBound((self, context, layer), eventLoop: context.eventLoop)
         Tunnel.connect(to: origin, from: channel, proxy: proxy).whenComplete { result in
-            let (handler, context, handlers, decoder) = bound.value
+            let (handler, context, layer) = bound.value
             switch result {
             case .failure(let error):
                 let why = Self.explain(error, origin: origin)
                 proxy.onFault("CONNECT \(origin.authority) (passed through): \(why)")
                 handler.answer(context, head, .badGateway, "h5replay record --proxy: \(why)\n", close: true)
-            case .success(let (_, clientGlue)):
+            case .success(let glue):
                 do {
-                    try pipeline.syncOperations.addHandler(clientGlue)
+                    try channel.pipeline.syncOperations.addHandler(glue)
                     let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
                     context.write(handler.wrapOutboundOut(.head(established)), promise: nil)
                     context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
-                    for h in handlers { pipeline.syncOperations.removeHandler(h, promise: nil) }
-                    // Last: the decoder hands the bytes it holds after the CONNECT onward.
-                    if let decoder { pipeline.syncOperations.removeHandler(decoder, promise: nil) }
+                    layer.remove(from: channel)
                 } catch {
                     proxy.onFault("CONNECT \(origin.authority): the tunnel could not start: \(error)")
                     channel.close(promise: nil)
                 }
             }
         }
-    }
-
-    static func host(ofAuthority authority: String) -> String {
-        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
-            return String(authority[authority.index(after: authority.startIndex)..<end]).lowercased()
-        }
-        if let colon = authority.lastIndex(of: ":") { return String(authority[..<colon]).lowercased() }
-        return authority.lowercased()
     }
 
     // MARK: - Recording
@@ -550,9 +519,9 @@ final class UpstreamReader: ChannelInboundHandler, @unchecked Sendable {
 /// A CONNECT tunnel passed through untouched: bytes each way, a close on one side closing
 /// the other (a half-closed side is closed whole).
 enum Tunnel {
-    /// Connects to the upstream with one glue handler in its pipeline; returns that and its
-    /// partner, for the client's pipeline.
-    static func connect(to origin: ProxyHandler.Origin, from client: Channel, proxy: RecordingProxy) -> EventLoopFuture<(GlueHandler, GlueHandler)> {
+    /// Connects to the upstream with one glue handler in its pipeline; returns its partner,
+    /// for the client's pipeline.
+    static func connect(to origin: ProxyHandler.Origin, from client: Channel, proxy: RecordingProxy) -> EventLoopFuture<GlueHandler> {
         let (clientSide, upstreamSide) = GlueHandler.pair()
         let bound = NIOLoopBound((upstreamSide, clientSide), eventLoop: client.eventLoop)
         return ClientBootstrap(group: client.eventLoop)
@@ -561,7 +530,7 @@ enum Tunnel {
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value.0) }
             }
             .connect(host: origin.host, port: origin.port)
-            .map { _ in bound.value }
+            .map { _ in bound.value.1 }
     }
 }
 

@@ -75,7 +75,7 @@ public final class ReplayServer: Sendable {
     /// Called with a line for each connection-level fault (a TLS handshake refused, a
     /// client speaking HTTP/2, a connection over the limit).
     let onFault: (@Sendable (String) -> Void)?
-    let openConnections = NIOLockedValueBox(0)
+    let connections: ConnectionLimit
 
     struct State {
         var origin: ReplayOrigin
@@ -113,6 +113,7 @@ public final class ReplayServer: Sendable {
         self.channel = NIOLockedValueBox(nil)
         self.onArrival = onArrival
         self.onFault = onFault
+        self.connections = ConnectionLimit(maximum: configuration.maxConnections)
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
@@ -146,16 +147,10 @@ public final class ReplayServer: Sendable {
 
     /// Counts the connection against the limit; false (and a line) when it is over.
     func admit(_ channel: Channel) -> Bool {
-        let admitted = openConnections.withLockedValue { open -> Bool in
-            guard open < configuration.maxConnections else { return false }
-            open += 1
-            return true
-        }
-        guard admitted else {
+        guard connections.admit(channel) else {
             onFault?("connection from \(channel.remoteAddress?.description ?? "a client") refused: \(configuration.maxConnections) already open")
             return false
         }
-        channel.closeFuture.whenComplete { _ in self.openConnections.withLockedValue { $0 -= 1 } }
         return true
     }
 
@@ -168,15 +163,8 @@ public final class ReplayServer: Sendable {
     /// so that the bytes after it reach the TLS server that replaces these handlers.
     func addHTTP(to channel: Channel, tunnelHost: String?) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            let sync = channel.pipeline.syncOperations
-            let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
-            let encoder = HTTPResponseEncoder()
-            let pipelining = HTTPServerPipelineHandler()
-            let errors = HTTPServerProtocolErrorHandler()
             let replay = ReplayHandler(server: self, tunnelHost: tunnelHost)
-            try sync.addHandlers([encoder, decoder, pipelining, errors, replay])
-            replay.installed = [encoder, pipelining, errors]
-            replay.decoder = decoder
+            replay.layer = try HTTPServerLayer.add(to: channel, top: replay)
         }
     }
 
@@ -256,9 +244,8 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     var body = ByteBuffer()
     var tooLarge = false
     /// The HTTP handlers below this one, removed with it when a CONNECT turns the
-    /// connection into a tunnel (set by `ReplayServer.addHTTP`).
-    var installed: [RemovableChannelHandler] = []
-    var decoder: RemovableChannelHandler?
+    /// connection into a tunnel (set by `ReplayServer.addHTTP`; nil on plain `serve`).
+    var layer: HTTPServerLayer?
 
     init(server: ReplayServer, tunnelHost: String?) {
         self.server = server
@@ -335,8 +322,8 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     /// without TLS, or for a port the recordings never used over TLS, answers 405.
     func connect(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let authority = head.uri
-        let host = Self.hostOfAuthority(authority)
-        guard let tls = server.configuration.tls, !host.isEmpty else {
+        let host = HTTPServerLayer.host(ofAuthority: authority)
+        guard let tls = server.configuration.tls, let layer, !host.isEmpty, tunnelHost == nil else {
             server.onFault?("CONNECT \(authority) refused: start `serve --tls` to serve HTTPS through the proxy")
             let text = "h5replay serve: CONNECT needs serve --tls\n"
             let headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.utf8.count)), ("Connection", "close")])
@@ -345,36 +332,17 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
         }
         let server = self.server
         let channel = context.channel
-        let pipeline = context.pipeline
         let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
         context.write(wrapOutboundOut(.head(established)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        let handlers = NIOLoopBound((installed + [self], decoder), eventLoop: context.eventLoop)
-        // Not from inside the decoder's own call: the switch waits for this read to end.
-        let next = context.eventLoop.makePromise(of: Void.self)
-        context.eventLoop.execute { next.succeed() }
-        next.futureResult.flatMap {
-            EventLoopFuture.andAllSucceed(handlers.value.0.map { pipeline.syncOperations.removeHandler($0) }, on: channel.eventLoop)
-        }.flatMap {
+        layer.switchToTunnel(channel) {
             tls.addServer(to: channel, fallbackHost: host, onError: { server.onFault?($0) }) { channel, name, _ in
                 server.addHTTP(to: channel, tunnelHost: name)
             }
-        }.flatMap {
-            // Last: the decoder hands the bytes it holds after the CONNECT to the TLS server.
-            handlers.value.1.map { pipeline.syncOperations.removeHandler($0) } ?? channel.eventLoop.makeSucceededVoidFuture()
         }.whenFailure { error in
             server.onFault?("CONNECT \(authority): the tunnel could not start: \(error)")
             channel.close(promise: nil)
         }
-    }
-
-    /// `host:port`, `[v6]:port` or `host` to the host.
-    static func hostOfAuthority(_ authority: String) -> String {
-        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
-            return String(authority[authority.index(after: authority.startIndex)..<end]).lowercased()
-        }
-        if let colon = authority.lastIndex(of: ":") { return String(authority[..<colon]).lowercased() }
-        return authority.lowercased()
     }
 
     func write(_ context: ChannelHandlerContext, _ head: HTTPResponseHead, _ body: ByteBuffer, keepAlive: Bool, isHead: Bool) {

@@ -179,6 +179,12 @@ extension H5Replay {
                 throw InputError("\(error.description) (or give --name)")
             }
             print("captured \(packets) packets in \(Self.format(elapsed)); libpcap dropped \(stats?.dropped ?? 0) (interface \(stats?.interfaceDropped ?? 0))")
+            say(results)
+            if let writePcap { print("packets written to \(writePcap)") }
+        }
+
+        /// What was stored: a line per recording, with its diagnostics above notes.
+        func say(_ results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]) {
             for (recording, result) in results {
                 let verb: String
                 switch result {
@@ -189,7 +195,6 @@ extension H5Replay {
                 for d in recording.diagnostics where d.severity != .note { print("  \(d.severity.rawValue): \(secrets.redactor.text(d.message))") }
                 if recording.moreDiagnostics > 0 { print("  \(recording.moreDiagnostics) more diagnostic(s); `h5replay show \(recording.name)` lists them") }
             }
-            if let writePcap { print("packets written to \(writePcap)") }
         }
 
         static func format(_ seconds: Double) -> String {

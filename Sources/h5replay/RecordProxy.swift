@@ -132,16 +132,7 @@ extension H5Replay.Record {
         } catch let error as ReportStore.NameTaken {
             throw InputError("\(error.description) (or give --name); the exchanges are kept in \(path)")
         }
-        for (recording, result) in results {
-            let verb: String
-            switch result {
-            case .imported(_, let replaced): verb = replaced ? "replaced" : "stored"
-            case .unchanged: verb = "unchanged"
-            }
-            print("\(verb) \(recording.name): \(recording.exchangeCount) exchange(s) in \(database.db)")
-            for d in recording.diagnostics where d.severity != .note { print("  \(d.severity.rawValue): \(secrets.redactor.text(d.message))") }
-            if recording.moreDiagnostics > 0 { print("  \(recording.moreDiagnostics) more diagnostic(s); `h5replay show \(recording.name)` lists them") }
-        }
+        say(results)
     }
 
     /// A session killed outright left its journal: close it and store what it holds.
