@@ -75,3 +75,43 @@ public struct HTTPServerLayer {
         return authority.lowercased()
     }
 }
+
+/// Gathers one request's head and body from the HTTP decoder's parts, keeping at most
+/// `maxBodyBytes` of the body (a larger one is marked, its bytes dropped).
+public struct RequestCollector {
+    public struct Request {
+        public var head: HTTPRequestHead
+        public var body: ByteBuffer
+        public var tooLarge: Bool
+    }
+
+    public let maxBodyBytes: Int
+    var head: HTTPRequestHead?
+    var body = ByteBuffer()
+    var tooLarge = false
+
+    public init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
+
+    /// The whole request once its end is read; nil before.
+    public mutating func add(_ part: HTTPServerRequestPart) -> Request? {
+        switch part {
+        case .head(let h):
+            head = h
+            body.clear()
+            tooLarge = false
+        case .body(var chunk):
+            guard !tooLarge else { return nil }
+            if body.readableBytes + chunk.readableBytes > maxBodyBytes {
+                tooLarge = true
+                body.clear()
+                return nil
+            }
+            body.writeBuffer(&chunk)
+        case .end:
+            guard let head else { return nil }
+            self.head = nil
+            return Request(head: head, body: body, tooLarge: tooLarge)
+        }
+        return nil
+    }
+}

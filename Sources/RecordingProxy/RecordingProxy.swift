@@ -163,9 +163,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     let connectionID: String
     /// The HTTP handlers below this one, which a CONNECT replaces.
     var layer: HTTPServerLayer?
-    var head: HTTPRequestHead?
-    var body = ByteBuffer()
-    var tooLarge = false
+    var collector: RequestCollector
     var started = 0.0
     /// The upstream connection kept for this client connection, with the origin it is to.
     var upstream: (origin: Origin, channel: Channel, reader: UpstreamReader)?
@@ -174,6 +172,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         self.proxy = proxy
         self.tunnel = tunnel
         self.connectionID = connectionID
+        self.collector = RequestCollector(maxBodyBytes: proxy.configuration.maxBodyBytes)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -195,34 +194,19 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let h):
-            head = h
-            body.clear()
-            tooLarge = false
-            started = Date().timeIntervalSince1970
-        case .body(var chunk):
-            guard !tooLarge else { return }
-            if body.readableBytes + chunk.readableBytes > proxy.configuration.maxBodyBytes {
-                tooLarge = true
-                body.clear()
-                return
-            }
-            body.writeBuffer(&chunk)
-        case .end:
-            guard let head else { return }
-            self.head = nil
-            if head.method == .CONNECT {
-                connect(context: context, head: head)
-            } else {
-                forward(context: context, head: head)
-            }
+        let part = unwrapInboundIn(data)
+        if case .head = part { started = Date().timeIntervalSince1970 }
+        guard let request = collector.add(part) else { return }
+        if request.head.method == .CONNECT {
+            connect(context: context, head: request.head)
+        } else {
+            forward(context: context, head: request.head, body: request.body, tooLarge: request.tooLarge)
         }
     }
 
     // MARK: - Requests
 
-    func forward(context: ChannelHandlerContext, head: HTTPRequestHead) {
+    func forward(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer, tooLarge: Bool) {
         let url: String
         let origin: Origin
         if let tunnel {

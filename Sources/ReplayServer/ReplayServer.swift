@@ -240,9 +240,7 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     /// Set-Cookie), otherwise as this origin.
     let tunnelHost: String?
     let tunnelIsRecorded: Bool
-    var head: HTTPRequestHead?
-    var body = ByteBuffer()
-    var tooLarge = false
+    var collector: RequestCollector
     /// The HTTP handlers below this one, removed with it when a CONNECT turns the
     /// connection into a tunnel (set by `ReplayServer.addHTTP`; nil on plain `serve`).
     var layer: HTTPServerLayer?
@@ -251,6 +249,7 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
         self.server = server
         self.tunnelHost = tunnelHost
         self.tunnelIsRecorded = tunnelHost.map(server.servesHost) ?? false
+        self.collector = RequestCollector(maxBodyBytes: server.configuration.maxBodyBytes)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -268,53 +267,41 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let h):
-            head = h
-            body.clear()
-            tooLarge = false
-        case .body(var chunk):
-            guard !tooLarge else { return }
-            if body.readableBytes + chunk.readableBytes > server.configuration.maxBodyBytes {
-                tooLarge = true
-                body.clear()
-                return
-            }
-            body.writeBuffer(&chunk)
-        case .end:
-            guard let head else { return }
-            self.head = nil
-            if head.method == .CONNECT {
-                connect(context: context, head: head)
-                return
-            }
-            if tooLarge {
-                server.onFault?("\(head.method.rawValue) \(head.uri): body over \(server.configuration.maxBodyBytes) bytes; answered 413")
-                let headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
-                write(context, HTTPResponseHead(version: head.version, status: .payloadTooLarge, headers: headers), ByteBuffer(), keepAlive: false, isHead: false)
-                return
-            }
-            let bytes = Data(body.readableBytesView)
-            let target = tunnelHost.map { "https://\($0)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
-            let (_, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
-                                                        asRecordedHost: tunnelHost == nil ? nil : tunnelIsRecorded)
-            let keepAlive = head.isKeepAlive
-            guard let response else {
-                if server.configuration.onMiss == .close {
-                    context.close(promise: nil)
-                    return
-                }
-                let status: HTTPResponseStatus = server.configuration.onMiss == .badGateway ? .badGateway : .notFound
-                let text = "h5replay serve: no recorded exchange for \(head.method.rawValue) \(head.uri)\n"
-                var headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.utf8.count))])
-                if !keepAlive { headers.add(name: "Connection", value: "close") }
-                write(context, HTTPResponseHead(version: head.version, status: status, headers: headers), ByteBuffer(string: text), keepAlive: keepAlive, isHead: head.method == .HEAD)
-                return
-            }
-            var headers = proxied ? response.proxiedHeaders : response.headers
-            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-            write(context, HTTPResponseHead(version: head.version, status: response.status, headers: headers), response.body, keepAlive: keepAlive, isHead: head.method == .HEAD)
+        guard let request = collector.add(unwrapInboundIn(data)) else { return }
+        handle(context: context, head: request.head, body: request.body, tooLarge: request.tooLarge)
+    }
+
+    func handle(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer, tooLarge: Bool) {
+        if head.method == .CONNECT {
+            connect(context: context, head: head)
+            return
         }
+        if tooLarge {
+            server.onFault?("\(head.method.rawValue) \(head.uri): body over \(server.configuration.maxBodyBytes) bytes; answered 413")
+            let headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
+            write(context, HTTPResponseHead(version: head.version, status: .payloadTooLarge, headers: headers), ByteBuffer(), keepAlive: false, isHead: false)
+            return
+        }
+        let bytes = Data(body.readableBytesView)
+        let target = tunnelHost.map { "https://\($0)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
+        let (_, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
+                                                    asRecordedHost: tunnelHost == nil ? nil : tunnelIsRecorded)
+        let keepAlive = head.isKeepAlive
+        guard let response else {
+            if server.configuration.onMiss == .close {
+                context.close(promise: nil)
+                return
+            }
+            let status: HTTPResponseStatus = server.configuration.onMiss == .badGateway ? .badGateway : .notFound
+            let text = "h5replay serve: no recorded exchange for \(head.method.rawValue) \(head.uri)\n"
+            var headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.utf8.count))])
+            if !keepAlive { headers.add(name: "Connection", value: "close") }
+            write(context, HTTPResponseHead(version: head.version, status: status, headers: headers), ByteBuffer(string: text), keepAlive: keepAlive, isHead: head.method == .HEAD)
+            return
+        }
+        var headers = proxied ? response.proxiedHeaders : response.headers
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        write(context, HTTPResponseHead(version: head.version, status: response.status, headers: headers), response.body, keepAlive: keepAlive, isHead: head.method == .HEAD)
     }
 
     /// `CONNECT host:port`: with TLS on, answers 200 and hands the connection to a TLS
