@@ -10,8 +10,9 @@ struct RecordProxyTests {
         ServeTests.which("curl") != nil && ServeTests.which("openssl") != nil && ServeTests.which("python3") != nil
     }
 
-    /// A running process and the first line it printed that starts with `prefix`.
-    static func start(_ executable: URL, _ arguments: [String], in dir: URL, until prefix: String, stderr: URL? = nil) throws -> (Process, Pipe, String) {
+    /// A running process, the first line it printed that starts with `prefix`, and all it
+    /// printed up to that line.
+    static func start(_ executable: URL, _ arguments: [String], in dir: URL, until prefix: String, stderr: URL? = nil) throws -> (Process, Pipe, String, printed: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -34,7 +35,7 @@ struct RecordProxyTests {
             text += String(decoding: chunk, as: UTF8.self)
         }
         let line = lines().first { $0.hasPrefix(prefix) }.map(String.init)
-        return (process, out, try #require(line, "printed: \(text)"))
+        return (process, out, try #require(line, "printed: \(text)"), text)
     }
 
     /// An HTTPS origin on loopback with a certificate for localhost and 127.0.0.1.
@@ -45,7 +46,7 @@ struct RecordProxyTests {
             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "2"])
         #expect(made == 0)
         let script = CLITests.root.appendingPathComponent("Tools/testing/origin.py").path
-        let (process, _, line) = try start(URL(fileURLWithPath: ServeTests.which("python3")!), [script, "--cert", "up-cert.pem", "--key", "up-key.pem", "--slow", String(slow)], in: dir, until: "port ")
+        let (process, _, line, _) = try start(URL(fileURLWithPath: ServeTests.which("python3")!), [script, "--cert", "up-cert.pem", "--key", "up-key.pem", "--slow", String(slow)], in: dir, until: "port ")
         return (process, try #require(Int(line.dropFirst(5))))
     }
 
@@ -66,7 +67,7 @@ struct RecordProxyTests {
             origin.waitUntilExit()
         }
         let errors = dir.appendingPathComponent("record.err")
-        let (proxy, out, line) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "through-proxy",
+        let (proxy, out, line, _) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "through-proxy",
                                                                  "--upstream-ca", "up-cert.pem", "--no-intercept", "127.0.0.1", "--upstream-timeout", "1"],
                                                 in: dir, until: "recording through the proxy", stderr: errors)
         let port = try Self.proxyPort(line)
@@ -146,7 +147,7 @@ struct RecordProxyTests {
             kill(origin.processIdentifier, SIGKILL)
             origin.waitUntilExit()
         }
-        let (proxy, out, line) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "cut", "--insecure-upstream"],
+        let (proxy, out, line, _) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "cut", "--insecure-upstream"],
                                                 in: dir, until: "recording through the proxy")
         let port = try Self.proxyPort(line)
         let via = ["-x", "http://127.0.0.1:\(port)", "--cacert", dir.appendingPathComponent("h5replay-ca.pem").path]
@@ -162,7 +163,7 @@ struct RecordProxyTests {
         kill(proxy.processIdentifier, SIGKILL)
         proxy.waitUntilExit()
 
-        let (again, againOut, _) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "next"],
+        let (again, againOut, _, _) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "next"],
                                                   in: dir, until: "recording through the proxy")
         kill(again.processIdentifier, SIGINT)
         let tail = String(decoding: againOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

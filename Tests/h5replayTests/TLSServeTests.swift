@@ -42,21 +42,7 @@ struct TLSServeTests {
     /// error kept for the fault lines.
     static func serveTLS(_ arguments: [String], in dir: URL) throws -> (Process, Int, Pipe, URL, startup: String) {
         let errors = dir.appendingPathComponent("serve-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = ["serve", "--port", "0", "--tls"] + arguments
-        process.currentDirectoryURL = dir
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        var text = ""
-        while !text.contains("open http://") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        let (process, out, _, text) = try RecordProxyTests.start(CLITests.binary, ["serve", "--port", "0", "--tls"] + arguments, in: dir, until: "open http://", stderr: errors)
         let port = text.split(separator: "\n").first { $0.hasPrefix("serving") }
             .flatMap { $0.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") } }
             .flatMap { Int($0.split(separator: ":").last ?? "") }
