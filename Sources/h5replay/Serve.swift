@@ -134,9 +134,8 @@ extension H5Replay {
 
             let first = loaded.first?.exchanges.first.flatMap { RequestTarget($0.request.url) }
             let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
-            func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-            say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)\(tls ? " and https://\(shownHost):\(bound) (CA: \(contexts!.ca.files.certificate))" : "")")
-            say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
+            Self.say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)\(tls ? " and https://\(shownHost):\(bound) (CA: \(contexts!.ca.files.certificate))" : "")")
+            Self.say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
             while !StopSignal.requested { usleep(100_000) }
             server.stop()
             writer.finish()
@@ -180,77 +179,6 @@ extension H5Replay {
                 try finish(session, recordings: recordings, store: store)
             }
         }
-    }
-}
-
-/// Stores `serve`'s arrivals on a thread of its own: whatever has come since the last write
-/// goes in the next transaction, one arrival at a time when they come slowly, many when a
-/// load test sends thousands a second.
-final class ArrivalWriter: @unchecked Sendable {
-    let store: ReportStore
-    let session: Int64
-    let database: String
-    let condition = NSCondition()
-    var waiting: [ReportStore.ArrivalRecord] = []
-    var asleep = false
-    var stopping = false
-    var storedBodies: Set<String> = []
-    var done = false
-    var position = 0
-    var failed = false
-
-    init(store: ReportStore, session: Int64, database: String) {
-        self.store = store
-        self.session = session
-        self.database = database
-        Thread.detachNewThread { self.run() }
-    }
-
-    func add(_ arrival: ReportStore.ArrivalRecord) {
-        condition.lock()
-        waiting.append(arrival)
-        // Under load the writer is busy and takes what waits when it is done: no wake-up.
-        if asleep { condition.signal() }
-        condition.unlock()
-    }
-
-    func run() {
-        while true {
-            condition.lock()
-            while waiting.isEmpty, !stopping {
-                asleep = true
-                condition.wait()
-                asleep = false
-            }
-            let batch = waiting
-            waiting.removeAll(keepingCapacity: true)
-            let last = stopping && batch.isEmpty
-            condition.unlock()
-            if last { break }
-            do {
-                try store.appendArrivals(batch, firstPosition: position, session: session, storedBodies: &storedBodies)
-                position += batch.count
-                // More than one waited: arrivals come fast (a load test). Let the next batch
-                // gather for a moment rather than commit a transaction per arrival.
-                if batch.count > 1 { usleep(2_000) }
-            } catch {
-                if !failed { FileHandle.standardError.write(Data("serve: cannot store arrivals in \(database): \(error)\n".utf8)) }
-                failed = true
-            }
-        }
-        condition.lock()
-        done = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Writes what is left and returns once it is stored.
-    func finish() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !done { condition.wait() }
-        condition.unlock()
     }
 }
 
