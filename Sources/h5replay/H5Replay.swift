@@ -13,8 +13,10 @@ struct H5Replay: AsyncParsableCommand {
         discussion: """
             Typical use:
               h5replay import session.har          # store a recording (HAR, pcap)
-              h5replay record -i lo --duration 30s # or capture one live
-              h5replay serve session               # or check it against a real app
+              h5replay record --proxy              # or record HTTPS through a proxy
+              h5replay record -i lo --duration 30s # or capture plain HTTP live
+              h5replay serve session --tls         # or check it against a real app
+              h5replay ca show                     # how to trust h5replay's CA for HTTPS
               h5replay replay session              # replay it under every built-in preset
               h5replay report --format json        # the latest run's findings, for scripts
               h5replay gate --baseline main        # exit 1 on new findings (CI)
