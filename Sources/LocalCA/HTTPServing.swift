@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -5,6 +8,18 @@ import NIOHTTP1
 // The HTTP/1.1 connection plumbing `serve --tls` and `record --proxy` share around the TLS
 // server: a limit on open connections, the HTTP server handlers under a handler of their
 // own, and the switch a CONNECT makes from HTTP to a tunnel.
+
+/// Why a client connection failed below HTTP, in a line for the log; nil when it is no
+/// fault (a client that resets or goes away, as a load tester stopping does).
+public func connectionFault(_ error: Error) -> String? {
+    if let io = error as? IOError, [ECONNRESET, EPIPE].contains(io.errnoCode) { return nil }
+    let text = String(describing: error)
+    // llhttp pauses on the HTTP/2 connection preface ("PRI * HTTP/2.0").
+    if text.contains("paused") || text.contains("invalidMethod") || text.contains("PRI") {
+        return "it speaks HTTP/2 (only HTTP/1.1 is served here; see the README)"
+    }
+    return "not HTTP/1.1 (\(text))"
+}
 
 /// Counts a server's open connections against a limit.
 public final class ConnectionLimit: Sendable {

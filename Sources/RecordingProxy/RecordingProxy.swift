@@ -176,14 +176,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // A client that resets or goes away (a load tester stopping) is not a fault.
-        if let io = error as? IOError, [ECONNRESET, EPIPE].contains(io.errnoCode) {
-            context.close(promise: nil)
-            return
+        if let why = connectionFault(error) {
+            proxy.onFault("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")
         }
-        let text = String(describing: error)
-        let why = text.contains("paused") || text.contains("invalidMethod") ? "it speaks HTTP/2 (the proxy speaks HTTP/1.1; see the README)" : "not HTTP/1.1 (\(text))"
-        proxy.onFault("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")
         context.close(promise: nil)
     }
 
@@ -237,7 +232,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
             if !upstreamHeaders.contains(name: "Host") { upstreamHeaders.add(name: "Host", value: origin.authority) }
             let target = RequestTarget(url)?.pathAndQuery ?? "/"
             let promise = loop.makePromise(of: UpstreamReader.Response.self)
-            reader.expect(promise, maxBodyBytes: bound.value.0.proxy.configuration.maxBodyBytes, timeout: bound.value.0.proxy.configuration.responseTimeout, method: requestHead.method)
+            reader.expect(promise, maxBodyBytes: bound.value.0.proxy.configuration.maxBodyBytes, timeout: bound.value.0.proxy.configuration.responseTimeout)
             channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: requestHead.method, uri: target, headers: upstreamHeaders)), promise: nil)
             if requestBody.readableBytes > 0 { channel.write(HTTPClientRequestPart.body(.byteBuffer(requestBody)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
@@ -245,10 +240,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         }.whenComplete { result in
             let (handler, context) = bound.value
             let duration = Date().timeIntervalSince1970 - started
+            // HAR's serverIPAddress: the address connected to, not the name.
+            let address = handler.upstream?.channel.remoteAddress?.ipAddress
             switch result {
             case .success(let response):
                 handler.relay(context, request: requestHead, response: response)
-                handler.report(Exchange(sequence: 0, startedAt: started, duration: duration, connectionID: handler.connectionID, serverAddress: origin.host,
+                handler.report(Exchange(sequence: 0, startedAt: started, duration: duration, connectionID: handler.connectionID, serverAddress: address,
                                         request: recordedRequest, response: Self.recorded(response)), failure: nil)
                 if !response.keepAlive {
                     handler.upstream?.channel.close(promise: nil)
@@ -260,7 +257,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
                 let why = Self.explain(error, origin: origin)
                 handler.proxy.onFault("\(requestHead.method.rawValue) \(url): \(why)")
                 handler.answer(context, requestHead, .badGateway, "h5replay record --proxy: \(why)\n")
-                handler.report(Exchange(sequence: 0, startedAt: started, duration: duration, connectionID: handler.connectionID, serverAddress: origin.host,
+                handler.report(Exchange(sequence: 0, startedAt: started, duration: duration, connectionID: handler.connectionID, serverAddress: address,
                                         request: recordedRequest, response: RecordedResponse(status: 0, bodyMissing: true)), failure: why)
             }
         }
@@ -413,7 +410,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
             body = Data(decoded.bytes)
         }
         return RecordedResponse(status: Int(response.head.status.code), statusText: response.head.status.reasonPhrase, httpVersion: version(response.head.version),
-                                headers: headers, body: body, encodedLength: coded, bodyMissing: response.truncated)
+                                headers: headers, body: body, encodedLength: coded)
     }
 
     static func explain(_ error: Error, origin: ProxyHandler.Origin) -> String {
@@ -423,6 +420,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         if let timeout = error as? UpstreamReader.Timeout { return "the upstream \(origin.authority) sent no complete response in \(timeout.seconds) s" }
         if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") {
             return "the upstream \(origin.authority)'s certificate is not trusted (--upstream-ca FILE adds a root; --insecure-upstream skips the check) [\(text)]"
+        }
+        if let tooLarge = error as? UpstreamReader.TooLarge {
+            return "the upstream \(origin.authority)'s response body is over \(tooLarge.limit) bytes (--max-body-bytes)"
         }
         if error is UpstreamReader.Closed { return "the upstream \(origin.authority) closed the connection before a complete response" }
         return "upstream \(origin.authority): \(text)"
@@ -436,25 +436,23 @@ final class UpstreamReader: ChannelInboundHandler, @unchecked Sendable {
     struct Response {
         var head: HTTPResponseHead
         var body: ByteBuffer
-        var truncated: Bool
         var keepAlive: Bool
     }
     struct Closed: Error {}
+    struct TooLarge: Error { var limit: Int }
     struct Timeout: Error { var seconds: Int64 }
 
     var promise: EventLoopPromise<Response>?
     var head: HTTPResponseHead?
     var body = ByteBuffer()
-    var truncated = false
     var maxBodyBytes = Int.max
     var timer: Scheduled<Void>?
 
-    func expect(_ promise: EventLoopPromise<Response>, maxBodyBytes: Int, timeout: TimeAmount, method: HTTPMethod) {
+    func expect(_ promise: EventLoopPromise<Response>, maxBodyBytes: Int, timeout: TimeAmount) {
         self.promise = promise
         self.maxBodyBytes = maxBodyBytes
         head = nil
         body.clear()
-        truncated = false
         timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) { [self] in
             self.fail(Timeout(seconds: timeout.nanoseconds / 1_000_000_000))
         }
@@ -474,8 +472,13 @@ final class UpstreamReader: ChannelInboundHandler, @unchecked Sendable {
             if h.status.code >= 100, h.status.code < 200, h.status.code != 101 { return }
             head = h
         case .body(var chunk):
+            guard promise != nil else { return }
             if body.readableBytes + chunk.readableBytes > maxBodyBytes {
-                truncated = true
+                // Never a cut body passed off as the response: the client gets a 502 and
+                // the recording says why.
+                body.clear()
+                fail(TooLarge(limit: maxBodyBytes))
+                context.close(promise: nil)
                 return
             }
             body.writeBuffer(&chunk)
@@ -484,7 +487,7 @@ final class UpstreamReader: ChannelInboundHandler, @unchecked Sendable {
             timer?.cancel()
             let p = promise
             promise = nil
-            p?.succeed(Response(head: head, body: body, truncated: truncated, keepAlive: head.isKeepAlive))
+            p?.succeed(Response(head: head, body: body, keepAlive: head.isKeepAlive))
             self.head = nil
         }
     }

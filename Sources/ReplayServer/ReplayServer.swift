@@ -253,16 +253,10 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // A client that resets or goes away (a load tester stopping) is not a fault.
-        if let io = error as? IOError, [ECONNRESET, EPIPE].contains(io.errnoCode) {
-            context.close(promise: nil)
-            return
+        // HTTPServerProtocolErrorHandler below has answered a parse error with 400.
+        if let why = connectionFault(error) {
+            server.onFault?("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")
         }
-        // HTTPServerProtocolErrorHandler below has answered 400 and closes.
-        let text = String(describing: error)
-        // llhttp pauses on the HTTP/2 connection preface ("PRI * HTTP/2.0").
-        let why = text.contains("paused") || text.contains("invalidMethod") || text.contains("PRI") ? "it speaks HTTP/2 (only HTTP/1.1 is served here; see the README)" : "not HTTP/1.1 (\(text))"
-        server.onFault?("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")
         context.close(promise: nil)
     }
 

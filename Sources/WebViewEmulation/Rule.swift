@@ -49,11 +49,12 @@ public struct Rule: Sendable, Hashable, Codable {
 }
 
 /// A rule measured in a real WebKit engine by the lab (Tools/lab): which engine, which
-/// experiments (`Tools/lab/results/ID.json` holds each result), whether the engine agreed,
+/// experiments (each the path of its result, `Tools/lab/results/ID.json`), whether the engine agreed,
 /// and, when it did not or measured only part, why iOS may differ.
 public struct Measurement: Sendable, Hashable, Codable {
     /// `WebKitGTK 2.50.6`.
     public var engine: String
+    /// Paths from the repository's root, `Tools/lab/results/ID.json`.
     public var experiments: [String]
     public var agrees: Bool
     public var note: String?

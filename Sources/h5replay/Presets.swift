@@ -33,7 +33,7 @@ extension H5Replay {
                     object["rules"] = RuleCatalog.bundled.rules.map { rule -> [String: Any] in
                         var o: [String: Any] = ["id": rule.id.rawValue, "section": rule.section, "statement": rule.statement, "confidence": rule.confidence.rawValue, "source": rule.source, "findings": rule.findings]
                         if let m = rule.measurement {
-                            var mo: [String: Any] = ["engine": m.engine, "experiments": m.experiments.map { "Tools/lab/results/\($0).json" }, "agrees": m.agrees]
+                            var mo: [String: Any] = ["engine": m.engine, "experiments": m.experiments, "agrees": m.agrees]
                             if let note = m.note { mo["note"] = note }
                             o["measurement"] = mo
                         }
@@ -75,7 +75,7 @@ extension H5Replay {
                 print("  \(rule.id.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) [\(rule.confidence.rawValue)] \(rule.statement)")
                 print("      source: \(rule.source)\(rule.findings.isEmpty ? "" : "; findings: \(rule.findings.joined(separator: ", "))")")
                 if let m = rule.measurement {
-                    print("      \(m.agrees ? "measured" : "not confirmed") in \(m.engine) by Tools/lab (\(m.experiments.joined(separator: ", ")))\(m.note.map { ": \($0)" } ?? "")")
+                    print("      \(m.agrees ? "measured" : "not confirmed") in \(m.engine) (\(m.experiments.joined(separator: ", ")))\(m.note.map { ": \($0)" } ?? "")")
                 }
             }
         }

@@ -16,7 +16,7 @@ struct RuleCatalogTests {
 
     @Test("a rule marked measured names lab experiments whose recorded results agree with it; one the engine contradicts is not marked measured and says why")
     func measured() throws {
-        let results = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Tools/lab/results")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         var measured = 0
         for rule in RuleCatalog.bundled.rules {
             guard let m = rule.measurement else {
@@ -26,7 +26,8 @@ struct RuleCatalogTests {
             #expect(m.engine.hasPrefix("WebKitGTK "))
             var checks: [[String: Any]] = []
             for experiment in m.experiments {
-                let data = try Data(contentsOf: results.appendingPathComponent("\(experiment).json"))
+                #expect(experiment.hasPrefix("Tools/lab/results/") && experiment.hasSuffix(".json"), "\(rule.id): \(experiment) is not a lab result's path")
+                let data = try Data(contentsOf: root.appendingPathComponent(experiment))
                 let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
                 checks += (object["checks"] as? [[String: Any]] ?? []).filter { $0["rule"] as? String == rule.id.rawValue }
             }

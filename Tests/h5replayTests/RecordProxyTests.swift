@@ -172,4 +172,27 @@ struct RecordProxyTests {
         let count = try db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM exchange e JOIN recording r ON r.id = e.recording_id WHERE r.name = 'cut'") }
         #expect(count == 2, "\(tail)")
     }
+
+    @Test("a response over --max-body-bytes is never relayed cut short: the client gets a 502 and the recording says why",
+          .enabled(if: available, "curl, openssl or python3 is missing (Tools/test installs them)"))
+    func responseOverLimit() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (origin, up) = try Self.origin(in: dir)
+        defer {
+            kill(origin.processIdentifier, SIGKILL)
+            origin.waitUntilExit()
+        }
+        let (proxy, out, line, _) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "big", "--insecure-upstream", "--max-body-bytes", "20"],
+                                                   in: dir, until: "recording through the proxy")
+        let port = try Self.proxyPort(line)
+        // The page's body is 42 bytes.
+        let page = try TLSServeTests.curl(["-x", "http://127.0.0.1:\(port)", "--cacert", dir.appendingPathComponent("h5replay-ca.pem").path,
+                                           "-w", " %{http_code}", "https://localhost:\(up)/page"])
+        #expect(page.output.hasSuffix(" 502") && !page.output.contains("hello"), "\(page.output)")
+        kill(proxy.processIdentifier, SIGINT)
+        let tail = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        proxy.waitUntilExit()
+        #expect(tail.contains("response body is over 20 bytes"), "\(tail)")
+    }
 }
