@@ -48,8 +48,8 @@ public final class HARJournal: @unchecked Sendable {
     @discardableResult
     public static func recover(path: String) throws -> Int {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        if (try? JSONSerialization.jsonObject(with: data)) != nil {
-            return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]).flatMap { ($0["log"] as? [String: Any])?["entries"] as? [Any] }?.count ?? 0
+        if let whole = try? JSONSerialization.jsonObject(with: data) {
+            return ((whole as? [String: Any])?["log"] as? [String: Any]).flatMap { $0["entries"] as? [Any] }?.count ?? 0
         }
         var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         guard let head = lines.first, head.starts(with: Data(#"{"log""#.utf8)) else {
