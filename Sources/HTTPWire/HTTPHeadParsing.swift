@@ -5,11 +5,14 @@ extension HTTPParser {
         var reason: String
         /// Index in the bytes the parsing function was given.
         var at: Int
+        /// The oddity behind it, when engines differ on it.
+        var oddity: FramingOddity?
 
-        init(_ code: HTTPParseError.Code, _ reason: String, at: Int) {
+        init(_ code: HTTPParseError.Code, _ reason: String, at: Int, oddity: FramingOddity? = nil) {
             self.code = code
             self.reason = reason
             self.at = at
+            self.oddity = oddity
         }
     }
 
@@ -29,9 +32,14 @@ extension HTTPParser {
     struct Framing: Sendable, Equatable {
         var contentLength: Int?
         var transferEncoding: [String] = []
+        /// Transfer-Encoding fields seen (a list in one field and repeated fields differ in
+        /// engines).
+        var transferEncodingFields = 0
         var close = false
         var upgrade = false
         var skip = false
+        /// A Content-Length field that is not a number (tolerant responses ignore it).
+        var contentLengthInvalid = false
     }
 
     /// One line of the head, with its LF. Fills `current.head` and `framing`; sets
@@ -40,8 +48,14 @@ extension HTTPParser {
         var lineEnd = raw.count - 1
         if lineEnd > 0, raw[lineEnd - 1] == 0x0D {
             lineEnd -= 1
+            if strictness == .tolerant, lineEnd > 0, raw[lineEnd - 1] == 0x0D {
+                while lineEnd > 0, raw[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                note(.extraCR)
+            }
         } else if strictness == .strict {
             return Problem(.lineEnding, headLines == 0 ? "missing expected CR after the start line" : "missing expected CR after header value", at: lineEnd)
+        } else {
+            note(.bareLF)
         }
         let line = UnsafeBufferPointer(rebasing: raw[..<lineEnd])
         if strictness == .strict, let cr = Self.find(0x0D, in: line, from: 0) {
@@ -68,10 +82,25 @@ extension HTTPParser {
             let more = Self.text(Self.trimmed(line))
             let value = current!.head.headers[last].value
             current!.head.headers[last].value = value.isEmpty ? more : value + " " + more
+            note(.obsFold)
+            let name = current!.head.headers[last].name
+            if asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding") {
+                // The fold changed a field the framing was read from: read it again.
+                framing = Framing()
+                for field in current!.head.headers {
+                    if let problem = frame(field) { return problem }
+                }
+            }
             return nil
         }
         switch parseField(line, at: 0) {
-        case .failure(let problem): return problem
+        case .failure(let problem):
+            if strictness == .tolerant, kind == .response, problem.code == .invalidHeaderToken {
+                // Both engines skip a line that is not a field.
+                note(.headerLineSkipped)
+                return nil
+            }
+            return problem
         case .success(let field):
             guard current!.head.headers.count < limits.maxHeaderCount else {
                 return Problem(.tooManyHeaders, "more than \(limits.maxHeaderCount) header fields (--max-header-count)", at: 0)
@@ -83,7 +112,9 @@ extension HTTPParser {
 
     /// Checks a field that decides the framing as soon as it is read.
     mutating func frame(_ h: WireHeader) -> Problem? {
-        if asciiCaseInsensitiveEquals(h.name, "Content-Length") {
+        if strictness == .tolerant, kind == .response {
+            if let problem = frameResponseTolerantly(h) { return problem }
+        } else if asciiCaseInsensitiveEquals(h.name, "Content-Length") {
             let value = Self.trimmedString(h.value)
             guard !value.isEmpty else { return Problem(.invalidContentLength, "empty Content-Length", at: 0) }
             guard let length = Self.decimal(value) else {
@@ -101,15 +132,55 @@ extension HTTPParser {
             if framing.contentLength != nil, strictness == .strict {
                 return Problem(.invalidTransferEncoding, "Transfer-Encoding can't be present with Content-Length", at: 0)
             }
+            framing.transferEncodingFields += 1
             for coding in h.value.split(separator: ",", omittingEmptySubsequences: false) {
                 framing.transferEncoding.append(Self.trimmedString(String(coding)).lowercased())
             }
-        } else if asciiCaseInsensitiveEquals(h.name, "Connection") {
+        }
+        if asciiCaseInsensitiveEquals(h.name, "Connection") {
             for token in h.value.split(separator: ",") {
                 let t = Self.trimmedString(String(token))
                 if asciiCaseInsensitiveEquals(t, "close") { framing.close = true }
                 if asciiCaseInsensitiveEquals(t, "upgrade") { framing.upgrade = true }
             }
+        }
+        return nil
+    }
+
+    /// A response's Content-Length and Transfer-Encoding read as Chromium reads them (the
+    /// framing corpus): a Content-Length that is not a number is ignored, a list of equal
+    /// values is one value, values that disagree refuse the response.
+    mutating func frameResponseTolerantly(_ h: WireHeader) -> Problem? {
+        let isContentLength = asciiCaseInsensitiveEquals(h.name, "Content-Length")
+        let isTransferEncoding = asciiCaseInsensitiveEquals(h.name, "Transfer-Encoding")
+        guard isContentLength || isTransferEncoding else { return nil }
+        if isTransferEncoding {
+            framing.transferEncodingFields += 1
+            for coding in h.value.split(separator: ",", omittingEmptySubsequences: false) {
+                framing.transferEncoding.append(Self.trimmedString(String(coding)).lowercased())
+            }
+            return nil
+        }
+        var values: [Int] = []
+        for item in h.value.split(separator: ",", omittingEmptySubsequences: false) {
+            var text = Substring(Self.trimmedString(String(item)))
+            if text.hasPrefix("+") {
+                text = text.dropFirst()
+                note(.contentLengthPlus)
+            }
+            guard let value = Self.decimal(String(text)) else {
+                note(.contentLengthInvalid)
+                framing.contentLengthInvalid = true
+                return nil
+            }
+            values.append(value)
+        }
+        if values.count > 1 { note(.contentLengthList) }
+        for value in values {
+            if let previous = framing.contentLength, previous != value {
+                return Problem(.invalidContentLength, "Content-Length fields disagree (\(previous) and \(value))", at: 0, oddity: .contentLengthConflict)
+            }
+            framing.contentLength = value
         }
         return nil
     }
@@ -149,7 +220,7 @@ extension HTTPParser {
     }
 
     /// `name: value`, with the name a token and the value without control characters.
-    func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<WireHeader, Problem> {
+    mutating func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<WireHeader, Problem> {
         guard let colon = Self.find(0x3A, in: line, from: 0) else {
             return .failure(Problem(.invalidHeaderToken, "invalid header token: a header line without a colon", at: base))
         }
@@ -160,6 +231,12 @@ extension HTTPParser {
         guard nameEnd > 0 else { return .failure(Problem(.invalidHeaderToken, "invalid header token: an empty field name", at: base)) }
         for k in 0..<nameEnd where !Self.isTokenChar(line[k]) {
             return .failure(Problem(.invalidHeaderToken, "invalid header token", at: base + k))
+        }
+        if nameEnd < colon, kind == .response {
+            let name = UnsafeBufferPointer(rebasing: line[..<nameEnd])
+            if name.elementsEqual("content-length".utf8, by: { $0 | 0x20 == $1 }) || name.elementsEqual("transfer-encoding".utf8, by: { $0 | 0x20 == $1 }) {
+                note(.framingNameSpace)
+            }
         }
         let value = Self.trimmed(UnsafeBufferPointer(rebasing: line[(colon + 1)...]))
         for (k, c) in value.enumerated() where c < 0x20 && c != 0x09 || c == 0x7F {
@@ -226,7 +303,11 @@ extension HTTPParser {
     }
 
     /// `HTTP-version SP status-code [SP reason-phrase]`.
-    func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>, into head: inout HTTPHead) -> Problem? {
+    mutating func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>, into head: inout HTTPHead) -> Problem? {
+        // Chromium reads a status line out of anything that starts with "http" in any case;
+        // libsoup wants `HTTP/d.d SP ddd`. The tolerant parser refuses what libsoup refuses.
+        let odd: FramingOddity? = strictness == .tolerant && line.prefix(4).map({ $0 | 0x20 }).elementsEqual("http".utf8)
+            || strictness == .tolerant && line.first == 0x20 ? .statusLine : nil
         let prefix: Int
         if line.starts(with: "HTTP/".utf8) {
             prefix = 5
@@ -234,17 +315,30 @@ extension HTTPParser {
             prefix = 5
         } else if line.starts(with: "ICE/".utf8) {
             prefix = 4
+        } else if strictness == .tolerant, line.starts(with: "ICY ".utf8) {
+            head.version = "ICY"
+            note(.icyStatus)
+            return parseStatusCode(line, from: 4, into: &head)
         } else {
-            return Problem(.invalidVersion, "expected HTTP/, RTSP/ or ICE/", at: 0)
+            return Problem(.invalidVersion, "expected HTTP/, RTSP/ or ICE/", at: 0, oddity: odd)
         }
         var k = prefix
         while k < line.count, line[k] != 0x20 { k += 1 }
         if let problem = checkVersion(UnsafeBufferPointer(rebasing: line[prefix..<k]), atEnd: false) {
-            return Problem(problem.code, problem.reason, at: prefix + problem.at)
+            return Problem(problem.code, problem.reason, at: prefix + problem.at, oddity: odd)
         }
         head.version = Self.text(UnsafeBufferPointer(rebasing: line[..<k]))
-        guard k < line.count else { return Problem(.invalidVersion, "expected space after version", at: k) }
-        k += 1
+        if strictness == .tolerant, head.version != "HTTP/1.1", head.version != "HTTP/1.0", prefix == 5, line.first == 0x48 {
+            note(.statusVersion)
+        }
+        guard k < line.count else { return Problem(.invalidVersion, "expected space after version", at: k, oddity: odd) }
+        return parseStatusCode(line, from: k + 1, into: &head)
+    }
+
+    /// `status-code [SP reason-phrase]` from `start`.
+    mutating func parseStatusCode(_ line: UnsafeBufferPointer<UInt8>, from start: Int, into head: inout HTTPHead) -> Problem? {
+        var k = start
+        let odd: FramingOddity? = strictness == .tolerant ? .statusLine : nil
         if strictness == .tolerant { while k < line.count, line[k] == 0x20 { k += 1 } }
         let statusStart = k
         var status = 0
@@ -252,12 +346,24 @@ extension HTTPParser {
             status = status * 10 + Int(line[k] - 0x30)
             k += 1
         }
-        guard k - statusStart == 3 else { return Problem(.invalidStatus, "invalid status code", at: k) }
+        guard k - statusStart == 3 else { return Problem(.invalidStatus, "invalid status code", at: k, oddity: odd) }
+        if status < 100, strictness == .tolerant { note(.statusUnder100) }
         if k < line.count {
-            guard line[k] == 0x20 || (strictness == .tolerant && line[k] == 0x09) else { return Problem(.invalidStatus, "invalid status code", at: k) }
-            let reason = UnsafeBufferPointer(rebasing: line[(k + 1)...])
+            var reasonStart = k + 1
+            if line[k] == 0x20 || (strictness == .tolerant && line[k] == 0x09) {
+                // The usual separator.
+            } else if strictness == .tolerant, !(line[k] >= 0x30 && line[k] <= 0x39) {
+                reasonStart = k
+                note(.statusGlued)
+            } else {
+                return Problem(.invalidStatus, "invalid status code", at: k, oddity: odd)
+            }
+            let reason = UnsafeBufferPointer(rebasing: line[reasonStart...])
             if let bad = reason.firstIndex(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F }) {
-                return Problem(.invalidStatus, "invalid character in the reason phrase", at: k + 1 + bad)
+                if strictness == .strict || reason[bad] == 0 {
+                    return Problem(.invalidStatus, "invalid character in the reason phrase", at: reasonStart + bad)
+                }
+                note(.controlInReason)
             }
             head.reason = Self.text(reason)
         }
@@ -311,15 +417,15 @@ extension HTTPParser {
     }
 
     /// `chunk-size [ chunk-ext ] CRLF`; the line given excludes the LF.
-    func parseChunkSize(_ line: UnsafeBufferPointer<UInt8>) -> Result<Int, Problem> {
+    mutating func parseChunkSize(_ line: UnsafeBufferPointer<UInt8>) -> Result<Int, Problem> {
         var k = 0
         var size = 0
         while k < line.count, let digit = Self.hexValue(line[k]) {
-            guard size < (1 << 56) else { return .failure(Problem(.invalidChunk, "chunk size overflow", at: k)) }
+            guard size < (1 << 56) else { return .failure(Problem(.invalidChunk, "chunk size overflow", at: k, oddity: strictness == .tolerant ? .chunkSizeInvalid : nil)) }
             size = size << 4 | digit
             k += 1
         }
-        guard k > 0 else { return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: 0)) }
+        guard k > 0 else { return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: 0, oddity: strictness == .tolerant ? .chunkSizeInvalid : nil)) }
         var end = line.count
         if end > k, line[end - 1] == 0x0D {
             end -= 1
@@ -327,9 +433,14 @@ extension HTTPParser {
             return .failure(Problem(.invalidChunk, "missing CR before LF after chunk size", at: end))
         }
         if strictness == .tolerant {
-            // Tolerated: spaces after the size, and any extension text.
+            // Tolerated: spaces and tabs after the size, and any extension text.
+            let afterSize = k
             while k < end, line[k] == 0x20 || line[k] == 0x09 { k += 1 }
-            guard k == end || line[k] == 0x3B else { return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: k)) }
+            guard k == end || line[k] == 0x3B else {
+                return .failure(Problem(.invalidChunk, "invalid character in chunk size", at: k, oddity: .chunkSizeInvalid))
+            }
+            if k > afterSize { note(line[afterSize..<k].contains(0x09) ? .chunkSizeTab : .chunkSizeSpace) }
+            if line.count == end { note(.bareLF) }
             return .success(size)
         }
         if let cr = Self.find(0x0D, in: UnsafeBufferPointer(rebasing: line[..<end]), from: k) {

@@ -56,6 +56,8 @@ public struct HTTPMessage: Sendable {
     public var endTime: Double = 0
     /// What went wrong while reading it, in words.
     public var problems: [String] = []
+    /// Framing oddities the tolerant parser read past (none in strict mode, which refuses them).
+    public var oddities: [FramingOddity] = []
 
     public init(head: HTTPHead) { self.head = head }
 }
@@ -100,6 +102,15 @@ public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible
     public var reason: String
     /// Offset in the direction's stream where the problem was seen.
     public var offset: Int
+    /// The framing oddity behind the error, when the tolerant parser knows one.
+    public var oddity: FramingOddity?
+
+    public init(code: Code, reason: String, offset: Int, oddity: FramingOddity? = nil) {
+        self.code = code
+        self.reason = reason
+        self.offset = offset
+        self.oddity = oddity
+    }
 
     public var description: String { "offset \(offset): \(reason)" }
 }

@@ -78,12 +78,18 @@ public struct HTTPParser: Sendable {
     var closeAfter = false
     var tunnelAfter = false
     var lastTime = 0.0
+    /// The stream began mid-connection (a capture joined late): a bad first message may be
+    /// the tail of one the capture missed.
+    let startedMidStream: Bool
+    /// Messages delivered so far.
+    var delivered = 0
 
     public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
         self.kind = kind
         self.strictness = strictness
         self.limits = limits
         self.state = midStream ? .resync : .start
+        self.startedMidStream = midStream
     }
 
     /// Responses: a request with this method was sent on the connection and awaits its answer.
@@ -155,6 +161,9 @@ public struct HTTPParser: Sendable {
     /// The stream ended (FIN, RST, end of capture). Finishes a read-until-close body and
     /// delivers an unfinished message as incomplete.
     public mutating func finish(time: Double) {
+        if kind == .response, state == .head, headLines == 0, delivered == 0, !buffer.isEmpty, error == nil, strictness == .tolerant {
+            error = HTTPParseError(code: .invalidStatus, reason: "the stream ended inside the status line", offset: offset, oddity: .statusCut)
+        }
         if state == .untilClose {
             finishMessage(time: time)
         } else if current != nil {
@@ -218,7 +227,7 @@ public struct HTTPParser: Sendable {
                 let lineStart = i
                 i = lf + 1
                 if let problem = headLine(UnsafeBufferPointer(rebasing: p[lineStart...lf])) {
-                    fail(problem.code, problem.reason, at: lineStart + problem.at)
+                    fail(problem.code, problem.reason, at: lineStart + problem.at, oddity: problem.oddity)
                     continue
                 }
                 if headDone { afterHead(time: time, endOffset: offset + i) }
@@ -237,7 +246,7 @@ public struct HTTPParser: Sendable {
                 }
                 switch parseChunkSize(UnsafeBufferPointer(rebasing: p[i..<lf])) {
                 case .failure(let problem):
-                    fail(problem.code, problem.reason, at: i + problem.at)
+                    fail(problem.code, problem.reason, at: i + problem.at, oddity: problem.oddity)
                 case .success(let size):
                     i = lf + 1
                     state = size == 0 ? .trailers : .chunkData(remaining: size)
@@ -250,16 +259,18 @@ public struct HTTPParser: Sendable {
                 state = remaining == take ? .chunkDataEnd : .chunkData(remaining: remaining - take)
 
             case .chunkDataEnd:
+                let odd: FramingOddity? = strictness == .tolerant ? .chunkDataEnd : nil
                 if p[i] == 0x0A, strictness == .tolerant {
                     i += 1
                     state = .chunkSize
+                    note(.bareLF)
                 } else if p[i] == 0x0D {
                     guard i + 1 < n else { return i }
-                    guard p[i + 1] == 0x0A else { fail(.invalidChunk, "expected LF after chunk data", at: i + 1); continue }
+                    guard p[i + 1] == 0x0A else { fail(.invalidChunk, "expected LF after chunk data", at: i + 1, oddity: odd); continue }
                     i += 2
                     state = .chunkSize
                 } else {
-                    fail(.invalidChunk, "expected CRLF after chunk data", at: i)
+                    fail(.invalidChunk, "expected CRLF after chunk data", at: i, oddity: odd)
                 }
 
             case .trailers:
@@ -331,6 +342,7 @@ public struct HTTPParser: Sendable {
         message.endOffset = endOffset ?? offset
         message.endTime = time
         completed.append(message)
+        delivered += 1
         current = nil
         if tunnelAfter {
             state = .tunnel
@@ -357,13 +369,23 @@ public struct HTTPParser: Sendable {
         closeAfter = false
     }
 
-    mutating func fail(_ code: HTTPParseError.Code, _ reason: String, at index: Int) {
-        let error = HTTPParseError(code: code, reason: reason, offset: offset + index)
+    mutating func fail(_ code: HTTPParseError.Code, _ reason: String, at index: Int, oddity: FramingOddity? = nil) {
+        let error = HTTPParseError(code: code, reason: reason, offset: offset + index, oddity: oddity)
         if self.error == nil { self.error = error }
         current?.problems.append("parse error at stream offset \(error.offset): \(reason)")
+        if let oddity { note(oddity) }
+        // A first response that is not HTTP/1.x from its first line (HTTP/0.9-style, or junk
+        // before the status line) is refused whole, as browsers refuse it; anywhere else a
+        // capture keeps going, since the next message start may still be found.
+        let refusedWhole = kind == .response && !startedMidStream && delivered == 0 && current?.head.status == 0
         abandonMessage(time: lastTime)
-        // A capture keeps going: the next message start may still be found.
-        state = strictness == .strict ? .failed : .resync
+        state = strictness == .strict || refusedWhole ? .failed : .resync
+    }
+
+    /// Records an oddity the tolerant parser read past, once per message.
+    mutating func note(_ oddity: FramingOddity) {
+        guard current != nil, !current!.oddities.contains(oddity) else { return }
+        current!.oddities.append(oddity)
     }
 
     @inline(__always)
@@ -444,6 +466,10 @@ public struct HTTPParser: Sendable {
             finishMessage(time: time, endOffset: endOffset)
             return
         }
+        if kind == .response, strictness == .tolerant {
+            frameResponseBody(head, time: time, endOffset: endOffset)
+            return
+        }
         if chunked {
             state = .chunkSize
         } else if !transferEncoding.isEmpty {
@@ -454,6 +480,32 @@ public struct HTTPParser: Sendable {
         } else if kind == .request {
             state = .fixedBody(remaining: 0)
             finishMessage(time: time, endOffset: endOffset)
+        } else {
+            state = .untilClose
+        }
+    }
+
+    /// A tolerant response's body framing, as Chromium frames it (the framing corpus):
+    /// chunked when any Transfer-Encoding item is chunked and the response is HTTP/1.1;
+    /// otherwise a valid Content-Length; otherwise to the close. Oddities on the way are noted.
+    mutating func frameResponseBody(_ head: HTTPHead, time: Double, endOffset: Int) {
+        let codings = framing.transferEncoding
+        let listsChunked = codings.contains("chunked")
+        if framing.transferEncodingFields > 1 {
+            note(.teRepeated)
+        } else if listsChunked, codings.count > 1 {
+            note(.teList)
+        }
+        if !codings.isEmpty, !listsChunked {
+            note(codings.allSatisfy { $0 == "identity" || $0.isEmpty } ? .teIdentity : .teUnknown)
+        }
+        if head.status == 205 { note(.bodyOn205) }
+        if listsChunked, head.version == "HTTP/1.0" { note(.teHTTP10) }
+        if listsChunked, head.version != "HTTP/1.0" {
+            state = .chunkSize
+        } else if let length = framing.contentLength {
+            state = .fixedBody(remaining: length)
+            if length == 0 { finishMessage(time: time, endOffset: endOffset) }
         } else {
             state = .untilClose
         }

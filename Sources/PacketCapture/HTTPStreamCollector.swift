@@ -9,10 +9,15 @@ public struct HTTPStreamCollector: TCPStreamSink {
     public struct Options: Sendable {
         public var httpLimits: HTTPLimits
         public var decoder: ContentDecoder
+        /// Tolerant (the default) decodes what browsers decode and says so; strict
+        /// (`--strict-http`) refuses every framing oddity, as llhttp's strict mode does.
+        public var strictness: HTTPParser.Strictness
 
-        public init(httpLimits: HTTPLimits = .default, decoder: ContentDecoder = ContentDecoder()) {
+        public init(httpLimits: HTTPLimits = .default, decoder: ContentDecoder = ContentDecoder(), strictness: HTTPParser.Strictness = .tolerant) {
             self.httpLimits = httpLimits
             self.decoder = decoder
+            self.strictness = strictness
+            self.decoder.tolerant = strictness == .tolerant
         }
     }
 
@@ -100,7 +105,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             switch state.proto {
             case .http:
                 counts.httpConnections += 1
-                state.connection = HTTPConnection(limits: options.httpLimits, midStream: state.midStream)
+                state.connection = HTTPConnection(strictness: options.strictness, limits: options.httpLimits, midStream: state.midStream)
             case .tls: counts.tlsConnections += 1
             case .other: counts.otherConnections += 1
             case .undetermined: break
@@ -167,6 +172,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
             state.reportedError = true
             counts.parseErrors += 1
             diagnostics.append(Diagnostic(.httpParseError, message: "connection \(state.client) → \(state.server): \(error); the parser looked for the next message after it"))
+            if let oddity = error.oddity {
+                diagnostics.append(Self.diagnostic(oddity, at: "connection \(state.client) → \(state.server)"))
+            }
         }
         if state.connection!.requests.isTunnel || state.connection!.responses.isTunnel, state.proto == .http {
             counts.tunnels += 1
@@ -199,6 +207,11 @@ public struct HTTPStreamCollector: TCPStreamSink {
         return "http://\(host)/\(target)"
     }
 
+    /// A framing oddity as a diagnostic: `framing-ambiguous` when the engines differ on it.
+    static func diagnostic(_ oddity: FramingOddity, at place: String) -> Diagnostic {
+        Diagnostic(oddity.split == nil ? .framingTolerated : .framingAmbiguous, message: "\(place): \(oddity.sentence) [\(oddity.id)]")
+    }
+
     /// Builds the model's exchange: URL, decoded body, diagnostics. Pure; any thread.
     public static func build(_ item: Pending, options: Options) -> Collected {
         let parts = item.parts
@@ -220,16 +233,25 @@ public struct HTTPStreamCollector: TCPStreamSink {
         if let response = parts.response {
             end = response.endTime
             var body = response.body
-            if let coding = response.head.first("Content-Encoding"), !ContentDecoder.codings(coding).isEmpty, !body.isEmpty {
+            var oddities = response.oddities
+            // Repeated Content-Encoding fields are one list (RFC 9110 section 5.3), as both
+            // engines read them.
+            let coding = response.head.all("Content-Encoding").joined(separator: ", ")
+            if !coding.isEmpty, !ContentDecoder.codings(coding).isEmpty, !body.isEmpty {
                 do {
                     let decoded = try options.decoder.decode(body, contentEncoding: coding)
                     body = decoded.bytes
+                    oddities += decoded.oddities
                     if let limited = decoded.limited {
                         diagnostics.append(Diagnostic(.decodedBodyLimit, message: "response \(where_): \(limited)"))
                     }
                 } catch {
                     diagnostics.append(Diagnostic(.contentDecodingFailed, message: "response \(where_): \(error.description); the body is kept as sent"))
+                    if let oddity = error.oddity { oddities.append(oddity) }
                 }
+            }
+            for oddity in request.oddities + oddities {
+                diagnostics.append(Self.diagnostic(oddity, at: "response \(where_)"))
             }
             recordedResponse = RecordedResponse(
                 status: response.head.status, statusText: response.head.reason, httpVersion: response.head.version,

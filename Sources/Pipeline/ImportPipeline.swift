@@ -326,6 +326,9 @@ public struct ImportLimits: Sendable {
     public var maxDecodedBytes = ContentDecoder().maxDecodedBytes
     public var maxDecodeRatio = ContentDecoder().maxRatio
     public var maxOpenFlows = TCPLimits().maxOpenFlows
+    /// `--strict-http`: captures refuse every framing oddity rather than decode it as a
+    /// browser would.
+    public var strictHTTP = false
 
     public init() {}
 
@@ -333,7 +336,8 @@ public struct ImportLimits: Sendable {
         var options = CaptureSession.Options(
             collector: .init(
                 httpLimits: HTTPLimits(maxHeaderBytes: maxHeaderBytes, maxHeaderCount: maxHeaderCount, maxBodyBytes: maxBodyBytes),
-                decoder: ContentDecoder(maxDecodedBytes: maxDecodedBytes, maxRatio: maxDecodeRatio)),
+                decoder: ContentDecoder(maxDecodedBytes: maxDecodedBytes, maxRatio: maxDecodeRatio),
+                strictness: strictHTTP ? .strict : .tolerant),
             tcpLimits: TCPLimits(maxOpenFlows: maxOpenFlows),
             splitByClient: splitByClient)
         // Tuning: packets read between hand-offs to the builder thread (default 2048).

@@ -20,6 +20,11 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     case flowLimit = "flow-limit"
     /// bytes on a connection that are not HTTP/1.x
     case httpParseError = "http-parse-error"
+    /// a framing or coding oddity where Chromium and WebKitGTK hand the page different
+    /// things; the message says which one the recording follows and what the other does
+    case framingAmbiguous = "framing-ambiguous"
+    /// a framing or coding oddity both engines read past alike, and so did the import
+    case framingTolerated = "framing-tolerated"
     /// a CONNECT or Upgrade ended the HTTP stream
     case httpTunnel = "http-tunnel"
     /// TLS connections, which a capture cannot decode
@@ -72,6 +77,8 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .flowLimit: return .warning
         case .httpParseError: return .warning
         case .httpTunnel: return .note
+        case .framingAmbiguous: return .warning
+        case .framingTolerated: return .note
         case .httpsNotDecodable: return .warning
         case .ipFragmentsIncomplete: return .warning
         case .malformedPackets: return .warning

@@ -224,7 +224,25 @@ struct ContentDecoderTests {
         #expect(throws: ContentDecoder.Failure.self) { try ContentDecoder().decode([1, 2, 3, 4, 5], contentEncoding: "gzip") }
         #expect(throws: ContentDecoder.Failure.self) { try ContentDecoder().decode([1, 2, 3], contentEncoding: "compress") }
         let cut = Array(Self.compress(Self.text, windowBits: 31).dropLast(20))
-        #expect(throws: ContentDecoder.Failure.self) { try ContentDecoder().decode(cut, contentEncoding: "gzip") }
+        #expect(throws: ContentDecoder.Failure.self) { try ContentDecoder(tolerant: false).decode(cut, contentEncoding: "gzip") }
+    }
+
+    @Test("tolerant decoding keeps what decoded before a cut, and stops after the first gzip member, as browsers do")
+    func tolerantCodings() throws {
+        let whole = Self.compress(Self.text, windowBits: 31)
+        let cut = try ContentDecoder().decode(Array(whole.dropLast(20)), contentEncoding: "gzip")
+        #expect(!cut.bytes.isEmpty && Self.text.starts(with: cut.bytes) && cut.bytes.count < Self.text.count)
+        #expect(cut.oddities.map(\.id) == ["coding-cut"])
+        let members = whole + Self.compress(Array("second member".utf8), windowBits: 31)
+        let first = try ContentDecoder().decode(members, contentEncoding: "gzip")
+        #expect(first.bytes == Self.text)
+        #expect(first.oddities.map(\.id) == ["coding-trailing-bytes"])
+        #expect(try ContentDecoder(tolerant: false).decode(members, contentEncoding: "gzip").bytes == Self.text + Array("second member".utf8))
+        // identity beside another coding: both engines hand the body over as sent.
+        let listed = try ContentDecoder().decode(whole, contentEncoding: "identity, gzip")
+        #expect(listed.bytes == whole && listed.oddities.map(\.id) == ["coding-identity-listed"])
+        // Not gzip at all: nothing decodes, so it stays a failure (Chromium refuses the body).
+        #expect(throws: ContentDecoder.Failure.self) { try ContentDecoder().decode(Self.text, contentEncoding: "gzip") }
     }
 
     @Test("decompression bombs stop at the decoded-size and ratio limits")
