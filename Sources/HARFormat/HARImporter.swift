@@ -49,36 +49,41 @@ public struct HARImporter: Sendable {
         guard data.count <= maxFileBytes else {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "the file is \(data.count) bytes, over the HAR size limit of \(maxFileBytes) (raise it with --max-har-bytes)")
         }
-        var bytes = data
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        let json: Any
-        do {
-            json = try JSONSerialization.jsonObject(with: bytes, options: [])
-        } catch {
-            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(Self.describeJSONError(error))")
-        }
-        let root = JSONNode(value: json, path: "", context: context)
-        _ = try root.object()
-        let log = root["log"]
-        _ = try log.object()
-        let entries = try log["entries"].array()
-
         var diagnostics: [Diagnostic] = []
         var exchanges: [Exchange] = []
-        exchanges.reserveCapacity(entries.count)
         var lastTime = 0.0
-        for (index, entry) in entries.enumerated() {
-            context.entryIndex = index
-            do {
-                if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
-                    exchanges.append(exchange)
+        let entriesSteps = PathSteps(parent: PathSteps(parent: nil, key: "log", index: nil), key: "entries", index: nil)
+        // One pass over the bytes; each entry becomes an exchange as soon as it is read,
+        // and its JSON values are let go before the next is read.
+        let read: (root: JSONValue, entries: JSONReader.EntriesShape)
+        do {
+            read = try data.withUnsafeBytes { raw in
+                var bytes = raw.bindMemory(to: UInt8.self)
+                if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = UnsafeBufferPointer(rebasing: bytes[3...]) }
+                var reader = JSONReader(bytes)
+                return try reader.forEachEntry { index, value in
+                    context.entryIndex = index
+                    let entry = JSONNode(value: value, steps: PathSteps(parent: entriesSteps, key: nil, index: index), context: context)
+                    do {
+                        if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
+                            exchanges.append(exchange)
+                        }
+                    } catch let error as HARImportError where error.entryIndex != nil {
+                        // One odd entry does not refuse the file: it is skipped, named by its path.
+                        diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))
+                    }
+                    context.entryIndex = nil
                 }
-            } catch let error as HARImportError where error.entryIndex != nil {
-                // One odd entry does not refuse the file: it is skipped, named by its path.
-                diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))
             }
+        } catch let error as JSONSyntaxError {
+            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
-        context.entryIndex = nil
+        // The shape of what holds the entries, checked as before once the file is read.
+        let root = JSONNode(value: read.root, path: "", context: context)
+        try root.object()
+        let log = root["log"]
+        try log.object()
+        _ = try log["entries"].array()
 
         // Time order, stable for equal times; diagnostics follow their exchanges.
         let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
@@ -175,7 +180,7 @@ public struct HARImporter: Sendable {
                             throw content["text"].fail("content.encoding is base64 but the text is not valid base64")
                         }
                         body = decoded
-                    } else if (content["_isBinary"].value as? Bool) == true, let coded = Self.pollyBinary(text) {
+                    } else if content["_isBinary"].bool == true, let coded = Self.pollyBinary(text) {
                         // Polly.js: the bytes as sent, so the Content-Encoding still applies.
                         body = coded
                         if let coding = responseHeaders.first("Content-Encoding"), !ContentDecoder.codings(coding).isEmpty {
@@ -238,7 +243,7 @@ public struct HARImporter: Sendable {
     /// The request body's size as the exporter wrote it (`bodySize`, else Content-Length),
     /// or nil when neither says.
     static func declaredRequestBodySize(_ request: JSONNode, headers: [HeaderField]) -> Int? {
-        if let n = (request["bodySize"].value as? NSNumber)?.doubleValue, n >= 0, n <= 1e15, n == n.rounded() { return Int(n) }
+        if let n = request["bodySize"].number, n >= 0, n <= 1e15, n == n.rounded() { return Int(n) }
         return headers.first("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
 
@@ -249,7 +254,7 @@ public struct HARImporter: Sendable {
         if fromCache(entry) { return .fromCache }
         if status == 0 { return .noResponse }
         let request = entry["request"]
-        if headers.isEmpty, (request["headersSize"].value as? NSNumber)?.intValue ?? -1 == -1 { return .noRequestHeaders }
+        if headers.isEmpty, request["headersSize"].number.map({ Int($0) }) ?? -1 == -1 { return .noRequestHeaders }
         return nil
     }
 
@@ -258,9 +263,8 @@ public struct HARImporter: Sendable {
     static func fromCache(_ entry: JSONNode) -> Bool {
         let node = entry["_fromCache"]
         if node.isMissing { return false }
-        if let text = node.value as? String { return !text.isEmpty }
-        if let flag = node.value as? Bool { return flag }
-        return false
+        if case .string(let text)? = node.value { return !text.isEmpty }
+        return node.bool ?? false
     }
 
     static func httpVersion(_ raw: String?) -> String {
@@ -281,19 +285,19 @@ public struct HARImporter: Sendable {
     private func headers(_ node: JSONNode) throws -> [HeaderField] {
         var out: [HeaderField] = []
         for item in try node.optionalArray() {
-            if let object = item.value as? [String: Any] {
+            if case .object(let object)? = item.value {
                 let name = try item["name"].string()
                 switch object["value"] {
-                case let values as [Any]:
+                case .array(let values)?:
                     // Polly.js (some adapters): one header, its values as an array.
                     for value in values { out.append(HeaderField(name, Self.headerText(value))) }
-                case let number as NSNumber where !(number is Bool):
-                    out.append(HeaderField(name, number.stringValue))  // Content-Length written as a number
+                case .number(let number)?:
+                    out.append(HeaderField(name, JSONValue.text(of: number)))  // Content-Length written as a number
                 default:
                     out.append(HeaderField(name, try item["value"].optionalString() ?? ""))
                 }
-            } else if let pair = item.value as? [Any] {
-                guard pair.count == 2, let name = pair[0] as? String else {
+            } else if case .array(let pair)? = item.value {
+                guard pair.count == 2, case .string(let name) = pair[0] else {
                     throw item.fail("expected a [name, value] pair, found \(pair.count) element(s)")
                 }
                 let value = JSONNode(value: pair[1], steps: PathSteps(parent: item.steps, key: nil, index: 1), context: item.context)
@@ -312,10 +316,12 @@ public struct HARImporter: Sendable {
         return try? Data(contentsOf: url)
     }
 
-    static func headerText(_ value: Any) -> String {
-        if let text = value as? String { return text }
-        if let number = value as? NSNumber { return number.stringValue }
-        return ""
+    static func headerText(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let text): return text
+        case .number(let number): return JSONValue.text(of: number)
+        default: return ""
+        }
     }
 
     /// Polly.js's binary bodies (`content._isBinary`): a hex string, or for a content-coded
@@ -334,10 +340,12 @@ public struct HARImporter: Sendable {
             }
             return out
         }
-        if text.hasPrefix("["), let chunks = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String] {
+        if text.hasPrefix("[") {
+            var utf8 = Array(text.utf8)
+            guard case .array(let chunks)? = try? utf8.withUnsafeMutableBufferPointer({ try JSONReader.parse(UnsafeBufferPointer($0)) }) else { return nil }
             var bytes: [UInt8] = []
             for chunk in chunks {
-                guard let b = hex(Substring(chunk)) else { return nil }
+                guard case .string(let chunk) = chunk, let b = hex(Substring(chunk)) else { return nil }
                 bytes += b
             }
             return Data(bytes)
@@ -392,11 +400,5 @@ public struct HARImporter: Sendable {
             }
         }
         return Data(text.utf8)
-    }
-
-    static func describeJSONError(_ error: Error) -> String {
-        let ns = error as NSError
-        if let detail = ns.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-        return ns.localizedDescription
     }
 }

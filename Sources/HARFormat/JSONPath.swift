@@ -1,19 +1,17 @@
-import Foundation
-
-/// A JSON value from `JSONSerialization` with the path it was reached by, so that every
-/// type error names its place. The path is kept as steps and spelt out only for an error.
+/// A JSON value read by `JSONReader`, with the path it was reached by, so that every type
+/// error names its place. The path is kept as steps and spelt out only for an error.
 struct JSONNode {
-    let value: Any?
+    let value: JSONValue?
     let steps: PathSteps
     let context: ImportContext
 
-    init(value: Any?, path: String, context: ImportContext) {
+    init(value: JSONValue?, path: String, context: ImportContext) {
         self.value = value
         self.steps = PathSteps(parent: nil, key: path, index: nil)
         self.context = context
     }
 
-    init(value: Any?, steps: PathSteps, context: ImportContext) {
+    init(value: JSONValue?, steps: PathSteps, context: ImportContext) {
         self.value = value
         self.steps = steps
         self.context = context
@@ -25,20 +23,27 @@ struct JSONNode {
         HARImportError(file: context.file, entryIndex: context.entryIndex, field: path, problem: problem)
     }
 
-    var isMissing: Bool { value == nil || value is NSNull }
-
-    subscript(key: String) -> JSONNode {
-        let dict = value as? [String: Any]
-        return JSONNode(value: dict?[key], steps: PathSteps(parent: steps, key: key, index: nil), context: context)
+    var isMissing: Bool {
+        switch value {
+        case nil, .null?: return true
+        default: return false
+        }
     }
 
-    func object() throws -> [String: Any] {
-        guard let dict = value as? [String: Any] else { throw fail(isMissing ? "missing (an object is required)" : "expected an object, found \(typeName)") }
-        return dict
+    subscript(key: String) -> JSONNode {
+        var member: JSONValue?
+        if case .object(let object)? = value { member = object[key] }
+        return JSONNode(value: member, steps: PathSteps(parent: steps, key: key, index: nil), context: context)
+    }
+
+    @discardableResult
+    func object() throws -> JSONObject {
+        guard case .object(let object)? = value else { throw fail(isMissing ? "missing (an object is required)" : "expected an object, found \(typeName)") }
+        return object
     }
 
     func array() throws -> [JSONNode] {
-        guard let items = value as? [Any] else { throw fail(isMissing ? "missing (an array is required)" : "expected an array, found \(typeName)") }
+        guard case .array(let items)? = value else { throw fail(isMissing ? "missing (an array is required)" : "expected an array, found \(typeName)") }
         return items.enumerated().map { JSONNode(value: $1, steps: PathSteps(parent: steps, key: nil, index: $0), context: context) }
     }
 
@@ -48,35 +53,51 @@ struct JSONNode {
     }
 
     func string() throws -> String {
-        guard let s = value as? String else { throw fail(isMissing ? "missing (a string is required)" : "expected a string, found \(typeName)") }
+        guard case .string(let s)? = value else { throw fail(isMissing ? "missing (a string is required)" : "expected a string, found \(typeName)") }
         return s
     }
 
     func optionalString() throws -> String? {
-        if isMissing { return nil }
-        if let s = value as? String { return s }
+        switch value {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
         // Some exporters write numbers where strings belong (a header value, a port).
-        if let n = value as? NSNumber { return n.stringValue }
-        throw fail("expected a string, found \(typeName)")
+        case .number(let n)?: return JSONValue.text(of: n)
+        default: throw fail("expected a string, found \(typeName)")
+        }
     }
 
     /// A number; exporters write -1 or leave it out when unknown, which gives nil.
     func optionalNumber() throws -> Double? {
-        if isMissing { return nil }
-        if let n = value as? NSNumber { return n.doubleValue }
-        if let s = value as? String, let d = Double(s) { return d }
-        throw fail("expected a number, found \(typeName)")
+        switch value {
+        case nil, .null?: return nil
+        case .number(let n)?: return n
+        case .string(let s)?:
+            if let d = Double(s) { return d }
+            throw fail("expected a number, found \(typeName)")
+        default: throw fail("expected a number, found \(typeName)")
+        }
     }
 
-    var typeName: String {
-        switch value {
-        case nil, is NSNull: return "null"
-        case is String: return "a string"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        case is NSNumber: return "a number"
-        default: return "\(type(of: value!))"
-        }
+    /// The value when it is a number (a boolean is not one).
+    var number: Double? {
+        if case .number(let n)? = value { return n }
+        return nil
+    }
+
+    var bool: Bool? {
+        if case .bool(let b)? = value { return b }
+        return nil
+    }
+
+    var typeName: String { value?.typeName ?? "null" }
+}
+
+extension JSONValue {
+    /// A number as text, as exporters mean it: integers without a fraction.
+    static func text(of n: Double) -> String {
+        if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
+        return String(n)
     }
 }
 
