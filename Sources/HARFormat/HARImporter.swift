@@ -52,18 +52,17 @@ public struct HARImporter: Sendable {
         var diagnostics: [Diagnostic] = []
         var exchanges: [Exchange] = []
         var lastTime = 0.0
-        let entriesSteps = PathSteps(parent: PathSteps(parent: nil, key: "log", index: nil), key: "entries", index: nil)
         // One pass over the bytes; each entry becomes an exchange as soon as it is read,
         // and its JSON values are let go before the next is read.
-        let read: (root: JSONValue, entries: JSONReader.EntriesShape)
+        let read: (root: JSONTape, entries: JSONReader.EntriesShape)
         do {
             read = try data.withUnsafeBytes { raw in
                 var bytes = raw.bindMemory(to: UInt8.self)
                 if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = UnsafeBufferPointer(rebasing: bytes[3...]) }
                 var reader = JSONReader(bytes)
-                return try reader.forEachEntry { index, value in
+                return try reader.forEachEntry { index, view in
                     context.entryIndex = index
-                    let entry = JSONNode(value: value, steps: PathSteps(parent: entriesSteps, key: nil, index: index), context: context)
+                    let entry = JSONNode(view: view, index: 0, context: context)
                     do {
                         if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
                             exchanges.append(exchange)
@@ -79,11 +78,13 @@ public struct HARImporter: Sendable {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
         // The shape of what holds the entries, checked as before once the file is read.
-        let root = JSONNode(value: read.root, path: "", context: context)
-        try root.object()
-        let log = root["log"]
-        try log.object()
-        _ = try log["entries"].array()
+        try read.root.withView { view in
+            let root = JSONNode(view: view, index: 0, context: context)
+            try root.object()
+            let log = root["log"]
+            try log.object()
+            _ = try log["entries"].array()
+        }
 
         // Time order, stable for equal times; diagnostics follow their exchanges.
         let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
@@ -263,12 +264,13 @@ public struct HARImporter: Sendable {
     static func fromCache(_ entry: JSONNode) -> Bool {
         let node = entry["_fromCache"]
         if node.isMissing { return false }
-        if case .string(let text)? = node.value { return !text.isEmpty }
+        if node.kind == .string, let text = try? node.string() { return !text.isEmpty }
         return node.bool ?? false
     }
 
     static func httpVersion(_ raw: String?) -> String {
         guard let raw, !raw.isEmpty else { return "HTTP/1.1" }
+        if raw == "HTTP/1.1" { return raw }
         switch raw.asciiLowercased {
         case "http/2.0", "http/2", "h2": return "HTTP/2"
         case "http/3", "http/3.0", "h3": return "HTTP/3"
@@ -285,23 +287,22 @@ public struct HARImporter: Sendable {
     private func headers(_ node: JSONNode) throws -> [HeaderField] {
         var out: [HeaderField] = []
         for item in try node.optionalArray() {
-            if case .object(let object)? = item.value {
+            if item.kind == .object {
                 let name = try item["name"].string()
-                switch object["value"] {
-                case .array(let values)?:
+                let value = item["value"]
+                if value.kind == .array {
                     // Polly.js (some adapters): one header, its values as an array.
-                    for value in values { out.append(HeaderField(name, Self.headerText(value))) }
-                case .number(let number)?:
-                    out.append(HeaderField(name, JSONValue.text(of: number)))  // Content-Length written as a number
-                default:
-                    out.append(HeaderField(name, try item["value"].optionalString() ?? ""))
+                    for element in try value.array() { out.append(HeaderField(name, (try? element.optionalString()) ?? "")) }
+                } else {
+                    // optionalString reads a number as its text (Content-Length written as one).
+                    out.append(HeaderField(name, try value.optionalString() ?? ""))
                 }
-            } else if case .array(let pair)? = item.value {
-                guard pair.count == 2, case .string(let name) = pair[0] else {
+            } else if item.kind == .array {
+                let pair = try item.array()
+                guard pair.count == 2, pair[0].kind == .string else {
                     throw item.fail("expected a [name, value] pair, found \(pair.count) element(s)")
                 }
-                let value = JSONNode(value: pair[1], steps: PathSteps(parent: item.steps, key: nil, index: 1), context: item.context)
-                out.append(HeaderField(name, try value.optionalString() ?? ""))
+                out.append(HeaderField(try pair[0].string(), try pair[1].optionalString() ?? ""))
             } else {
                 throw item.fail("expected a header object {name, value} or a [name, value] pair, found \(item.typeName)")
             }
@@ -314,14 +315,6 @@ public struct HARImporter: Sendable {
         guard !name.hasPrefix("/"), !name.split(separator: "/").contains("..") else { return nil }
         let url = URL(fileURLWithPath: har).deletingLastPathComponent().appendingPathComponent(name)
         return try? Data(contentsOf: url)
-    }
-
-    static func headerText(_ value: JSONValue) -> String {
-        switch value {
-        case .string(let text): return text
-        case .number(let number): return JSONValue.text(of: number)
-        default: return ""
-        }
     }
 
     /// Polly.js's binary bodies (`content._isBinary`): a hex string, or for a content-coded
@@ -391,7 +384,9 @@ public struct HARImporter: Sendable {
     /// Text content as bytes: Latin-1 when the Content-Type says so and the text fits,
     /// UTF-8 otherwise.
     static func encodeText(_ text: String, contentType: String?) -> Data {
-        if let type = contentType?.asciiLowercased, let range = type.range(of: "charset=") {
+        // Most types name no charset, or UTF-8: look for the word before lowering the case.
+        if let contentType, contentType.utf8.count > 8, contentType.utf8.contains(where: { $0 | 0x20 == UInt8(ascii: "c") }),
+           let type = Optional(contentType.asciiLowercased), let range = type.range(of: "charset="), !type[range.upperBound...].hasPrefix("utf-8") {
             let charset = type[range.upperBound...].prefix { $0 != ";" && $0 != " " }.trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
             if ["iso-8859-1", "latin1", "latin-1", "iso8859-1", "windows-1252", "us-ascii", "ascii"].contains(charset),
                 let data = text.data(using: .isoLatin1)

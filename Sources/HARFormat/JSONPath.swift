@@ -1,50 +1,65 @@
-/// A JSON value read by `JSONReader`, with the path it was reached by, so that every type
-/// error names its place. The path is kept as steps and spelt out only for an error.
+/// A value on a `JSONTape`, able to name its place for an error. The place is worked out
+/// from the token's position only when an error needs it, so that reading a value costs no
+/// allocation.
 struct JSONNode {
-    let value: JSONValue?
-    let steps: PathSteps
-    let context: ImportContext
+    let view: JSONView
+    /// The token, or -1 when the member is missing.
+    let index: Int
+    /// A missing member: the token it was looked for in (-1 when that is missing too) and
+    /// its name, with the names of missing parents before it.
+    let parent: Int
+    let missingKey: String?
+    unowned(unsafe) let context: ImportContext
 
-    init(value: JSONValue?, path: String, context: ImportContext) {
-        self.value = value
-        self.steps = PathSteps(parent: nil, key: path, index: nil)
+    init(view: JSONView, index: Int, context: ImportContext) {
+        self.view = view
+        self.index = index
+        self.parent = -1
+        self.missingKey = nil
         self.context = context
     }
 
-    init(value: JSONValue?, steps: PathSteps, context: ImportContext) {
-        self.value = value
-        self.steps = steps
+    init(view: JSONView, index: Int, parent: Int, missingKey: String?, context: ImportContext) {
+        self.view = view
+        self.index = index
+        self.parent = parent
+        self.missingKey = missingKey
         self.context = context
     }
 
-    var path: String { steps.description }
+    var path: String {
+        func join(_ a: String, _ b: String) -> String { a.isEmpty ? b : b.isEmpty ? a : b.hasPrefix("[") ? a + b : a + "." + b }
+        if index >= 0 { return join(context.basePath, view.path(to: index)) }
+        let above = parent >= 0 ? join(context.basePath, view.path(to: parent)) : context.basePath
+        return join(above, missingKey ?? "")
+    }
 
     func fail(_ problem: String) -> HARImportError {
         HARImportError(file: context.file, entryIndex: context.entryIndex, field: path, problem: problem)
     }
 
-    var isMissing: Bool {
-        switch value {
-        case nil, .null?: return true
-        default: return false
-        }
-    }
+    var kind: JSONTape.Kind? { index < 0 ? nil : view.tokens[index].kind }
+
+    var isMissing: Bool { kind == nil || kind == .null }
 
     subscript(key: String) -> JSONNode {
-        var member: JSONValue?
-        if case .object(let object)? = value { member = object[key] }
-        return JSONNode(value: member, steps: PathSteps(parent: steps, key: key, index: nil), context: context)
+        if index >= 0 {
+            if view.tokens[index].kind == .object, let member = view.member(index, key) {
+                return JSONNode(view: view, index: member, context: context)
+            }
+            return JSONNode(view: view, index: -1, parent: index, missingKey: key, context: context)
+        }
+        return JSONNode(view: view, index: -1, parent: parent, missingKey: (missingKey.map { $0 + "." } ?? "") + key, context: context)
     }
 
-    @discardableResult
-    func object() throws -> JSONObject {
-        guard case .object(let object)? = value else { throw fail(isMissing ? "missing (an object is required)" : "expected an object, found \(typeName)") }
-        return object
+    /// Checks that the value is an object.
+    func object() throws {
+        guard kind == .object else { throw fail(isMissing ? "missing (an object is required)" : "expected an object, found \(typeName)") }
     }
 
     func array() throws -> [JSONNode] {
-        guard case .array(let items)? = value else { throw fail(isMissing ? "missing (an array is required)" : "expected an array, found \(typeName)") }
-        return items.enumerated().map { JSONNode(value: $1, steps: PathSteps(parent: steps, key: nil, index: $0), context: context) }
+        guard kind == .array else { throw fail(isMissing ? "missing (an array is required)" : "expected an array, found \(typeName)") }
+        return view.children(index).map { JSONNode(view: view, index: $0, context: context) }
     }
 
     func optionalArray() throws -> [JSONNode] {
@@ -53,76 +68,55 @@ struct JSONNode {
     }
 
     func string() throws -> String {
-        guard case .string(let s)? = value else { throw fail(isMissing ? "missing (a string is required)" : "expected a string, found \(typeName)") }
-        return s
+        guard kind == .string else { throw fail(isMissing ? "missing (a string is required)" : "expected a string, found \(typeName)") }
+        return view.string(index)
     }
 
     func optionalString() throws -> String? {
-        switch value {
+        switch kind {
         case nil, .null?: return nil
-        case .string(let s)?: return s
+        case .string?: return view.string(index)
         // Some exporters write numbers where strings belong (a header value, a port).
-        case .number(let n)?: return JSONValue.text(of: n)
+        case .number?: return JSONValue.text(of: view.tokens[index].number)
         default: throw fail("expected a string, found \(typeName)")
         }
     }
 
     /// A number; exporters write -1 or leave it out when unknown, which gives nil.
     func optionalNumber() throws -> Double? {
-        switch value {
+        switch kind {
         case nil, .null?: return nil
-        case .number(let n)?: return n
-        case .string(let s)?:
-            if let d = Double(s) { return d }
+        case .number?: return view.tokens[index].number
+        case .string?:
+            if let d = Double(view.string(index)) { return d }
             throw fail("expected a number, found \(typeName)")
         default: throw fail("expected a number, found \(typeName)")
         }
     }
 
     /// The value when it is a number (a boolean is not one).
-    var number: Double? {
-        if case .number(let n)? = value { return n }
-        return nil
-    }
+    var number: Double? { kind == .number ? view.tokens[index].number : nil }
 
-    var bool: Bool? {
-        if case .bool(let b)? = value { return b }
-        return nil
-    }
+    var bool: Bool? { kind == .bool ? view.tokens[index].flag : nil }
 
-    var typeName: String { value?.typeName ?? "null" }
-}
-
-extension JSONValue {
-    /// A number as text, as exporters mean it: integers without a fraction.
-    static func text(of n: Double) -> String {
-        if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
-        return String(n)
-    }
-}
-
-/// A JSON path as a chain of steps: `log.entries[3].request`.
-final class PathSteps: CustomStringConvertible {
-    let parent: PathSteps?
-    let key: String?
-    let index: Int?
-
-    init(parent: PathSteps?, key: String?, index: Int?) {
-        self.parent = parent
-        self.key = key
-        self.index = index
-    }
-
-    var description: String {
-        let head = parent?.description ?? ""
-        if let index { return "\(head)[\(index)]" }
-        guard let key, !key.isEmpty else { return head }
-        return head.isEmpty ? key : "\(head).\(key)"
+    var typeName: String {
+        switch kind {
+        case nil, .null?: return "null"
+        case .bool?: return "a boolean"
+        case .number?: return "a number"
+        case .string?: return "a string"
+        case .array?: return "an array"
+        case .object?: return "an object"
+        }
     }
 }
 
 final class ImportContext {
     let file: String
-    var entryIndex: Int?
+    var entryIndex: Int? {
+        didSet { basePath = entryIndex.map { "log.entries[\($0)]" } ?? "" }
+    }
+    /// The path of the value token 0 stands for: the entry being read, or the root.
+    private(set) var basePath = ""
     init(file: String) { self.file = file }
 }

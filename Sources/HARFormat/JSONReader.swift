@@ -4,9 +4,143 @@ import Glibc
 import Darwin
 #endif
 
-/// A JSON value as `JSONReader` reads it: no Foundation objects, objects kept as their
-/// members in file order (a HAR object has a handful of keys; a scan beats hashing).
-enum JSONValue: Sendable {
+/// One JSON text, or one HAR entry, read into a flat list of tokens over the source bytes
+/// (a "tape"): no value is turned into a Swift object until the importer asks for it, and a
+/// member is found by comparing its name's bytes. Reading an entry reuses the tape's
+/// storage, so the importer allocates per value it keeps, not per value in the file.
+final class JSONTape {
+    enum Kind: UInt8 { case null, bool, number, string, array, object }
+
+    struct Token {
+        var kind: Kind
+        /// Strings: a backslash escape inside. Bools: the value.
+        var flag: Bool
+        /// Strings: the bytes between the quotes. Containers: unused.
+        var start: Int
+        var end: Int
+        /// The index of the token after this value and everything inside it.
+        var next: Int
+        var number: Double
+    }
+
+    var tokens: [Token] = []
+    /// The source bytes; valid while the reader that filled the tape runs.
+    var bytes: UnsafeBufferPointer<UInt8>
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    /// A view of the tokens for reading, valid inside `body` (the tape is not changed
+    /// meanwhile). Reads through it check no exclusivity and count no references.
+    func withView<R>(_ body: (JSONView) throws -> R) rethrows -> R {
+        try tokens.withUnsafeBufferPointer { try body(JSONView(tokens: $0, bytes: bytes)) }
+    }
+
+    /// The token as a self-contained value (tests, and small texts inside a HAR).
+    func value(_ t: Int) -> JSONValue { withView { $0.value(t) } }
+}
+
+/// Read access to a filled tape.
+struct JSONView {
+    let tokens: UnsafeBufferPointer<JSONTape.Token>
+    let bytes: UnsafeBufferPointer<UInt8>
+
+    /// A string token's text.
+    func string(_ t: Int) -> String {
+        let token = tokens[t]
+        let slice = UnsafeBufferPointer(rebasing: bytes[token.start..<token.end])
+        if !token.flag { return String(decoding: slice, as: UTF8.self) }
+        return String(decoding: JSONReader.unescape(slice), as: UTF8.self)
+    }
+
+    /// Whether a string token spells `key` (member names are compared as bytes).
+    @inline(__always)
+    func string(_ t: Int, equals key: String) -> Bool {
+        let token = tokens[t]
+        if token.flag { return string(t) == key }
+        let length = token.end - token.start
+        guard key.utf8.count == length else { return false }
+        if let same = key.utf8.withContiguousStorageIfAvailable({ k in length == 0 || memcmp(k.baseAddress!, bytes.baseAddress! + token.start, length) == 0 }) {
+            return same
+        }
+        return string(t) == key
+    }
+
+    /// The member of an object token named `key` (the last, if repeated).
+    func member(_ object: Int, _ key: String) -> Int? {
+        var child = object + 1
+        let end = tokens[object].next
+        var found: Int?
+        while child < end {
+            if string(child, equals: key) { found = child + 1 }
+            child = tokens[child + 1].next
+        }
+        return found
+    }
+
+    /// The elements of an array token, or the member values of an object token.
+    func children(_ container: Int) -> [Int] {
+        var out: [Int] = []
+        var child = container + 1
+        let end = tokens[container].next
+        let isObject = tokens[container].kind == .object
+        while child < end {
+            if isObject { child += 1 }
+            out.append(child)
+            child = tokens[child].next
+        }
+        return out
+    }
+
+    /// The JSON path from token 0 to token `t`: `request.headers[2].value`.
+    func path(to t: Int) -> String {
+        var out = ""
+        var at = 0
+        while at != t, at < tokens.count {
+            let isObject = tokens[at].kind == .object
+            var child = at + 1
+            var position = 0
+            var next = at
+            while child < tokens[at].next {
+                let value = isObject ? child + 1 : child
+                if value <= t, t < tokens[value].next {
+                    out += isObject ? (out.isEmpty ? "" : ".") + string(child) : "[\(position)]"
+                    next = value
+                    break
+                }
+                child = tokens[value].next
+                position += 1
+            }
+            guard next != at else { break }
+            at = next
+        }
+        return out
+    }
+
+    func value(_ t: Int) -> JSONValue {
+        let token = tokens[t]
+        switch token.kind {
+        case .null: return .null
+        case .bool: return .bool(token.flag)
+        case .number: return .number(token.number)
+        case .string: return .string(string(t))
+        case .array: return .array(children(t).map(value))
+        case .object:
+            var object = JSONObject()
+            var child = t + 1
+            while child < token.next {
+                object.keys.append(string(child))
+                object.values.append(value(child + 1))
+                child = tokens[child + 1].next
+            }
+            return .object(object)
+        }
+    }
+}
+
+/// A JSON value as a self-contained tree, for small texts and tests.
+enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -14,31 +148,21 @@ enum JSONValue: Sendable {
     case array([JSONValue])
     case object(JSONObject)
 
-    var typeName: String {
-        switch self {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .number: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
+    var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    /// A number as text, as exporters mean it: integers without a fraction.
+    static func text(of n: Double) -> String {
+        if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
+        return String(n)
     }
 }
 
-struct JSONObject: Sendable {
+struct JSONObject: Sendable, Equatable {
     var keys: [String] = []
     var values: [JSONValue] = []
-
-    /// The last member of that name, as JSON parsers commonly keep.
-    subscript(key: String) -> JSONValue? {
-        var i = keys.count - 1
-        while i >= 0 {
-            if keys[i] == key { return values[i] }
-            i -= 1
-        }
-        return nil
-    }
 }
 
 /// Why a JSON text did not read, and where.
@@ -52,12 +176,12 @@ struct JSONSyntaxError: Error, CustomStringConvertible {
     var description: String { "\(problem) at line \(line), column \(column) (byte \(offset))" }
 }
 
-/// A UTF-8 JSON reader over bytes (RFC 8259), for HAR files: one pass, strings decoded
-/// straight from the bytes, numbers without a detour through text.
+/// A UTF-8 JSON reader over bytes (RFC 8259) that fills a `JSONTape`: one pass, strings
+/// checked but not decoded, numbers read without a detour through text.
 ///
-/// `forEachEntry` reads a HAR's `log.entries` one element at a time, handing each to the
-/// caller before reading the next, so that what is held at once is one entry's values
-/// rather than the whole file's.
+/// `forEachEntry` reads a HAR's `log.entries` one element at a time into one reused tape,
+/// handing each to the caller before reading the next: what is held at once is one entry's
+/// tokens, whatever the file's size.
 struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var i = 0
@@ -69,60 +193,72 @@ struct JSONReader {
         self.bytes = bytes
     }
 
-    /// Reads one whole JSON text.
+    /// Reads one whole JSON text as a tree.
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
         var reader = JSONReader(bytes)
-        let value = try reader.value()
+        let tape = JSONTape(bytes: bytes)
+        try reader.value(into: &tape.tokens)
         try reader.end()
-        return value
-    }
-
-    /// Reads a HAR document, calling `entry` with each element of `log.entries` in turn.
-    /// Returns the root with `log.entries` left out, and whether it was there and an array.
-    mutating func forEachEntry(_ entry: (Int, JSONValue) throws -> Void) throws -> (root: JSONValue, entries: EntriesShape) {
-        skipSpace()
-        guard peek == UInt8(ascii: "{") else { let v = try value(); try end(); return (v, .notAnObjectRoot) }
-        var shape = EntriesShape.missing
-        var root = JSONObject()
-        try members({ reader, key in
-            guard key == "log" else { return try reader.value() }
-            reader.skipSpace()
-            guard reader.peek == UInt8(ascii: "{") else { return try reader.value() }
-            var log = JSONObject()
-            try reader.members({ reader, key in
-                guard key == "entries" else { return try reader.value() }
-                reader.skipSpace()
-                guard reader.peek == UInt8(ascii: "[") else {
-                    let v = try reader.value()
-                    shape = .notAnArray(v.typeName)
-                    return v
-                }
-                shape = .array
-                var index = 0
-                try reader.elements { reader in
-                    try entry(index, try reader.value())
-                    index += 1
-                }
-                return .array([])
-            }, store: { log.keys.append($0); log.values.append($1) })
-            return .object(log)
-        }, store: { root.keys.append($0); root.values.append($1) })
-        try end()
-        return (.object(root), shape)
+        return tape.value(0)
     }
 
     enum EntriesShape: Equatable {
         case array
         case missing
-        case notAnArray(String)
-        case notAnObjectRoot
+        case notAnArray
+    }
+
+    /// Reads a HAR document, calling `entry` with a tape holding each element of
+    /// `log.entries` in turn (the element is token 0). Returns a tape of the rest of the
+    /// document, `log.entries` read as an empty array, and what `log.entries` was.
+    mutating func forEachEntry(_ entry: (Int, JSONView) throws -> Void) throws -> (root: JSONTape, entries: EntriesShape) {
+        let root = JSONTape(bytes: bytes)
+        var rootTokens: [JSONTape.Token] = []
+        var entryTokens: [JSONTape.Token] = []
+        let bytes = self.bytes
+        var shape = EntriesShape.missing
+        skipSpace()
+        guard peek == UInt8(ascii: "{") else {
+            try value(into: &rootTokens)
+            try end()
+            root.tokens = rootTokens
+            return (root, shape)
+        }
+        try object(into: &rootTokens, hasSpecial: true) { reader, rootTokens, key in
+            guard key == "log" else { return false }
+            reader.skipSpace()
+            guard reader.peek == UInt8(ascii: "{") else { return false }
+            try reader.object(into: &rootTokens, hasSpecial: true) { reader, rootTokens, key in
+                guard key == "entries" else { return false }
+                reader.skipSpace()
+                guard reader.peek == UInt8(ascii: "[") else {
+                    shape = .notAnArray
+                    return false
+                }
+                shape = .array
+                // The entries stand in the root as an empty array.
+                rootTokens.append(.init(kind: .array, flag: false, start: 0, end: 0, next: rootTokens.count + 1, number: 0))
+                var index = 0
+                try reader.elements { reader in
+                    entryTokens.removeAll(keepingCapacity: true)
+                    try reader.value(into: &entryTokens)
+                    try entryTokens.withUnsafeBufferPointer { try entry(index, JSONView(tokens: $0, bytes: bytes)) }
+                    index += 1
+                }
+                return true
+            }
+            return true
+        }
+        try end()
+        root.tokens = rootTokens
+        return (root, shape)
     }
 
     // MARK: - Values
 
     var peek: UInt8? { i < bytes.count ? bytes[i] : nil }
 
-    mutating func end() throws(JSONSyntaxError) {
+    mutating func end() throws {
         skipSpace()
         if i < bytes.count { throw error("unexpected text after the JSON value") }
     }
@@ -136,46 +272,88 @@ struct JSONReader {
         }
     }
 
-    mutating func value() throws -> JSONValue {
+    /// Reads one value at `i` onto the tape.
+    mutating func value(into tokens: inout [JSONTape.Token]) throws {
         skipSpace()
         guard i < bytes.count else { throw error("the text ends where a value was expected") }
         switch bytes[i] {
-        case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "{"):
-            var object = JSONObject()
-            try members({ reader, _ in try reader.value() }, store: { object.keys.append($0); object.values.append($1) })
-            return .object(object)
+        case UInt8(ascii: "\""):
+            let (start, end, escaped) = try string()
+            tokens.append(.init(kind: .string, flag: escaped, start: start, end: end, next: tokens.count + 1, number: 0))
+        case UInt8(ascii: "{"): try object(into: &tokens) { _, _, _ in false }
         case UInt8(ascii: "["):
-            var items: [JSONValue] = []
-            try elements { reader in items.append(try reader.value()) }
-            return .array(items)
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+            let at = tokens.count
+            tokens.append(.init(kind: .array, flag: false, start: 0, end: 0, next: 0, number: 0))
+            try open()
+            i += 1
+            skipSpace()
+            if peek == UInt8(ascii: "]") {
+                i += 1
+            } else {
+                while true {
+                    try value(into: &tokens)
+                    skipSpace()
+                    guard let c = peek else { throw error("the text ends inside an array") }
+                    i += 1
+                    if c == UInt8(ascii: "]") { break }
+                    guard c == UInt8(ascii: ",") else { i -= 1; throw error("expected ',' or ']' in an array") }
+                }
+            }
+            depth -= 1
+            tokens[at].next = tokens.count
+        case UInt8(ascii: "t"):
+            try literal("true")
+            tokens.append(.init(kind: .bool, flag: true, start: 0, end: 0, next: tokens.count + 1, number: 0))
+        case UInt8(ascii: "f"):
+            try literal("false")
+            tokens.append(.init(kind: .bool, flag: false, start: 0, end: 0, next: tokens.count + 1, number: 0))
+        case UInt8(ascii: "n"):
+            try literal("null")
+            tokens.append(.init(kind: .null, flag: false, start: 0, end: 0, next: tokens.count + 1, number: 0))
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let n = try number()
+            tokens.append(.init(kind: .number, flag: false, start: 0, end: 0, next: tokens.count + 1, number: n))
         default: throw error("unexpected character \(Self.describe(bytes[i]))")
         }
     }
 
-    /// `{ "key": value, ... }`: `read` reads each member's value (the reader is after the
-    /// colon), `store` keeps it.
-    mutating func members(_ read: (inout JSONReader, String) throws -> JSONValue, store: (String, JSONValue) -> Void) throws {
+    /// `{ "key": value, ... }` onto the tape: each member's name token, then its value.
+    /// `special` may read a member's value itself (the reader is after the colon) and
+    /// returns true when it did, having put one value on the tape for it.
+    mutating func object(into tokens: inout [JSONTape.Token], hasSpecial: Bool = false, special: (inout JSONReader, inout [JSONTape.Token], String) throws -> Bool) throws {
+        let at = tokens.count
+        tokens.append(.init(kind: .object, flag: false, start: 0, end: 0, next: 0, number: 0))
         try open()
         i += 1
         skipSpace()
-        if peek == UInt8(ascii: "}") { i += 1; depth -= 1; return }
+        if peek == UInt8(ascii: "}") {
+            i += 1
+            depth -= 1
+            tokens[at].next = tokens.count
+            return
+        }
         while true {
             skipSpace()
             guard peek == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
-            let key = try string()
+            let (start, end, escaped) = try string()
+            tokens.append(.init(kind: .string, flag: escaped, start: start, end: end, next: tokens.count + 1, number: 0))
             skipSpace()
             guard peek == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
             i += 1
-            store(key, try read(&self, key))
+            // Only the root and log of a HAR have special members: spell the name out there.
+            if hasSpecial, try special(&self, &tokens, String(decoding: JSONReader.unescape(UnsafeBufferPointer(rebasing: bytes[start..<end])), as: UTF8.self)) {
+                // read by `special`
+            } else {
+                try value(into: &tokens)
+            }
             skipSpace()
             guard let c = peek else { throw error("the text ends inside an object") }
             i += 1
-            if c == UInt8(ascii: "}") { depth -= 1; return }
+            if c == UInt8(ascii: "}") {
+                depth -= 1
+                tokens[at].next = tokens.count
+                return
+            }
             guard c == UInt8(ascii: ",") else { i -= 1; throw error("expected ',' or '}' in an object") }
         }
     }
@@ -196,12 +374,12 @@ struct JSONReader {
         }
     }
 
-    mutating func open() throws(JSONSyntaxError) {
+    mutating func open() throws {
         depth += 1
         if depth > Self.maxDepth { throw error("nested deeper than \(Self.maxDepth) levels") }
     }
 
-    mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
+    mutating func literal(_ word: StaticString) throws {
         let n = word.utf8CodeUnitCount
         guard i + n <= bytes.count, memcmp(bytes.baseAddress! + i, word.utf8Start, n) == 0 else {
             throw error("unexpected character \(Self.describe(bytes[i]))")
@@ -209,81 +387,112 @@ struct JSONReader {
         i += n
     }
 
-    /// A string at `i` (at its opening quote).
-    mutating func string() throws(JSONSyntaxError) -> String {
+    /// A string at `i` (at its opening quote): the range of its bytes between the quotes,
+    /// and whether it holds an escape. Checks escapes, control characters and UTF-8.
+    mutating func string() throws -> (Int, Int, Bool) {
         i += 1
         let start = i
-        // The common case: no escape. Find the closing quote.
-        while i < bytes.count {
-            let c = bytes[i]
-            if c == UInt8(ascii: "\"") {
-                let text = try validated(start, i)
-                i += 1
-                return text
+        var escaped = false
+        var high: UInt8 = 0
+        let n = bytes.count
+        let base = bytes.baseAddress!
+        while i < n {
+            // Eight bytes at a time while none is a quote, a backslash, a control character
+            // or outside ASCII (the usual string).
+            while i + 8 <= n {
+                let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
+                let quote = w ^ (ones &* 0x22)
+                let slash = w ^ (ones &* 0x5C)
+                let special = ((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | (w &- ones &* 0x20) | w
+                if special & highs != 0 { break }
+                i += 8
             }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw error("a control character inside a string") }
-            i += 1
-        }
-        guard i < bytes.count else { throw error("the text ends inside a string") }
-        var out = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<i]))
-        while i < bytes.count {
-            let c = bytes[i]
+            guard i < n else { break }
+            let c = base[i]
             if c == UInt8(ascii: "\"") {
+                let end = i
                 i += 1
-                guard let text = String(validating: out, as: UTF8.self) else { throw error("a string that is not UTF-8", at: start) }
-                return text
+                if high >= 0x80, String(validating: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) == nil {
+                    throw error("a string that is not UTF-8", at: start)
+                }
+                return (start, end, escaped)
             }
-            if c < 0x20 { throw error("a control character inside a string") }
-            if c != UInt8(ascii: "\\") {
-                out.append(c)
+            if c == UInt8(ascii: "\\") {
+                escaped = true
+                i += 1
+                guard i < n else { break }
+                switch base[i] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    break
+                case UInt8(ascii: "u"):
+                    _ = try hex4(at: i + 1)
+                    i += 4
+                default: throw error("an unknown escape \\\(Self.describe(base[i]))")
+                }
                 i += 1
                 continue
             }
+            if c < 0x20 { throw error("a control character inside a string") }
+            high |= c
             i += 1
-            guard i < bytes.count else { break }
-            switch bytes[i] {
-            case UInt8(ascii: "\""): out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C)
-            case UInt8(ascii: "/"): out.append(0x2F)
+        }
+        throw error("the text ends inside a string")
+    }
+
+    /// The bytes of a checked string with its escapes undone.
+    static func unescape(_ s: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.count)
+        var k = 0
+        func hex(_ at: Int) -> Int {
+            var v = 0
+            for j in at..<at + 4 {
+                let c = s[j]
+                v = v << 4 | Int(c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10)
+            }
+            return v
+        }
+        while k < s.count {
+            let c = s[k]
+            guard c == UInt8(ascii: "\\") else {
+                out.append(c)
+                k += 1
+                continue
+            }
+            k += 1
+            switch s[k] {
             case UInt8(ascii: "b"): out.append(0x08)
             case UInt8(ascii: "f"): out.append(0x0C)
             case UInt8(ascii: "n"): out.append(0x0A)
             case UInt8(ascii: "r"): out.append(0x0D)
             case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
-                var scalar = try hex4(at: i + 1)
-                i += 4
+                var scalar = hex(k + 1)
+                k += 4
                 if scalar >= 0xD800, scalar < 0xDC00 {
                     // A high surrogate: a low one should follow as \uDC00-\uDFFF.
-                    if i + 6 < bytes.count, bytes[i + 1] == UInt8(ascii: "\\"), bytes[i + 2] == UInt8(ascii: "u"),
-                       let low = try? hex4(at: i + 3), low >= 0xDC00, low < 0xE000 {
+                    if k + 6 < s.count, s[k + 1] == UInt8(ascii: "\\"), s[k + 2] == UInt8(ascii: "u"),
+                       case let low = hex(k + 3), low >= 0xDC00, low < 0xE000 {
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        i += 6
+                        k += 6
                     } else {
                         scalar = 0xFFFD
                     }
                 } else if scalar >= 0xDC00, scalar < 0xE000 {
                     scalar = 0xFFFD
                 }
-                Self.appendUTF8(UInt32(scalar), to: &out)
-            default: throw error("an unknown escape \\\(Self.describe(bytes[i]))")
+                appendUTF8(UInt32(scalar), to: &out)
+            default: out.append(s[k])  // \" \\ \/
             }
-            i += 1
+            k += 1
         }
-        throw error("the text ends inside a string")
+        return out
     }
 
-    func validated(_ start: Int, _ end: Int) throws(JSONSyntaxError) -> String {
-        let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        var high: UInt8 = 0
-        for b in slice { high |= b }
-        if high < 0x80 { return String(decoding: slice, as: UTF8.self) }
-        guard let text = String(validating: slice, as: UTF8.self) else { throw error("a string that is not UTF-8", at: start) }
-        return text
-    }
-
-    func hex4(at k: Int) throws(JSONSyntaxError) -> Int {
+    func hex4(at k: Int) throws -> Int {
         guard k + 4 <= bytes.count else { throw error("the text ends inside a \\u escape") }
         var v = 0
         for j in k..<k + 4 {
@@ -318,12 +527,12 @@ struct JSONReader {
         }
     }
 
-    /// Powers of ten a double holds exactly: a mantissa under 2^53 divided or multiplied by
-    /// one of them is correctly rounded.
+    /// Powers of ten a double holds exactly: a mantissa under 2^53 divided by one of them
+    /// is correctly rounded.
     static let exactPowers: [Double] = (0...22).map { p in (0..<p).reduce(1.0) { r, _ in r * 10 } }
 
     /// A number at `i`, as RFC 8259 spells one.
-    mutating func number() throws(JSONSyntaxError) -> Double {
+    mutating func number() throws -> Double {
         let start = i
         var negative = false
         if bytes[i] == UInt8(ascii: "-") {

@@ -35,7 +35,22 @@ extension String {
     public func caseInsensitiveEquals(_ other: String) -> Bool {
         let a = self.utf8, b = other.utf8
         guard a.count == b.count else { return false }
+        // Native strings: compare the bytes in place.
+        if let same = a.withContiguousStorageIfAvailable({ pa in b.withContiguousStorageIfAvailable { pb in Self.caseInsensitiveEqual(pa, pb) } }), let same {
+            return same
+        }
         for (x, y) in zip(a, b) where x != y {
+            let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+            let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+
+    @usableFromInline
+    static func caseInsensitiveEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for k in 0..<a.count where a[k] != b[k] {
+            let x = a[k], y = b[k]
             let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
             let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
             if lx != ly { return false }
