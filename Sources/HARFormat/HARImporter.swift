@@ -45,45 +45,47 @@ public struct HARImporter: Sendable {
 
     /// Parses a HAR file's bytes. `file` names the file in errors.
     public func recording(from data: Data, file: String, name: String) throws -> Recording {
-        let context = ImportContext(file: file)
         guard data.count <= maxFileBytes else {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "the file is \(data.count) bytes, over the HAR size limit of \(maxFileBytes) (raise it with --max-har-bytes)")
         }
         var diagnostics: [Diagnostic] = []
         var exchanges: [Exchange] = []
-        var lastTime = 0.0
-        // One pass over the bytes; each entry becomes an exchange as soon as it is read,
-        // and its JSON values are let go before the next is read.
+        // One pass over the bytes. Entries are read in batches, each entry onto its own token
+        // list, and a batch's exchanges are built on every core; then the batch's tokens are
+        // let go. What is held at once is one batch of entries, whatever the file's size.
+        let batch = EntryBatch(importer: self, file: file)
         let read: (root: JSONTape, entries: JSONReader.EntriesShape)
         do {
             read = try data.withUnsafeBytes { raw in
                 var bytes = raw.bindMemory(to: UInt8.self)
                 if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = UnsafeBufferPointer(rebasing: bytes[3...]) }
                 var reader = JSONReader(bytes)
-                return try reader.forEachEntry { index, view in
-                    context.entryIndex = index
-                    let entry = JSONNode(view: view, index: 0, context: context)
-                    do {
-                        if let exchange = try self.exchange(from: entry, index: index, lastTime: &lastTime, diagnostics: &diagnostics) {
-                            exchanges.append(exchange)
-                        }
-                    } catch let error as HARImportError where error.entryIndex != nil {
-                        // One odd entry does not refuse the file: it is skipped, named by its path.
-                        diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))
-                    }
-                    context.entryIndex = nil
+                let read = try reader.forEachEntry { index, view in
+                    batch.add(index: index, view.tokens)
+                    if batch.isFull { try batch.build(bytes: bytes, into: &exchanges, diagnostics: &diagnostics) }
                 }
+                try batch.build(bytes: bytes, into: &exchanges, diagnostics: &diagnostics)
+                return read
             }
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
         // The shape of what holds the entries, checked as before once the file is read.
-        try read.root.withView { view in
-            let root = JSONNode(view: view, index: 0, context: context)
-            try root.object()
-            let log = root["log"]
-            try log.object()
-            _ = try log["entries"].array()
+        let context = ImportContext(file: file)
+        try withExtendedLifetime(context) {
+            try read.root.withView { view in
+                let root = JSONNode(view: view, index: 0, context: context)
+                try root.object()
+                let log = root["log"]
+                try log.object()
+                _ = try log["entries"].array()
+            }
+        }
+        // An entry without startedDateTime is placed after the one before it.
+        var lastTime = 0.0
+        for k in exchanges.indices {
+            if exchanges[k].startedAt.isNaN { exchanges[k].startedAt = lastTime }
+            lastTime = exchanges[k].startedAt
         }
 
         // Time order, stable for equal times; diagnostics follow their exchanges.
@@ -106,7 +108,9 @@ public struct HARImporter: Sendable {
 
     // MARK: - Entries
 
-    private func exchange(from entry: JSONNode, index: Int, lastTime: inout Double, diagnostics: inout [Diagnostic]) throws -> Exchange? {
+    /// One entry's exchange; nil when the entry is skipped. An entry without
+    /// startedDateTime gets NaN, which the caller replaces with the time before it.
+    func exchange(from entry: JSONNode, index: Int, diagnostics: inout [Diagnostic]) throws -> Exchange? {
         let sourceFile = entry.context.file
         _ = try entry.object()
         let request = entry["request"]
@@ -137,10 +141,9 @@ public struct HARImporter: Sendable {
             guard let t = ISODate.parse(text) else { throw started.fail("not an ISO 8601 date-time: \"\(text.prefix(60))\"") }
             startedAt = t
         } else {
-            startedAt = lastTime
+            startedAt = .nan
             diagnostics.append(Diagnostic(.timeMissing, sequence: sequence, message: "entry \(index) has no startedDateTime; placed after the previous entry"))
         }
-        lastTime = startedAt
         let time = max(try entry["time"].optionalNumber() ?? 0, 0)
 
         let requestHeaders = try headers(request["headers"])
@@ -384,10 +387,8 @@ public struct HARImporter: Sendable {
     /// Text content as bytes: Latin-1 when the Content-Type says so and the text fits,
     /// UTF-8 otherwise.
     static func encodeText(_ text: String, contentType: String?) -> Data {
-        // Most types name no charset, or UTF-8: look for the word before lowering the case.
-        if let contentType, contentType.utf8.count > 8, contentType.utf8.contains(where: { $0 | 0x20 == UInt8(ascii: "c") }),
-           let type = Optional(contentType.asciiLowercased), let range = type.range(of: "charset="), !type[range.upperBound...].hasPrefix("utf-8") {
-            let charset = type[range.upperBound...].prefix { $0 != ";" && $0 != " " }.trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+        // Most types name no charset, or UTF-8: find the parameter on bytes first.
+        if let contentType, let charset = Self.charset(of: contentType), charset != "utf-8" {
             if ["iso-8859-1", "latin1", "latin-1", "iso8859-1", "windows-1252", "us-ascii", "ascii"].contains(charset),
                 let data = text.data(using: .isoLatin1)
             {
@@ -395,5 +396,21 @@ public struct HARImporter: Sendable {
             }
         }
         return Data(text.utf8)
+    }
+
+    /// The charset parameter of a Content-Type, lowercased and unquoted; nil when none.
+    static func charset(of contentType: String) -> String? {
+        let bytes = Array(contentType.utf8)
+        let word = Array("charset=".utf8)
+        guard bytes.count >= word.count else { return nil }
+        for start in 0...(bytes.count - word.count) {
+            var k = 0
+            while k < word.count, bytes[start + k] | 0x20 == word[k] || (word[k] == UInt8(ascii: "=") && bytes[start + k] == word[k]) { k += 1 }
+            guard k == word.count else { continue }
+            var value = bytes[(start + word.count)...].prefix { $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ") }.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
+            value.removeAll { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") }
+            return String(decoding: value, as: UTF8.self)
+        }
+        return nil
     }
 }

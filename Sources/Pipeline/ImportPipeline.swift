@@ -122,7 +122,9 @@ public struct ImportPipeline: Sendable {
             }
             let data: Data
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
+                // Mapped, not copied: the reader makes one pass and the kernel may drop the
+                // pages behind it.
+                data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
             } catch {
                 throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
             }

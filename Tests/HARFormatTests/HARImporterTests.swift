@@ -54,6 +54,31 @@ struct HARImporterTests {
         #expect(exchange.response.encodedLength == nil)
     }
 
+    @Test("a HAR of many batches imports in entry order, each odd entry named by its own index")
+    func manyBatches() throws {
+        var entries: [String] = []
+        for k in 0..<1500 {
+            let second = String(format: "%02d", k % 60), minute = String(format: "%02d", k / 60)
+            switch k {
+            case 700: entries.append(#"{"startedDateTime": "2024-01-02T03:00:00Z", "request": {"url": "https://a.example/700", "headers": []}}"#)
+            case 1200: entries.append(#"{"request": {"method": "GET", "url": "https://a.example/1200", "headers": []}, "response": {"status": 200, "headers": [], "content": {"size": 0}}}"#)
+            default: entries.append(#"{"startedDateTime": "2024-01-02T03:\#(minute):\#(second)Z", "time": 1, "request": {"method": "GET", "url": "https://a.example/\#(k)", "headers": [{"name": "X-K", "value": "\#(k)"}]}, "response": {"status": 200, "headers": [], "content": {"size": 0}}}"#)
+            }
+        }
+        let recording = try importing(har(entries.joined(separator: ",")))
+        #expect(recording.exchanges.count == 1499)
+        // Entry order is time order here; the entry without a time sits after entry 1199.
+        let urls = recording.exchanges.map(\.request.url)
+        #expect(urls.prefix(3) == ["https://a.example/0", "https://a.example/1", "https://a.example/2"])
+        let at1200 = try #require(urls.firstIndex(of: "https://a.example/1200"))
+        #expect(urls[at1200 - 1] == "https://a.example/1199")
+        #expect(recording.exchanges[at1200].request.headers.isEmpty && recording.exchanges[at1200 - 1].request.headers.first("X-K") == "1199")
+        let invalid = recording.diagnostics.filter { $0.code == DiagnosticCode.entryInvalid.rawValue }
+        #expect(invalid.map(\.message) == ["log.entries[700].request.method: missing (a string is required); the entry is skipped"])
+        let missingTime = recording.diagnostics.filter { $0.code == DiagnosticCode.timeMissing.rawValue }
+        #expect(missingTime.count == 1 && missingTime[0].sequence == at1200)
+    }
+
     @Test("startedDateTime in the forms exporters write", arguments: [
         ("2024-01-02T03:04:05.678Z", 1_704_164_645.678), ("2024-01-02T03:04:05Z", 1_704_164_645.0),
         ("2024-01-02T03:04:05.123456-0100", 1_704_168_245.123456), ("2024-01-02 03:04:05", 1_704_164_645.0),
