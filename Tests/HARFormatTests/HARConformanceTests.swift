@@ -57,6 +57,24 @@ struct HARConformanceTests {
         (headers ?? []).filter { !["content-length", "content-encoding"].contains($0.first?.lowercased() ?? "") }
     }
 
+    @Test("the README gives the conformance figures as they are", .enabled(if: present, "../shared/conformance is not here"))
+    func readmeFigures() throws {
+        var files = 0
+        var exchanges = 0
+        for file in Self.harFiles {
+            let url = Self.data.appendingPathComponent("har_files/\(file)")
+            guard let recording = try? HARImporter().recording(from: Data(contentsOf: url), file: file, name: file) else { continue }
+            files += 1
+            exchanges += recording.exchanges.count
+        }
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8).replacingOccurrences(of: "\n", with: " ")
+        #expect(files == Self.harFiles.count)
+        let saysFiles = readme.contains("all \(files) real exports in mitmproxy's HAR test data")
+        let saysExchanges = readme.contains("\(exchanges) exchanges) match mitmproxy's own parse")
+        #expect(saysFiles, "README.md should say: all \(files) real exports in mitmproxy's HAR test data")
+        #expect(saysExchanges, "README.md should say: \(exchanges) exchanges) match mitmproxy's own parse")
+    }
+
     @Test("the corrupted files are rejected, naming the file", .enabled(if: present, "../shared/conformance is not here"), arguments: ["brokenfile.har", "broken_headers.json"])
     func corrupted(_ file: String) throws {
         let url = Self.data.appendingPathComponent("corrupted_har/\(file)")
