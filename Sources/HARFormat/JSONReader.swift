@@ -284,22 +284,7 @@ struct JSONReader {
         case UInt8(ascii: "["):
             let at = tokens.count
             tokens.append(.init(kind: .array, flag: false, start: 0, end: 0, next: 0, number: 0))
-            try open()
-            i += 1
-            skipSpace()
-            if peek == UInt8(ascii: "]") {
-                i += 1
-            } else {
-                while true {
-                    try value(into: &tokens)
-                    skipSpace()
-                    guard let c = peek else { throw error("the text ends inside an array") }
-                    i += 1
-                    if c == UInt8(ascii: "]") { break }
-                    guard c == UInt8(ascii: ",") else { i -= 1; throw error("expected ',' or ']' in an array") }
-                }
-            }
-            depth -= 1
+            try elements { reader in try reader.value(into: &tokens) }
             tokens[at].next = tokens.count
         case UInt8(ascii: "t"):
             try literal("true")
