@@ -225,6 +225,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
         if !request.complete {
             diagnostics.append(Diagnostic(.requestIncomplete, message: "request \(where_): " + request.problems.joined(separator: "; ")))
         }
+        for oddity in request.oddities { diagnostics.append(Self.diagnostic(oddity, at: "request \(where_)")) }
         if request.bodyTruncated {
             diagnostics.append(Diagnostic(.requestBodyLimit, message: "request \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(request.bodyLength) bytes (--max-body-bytes)"))
         }
@@ -250,9 +251,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
                     if let oddity = error.oddity { oddities.append(oddity) }
                 }
             }
-            for oddity in request.oddities + oddities {
-                diagnostics.append(Self.diagnostic(oddity, at: "response \(where_)"))
-            }
+            for oddity in oddities { diagnostics.append(Self.diagnostic(oddity, at: "response \(where_)")) }
             recordedResponse = RecordedResponse(
                 status: response.head.status, statusText: response.head.reason, httpVersion: response.head.version,
                 headers: response.head.headers.map { HeaderField($0.name, $0.value) }, body: Data(body),
