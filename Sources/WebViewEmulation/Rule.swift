@@ -44,6 +44,9 @@ public struct Rule: Sendable, Hashable, Codable {
     public var source: String
     /// The finding codes this rule can produce.
     public var findings: [String]
+    /// A measured rule: the path, from the repository's root, of the lab result that
+    /// measures it first (`Tools/lab/results/ID.json`); `measurement` lists them all.
+    public var experiment: String?
     /// What the lab measured in a real WebKit engine, when it did.
     public var measurement: Measurement?
 }

@@ -37,6 +37,7 @@ extension H5Replay {
                             if let note = m.note { mo["note"] = note }
                             o["measurement"] = mo
                         }
+                        if let experiment = rule.experiment { o["experiment"] = experiment }
                         return o
                     }
                 }

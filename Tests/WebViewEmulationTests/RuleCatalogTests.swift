@@ -24,6 +24,14 @@ struct RuleCatalogTests {
                 continue
             }
             #expect(m.engine.hasPrefix("WebKitGTK "))
+            if rule.confidence == .measured {
+                // The experiment's path: a result file that exists and is one of the measurement's.
+                let experiment = try #require(rule.experiment, "\(rule.id) is measured without its experiment's path")
+                #expect(m.experiments.contains(experiment), "\(rule.id): \(experiment) is not among its measurement's experiments")
+                #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(experiment).path), "\(rule.id): \(experiment) does not exist")
+            } else {
+                #expect(rule.experiment == nil, "\(rule.id) names an experiment but is not marked measured")
+            }
             var checks: [[String: Any]] = []
             for experiment in m.experiments {
                 #expect(experiment.hasPrefix("Tools/lab/results/") && experiment.hasSuffix(".json"), "\(rule.id): \(experiment) is not a lab result's path")
