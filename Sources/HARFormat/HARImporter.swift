@@ -52,20 +52,21 @@ public struct HARImporter: Sendable {
         var exchanges: [Exchange] = []
         // One pass over the bytes. Entries are read in batches, each entry onto its own token
         // list, and a batch's exchanges are built on every core; then the batch's tokens are
-        // let go. What is held at once is one batch of entries, whatever the file's size.
+        // let go: the JSON held at once is one batch of entries, whatever the file's size
+        // (the exchanges built stay until the recording is stored).
         let batch = EntryBatch(importer: self, file: file)
-        let read: (root: JSONTape, entries: JSONReader.EntriesShape)
+        let root: JSONTape
         do {
-            read = try data.withUnsafeBytes { raw in
+            root = try data.withUnsafeBytes { raw in
                 var bytes = raw.bindMemory(to: UInt8.self)
                 if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = UnsafeBufferPointer(rebasing: bytes[3...]) }
                 var reader = JSONReader(bytes)
-                let read = try reader.forEachEntry { index, view in
+                let root = try reader.forEachEntry { index, view in
                     batch.add(index: index, view.tokens)
                     if batch.isFull { try batch.build(bytes: bytes, into: &exchanges, diagnostics: &diagnostics) }
                 }
                 try batch.build(bytes: bytes, into: &exchanges, diagnostics: &diagnostics)
-                return read
+                return root
             }
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
@@ -73,10 +74,10 @@ public struct HARImporter: Sendable {
         // The shape of what holds the entries, checked as before once the file is read.
         let context = ImportContext(file: file)
         try withExtendedLifetime(context) {
-            try read.root.withView { view in
-                let root = JSONNode(view: view, index: 0, context: context)
-                try root.object()
-                let log = root["log"]
+            try root.withView { view in
+                let top = JSONNode(view: view, index: 0, context: context)
+                try top.object()
+                let log = top["log"]
                 try log.object()
                 _ = try log["entries"].array()
             }

@@ -148,11 +148,6 @@ enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object(JSONObject)
 
-    var stringValue: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-
     /// A number as text, as exporters mean it: integers without a fraction.
     static func text(of n: Double) -> String {
         if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
@@ -202,27 +197,20 @@ struct JSONReader {
         return tape.value(0)
     }
 
-    enum EntriesShape: Equatable {
-        case array
-        case missing
-        case notAnArray
-    }
-
     /// Reads a HAR document, calling `entry` with a tape holding each element of
     /// `log.entries` in turn (the element is token 0). Returns a tape of the rest of the
-    /// document, `log.entries` read as an empty array, and what `log.entries` was.
-    mutating func forEachEntry(_ entry: (Int, JSONView) throws -> Void) throws -> (root: JSONTape, entries: EntriesShape) {
+    /// document, with `log.entries` read as an empty array when it was one.
+    mutating func forEachEntry(_ entry: (Int, JSONView) throws -> Void) throws -> JSONTape {
         let root = JSONTape(bytes: bytes)
         var rootTokens: [JSONTape.Token] = []
         var entryTokens: [JSONTape.Token] = []
         let bytes = self.bytes
-        var shape = EntriesShape.missing
         skipSpace()
         guard peek == UInt8(ascii: "{") else {
             try value(into: &rootTokens)
             try end()
             root.tokens = rootTokens
-            return (root, shape)
+            return root
         }
         try object(into: &rootTokens, hasSpecial: true) { reader, rootTokens, key in
             guard key == "log" else { return false }
@@ -231,11 +219,7 @@ struct JSONReader {
             try reader.object(into: &rootTokens, hasSpecial: true) { reader, rootTokens, key in
                 guard key == "entries" else { return false }
                 reader.skipSpace()
-                guard reader.peek == UInt8(ascii: "[") else {
-                    shape = .notAnArray
-                    return false
-                }
-                shape = .array
+                guard reader.peek == UInt8(ascii: "[") else { return false }
                 // The entries stand in the root as an empty array.
                 rootTokens.append(.init(kind: .array, flag: false, start: 0, end: 0, next: rootTokens.count + 1, number: 0))
                 var index = 0
@@ -251,7 +235,7 @@ struct JSONReader {
         }
         try end()
         root.tokens = rootTokens
-        return (root, shape)
+        return root
     }
 
     // MARK: - Values
