@@ -39,7 +39,9 @@ public struct ImportPipeline: Sendable {
         /// Reads the first bytes of `path` and tells its format; a clear error otherwise.
         public init(path: String) throws {
             self.path = path
-            guard FileManager.default.fileExists(atPath: path) else { throw InputError(file: path, problem: "no such file") }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw InputError(file: path, problem: "no such file") }
+            if isDirectory.boolValue { throw InputError(file: path, problem: "is a folder, not a recording", fix: "pass the recording files in it") }
             let head: Data
             do {
                 let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
@@ -56,6 +58,29 @@ public struct ImportPipeline: Sendable {
                 format = .har
             } else {
                 throw InputError(file: path, place: "offset 0", problem: "not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng")
+            }
+        }
+
+        /// The extensions a folder's recordings carry: a folder given where recordings are
+        /// expected stands for its files with these, in name order.
+        public static let extensions: Set<String> = ["har", "pcap", "pcapng"]
+
+        /// `paths` with each folder replaced by the recording files directly in it.
+        public static func expandingFolders(_ paths: [String]) throws -> [String] {
+            try paths.flatMap { path -> [String] in
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return [path] }
+                let names: [String]
+                do {
+                    names = try FileManager.default.contentsOfDirectory(atPath: path)
+                } catch {
+                    throw InputError(file: path, problem: "cannot list the folder: \((error as NSError).localizedDescription)")
+                }
+                let files = names.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+                guard !files.isEmpty else {
+                    throw InputError(file: path, problem: "the folder holds no recording", fix: "put .har, .pcap or .pcapng files in it, or pass the files")
+                }
+                return files.map { (path as NSString).appendingPathComponent($0) }
             }
         }
 

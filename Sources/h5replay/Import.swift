@@ -47,7 +47,7 @@ extension H5Replay {
         @Option(help: ArgumentHelp("Captures: `client` makes one recording per client address.", valueName: "client"))
         var split: SplitMode?
 
-        @Argument(help: ArgumentHelp("HAR, pcap or pcapng files to import.", valueName: "file"))
+        @Argument(help: ArgumentHelp("HAR, pcap or pcapng files to import; a folder stands for the recordings in it.", valueName: "file"))
         var files: [String]
 
         func validate() throws {
@@ -60,6 +60,8 @@ extension H5Replay {
             let progress = Progress.line()
             defer { progress.end() }
             let importer = limits.pipeline(progress)
+            let files = try ImportPipeline.SourceFile.expandingFolders(files)
+            if name != nil && files.count > 1 { throw ValidationError("--name applies to one file, and the folder holds \(files.count); import them without --name") }
             for file in files {
                 for (recording, result) in try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store) {
                 let verb: String

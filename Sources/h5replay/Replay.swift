@@ -12,8 +12,9 @@ extension H5Replay {
         static let configuration = CommandConfiguration(
             abstract: "Replay recordings through emulated WKWebView strategies side by side.",
             discussion: """
-                A RECORDING is a name in the database or a file path (a file is imported first,
-                named after the file). With none, the bundled Recordings/ folder of the current
+                A RECORDING is a name in the database, a file path (a file is imported first,
+                named after the file), or a folder, which stands for its .har, .pcap and .pcapng
+                files. With none, the bundled Recordings/ folder of the current
                 directory is imported and replayed; without that folder, every recording in the
                 database is. Each preset replays each recording; the findings go to the database
                 as one run, and the side-by-side matrix is printed.
@@ -47,7 +48,7 @@ extension H5Replay {
         @Flag(help: "Print the matrix only, not every finding.")
         var quiet = false
 
-        @Argument(help: ArgumentHelp("Recording names or files.", valueName: "recording"))
+        @Argument(help: ArgumentHelp("Recording names, files, or folders of recordings.", valueName: "recording"))
         var recordings: [String] = []
 
         func run() async throws {
@@ -98,8 +99,7 @@ extension H5Replay {
                 let bundled = "Recordings"
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
-                    let files = try FileManager.default.contentsOfDirectory(atPath: bundled).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") || $0.hasSuffix(".pcapng") }.sorted()
-                    for (recording, _) in try importer.importFiles(files.map { bundled + "/" + $0 }, replace: true, into: store, inHand: keep) {
+                    for (recording, _) in try importer.importFiles(ImportPipeline.SourceFile.expandingFolders([bundled]), replace: true, into: store, inHand: keep) {
                         names.append(recording.name)
                     }
                 } else {
@@ -108,9 +108,11 @@ extension H5Replay {
                 if names.isEmpty { throw InputError("nothing to replay: no Recordings/ folder here and no recordings in \(database.db); pass HAR files or recording names") }
             } else {
                 // Files are imported together (HARs read in parallel), names kept in order.
-                let files = recordings.filter { FileManager.default.fileExists(atPath: $0) }
+                // A folder stands for the recordings in it.
+                let items = try ImportPipeline.SourceFile.expandingFolders(recordings)
+                let files = items.filter { FileManager.default.fileExists(atPath: $0) }
                 var imported = try importer.importFiles(files, replace: true, into: store, inHand: keep).map(\.0.name)[...]
-                for item in recordings {
+                for item in items {
                     if FileManager.default.fileExists(atPath: item) {
                         // One file may hold several recordings (a capture split by client): none here.
                         if let name = imported.popFirst() { names.append(name) }

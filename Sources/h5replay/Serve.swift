@@ -41,7 +41,7 @@ extension H5Replay {
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var limits: LimitOptions
 
-        @Argument(help: ArgumentHelp("Recordings to serve: stored names, or HAR/pcap files (imported first).", valueName: "recording"))
+        @Argument(help: ArgumentHelp("Recordings to serve: stored names, or HAR/pcap files (imported first); a folder stands for the recordings in it.", valueName: "recording"))
         var recordings: [String]
 
         @Option(help: "The address to listen on. Anything but loopback exposes the recordings to the network.")
@@ -84,7 +84,7 @@ extension H5Replay {
             defer { progress.end() }
             let importer = limits.pipeline(progress)
             var loaded: [Recording] = []
-            for item in recordings {
+            for item in try ImportPipeline.SourceFile.expandingFolders(recordings) {
                 if FileManager.default.fileExists(atPath: item) {
                     for (imported, _) in try importer.importFile(item, name: nil, replace: true, into: store) {
                         guard let recording = try store.recording(named: imported.name) else { throw InputError("\(item): \(imported.name) was imported but cannot be read back from \(database.db)") }

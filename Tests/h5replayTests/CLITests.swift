@@ -164,6 +164,7 @@ struct CLITests {
         (["report", "--db", "missing.sqlite"], "missing.sqlite"),
         (["export", "x", "-o", "y.har"], "--har"),
         (["import", "Recordings/README.md"], "Recordings/README.md"),
+        (["import", "Recordings/expected"], "Recordings/expected: the folder holds no recording"),
     ])
     func usageErrors(_ arguments: [String], _ mentioned: String) throws {
         let dir = try Self.workspace()
@@ -171,6 +172,25 @@ struct CLITests {
         let result = try Self.h5replay(arguments, in: dir)
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains(mentioned), "\(arguments): \(result.stderr)")
+    }
+
+    @Test("a folder given as recordings stands for the HAR and capture files in it, in name order")
+    func folderOfRecordings() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let folder = dir.appendingPathComponent("flows")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for file in ["script-cookie-api.har", "login-redirect.har", "browser-xhr-fetch.pcap", "README.md"] {
+            try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/\(file)"), to: folder.appendingPathComponent(file))
+        }
+        let imported = try Self.h5replay(["import", "flows"], in: dir)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.split(separator: "\n").map { $0.split(separator: " ")[1] } == ["browser-xhr-fetch:", "login-redirect:", "script-cookie-api:"], "\(imported.stdout)")
+        let replayed = try Self.h5replay(["replay", "flows", "--preset", "plain", "--quiet"], in: dir)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let report = try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)
+        let matrix = try #require(report["matrix"] as? [[String: Any]])
+        #expect(Set(matrix.compactMap { $0["recording"] as? String }) == ["browser-xhr-fetch", "login-redirect", "script-cookie-api"], "\(matrix)")
     }
 
     @Test("`show` explains where every cookie came from, with values redacted")
