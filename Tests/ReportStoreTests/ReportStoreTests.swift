@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Pipeline
 import HARFormat
 import Testing
@@ -98,6 +99,22 @@ struct ReportStoreTests {
         let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outcome WHERE run_id = ?", arguments: [id])! }
         #expect(outcomes == (3 + 4) * Preset.builtIn.count)
         #expect(try store.recordingNames(run: id) == ["login-redirect", "xhr-json-post"])
+    }
+
+    @Test("the report's findings, the matrix's join and the new-findings lookup read one index, with no sort")
+    func findingIndex() throws {
+        let store = try ReportStore.inMemory()
+        let plans = try store.writer.read { db in
+            try [
+                "SELECT * FROM finding WHERE run_id = 1 ORDER BY recording_name, preset, sequence, code, id",
+                "SELECT COUNT(*) FROM finding WHERE run_id = 1 AND recording_name = 'a' AND preset = 'b'",
+                "SELECT 1 FROM finding WHERE run_id = 1 AND recording_name = 'a' AND preset = 'b' AND sequence = 2 AND code = 'c'",
+            ].map { sql in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; ") }
+        }
+        for plan in plans {
+            #expect(plan.contains("USING INDEX finding_by_run") || plan.contains("USING COVERING INDEX finding_by_run"), "\(plan)")
+            #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+        }
     }
 
     @Test("the database file is created with mode 0600, in WAL mode")
