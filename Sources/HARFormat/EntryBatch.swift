@@ -47,9 +47,9 @@ final class EntryBatch {
         var error: Error?
     }
 
-    /// Builds the batch's exchanges and appends them, with their diagnostics, in entry
-    /// order; then empties the batch.
-    func build(bytes: UnsafeBufferPointer<UInt8>, into exchanges: inout [Exchange], diagnostics: inout [Diagnostic]) throws {
+    /// Builds the batch's exchanges and hands each entry's on in batch order (its index in
+    /// the file, its exchange or nil when skipped, its diagnostics); then empties the batch.
+    func build(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
         guard count > 0 else { return }
         var built = [Built](repeating: Built(), count: count)
         let n = count
@@ -93,10 +93,9 @@ final class EntryBatch {
             }
         }
         count = 0
-        for result in built {
+        for (k, result) in built.enumerated() {
             if let error = result.error { throw error }
-            diagnostics += result.diagnostics
-            if let exchange = result.exchange { exchanges.append(exchange) }
+            try each(indices[k], result.exchange, result.diagnostics)
         }
     }
 }

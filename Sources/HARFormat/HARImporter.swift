@@ -50,44 +50,37 @@ public struct HARImporter: Sendable {
         }
         var diagnostics: [Diagnostic] = []
         var exchanges: [Exchange] = []
+        var clock = EntryClock()
         // One pass over the bytes. Entries are read in batches, each entry onto its own token
         // list, and a batch's exchanges are built on every core; then the batch's tokens are
         // let go: the JSON held at once is one batch of entries, whatever the file's size
-        // (the exchanges built stay until the recording is stored).
+        // (the exchanges built stay until the recording is stored; `stream` holds none).
         let batch = EntryBatch(importer: self, file: file)
+        let context = ImportContext(file: file)
         let root: JSONTape
         do {
             root = try data.withUnsafeBytes { raw in
-                var bytes = raw.bindMemory(to: UInt8.self)
-                if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = UnsafeBufferPointer(rebasing: bytes[3...]) }
+                let bytes = Self.skippingByteOrderMark(raw.bindMemory(to: UInt8.self))
                 var reader = JSONReader(bytes)
-                let root = try reader.forEachEntry { index, view in
-                    batch.add(index: index, view.tokens)
-                    if batch.isFull { try batch.build(bytes: bytes, into: &exchanges, diagnostics: &diagnostics) }
+                let collect: (Int, Exchange?, [Diagnostic]) -> Void = { index, exchange, entryDiagnostics in
+                    diagnostics += entryDiagnostics
+                    if var exchange {
+                        if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
+                        exchanges.append(exchange)
+                    }
                 }
-                try batch.build(bytes: bytes, into: &exchanges, diagnostics: &diagnostics)
+                let root = try reader.forEachEntry { index, view, _ in
+                    clock.add(JSONNode(view: view, index: 0, context: context))
+                    batch.add(index: index, view.tokens)
+                    if batch.isFull { try batch.build(bytes: bytes, collect) }
+                }
+                try batch.build(bytes: bytes, collect)
                 return root
             }
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
-        // The shape of what holds the entries, checked as before once the file is read.
-        let context = ImportContext(file: file)
-        try withExtendedLifetime(context) {
-            try root.withView { view in
-                let top = JSONNode(view: view, index: 0, context: context)
-                try top.object()
-                let log = top["log"]
-                try log.object()
-                _ = try log["entries"].array()
-            }
-        }
-        // An entry without startedDateTime is placed after the one before it.
-        var lastTime = 0.0
-        for k in exchanges.indices {
-            if exchanges[k].startedAt.isNaN { exchanges[k].startedAt = lastTime }
-            lastTime = exchanges[k].startedAt
-        }
+        try Self.checkShape(root, context: context)
 
         // Time order, stable for equal times; diagnostics follow their exchanges.
         let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
@@ -103,8 +96,108 @@ public struct HARImporter: Sendable {
         for i in diagnostics.indices {
             if let s = diagnostics[i].sequence { diagnostics[i].sequence = remap[s] }
         }
+        // The diagnostics of no exchange first, in file order, then each exchange's in
+        // sequence order: the order a streamed import stores them in.
+        diagnostics = diagnostics.enumerated().sorted { a, b in
+            (a.element.sequence.map { $0 + 1 } ?? 0, a.offset) < (b.element.sequence.map { $0 + 1 } ?? 0, b.offset)
+        }.map(\.element)
         ExchangeClassifier.classify(&sorted)
         return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: data.sha256Hex, exchanges: sorted, diagnostics: diagnostics)
+    }
+
+    /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for
+    /// equal times), each with its diagnostics, holding none of them: what the reader holds
+    /// at once is one batch of entries, and 32 bytes per entry.
+    ///
+    /// A first pass reads each entry's time and byte range and checks the document's
+    /// shape; a second reads the entries again in time order, a batch at a time, and builds
+    /// their exchanges on every core, as `recording(from:)` does. `release` is told each
+    /// byte range read, which the caller may drop from memory (it is read again from the
+    /// file if needed). The exchanges come numbered by entry; the caller numbers them in
+    /// the order given. Returns the diagnostics of no exchange (entries skipped), in file
+    /// order.
+    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (Exchange, [Diagnostic]) throws -> Void) throws -> [Diagnostic] {
+        let bytes = Self.skippingByteOrderMark(raw)
+        let offset = raw.count - bytes.count
+        let context = ImportContext(file: file)
+        var clock = EntryClock()
+        var ranges: [Range<Int>] = []
+        var released = 0
+        do {
+            var reader = JSONReader(bytes)
+            let root = try reader.forEachEntry { _, view, range in
+                clock.add(JSONNode(view: view, index: 0, context: context))
+                ranges.append(range)
+                if range.upperBound - released >= Self.releaseStep {
+                    release(offset + released..<offset + range.upperBound)
+                    released = range.upperBound
+                }
+            }
+            release(offset + released..<raw.count)
+            try Self.checkShape(root, context: context)
+        } catch let error as JSONSyntaxError {
+            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
+        }
+        let times = clock.times
+        let order = ranges.indices.sorted { (times[$0], $0) < (times[$1], $1) }
+        var unplaced: [(Int, Diagnostic)] = []
+        var tokens: [JSONTape.Token] = []
+        let batch = EntryBatch(importer: self, file: file)
+        var start = 0
+        while start < order.count {
+            let slice = order[start..<min(start + EntryBatch.size, order.count)]
+            start += slice.count
+            for index in slice {
+                try JSONReader.value(in: bytes, at: ranges[index].lowerBound, into: &tokens)
+                tokens.withUnsafeBufferPointer { batch.add(index: index, $0) }
+            }
+            try batch.build(bytes: bytes) { index, exchange, diagnostics in
+                guard var exchange else {
+                    unplaced += diagnostics.map { (index, $0) }
+                    return
+                }
+                if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
+                unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
+                try handle(exchange, diagnostics.filter { $0.sequence != nil })
+            }
+            for index in slice { release(offset + ranges[index].lowerBound..<offset + ranges[index].upperBound) }
+        }
+        return unplaced.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+    }
+
+    /// Bytes read in the first pass between two `release` calls.
+    static let releaseStep = 8 << 20
+
+    static func skippingByteOrderMark(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeBufferPointer(rebasing: bytes[3...]) : bytes
+    }
+
+    /// The shape of what holds the entries, checked once the file is read.
+    static func checkShape(_ root: JSONTape, context: ImportContext) throws {
+        try withExtendedLifetime(context) {
+            try root.withView { view in
+                let top = JSONNode(view: view, index: 0, context: context)
+                try top.object()
+                let log = top["log"]
+                try log.object()
+                _ = try log["entries"].array()
+            }
+        }
+    }
+
+    /// The time each entry is ordered by: its startedDateTime, or, when it has none (or one
+    /// that is not a date-time, for an entry that is then skipped), the time of the entry
+    /// before it in the file.
+    struct EntryClock {
+        var times: [Double] = []
+
+        mutating func add(_ entry: JSONNode) {
+            var time = Double.nan
+            if (try? entry.object()) != nil, let text = try? entry["startedDateTime"].optionalString(), let t = ISODate.parse(text) {
+                time = t
+            }
+            times.append(time.isNaN ? (times.last ?? 0) : time)
+        }
     }
 
     // MARK: - Entries

@@ -197,10 +197,20 @@ struct JSONReader {
         return tape.value(0)
     }
 
+    /// Reads again the one value that starts at byte `start` (an entry, by the range
+    /// `forEachEntry` gave for it) onto `tokens`, emptied first.
+    static func value(in bytes: UnsafeBufferPointer<UInt8>, at start: Int, into tokens: inout [JSONTape.Token]) throws {
+        var reader = JSONReader(bytes)
+        reader.i = start
+        tokens.removeAll(keepingCapacity: true)
+        try reader.value(into: &tokens)
+    }
+
     /// Reads a HAR document, calling `entry` with a tape holding each element of
-    /// `log.entries` in turn (the element is token 0). Returns a tape of the rest of the
-    /// document, with `log.entries` read as an empty array when it was one.
-    mutating func forEachEntry(_ entry: (Int, JSONView) throws -> Void) throws -> JSONTape {
+    /// `log.entries` in turn (the element is token 0) and the element's byte range. Returns
+    /// a tape of the rest of the document, with `log.entries` read as an empty array when
+    /// it was one.
+    mutating func forEachEntry(_ entry: (Int, JSONView, Range<Int>) throws -> Void) throws -> JSONTape {
         let root = JSONTape(bytes: bytes)
         var rootTokens: [JSONTape.Token] = []
         var entryTokens: [JSONTape.Token] = []
@@ -225,8 +235,11 @@ struct JSONReader {
                 var index = 0
                 try reader.elements { reader in
                     entryTokens.removeAll(keepingCapacity: true)
+                    reader.skipSpace()
+                    let start = reader.i
                     try reader.value(into: &entryTokens)
-                    try entryTokens.withUnsafeBufferPointer { try entry(index, JSONView(tokens: $0, bytes: bytes)) }
+                    let range = start..<reader.i
+                    try entryTokens.withUnsafeBufferPointer { try entry(index, JSONView(tokens: $0, bytes: bytes), range) }
                     index += 1
                 }
                 return true

@@ -195,6 +195,9 @@ public struct ImportPipeline: Sendable {
                 let capture = CaptureSource(path: path, format: source.format.rawValue, recordedPath: path)
                 return try importCapture(capture, name: name ?? source.defaultName, replace: replace, splitByClient: splitByClient, redact: redact, into: store)
             }
+            if inHand == nil {
+                return try importHAR(path, name: name ?? source.defaultName, replace: replace, redact: redact, into: store)
+            }
             var recordings = try read(path, name: name, splitByClient: splitByClient)
             if let redact {
                 for k in recordings.indices { redact.redactAtRest(&recordings[k]) }
@@ -205,6 +208,31 @@ public struct ImportPipeline: Sendable {
             return Array(zip(recordings.map(ImportedRecording.init), results))
         } catch let error as ReportStore.NameTaken {
             throw InputError(file: path, problem: error.description)
+        }
+    }
+
+    /// A HAR streams into the store as a capture does: its entries are read in time order
+    /// a batch at a time (`HARImporter.stream`), each exchange classified, its provenance
+    /// walked and its row stored as it comes, all in one transaction, and the file's pages
+    /// let go once read. Memory holds a batch of entries, never the recording, so the file
+    /// may be larger than memory; `--max-har-bytes` bounds only HAR files read whole.
+    func importHAR(_ path: String, name: String, replace: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        let file = try MappedFile(path: path)
+        let sha256 = file.sha256Hex()
+        do {
+            return try store.importStreaming { _, open in
+                let writer = try open("har", path)
+                let stream = StreamingRecording(writer: writer, redact: redact)
+                let unplaced = try HARImporter().stream(file.bytes, file: path, release: file.release) { exchange, diagnostics in
+                    try stream.add(exchange, diagnostics: diagnostics)
+                    if writer.exchangeCount % 4096 == 0 { progress?("\(path): \(writer.exchangeCount) exchanges") }
+                }
+                let result = try writer.finish(name: name, sourceSHA256: sha256, diagnostics: unplaced, replace: replace)
+                let imported = ImportedRecording(name: name, exchangeCount: writer.exchangeCount, diagnostics: unplaced + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                return [(imported, result)]
+            }
+        } catch let error as HARImportError {
+            throw InputError(error.description)
         }
     }
 

@@ -49,5 +49,7 @@ public struct StreamingSHA256 {
 
     public mutating func update(_ data: Data) { hasher.update(data: data) }
 
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
+
     public func finalizeHex() -> String { hasher.finalize().hexString }
 }

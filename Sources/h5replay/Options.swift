@@ -132,7 +132,7 @@ struct SecretOptions: ParsableArguments {
 
 /// Named limits on what an import reads.
 struct LimitOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Largest HAR file read, in bytes.", valueName: "bytes"))
+    @Option(name: .long, help: ArgumentHelp("Largest HAR file read whole into memory (replay, serve), in bytes; import streams a HAR of any size.", valueName: "bytes"))
     var maxHarBytes: Int = HARImporter.defaultMaxFileBytes
 
     @Option(name: .long, help: ArgumentHelp("Captures: largest HTTP start line and header section, in bytes.", valueName: "bytes"))

@@ -1,6 +1,7 @@
 import Foundation
 import CookieJar
 import PacketCapture
+import Pipeline
 import ReportStore
 import Testing
 import TrafficModel
@@ -88,5 +89,66 @@ struct StreamingImportTests {
         let withSuite = FileManager.default.fileExists(atPath: Self.suite.path)
         #expect(exchanges > (withSuite ? 400 : 20), "the captures hold enough exchanges to compare")
         #expect(bothKinds > 0, "some capture has recording-level and per-exchange diagnostics")
+    }
+
+    /// The bundled HAR files, mitmproxy's real exports when the conformance folder is here,
+    /// and one made out of time order, with entries lacking a time and entries skipped.
+    static func harFiles(in dir: URL) throws -> [URL] {
+        var out: [URL] = []
+        let mitmproxy = CLITests.root.appendingPathComponent("../shared/conformance/har-mitmproxy/test/mitmproxy/data/har_files").standardizedFileURL
+        for folder in [CLITests.root.appendingPathComponent("Recordings"), mitmproxy] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            out += names.filter { $0.hasSuffix(".har") }.sorted().map { folder.appendingPathComponent($0) }
+        }
+        func entry(_ path: String, _ time: String?, url: String? = nil) -> [String: Any] {
+            var e: [String: Any] = [
+                "request": ["method": "GET", "url": url ?? "https://shop.example/\(path)", "headers": [["name": "Cookie", "value": "sid=\(path)"]]],
+                "response": ["status": 200, "headers": [["name": "Set-Cookie", "value": "seen=\(path); Path=/"]], "content": ["text": "body of \(path)", "mimeType": "text/plain"]],
+                "time": 5,
+            ]
+            if let time { e["startedDateTime"] = time }
+            return e
+        }
+        var entries: [[String: Any]] = []
+        for k in 0..<1_300 {
+            // Times run backwards in steps, so most batches are read out of file order.
+            let second = 59 - (k * 7) % 60
+            switch k % 97 {
+            case 5: entries.append(entry("untimed\(k)", nil))
+            case 11: entries.append(entry("bad\(k)", "yesterday"))
+            case 13: entries.append(entry("data\(k)", "2026-01-01T10:00:00Z", url: "data:text/plain,x"))
+            case 17: entries.append(["request": ["method": "GET"]])
+            default: entries.append(entry("p\(k)", String(format: "2026-01-01T10:%02d:%02d.%03dZ", k % 60, second, k % 1000)))
+            }
+        }
+        let shuffled = dir.appendingPathComponent("out-of-order.har")
+        try JSONSerialization.data(withJSONObject: ["log": ["version": "1.2", "creator": ["name": "t", "version": "1"], "entries": entries]]).write(to: shuffled)
+        return out + [shuffled]
+    }
+
+    @Test("every bundled and mitmproxy HAR, and one out of time order, streamed by `import`")
+    func harSameAsWhole() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-har-stream-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var exchanges = 0
+        for (k, har) in try Self.harFiles(in: dir).enumerated() {
+            let streamedPath = dir.appendingPathComponent("s\(k).sqlite").path
+            let result = try CLITests.h5replay(["import", har.path, "--db", streamedPath], in: dir)
+            let recordings: [Recording]
+            do {
+                recordings = try ImportPipeline().read(har.path, name: nil)
+            } catch {
+                // A file that is not HAR is refused either way, naming the file.
+                #expect(result.status == 2 && result.stderr.contains(har.lastPathComponent), "\(har.lastPathComponent): \(result.stderr)")
+                continue
+            }
+            #expect(result.status == 0, "\(har.lastPathComponent): \(result.stderr)")
+            let whole = try ReportStore.open(path: dir.appendingPathComponent("w\(k).sqlite").path)
+            try whole.save(recordings.map { ($0, CookieProvenance(recording: $0)) })
+            exchanges += recordings.reduce(0) { $0 + $1.exchanges.count }
+            try Self.compare(try ReportStore.open(path: streamedPath), whole, file: har.lastPathComponent)
+        }
+        #expect(exchanges > 1_000, "the HAR files hold enough exchanges to compare")
     }
 }
