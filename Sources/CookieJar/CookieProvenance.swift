@@ -158,6 +158,31 @@ public struct CookieProvenance: Sendable, Hashable {
         /// The sequence of the first request that left `recent`, if one did.
         var forgottenBefore: Int?
         public var olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)?
+        /// Per cookie, what the forgotten requests before a sequence answered: a later
+        /// search reads back only the requests forgotten since, not all of them again (a
+        /// cookie every request carries would otherwise have each exchange read back every
+        /// request before it).
+        var olderAnswers: [LackKey: (before: Int, found: Double?)] = [:]
+        /// Per host of a forgotten request, and per domain such a host is under, the latest
+        /// forgotten request's sequence: a cookie no forgotten request would have matched
+        /// reads nothing back, and a read back starts at the latest request that would have.
+        var forgottenAtHost: [String: Int] = [:]
+        var forgottenUnder: [String: Int] = [:]
+        static let olderAnswersCapacity = 4096
+
+        /// What `PastRequest.lacks` looks at in a cookie.
+        struct LackKey: Hashable {
+            var name: String
+            var value: String
+            var domain: String
+            var path: String
+            var hostOnly: Bool
+            var secure: Bool
+
+            init(_ cookie: Cookie) {
+                (name, value, domain, path, hostOnly, secure) = (cookie.name, cookie.value, cookie.domain, cookie.path, cookie.hostOnly, cookie.secure)
+            }
+        }
 
         /// `recentCapacity: nil` keeps every request (an in-memory recording).
         public init(recentCapacity: Int? = nil, olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)? = nil) {
@@ -228,29 +253,52 @@ public struct CookieProvenance: Sendable, Hashable {
                 recent.append(request)
                 return
             }
-            forgottenBefore = recent[recentHead].sequence + 1
+            let forgotten = recent[recentHead]
+            forgottenBefore = forgotten.sequence + 1
+            forgottenAtHost[forgotten.host] = forgotten.sequence
+            forgottenUnder[forgotten.host] = forgotten.sequence
+            if !CookieStore.isIPAddress(forgotten.host) {
+                var rest = Substring(forgotten.host)
+                while let dot = rest.firstIndex(of: ".") {
+                    rest = rest[rest.index(after: dot)...]
+                    forgottenUnder[String(rest)] = forgotten.sequence
+                }
+            }
             recent[recentHead] = request
             recentHead = (recentHead + 1) % recentCapacity
         }
 
         /// The start of the window in which a script wrote `cookie`: the start of the latest
         /// earlier request the cookie would have matched that did not carry it.
-        func windowStart(for cookie: Cookie, before sequence: Int) throws -> Double? {
+        mutating func windowStart(for cookie: Cookie, before sequence: Int) throws -> Double? {
             var k = recent.count
             while k > 0 {
                 k -= 1
                 let request = recent[(recentHead + k) % recent.count]
                 if request.sequence < sequence, request.lacks(cookie) { return request.startedAt }
             }
-            guard let forgottenBefore, let olderRequests else { return nil }
+            guard forgottenBefore != nil, let olderRequests else { return nil }
+            // Only forgotten requests to a host the cookie matches can lack it.
+            guard let latest = cookie.hostOnly ? forgottenAtHost[cookie.domain] : forgottenUnder[cookie.domain] else { return nil }
+            let bound = latest + 1
+            let key = LackKey(cookie)
+            // The requests before `known.before` were searched already.
+            let known = olderAnswers[key]
+            if let known, known.before >= bound { return known.found }
             var found: Double?
-            try olderRequests(forgottenBefore) { request in
+            var foundSince = false
+            try olderRequests(bound) { request in
+                if let known, request.sequence < known.before { return false }
                 if request.lacks(cookie) {
                     found = request.startedAt
+                    foundSince = true
                     return false
                 }
                 return true
             }
+            if !foundSince { found = known?.found }
+            if olderAnswers.count >= Self.olderAnswersCapacity { olderAnswers.removeAll(keepingCapacity: true) }
+            olderAnswers[key] = (bound, found)
             return found
         }
     }

@@ -111,9 +111,9 @@ public struct HARImporter: Sendable {
     ///
     /// A first pass reads each entry's time and byte range and checks the document's
     /// shape; a second reads the entries again in time order, a batch at a time, and builds
-    /// their exchanges on every core, as `recording(from:)` does. `release` is told each
-    /// byte range read, which the caller may drop from memory (it is read again from the
-    /// file if needed). The exchanges come numbered by entry; the caller numbers them in
+    /// their exchanges on every core, as `recording(from:)` does. `release` is told the
+    /// byte ranges it may drop from memory (what is dropped is read again from the file
+    /// if needed): behind the first pass as it goes, and everything after each batch. The exchanges come numbered by entry; the caller numbers them in
     /// the order given. Returns the diagnostics of no exchange (entries skipped), in file
     /// order.
     public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (Exchange, [Diagnostic]) throws -> Void) throws -> [Diagnostic] {
@@ -160,7 +160,9 @@ public struct HARImporter: Sendable {
                 unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
                 try handle(exchange, diagnostics.filter { $0.sequence != nil })
             }
-            for index in slice { release(offset + ranges[index].lowerBound..<offset + ranges[index].upperBound) }
+            // All of it, not each entry's range: a page fault maps neighbouring pages too,
+            // entries already released among them, and no later release would cover them.
+            release(0..<raw.count)
         }
         return unplaced.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
     }
