@@ -113,9 +113,9 @@ public struct HARImporter: Sendable {
     /// shape; a second reads the entries again in time order, a batch at a time, and builds
     /// their exchanges on every core, as `recording(from:)` does. `release` is told the
     /// byte ranges it may drop from memory (what is dropped is read again from the file
-    /// if needed): behind the first pass as it goes, and everything after each batch. The exchanges come numbered by entry; the caller numbers them in
-    /// the order given. Returns the diagnostics of no exchange (entries skipped), in file
-    /// order.
+    /// if needed): behind the first pass as it goes, and everything after each batch. The
+    /// exchanges come numbered by entry; the caller numbers them in the order given.
+    /// Returns the diagnostics of no exchange (entries skipped), in file order.
     public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (Exchange, [Diagnostic]) throws -> Void) throws -> [Diagnostic] {
         let bytes = Self.skippingByteOrderMark(raw)
         let offset = raw.count - bytes.count
