@@ -6,28 +6,101 @@ import Foundation
 /// not on the wire; the importer infers them (BEHAVIOUR.md section 2) and a scenario
 /// can pin them.
 public struct Exchange: Sendable, Hashable, Codable {
+    /// The fields sit behind one reference, copied only when a shared exchange is changed:
+    /// the emulator, the detector and the stores pass exchanges by the thousand, and a copy
+    /// then costs one retain, not one per header list and string.
+    @usableFromInline struct Fields: Sendable, Hashable, Codable {
+        @usableFromInline var sequence: Int
+        @usableFromInline var startedAt: Double
+        @usableFromInline var duration: Double
+        @usableFromInline var connectionID: String?
+        @usableFromInline var serverAddress: String?
+        @usableFromInline var request: RecordedRequest
+        @usableFromInline var response: RecordedResponse
+        @usableFromInline var initiator: Initiator
+        @usableFromInline var frame: Frame
+        @usableFromInline var bodyKind: BodyKind
+        @usableFromInline var redirect: RedirectLink?
+        @usableFromInline var resourceType: String?
+        @usableFromInline var evidenceGap: EvidenceGap?
+    }
+
+    /// The fields' one reference: a buffer whose header is reached through a pointer, not
+    /// a class property's checked access; changed only while uniquely referenced.
+    @usableFromInline final class Box: ManagedBuffer<Fields, Never>, @unchecked Sendable {}
+
+    @usableFromInline nonisolated(unsafe) var box: Box
+
+    @usableFromInline static func box(_ fields: Fields) -> Box { unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
+
+    /// The fields, for a change: the pointer is valid while `box` holds the buffer.
+    @usableFromInline var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }
+
+    @usableFromInline mutating func unique() {
+        if !isKnownUniquelyReferenced(&box) { box = Self.box(box.withUnsafeMutablePointerToHeader { $0.pointee }) }
+    }
+
     /// 0-based index in the recording, in time order.
-    public var sequence: Int
+    @inlinable public var sequence: Int {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sequence } }
+        _modify { unique(); yield &header.pointee.sequence }
+    }
     /// Seconds since 1970 when the request started.
-    public var startedAt: Double
+    @inlinable public var startedAt: Double {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.startedAt } }
+        _modify { unique(); yield &header.pointee.startedAt }
+    }
     /// Seconds from request start to response end (0 when unknown).
-    public var duration: Double
-    public var connectionID: String?
-    public var serverAddress: String?
-    public var request: RecordedRequest
-    public var response: RecordedResponse
-    public var initiator: Initiator
-    public var frame: Frame
-    public var bodyKind: BodyKind
+    @inlinable public var duration: Double {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.duration } }
+        _modify { unique(); yield &header.pointee.duration }
+    }
+    @inlinable public var connectionID: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.connectionID } }
+        _modify { unique(); yield &header.pointee.connectionID }
+    }
+    @inlinable public var serverAddress: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.serverAddress } }
+        _modify { unique(); yield &header.pointee.serverAddress }
+    }
+    @inlinable public var request: RecordedRequest {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.request } }
+        _modify { unique(); yield &header.pointee.request }
+    }
+    @inlinable public var response: RecordedResponse {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.response } }
+        _modify { unique(); yield &header.pointee.response }
+    }
+    @inlinable public var initiator: Initiator {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.initiator } }
+        _modify { unique(); yield &header.pointee.initiator }
+    }
+    @inlinable public var frame: Frame {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.frame } }
+        _modify { unique(); yield &header.pointee.frame }
+    }
+    @inlinable public var bodyKind: BodyKind {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyKind } }
+        _modify { unique(); yield &header.pointee.bodyKind }
+    }
     /// Membership in a redirect chain, when the exchange is one hop of one.
-    public var redirect: RedirectLink?
+    @inlinable public var redirect: RedirectLink? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.redirect } }
+        _modify { unique(); yield &header.pointee.redirect }
+    }
     /// The exporter's own resource type (`_resourceType`), kept for export.
-    public var resourceType: String?
+    @inlinable public var resourceType: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.resourceType } }
+        _modify { unique(); yield &header.pointee.resourceType }
+    }
     /// Why this exchange's Cookie header says nothing about which cookies the page had,
     /// nil when it does, as its importer knew it: a HAR entry with no response (E1) or no
     /// request headers recorded (E2), one served from cache (E3), a captured request cut
     /// short (E4).
-    public var evidenceGap: EvidenceGap?
+    @inlinable public var evidenceGap: EvidenceGap? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.evidenceGap } }
+        _modify { unique(); yield &header.pointee.evidenceGap }
+    }
 
     public init(
         sequence: Int, startedAt: Double, duration: Double = 0, connectionID: String? = nil,
@@ -35,20 +108,20 @@ public struct Exchange: Sendable, Hashable, Codable {
         initiator: Initiator = .other, frame: Frame = .main, bodyKind: BodyKind = .none,
         redirect: RedirectLink? = nil, resourceType: String? = nil, evidenceGap: EvidenceGap? = nil
     ) {
-        self.sequence = sequence
-        self.startedAt = startedAt
-        self.duration = duration
-        self.connectionID = connectionID
-        self.serverAddress = serverAddress
-        self.request = request
-        self.response = response
-        self.initiator = initiator
-        self.frame = frame
-        self.bodyKind = bodyKind
-        self.redirect = redirect
-        self.resourceType = resourceType
-        self.evidenceGap = evidenceGap
+        box = Self.box(Fields(
+            sequence: sequence, startedAt: startedAt, duration: duration, connectionID: connectionID,
+            serverAddress: serverAddress, request: request, response: response, initiator: initiator,
+            frame: frame, bodyKind: bodyKind, redirect: redirect, resourceType: resourceType, evidenceGap: evidenceGap))
     }
+
+    public init(from decoder: Decoder) throws { box = Self.box(try Fields(from: decoder)) }
+    public func encode(to encoder: Encoder) throws { try box.withUnsafeMutablePointerToHeader { try $0.pointee.encode(to: encoder) } }
+
+    public static func == (a: Exchange, b: Exchange) -> Bool {
+        a.box === b.box || a.box.withUnsafeMutablePointerToHeader { x in b.box.withUnsafeMutablePointerToHeader { x.pointee == $0.pointee } }
+    }
+
+    public func hash(into hasher: inout Hasher) { box.withUnsafeMutablePointerToHeader { hasher.combine($0.pointee) } }
 
     public var endedAt: Double { startedAt + max(duration, 0) }
 }

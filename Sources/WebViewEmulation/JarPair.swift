@@ -193,6 +193,7 @@ struct JarPair {
 
     /// Applies every synchronisation due at or before `time`, in due order.
     mutating func completeSyncs(upTo time: Double) {
+        guard let first = pending.first, first.due <= time else { return }
         var applied = 0
         while applied < pending.count, pending[applied].due <= time {
             let sync = pending[applied]

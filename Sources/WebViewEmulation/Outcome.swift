@@ -3,77 +3,216 @@ import TrafficModel
 /// What happened to one recorded exchange under one preset: what reached the server,
 /// what the page saw, and the rule behind every difference.
 public struct Outcome: Sendable, Hashable {
-    public var sequence: Int
-    public var deliveredMethod: String
-    public var deliveredURL: String
-    public var deliveredBody: BodyFingerprint
-    /// The rules that emptied or changed the body on its way; empty when it arrived intact.
-    public var bodyRules: [RuleID]
-    /// Set when the redirect handling itself re-issued this hop with another method or no body.
-    public var redirectReissueRules: [RuleID]
-    /// The cookies the request carried, in header order.
-    public var sentCookies: [SentCookie]
-    /// Every cookie whose presence or value differs from the recording, and why.
-    public var cookieDifferences: [CookieDifference]
-    /// For the first request of a redirect chain: the URL the page (or loader) ends at.
-    public var pageURL: String?
-    public var redirectRules: [RuleID]
-    /// Every change the emulator made, tagged with its rule.
-    public var changes: [Change]
-    /// Why the body was lost, when a rule says more than "removed" (H3's invalid header).
-    public var bodyReason: String?
-    /// The rules that changed the URL reaching the server (B2's id parameter).
-    public var urlRules: [RuleID] = []
-    /// Request headers the page did not send that reach the server.
-    public var addedHeaders: [HeaderAddition] = []
-    /// The rules that add a CORS preflight before this request (B9, H4).
-    public var preflightRules: [RuleID] = []
-    /// The rules by which the request is never sent (B4, S4).
-    public var stalledRules: [RuleID] = []
-    /// An observed run (`serve`): the request never arrived at the replay origin.
-    public var observedMissing = false
-    /// The rules that flag a body too large to move into a header (H5).
-    public var tooLargeRules: [RuleID] = []
-    /// The rules by which the body reaches the handler only as a stream (S3).
-    public var streamOnlyRules: [RuleID] = []
-    /// The rules by which the page receives a different response (X2).
-    public var responseRules: [RuleID] = []
-    /// Which possibility this is when the model evaluated several and kept the worse:
-    /// "a fetch", "an XHR with a Blob body"; nil when there was one.
-    public var alternative: String?
-    /// The rules by which a third-party request went through a global interceptor (P2).
-    public var thirdPartyRules: [RuleID] = []
-    /// Script-set cookies a setter hook accepted for a site the page may not set (C9).
-    public var crossSiteCookies: [String] = []
-    /// The rules by which the page may not read the response (A1), and why.
-    public var corsRules: [RuleID] = []
-    public var corsReason: CORSCheck.Reason?
-    /// Request headers the page sent that do not reach the server (FIA2).
-    public var removedHeaders: [HeaderAddition] = []
-    /// The body that arrives is the page's rebuilt in other bytes, its content kept (CAPH5).
-    public var bodyReencoded = false
-    /// What the offline package did for this request, when the run has one (O1-O4).
-    public var offline: OfflineVerdict?
-    /// The host the request really went to, when not the recorded one (an HTTPDNS IP, D1):
-    /// its cookies are read and stored under it, by `deliveredHostRule`.
-    public var deliveredHost: String?
-    public var deliveredHostRule: RuleID?
-    /// The rules by which the request fails before any server answers (D4, D5).
-    public var failedRules: [RuleID] = []
+    /// The fields sit behind one reference, copied only when a shared outcome is changed:
+    /// a run passes each outcome through the emulator, the detector and the store, and a
+    /// copy then costs one retain, not one per list.
+    @usableFromInline struct Fields: Sendable, Hashable {
+        @usableFromInline var sequence: Int
+        @usableFromInline var deliveredMethod: String
+        @usableFromInline var deliveredURL: String
+        @usableFromInline var deliveredBody: BodyFingerprint
+        @usableFromInline var bodyRules: [RuleID] = []
+        @usableFromInline var redirectReissueRules: [RuleID] = []
+        @usableFromInline var sentCookies: [SentCookie] = []
+        @usableFromInline var cookieDifferences: [CookieDifference] = []
+        @usableFromInline var pageURL: String?
+        @usableFromInline var redirectRules: [RuleID] = []
+        @usableFromInline var changes: [Change] = []
+        @usableFromInline var bodyReason: String?
+        @usableFromInline var urlRules: [RuleID] = []
+        @usableFromInline var addedHeaders: [HeaderAddition] = []
+        @usableFromInline var preflightRules: [RuleID] = []
+        @usableFromInline var stalledRules: [RuleID] = []
+        @usableFromInline var observedMissing: Bool = false
+        @usableFromInline var tooLargeRules: [RuleID] = []
+        @usableFromInline var streamOnlyRules: [RuleID] = []
+        @usableFromInline var responseRules: [RuleID] = []
+        @usableFromInline var alternative: String?
+        @usableFromInline var thirdPartyRules: [RuleID] = []
+        @usableFromInline var crossSiteCookies: [String] = []
+        @usableFromInline var corsRules: [RuleID] = []
+        @usableFromInline var corsReason: CORSCheck.Reason?
+        @usableFromInline var removedHeaders: [HeaderAddition] = []
+        @usableFromInline var bodyReencoded: Bool = false
+        @usableFromInline var offline: OfflineVerdict?
+        @usableFromInline var deliveredHost: String?
+        @usableFromInline var deliveredHostRule: RuleID?
+        @usableFromInline var failedRules: [RuleID] = []
+    }
+
+    /// The fields' one reference: a buffer whose header is reached through a pointer, not
+    /// a class property's checked access; changed only while uniquely referenced.
+    @usableFromInline final class Box: ManagedBuffer<Fields, Never>, @unchecked Sendable {}
+
+    @usableFromInline nonisolated(unsafe) var box: Box
 
     public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
-        self.sequence = sequence
-        self.deliveredMethod = deliveredMethod
-        self.deliveredURL = deliveredURL
-        self.deliveredBody = deliveredBody
-        self.bodyRules = []
-        self.redirectReissueRules = []
-        self.sentCookies = []
-        self.cookieDifferences = []
-        self.pageURL = nil
-        self.redirectRules = []
-        self.changes = []
+        box = Self.box(Fields(sequence: sequence, deliveredMethod: deliveredMethod, deliveredURL: deliveredURL, deliveredBody: deliveredBody))
     }
+
+    @usableFromInline static func box(_ fields: Fields) -> Box { unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
+
+    /// The fields, for a change: the pointer is valid while `box` holds the buffer.
+    @usableFromInline var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }
+
+    @usableFromInline mutating func unique() {
+        if !isKnownUniquelyReferenced(&box) { box = Self.box(box.withUnsafeMutablePointerToHeader { $0.pointee }) }
+    }
+
+    @inlinable public var sequence: Int {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sequence } }
+        _modify { unique(); yield &header.pointee.sequence }
+    }
+    @inlinable public var deliveredMethod: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredMethod } }
+        _modify { unique(); yield &header.pointee.deliveredMethod }
+    }
+    @inlinable public var deliveredURL: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredURL } }
+        _modify { unique(); yield &header.pointee.deliveredURL }
+    }
+    @inlinable public var deliveredBody: BodyFingerprint {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredBody } }
+        _modify { unique(); yield &header.pointee.deliveredBody }
+    }
+    /// The rules that emptied or changed the body on its way; empty when it arrived intact.
+    @inlinable public var bodyRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyRules } }
+        _modify { unique(); yield &header.pointee.bodyRules }
+    }
+    /// Set when the redirect handling itself re-issued this hop with another method or no body.
+    @inlinable public var redirectReissueRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.redirectReissueRules } }
+        _modify { unique(); yield &header.pointee.redirectReissueRules }
+    }
+    /// The cookies the request carried, in header order.
+    @inlinable public var sentCookies: [SentCookie] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sentCookies } }
+        _modify { unique(); yield &header.pointee.sentCookies }
+    }
+    /// Every cookie whose presence or value differs from the recording, and why.
+    @inlinable public var cookieDifferences: [CookieDifference] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.cookieDifferences } }
+        _modify { unique(); yield &header.pointee.cookieDifferences }
+    }
+    /// For the first request of a redirect chain: the URL the page (or loader) ends at.
+    @inlinable public var pageURL: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.pageURL } }
+        _modify { unique(); yield &header.pointee.pageURL }
+    }
+    @inlinable public var redirectRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.redirectRules } }
+        _modify { unique(); yield &header.pointee.redirectRules }
+    }
+    /// Every change the emulator made, tagged with its rule.
+    @inlinable public var changes: [Change] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.changes } }
+        _modify { unique(); yield &header.pointee.changes }
+    }
+    /// Why the body was lost, when a rule says more than "removed" (H3's invalid header).
+    @inlinable public var bodyReason: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyReason } }
+        _modify { unique(); yield &header.pointee.bodyReason }
+    }
+    /// The rules that changed the URL reaching the server (B2's id parameter).
+    @inlinable public var urlRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.urlRules } }
+        _modify { unique(); yield &header.pointee.urlRules }
+    }
+    /// Request headers the page did not send that reach the server.
+    @inlinable public var addedHeaders: [HeaderAddition] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.addedHeaders } }
+        _modify { unique(); yield &header.pointee.addedHeaders }
+    }
+    /// The rules that add a CORS preflight before this request (B9, H4).
+    @inlinable public var preflightRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.preflightRules } }
+        _modify { unique(); yield &header.pointee.preflightRules }
+    }
+    /// The rules by which the request is never sent (B4, S4).
+    @inlinable public var stalledRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.stalledRules } }
+        _modify { unique(); yield &header.pointee.stalledRules }
+    }
+    /// The rules that flag a body too large to move into a header (H5).
+    @inlinable public var tooLargeRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.tooLargeRules } }
+        _modify { unique(); yield &header.pointee.tooLargeRules }
+    }
+    /// The rules by which the body reaches the handler only as a stream (S3).
+    @inlinable public var streamOnlyRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.streamOnlyRules } }
+        _modify { unique(); yield &header.pointee.streamOnlyRules }
+    }
+    /// The rules by which the page receives a different response (X2).
+    @inlinable public var responseRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.responseRules } }
+        _modify { unique(); yield &header.pointee.responseRules }
+    }
+    /// Which possibility this is when the model evaluated several and kept the worse:
+    /// "a fetch", "an XHR with a Blob body"; nil when there was one.
+    @inlinable public var alternative: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.alternative } }
+        _modify { unique(); yield &header.pointee.alternative }
+    }
+    /// The rules by which a third-party request went through a global interceptor (P2).
+    @inlinable public var thirdPartyRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.thirdPartyRules } }
+        _modify { unique(); yield &header.pointee.thirdPartyRules }
+    }
+    /// Script-set cookies a setter hook accepted for a site the page may not set (C9).
+    @inlinable public var crossSiteCookies: [String] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.crossSiteCookies } }
+        _modify { unique(); yield &header.pointee.crossSiteCookies }
+    }
+    /// The rules by which the page may not read the response (A1), and why.
+    @inlinable public var corsRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.corsRules } }
+        _modify { unique(); yield &header.pointee.corsRules }
+    }
+    @inlinable public var corsReason: CORSCheck.Reason? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.corsReason } }
+        _modify { unique(); yield &header.pointee.corsReason }
+    }
+    /// Request headers the page sent that do not reach the server (FIA2).
+    @inlinable public var removedHeaders: [HeaderAddition] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.removedHeaders } }
+        _modify { unique(); yield &header.pointee.removedHeaders }
+    }
+    /// What the offline package did for this request, when the run has one (O1-O4).
+    @inlinable public var offline: OfflineVerdict? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.offline } }
+        _modify { unique(); yield &header.pointee.offline }
+    }
+    /// The host the request really went to, when not the recorded one (an HTTPDNS IP, D1):
+    /// its cookies are read and stored under it, by `deliveredHostRule`.
+    @inlinable public var deliveredHost: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredHost } }
+        _modify { unique(); yield &header.pointee.deliveredHost }
+    }
+    @inlinable public var deliveredHostRule: RuleID? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredHostRule } }
+        _modify { unique(); yield &header.pointee.deliveredHostRule }
+    }
+
+    /// An observed run (`serve`): the request never arrived at the replay origin.
+    @inlinable public var observedMissing: Bool {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.observedMissing } }
+        _modify { unique(); yield &header.pointee.observedMissing }
+    }
+    /// The body that arrives is the page's rebuilt in other bytes, its content kept (CAPH5).
+    @inlinable public var bodyReencoded: Bool {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyReencoded } }
+        _modify { unique(); yield &header.pointee.bodyReencoded }
+    }
+    /// The rules by which the request fails before any server answers (D4, D5).
+    @inlinable public var failedRules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.failedRules } }
+        _modify { unique(); yield &header.pointee.failedRules }
+    }
+
+    public static func == (a: Outcome, b: Outcome) -> Bool { a.box === b.box || a.box.withUnsafeMutablePointerToHeader { x in b.box.withUnsafeMutablePointerToHeader { x.pointee == $0.pointee } } }
+    public func hash(into hasher: inout Hasher) { box.withUnsafeMutablePointerToHeader { hasher.combine($0.pointee) } }
 }
 
 /// A request header that a mitigation adds.
