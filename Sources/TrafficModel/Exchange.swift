@@ -27,8 +27,10 @@ public struct Exchange: Sendable, Hashable, Codable {
 
     /// The fields' one reference: a buffer whose header is reached through a pointer, not
     /// a class property's checked access; changed only while uniquely referenced.
-    @usableFromInline final class Box: ManagedBuffer<Fields, Never>, @unchecked Sendable {}
+    @usableFromInline final class Box: ManagedBuffer<Fields, Never> {}
 
+    /// Safe to share across threads: a buffer is changed only once `unique()` has made it
+    /// this value's alone.
     @usableFromInline nonisolated(unsafe) var box: Box
 
     @usableFromInline static func box(_ fields: Fields) -> Box { unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }

@@ -42,8 +42,10 @@ public struct Outcome: Sendable, Hashable {
 
     /// The fields' one reference: a buffer whose header is reached through a pointer, not
     /// a class property's checked access; changed only while uniquely referenced.
-    @usableFromInline final class Box: ManagedBuffer<Fields, Never>, @unchecked Sendable {}
+    @usableFromInline final class Box: ManagedBuffer<Fields, Never> {}
 
+    /// Safe to share across threads: a buffer is changed only once `unique()` has made it
+    /// this value's alone.
     @usableFromInline nonisolated(unsafe) var box: Box
 
     public init(sequence: Int, deliveredMethod: String, deliveredURL: String, deliveredBody: BodyFingerprint) {
