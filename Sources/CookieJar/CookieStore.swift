@@ -55,6 +55,17 @@ public struct CookieStore: Sendable, Hashable {
 
     @discardableResult
     public mutating func store(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API) -> StoreResult {
+        storeReplacing(parsed, from: url, at: time, api: api).result
+    }
+
+    /// `store`, and the cookie of the same name, domain and path it replaced or deleted.
+    public mutating func storeReplacing(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API) -> (result: StoreResult, replaced: Cookie?) {
+        var replaced: Cookie?
+        let result = store(parsed, from: url, at: time, api: api, replaced: &replaced)
+        return (result, replaced)
+    }
+
+    private mutating func store(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API, replaced: inout Cookie?) -> StoreResult {
         let requestHost = url.host
         // Step 4: Max-Age (last occurrence) wins over Expires; without either the
         // cookie is a session cookie. Both are capped at 400 days (step 3).
@@ -112,6 +123,7 @@ public struct CookieStore: Sendable, Hashable {
             cookie.creation = old.creation
             cookie.creationOrder = old.creationOrder
             remove(key)
+            replaced = old
         }
         // Step 17: an expired cookie is not stored (this is how deletion works).
         if cookie.isExpired(at: time) { return .deleted(key) }
@@ -140,12 +152,18 @@ public struct CookieStore: Sendable, Hashable {
             nextCreationOrder += 1
             cookie.creationOrder = nextCreationOrder
         }
-        byDomain[cookie.domain, default: []].append(cookie)
+        let inDomain: Int
+        if let list = byDomain.index(forKey: cookie.domain) {
+            byDomain.values[list].append(cookie)
+            inDomain = byDomain.values[list].count
+        } else {
+            byDomain[cookie.domain] = [cookie]
+            inDomain = 1
+        }
         count += 1
         // Section 5.7.1 (limits): evict expired cookies first, then the least recently used.
-        if byDomain[cookie.domain]!.count > maxCookiesPerDomain || count > maxCookies {
-            removeExpired(at: time)
-        }
+        guard inDomain > maxCookiesPerDomain || count > maxCookies else { return }
+        removeExpired(at: time)
         while let list = byDomain[cookie.domain], list.count > maxCookiesPerDomain {
             let victim = list.min { $0.lastAccess < $1.lastAccess }!
             remove(victim.key)

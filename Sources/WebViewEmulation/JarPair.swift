@@ -71,7 +71,10 @@ struct JarPair {
 
     subscript(side: JarSide) -> CookieStore {
         get { side == .native ? native : web }
-        set { if side == .native { native = newValue } else { web = newValue } }
+        // In place: a change through a copy would copy the jar's storage each time.
+        _modify {
+            if side == .native { yield &native } else { yield &web }
+        }
     }
 
     func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { side == .native ? nativeOrigins[key] : webOrigins[key] }
@@ -168,8 +171,7 @@ struct JarPair {
     /// returns what the jar did.
     @discardableResult
     mutating func receive(_ header: SetCookie, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) -> CookieStore.StoreResult {
-        let before = self[side]
-        let result = self[side].store(header, from: url, at: time, api: .http)
+        let (result, replaced) = self[side].storeReplacing(header, from: url, at: time, api: .http)
         switch result {
         case .stored(let cookie):
             setOrigin(origin, of: cookie.key, in: side)
@@ -180,7 +182,7 @@ struct JarPair {
         case .deleted(let key):
             setOrigin(nil, of: key, in: side)
             events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, note: origin.source))
-            if let old = before.cookie(for: key) ?? self[side.other].cookie(for: key),
+            if let old = replaced ?? self[side.other].cookie(for: key),
                 let (delay, rule) = linked("J2", delay: profile.jarDeletionDelay, to: side.other, deletion: true, name: key.name)
             {
                 schedule(PendingSync(due: time + delay, to: side.other, cookie: old, isDeletion: true, rule: rule, origin: origin))
