@@ -25,7 +25,7 @@ public struct FindingDetector: Sendable {
     public func findings(for recording: Recording, result: EmulationResult, labels known: [String]? = nil) -> [Finding] {
         var out: [Finding] = []
         let exchanges = recording.exchanges
-        var labels: [String?] = known ?? Array(repeating: nil, count: exchanges.count)
+        var made: [Int: String] = [:]
         for outcome in result.outcomes {
             let before = out.count
             defer {
@@ -40,7 +40,7 @@ public struct FindingDetector: Sendable {
             let recordedBody = e.request.bodyFingerprint
             guard Self.mayFind(outcome, recordedBody) else { continue }
             let label: String
-            if let known = labels[e.sequence] { label = known } else { label = Self.label(e); labels[e.sequence] = label }
+            if let known { label = known[e.sequence] } else if let earlier = made[e.sequence] { label = earlier } else { label = Self.label(e); made[e.sequence] = label }
 
             // A request that fails before any server answers (D4, D5).
             if !outcome.failedRules.isEmpty {
@@ -202,8 +202,10 @@ public struct FindingDetector: Sendable {
     }
 
     static func unionRules(_ lists: [[RuleID]]) -> [RuleID] {
-        var seen = Set<RuleID>()
-        return lists.joined().filter { seen.insert($0).inserted }
+        // A handful of rules: a scan costs less than hashing each.
+        var out: [RuleID] = []
+        for rule in lists.joined() where !out.contains(rule) { out.append(rule) }
+        return out
     }
 
     /// One finding for the cookies of one exchange and code: severity from the code, or
@@ -302,9 +304,14 @@ public struct FindingDetector: Sendable {
 
     static func shortURL(_ url: String) -> String {
         // An app's own scheme (app://localhost) says where the request went; http(s) goes without saying.
-        let scheme = url.prefix { $0 != ":" }.lowercased()
-        let shown = (scheme == "http" || scheme == "https" ? "" : scheme + "://") + RequestTarget.hostAndPath(url)
-        return shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
+        let shown: String
+        if let target = RequestTarget(url) {
+            shown = (target.scheme == "http" || target.scheme == "https" ? "" : target.scheme + "://") + target.host + target.pathAndQuery
+        } else {
+            shown = url.prefix { $0 != ":" }.lowercased() + "://" + url
+        }
+        // No more characters than bytes: most URLs are measured without counting characters.
+        return shown.utf8.count > 100 && shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
     }
 
     /// The URL of the last recorded hop of the chain `e` starts.

@@ -38,8 +38,8 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
                 if exchange.initiator == .xhr {
                     // CAPH3: the bridge gives an XHR's FormData no Content-Type, so native sets no body.
                     plan.bodyLostBy = "CAPH3"
-                } else if let rebuilt = Self.rebuildMultipart(exchange.request.body, contentType: contentType), rebuilt != exchange.request.body {
-                    plan.bodyChange = BodyChange(rule: "CAPH5", effect: .reencoded(BodyFingerprint(rebuilt)), reason: "CapacitorHttp rebuilt the multipart body natively")
+                } else if case .rebuilt(let body) = context.nativeMultipart ?? Self.nativeMultipart(exchange) {
+                    plan.bodyChange = BodyChange(rule: "CAPH5", effect: .reencoded(body), reason: "CapacitorHttp rebuilt the multipart body natively")
                 }
             case .binary, .binaryArrayBuffer:
                 // CAPH4: a Blob or ArrayBuffer crosses the bridge as a plain object.
@@ -56,6 +56,15 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
             }
         }
         return plan
+    }
+
+    /// CAPH5: what native code makes of the exchange's multipart body; the same for every
+    /// preset, so a replay input works it out once per exchange.
+    public static func nativeMultipart(_ exchange: Exchange) -> NativeMultipart {
+        guard let rebuilt = rebuildMultipart(exchange.request.body, contentType: exchange.request.headers.first("Content-Type")),
+            rebuilt != exchange.request.body
+        else { return .unchanged }
+        return .rebuilt(BodyFingerprint(rebuilt))
     }
 
     /// The multipart body as CapacitorHttp writes it again (`CapacitorUrlRequest`
@@ -83,6 +92,14 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
         out.append(contentsOf: Array("--\(boundary)--\r\n".utf8))
         return out
     }
+}
+
+/// What CapacitorHttp's native side sends for a multipart body (CAPH5).
+public enum NativeMultipart: Sendable, Hashable {
+    /// The same bytes, or a body it cannot parse (sent as it is).
+    case unchanged
+    /// Other bytes, the same fields.
+    case rebuilt(BodyFingerprint)
 }
 
 /// The parts of a multipart body, split on its boundary at the byte level (file contents

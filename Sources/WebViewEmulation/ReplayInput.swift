@@ -62,6 +62,7 @@ public final class ReplayInput: Sendable {
                 switch e.bodyKind {
                 case .formData, .formDataWithFile:
                     f.formDataRebuilt = BodyBridge.rebuildMultipart(e.request.body, contentType: e.request.headers.first("Content-Type")).map(BodyFingerprint.init)
+                    f.nativeMultipart = CapacitorHttpStrategy.nativeMultipart(e)
                 case .urlEncoded:
                     f.urlSearchParamsRejoined = BodyFingerprint(BodyBridge.rejoinWithoutEncoding(e.request.body))
                 default:
@@ -154,6 +155,8 @@ public struct ExchangeFacts: Sendable, Hashable {
     public var uploadListener: Bool
     /// B5: the multipart body rebuilt through a dictionary, as KKJSBridge does.
     public var formDataRebuilt: BodyFingerprint?
+    /// CAPH5: the multipart body as CapacitorHttp's native side writes it again.
+    public var nativeMultipart: NativeMultipart?
     /// B6: the URL-encoded body re-joined without percent-encoding, as the NetEase snippet does.
     public var urlSearchParamsRejoined: BodyFingerprint?
     /// What the run's offline package holds for this request, before any preset (O1, O2).

@@ -68,11 +68,14 @@ public struct RuleCatalog: Sendable {
     public let version: Int
     public let rules: [Rule]
     private let byID: [RuleID: Rule]
+    /// Each rule's confidence alone: every finding asks, and a rule is a large value to copy.
+    private let confidenceByID: [RuleID: Confidence]
 
     public init(rules: [Rule], version: Int = 1) {
         self.version = version
         self.rules = rules
         self.byID = Dictionary(rules.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        self.confidenceByID = byID.mapValues(\.confidence)
     }
 
     /// The catalog bundled with h5replay.
@@ -100,6 +103,10 @@ public struct RuleCatalog: Sendable {
 
     /// The weakest confidence among `ids`: a finding is only as sure as its least sure rule.
     public func confidence(of ids: [RuleID]) -> Confidence {
-        ids.compactMap { byID[$0]?.confidence }.min() ?? .inferred
+        var weakest: Confidence?
+        for id in ids {
+            if let c = confidenceByID[id], weakest.map({ c < $0 }) ?? true { weakest = c }
+        }
+        return weakest ?? .inferred
     }
 }

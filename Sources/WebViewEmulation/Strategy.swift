@@ -102,6 +102,9 @@ public struct EmulationContext: Sendable {
     public var appPage: AppShell?
     /// The scenario marks the XHR's upload listener (S3).
     public var uploadListener: Bool
+    /// CAPH5: the multipart body as native code writes it again, worked out once per
+    /// exchange by the replay input; nil when the context was built without one.
+    public var nativeMultipart: NativeMultipart?
 
     public init(profile: Profile, scenario: Scenario, documentURL: String? = nil, crossOrigin: Bool = false, uploadListener: Bool = false) {
         self.profile = profile

@@ -35,8 +35,8 @@ public struct WebViewEmulator: Sendable {
         jars.link = hooks.jarLink
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(exchanges.count)
-        // The plan of each load, by the sequence of its first hop.
-        var plans = [TransportPlan?](repeating: nil, count: exchanges.count)
+        // The plan of each load that redirects, by the sequence of its first hop.
+        var plans: [Int: TransportPlan] = [:]
         let base = EmulationContext(profile: profile, scenario: scenario)
         placePreexisting(provenance, exchanges: exchanges, into: &jars)
         // W1: a pooled web view's document-start scripts were built when it was created, at
@@ -73,6 +73,7 @@ public struct WebViewEmulator: Sendable {
             context.documentURL = facts.documentURL
             context.crossOrigin = facts.crossOrigin
             context.uploadListener = facts.uploadListener
+            context.nativeMultipart = facts.nativeMultipart
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
             let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument)
@@ -108,7 +109,7 @@ public struct WebViewEmulator: Sendable {
             let plan: TransportPlan
             if hop == 0 {
                 plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
-                plans[chainStart] = plan
+                if e.redirect?.next != nil { plans[chainStart] = plan }
                 // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
                 if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e) {
                     outcome.deliveredBody = .empty
@@ -122,6 +123,7 @@ public struct WebViewEmulator: Sendable {
                     let head = input.facts[chainStart]
                     var headContext = base
                     (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
+                    headContext.nativeMultipart = head.nativeMultipart
                     plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
                 }
                 if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
@@ -671,16 +673,19 @@ public struct WebViewEmulator: Sendable {
     /// Once every synchronisation has completed, the cookies on which the jars disagree.
     private func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
         // Only the keys whose live values differ are sorted and explained.
-        var differing = Set<Cookie.Key>()
-        for (side, other) in [(jars.native, jars.web), (jars.web, jars.native)] {
+        var differing: [Cookie.Key] = []
+        func collect(_ side: CookieStore, against other: CookieStore) {
             side.forEachCookie { c in
                 guard !c.isExpired(at: time) else { return }
                 let twin = other.cookie(for: c.key).flatMap { $0.isExpired(at: time) ? nil : $0 }
-                if twin?.value != c.value { differing.insert(c.key) }
+                if twin?.value != c.value { differing.append(c.key) }
             }
         }
+        collect(jars.native, against: jars.web)
+        collect(jars.web, against: jars.native)
         var out: [JarDivergence] = []
-        for key in differing.sorted() {
+        differing.sort()
+        for (i, key) in differing.enumerated() where i == 0 || differing[i - 1] != key {
             let n = jars.native.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
             let w = jars.web.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
             var rules: [RuleID] = []
@@ -700,8 +705,10 @@ public struct WebViewEmulator: Sendable {
     }
 
     static func unique(_ rules: [RuleID]) -> [RuleID] {
-        var seen = Set<RuleID>()
-        return rules.filter { seen.insert($0).inserted }
+        // A handful of rules: a scan costs less than hashing each.
+        var out: [RuleID] = []
+        for rule in rules where !out.contains(rule) { out.append(rule) }
+        return out
     }
 
     /// "12 s", "1.5 s", "972 ms": printf's `%.0f` and `%.1f` without its cost (explanations
