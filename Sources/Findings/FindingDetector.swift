@@ -201,12 +201,7 @@ public struct FindingDetector: Sendable {
         importantCookies.contains { Scenario.Override.glob($0, name) }
     }
 
-    static func unionRules(_ lists: [[RuleID]]) -> [RuleID] {
-        // A handful of rules: a scan costs less than hashing each.
-        var out: [RuleID] = []
-        for rule in lists.joined() where !out.contains(rule) { out.append(rule) }
-        return out
-    }
+    static func unionRules(_ lists: [[RuleID]]) -> [RuleID] { Array(lists.joined()).uniqued }
 
     /// One finding for the cookies of one exchange and code: severity from the code, or
     /// from the likelihood when no cookie of it is certain.
@@ -304,12 +299,9 @@ public struct FindingDetector: Sendable {
 
     static func shortURL(_ url: String) -> String {
         // An app's own scheme (app://localhost) says where the request went; http(s) goes without saying.
-        let shown: String
-        if let target = RequestTarget(url) {
-            shown = (target.scheme == "http" || target.scheme == "https" ? "" : target.scheme + "://") + target.host + target.pathAndQuery
-        } else {
-            shown = url.prefix { $0 != ":" }.lowercased() + "://" + url
-        }
+        let target = RequestTarget(url)
+        let scheme = target?.scheme ?? url.prefix { $0 != ":" }.lowercased()
+        let shown = (scheme == "http" || scheme == "https" ? "" : scheme + "://") + (target.map { $0.host + $0.pathAndQuery } ?? url)
         // No more characters than bytes: most URLs are measured without counting characters.
         return shown.utf8.count > 100 && shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
     }

@@ -23,6 +23,16 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
     }
 }
 
+extension Array where Element == RuleID {
+    /// Each rule once, in first-seen order. A finding cites a handful: a scan costs less
+    /// than hashing each.
+    public var uniqued: [RuleID] {
+        var out: [RuleID] = []
+        for rule in self where !out.contains(rule) { out.append(rule) }
+        return out
+    }
+}
+
 /// How sure the model is of a rule (BEHAVIOUR.md, "Confidence marks"), weakest first.
 /// `measured`: a lab experiment saw a real WebKit engine do it (Tools/lab).
 public enum Confidence: String, Sendable, Hashable, Codable, Comparable, CaseIterable {

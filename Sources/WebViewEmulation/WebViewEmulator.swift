@@ -641,7 +641,7 @@ public struct WebViewEmulator: Sendable {
             } else {
                 why = "\(side.jarName) does not hold it"
             }
-            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: Self.unique(rules), certain: certain, explanation: why)
+            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: rules.uniqued, certain: certain, explanation: why)
             difference.likelihood = likelihood
             difference.setByRedirect = fromRedirect
             out.append(difference)
@@ -656,7 +656,7 @@ public struct WebViewEmulator: Sendable {
                 rules += origin.rules
                 why += " (\(origin.what))"
             }
-            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: Self.unique(rules), certain: true, explanation: why))
+            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: rules.uniqued, certain: true, explanation: why))
         }
         return out
     }
@@ -699,15 +699,8 @@ public struct WebViewEmulator: Sendable {
                 parts.append("\(side.jarName): \(origin.what)")
             }
             if rules.isEmpty { rules = ["J1"] }
-            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: Self.unique(rules), explanation: parts.joined(separator: "; ")))
+            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: rules.uniqued, explanation: parts.joined(separator: "; ")))
         }
-        return out
-    }
-
-    static func unique(_ rules: [RuleID]) -> [RuleID] {
-        // A handful of rules: a scan costs less than hashing each.
-        var out: [RuleID] = []
-        for rule in rules where !out.contains(rule) { out.append(rule) }
         return out
     }
 
