@@ -144,9 +144,11 @@ public struct RequestTarget: Sendable, Hashable {
 
     /// `host/path?query`, how reports show a URL; the URL itself when it does not parse.
     public static func hostAndPath(_ url: String) -> String {
-        guard let t = RequestTarget(url) else { return url }
-        return t.host + t.pathAndQuery
+        RequestTarget(url)?.hostAndPath ?? url
     }
+
+    /// `host/path?query`, how reports show a URL.
+    public var hostAndPath: String { host + pathAndQuery }
 
     /// Resolves `reference` (a Location header, say) against `base`, as a browser does.
     public static func resolve(_ reference: String, against base: String) -> String? {
