@@ -34,9 +34,11 @@ public struct BodyFingerprint: Sendable, Hashable, Codable {
 
     public init(_ data: Data) {
         self.length = data.count
-        self.sha256 = data.sha256Hex
+        // Most requests have no body: its hash is worked out once.
+        self.sha256 = data.isEmpty ? Self.emptySHA256 : data.sha256Hex
     }
 
+    private static let emptySHA256 = Data().sha256Hex
     public static let empty = BodyFingerprint(Data())
     public var isEmpty: Bool { length == 0 }
 }

@@ -202,9 +202,15 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     }
 
     public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
+        self.init(method: method, url: url, target: RequestTarget(url), httpVersion: httpVersion, headers: headers, body: body)
+    }
+
+    /// A request whose URL the caller has already parsed: `target` must be
+    /// `RequestTarget(url)`.
+    public init(method: String, url: String, target: RequestTarget?, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
         self.method = method
         self.url = url
-        self.target = RequestTarget(url)
+        self.target = target
         self.httpVersion = httpVersion
         self.headers = headers
         self.body = body

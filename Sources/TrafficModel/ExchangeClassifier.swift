@@ -113,11 +113,13 @@ public enum ExchangeClassifier {
             return multipartHasFile(request.body) ? .formDataWithFile : .formData
         }
         if type.hasPrefix("application/x-www-form-urlencoded") { return .urlEncoded }
-        let binaryTypes = ["application/octet-stream", "image/", "audio/", "video/", "application/zip", "application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf", "application/pdf", "application/gzip"]
         if binaryTypes.contains(where: { type.hasPrefix($0) }) { return .binary }
         if type.hasPrefix("text/") || type.contains("json") || type.contains("xml") { return .text }
         return String(validatingUTF8: request.body) == nil ? .binary : .text
     }
+
+    /// Content types whose bodies are bytes, not text, by prefix.
+    static let binaryTypes = ["application/octet-stream", "image/", "audio/", "video/", "application/zip", "application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf", "application/pdf", "application/gzip"]
 
     /// Whether any part header of a multipart body has `filename=`.
     static func multipartHasFile(_ body: Data) -> Bool {
@@ -204,10 +206,17 @@ public enum ExchangeClassifier {
             var hop: Int
             var chainInitiator: Initiator
             var chainFrame: Frame.Kind
+            /// The Location's path, nil when it did not parse (`awaitingPaths`).
+            var path: String?
         }
 
         /// Waiting 3xx by the normalised URL of their Location, oldest first.
         var awaiting: [String: [Awaiting]] = [:]
+        /// How many waiting 3xx each Location path has, and how many Locations did not
+        /// parse: a request whose path none waits for is no redirect target, and its
+        /// normalised URL need not be built.
+        var awaitingPaths: [String: Int] = [:]
+        var awaitingUnparsed = 0
         var iframeDocuments = Set<String>()
         /// The site exchanges are compared with for `thirdParty`.
         public private(set) var topSite: String?
@@ -238,11 +247,12 @@ public enum ExchangeClassifier {
 
             // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
             var claimedBy: Awaiting?
-            if !awaiting.isEmpty {
+            if !awaiting.isEmpty, mayBeAwaited(exchange.request) {
                 let key = ExchangeClassifier.normalize(exchange.request)
                 if var list = awaiting[key], let k = list.firstIndex(where: { $0.method == nil || $0.method == exchange.request.method }) {
                     let from = list.remove(at: k)
                     awaiting[key] = list.isEmpty ? nil : list
+                    countAwaiting(at: from.path, by: -1)
                     exchange.redirect = RedirectLink(chainStart: from.chainStart, hop: from.hop + 1, next: nil)
                     exchange.initiator = from.chainInitiator == .formSubmission ? .navigation : from.chainInitiator
                     claimedBy = from
@@ -281,14 +291,31 @@ public enum ExchangeClassifier {
                 let start = exchange.redirect?.chainStart ?? sequence
                 let hop = exchange.redirect?.hop ?? 0
                 exchange.redirect = RedirectLink(chainStart: start, hop: hop, next: nil)
+                let parsed = RequestTarget(target)
                 let waiting = Awaiting(
                     sequence: sequence, method: exchange.response.preservesMethod ? exchange.request.method : nil,
                     chainStart: start, hop: hop,
                     chainInitiator: claimedBy?.chainInitiator ?? exchange.initiator,
-                    chainFrame: claimedBy?.chainFrame ?? kind)
-                awaiting[ExchangeClassifier.normalize(target), default: []].append(waiting)
+                    chainFrame: claimedBy?.chainFrame ?? kind, path: parsed?.path)
+                awaiting[parsed.map { $0.origin + $0.pathAndQuery } ?? target, default: []].append(waiting)
+                countAwaiting(at: parsed?.path, by: 1)
             }
             return revisions
+        }
+
+        /// Whether a waiting 3xx may have this request's URL as its Location.
+        func mayBeAwaited(_ request: RecordedRequest) -> Bool {
+            guard let path = request.target?.path else { return true }
+            return awaitingUnparsed > 0 || awaitingPaths[path] != nil
+        }
+
+        mutating func countAwaiting(at path: String?, by change: Int) {
+            guard let path else {
+                awaitingUnparsed += change
+                return
+            }
+            let n = awaitingPaths[path, default: 0] + change
+            awaitingPaths[path] = n > 0 ? n : nil
         }
     }
 }

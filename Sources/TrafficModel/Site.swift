@@ -17,20 +17,31 @@ public enum Site {
     /// The registrable domain of `host`: one label above its public suffix; an IP address
     /// or a single-label host is its own site.
     public static func of(host: String) -> String {
-        let bytes = host.utf8
-        if bytes.contains(0x3A) || bytes.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
-        // The last three dots, from the end: labels are what they separate.
-        var dots: [String.Index] = []
-        dots.reserveCapacity(3)
-        var i = bytes.endIndex
-        while i > bytes.startIndex, dots.count < 3 {
-            bytes.formIndex(before: &i)
-            if bytes[i] == 0x2E { dots.append(i) }
+        var utf8 = host
+        return utf8.withUTF8 { bytes in
+            // One pass from the end: the last three dots, and whether this is an IP address
+            // (a colon, or nothing but digits and dots).
+            var colon = false
+            var numeric = true
+            var dots = (-1, -1, -1)
+            var i = bytes.count
+            while i > 0 {
+                i -= 1
+                let c = bytes[i]
+                if c == 0x2E {
+                    if dots.0 < 0 { dots.0 = i } else if dots.1 < 0 { dots.1 = i } else if dots.2 < 0 { dots.2 = i }
+                } else if c == 0x3A {
+                    colon = true
+                } else if c < 48 || c > 57 {
+                    numeric = false
+                }
+            }
+            if colon || numeric || dots.1 < 0 { return host }
+            func above(_ dot: Int) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[(dot + 1)...]), as: UTF8.self) }
+            let lastTwo = above(dots.1)
+            guard multiLabelSuffixes.contains(lastTwo) else { return lastTwo }
+            return dots.2 >= 0 ? above(dots.2) : host
         }
-        guard dots.count >= 2 else { return host }
-        let lastTwo = host[host.index(after: dots[1])...]
-        guard multiLabelSuffixes.contains(String(lastTwo)) else { return String(lastTwo) }
-        return dots.count >= 3 ? String(host[host.index(after: dots[2])...]) : host
     }
 
     /// Whether `host` is itself a public suffix by the common set above.
