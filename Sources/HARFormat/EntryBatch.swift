@@ -2,12 +2,15 @@ import Dispatch
 import Foundation
 import TrafficModel
 
-/// A batch of HAR entries read onto token lists, whose exchanges are built on every core.
+/// HAR entries read onto token lists a batch at a time, whose exchanges are built on every
+/// core while the reader goes on with the next batch.
 ///
 /// Reading the JSON is one pass and stays on the calling thread; building an exchange from
 /// an entry's tokens (headers, bodies, base64, URL parsing) is most of an import's work and
-/// each entry's is independent of the others', so a batch's entries are shared among
-/// workers, then their exchanges and diagnostics are put back in entry order.
+/// each entry's is independent of the others', so a full batch is handed to the workers and
+/// the reader fills a second one meanwhile. Exchanges and diagnostics are handed on in entry
+/// order, a batch at a time, when the batch after it is handed to the workers (or at
+/// `finish`). At most two batches of tokens are held at once, whatever the file's size.
 final class EntryBatch {
     let importer: HARImporter
     let file: String
@@ -15,29 +18,28 @@ final class EntryBatch {
     /// tokens stay a few megabytes.
     static let size = 512
     /// Threads that build exchanges: every core (at most 8); `H5REPLAY_HAR_WORKERS` sets it
-    /// (1 reads a HAR on one thread, for comparison).
+    /// (1 builds on the reading thread, one batch after the other, for comparison).
     let workers = ProcessInfo.processInfo.environment["H5REPLAY_HAR_WORKERS"].flatMap { Int($0) } ?? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
 
-    var indices: [Int] = []
-    var tokens: [[JSONTape.Token]] = []
-    var count = 0
+    /// One batch: its entries' tokens and file indices, then what they gave, in memory the
+    /// workers write to without a lock (each its own run of entries).
+    final class Slot: @unchecked Sendable {
+        var indices: [Int] = []
+        var tokens: [[JSONTape.Token]] = []
+        var count = 0
+        let built = UnsafeMutableBufferPointer<Built>.allocate(capacity: EntryBatch.size)
+        var builtCount = 0
 
-    init(importer: HARImporter, file: String) {
-        self.importer = importer
-        self.file = file
-    }
-
-    var isFull: Bool { count == Self.size }
-
-    func add(index: Int, _ entry: UnsafeBufferPointer<JSONTape.Token>) {
-        if count == tokens.count {
-            tokens.append([])
-            indices.append(0)
+        func clear() {
+            built.baseAddress!.deinitialize(count: builtCount)
+            builtCount = 0
+            count = 0
         }
-        tokens[count].removeAll(keepingCapacity: true)
-        tokens[count].append(contentsOf: entry)
-        indices[count] = index
-        count += 1
+
+        deinit {
+            clear()
+            built.deallocate()
+        }
     }
 
     /// What one entry gave.
@@ -47,31 +49,112 @@ final class EntryBatch {
         var error: Error?
     }
 
-    /// Builds the batch's exchanges and hands each entry's on in batch order (its index in
-    /// the file, its exchange or nil when skipped, its diagnostics); then empties the batch.
+    /// The batch being read into.
+    private var filling = Slot()
+    /// The batch the workers are building, if any; `group` says when they are done.
+    private var building: Slot?
+    private var spare: Slot?
+    private let group = DispatchGroup()
+
+    init(importer: HARImporter, file: String) {
+        self.importer = importer
+        self.file = file
+    }
+
+    deinit {
+        // Never leave workers reading tokens or bytes that are about to go.
+        group.wait()
+    }
+
+    var isFull: Bool { filling.count == Self.size }
+
+    func add(index: Int, _ entry: UnsafeBufferPointer<JSONTape.Token>) {
+        let slot = filling
+        if slot.count == slot.tokens.count {
+            slot.tokens.append([])
+            slot.indices.append(0)
+        }
+        slot.tokens[slot.count].removeAll(keepingCapacity: true)
+        slot.tokens[slot.count].append(contentsOf: entry)
+        slot.indices[slot.count] = index
+        slot.count += 1
+    }
+
+    /// Hands the batch read so far to the workers, then hands on the batch before it, built:
+    /// each entry's index in the file, its exchange or nil when skipped, its diagnostics.
+    /// `bytes` must stay valid until `finish` or `wait` returns.
     func build(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
-        guard count > 0 else { return }
-        var built = [Built](repeating: Built(), count: count)
-        let n = count
+        let previous = waitForWorkers()
+        if filling.count > 0 {
+            let slot = filling
+            filling = spare ?? Slot()
+            spare = nil
+            start(slot, bytes: bytes)
+        }
+        if let previous {
+            defer { recycle(previous) }
+            try handOn(previous, each)
+        }
+    }
+
+    /// Builds what is left and hands on every batch not yet handed on.
+    func finish(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
+        try build(bytes: bytes, each)
+        if let last = waitForWorkers() {
+            defer { recycle(last) }
+            try handOn(last, each)
+        }
+    }
+
+    /// Waits until no worker is building; call before the bytes or tokens go away when an
+    /// import stops early.
+    func wait() {
+        group.wait()
+    }
+
+    private func waitForWorkers() -> Slot? {
+        guard let slot = building else { return nil }
+        group.wait()
+        building = nil
+        return slot
+    }
+
+    private func recycle(_ slot: Slot) {
+        slot.clear()
+        spare = slot
+    }
+
+    private func handOn(_ slot: Slot, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
+        for k in 0..<slot.count {
+            let result = slot.built[k]
+            if let error = result.error { throw error }
+            try each(slot.indices[k], result.exchange, result.diagnostics)
+        }
+    }
+
+    private func start(_ slot: Slot, bytes: UnsafeBufferPointer<UInt8>) {
+        let n = slot.count
+        precondition(n <= Self.size)
+        slot.built.baseAddress!.initialize(repeating: Built(), count: n)
+        slot.builtCount = n
+        let out = UncheckedSendable(slot.built)
         let importer = self.importer
         let file = self.file
-        built.withUnsafeMutableBufferPointer { out in
-            let out = UncheckedSendable(out)
-            let tokens = UncheckedSendable(self.tokens)
-            let indices = self.indices
-            let bytes = UncheckedSendable(bytes)
-            let stride = workers == 1 || n < 2 * workers ? 1 : workers
-            let work: @Sendable (Int) -> Void = { worker in
-                // Each worker takes a contiguous run of entries (no two write one cache
-                // line) and its own copy of the file name (no reference count shared across
-                // cores).
-                let context = ImportContext(file: String(decoding: Array(file.utf8), as: UTF8.self))
-                let run = (n + stride - 1) / stride
+        let bytes = UncheckedSendable(bytes)
+        let workers = self.workers
+        let stride = workers == 1 || n < 2 * workers ? 1 : workers
+        let work: @Sendable (Int) -> Void = { worker in
+            // Each worker takes a contiguous run of entries (no two write one cache line)
+            // and its own copy of the file name (no reference count shared across cores).
+            let context = ImportContext(file: String(decoding: Array(file.utf8), as: UTF8.self))
+            let run = (n + stride - 1) / stride
+            do {
+                let out = out.value
                 for k in (worker * run)..<min(n, (worker + 1) * run) {
-                    let index = indices[k]
+                    let index = slot.indices[k]
                     context.entryIndex = index
                     var result = Built()
-                    tokens.value[k].withUnsafeBufferPointer { entryTokens in
+                    slot.tokens[k].withUnsafeBufferPointer { entryTokens in
                         let entry = JSONNode(view: JSONView(tokens: entryTokens, bytes: bytes.value), index: 0, context: context)
                         do {
                             result.exchange = try importer.exchange(from: entry, index: index, diagnostics: &result.diagnostics)
@@ -82,20 +165,20 @@ final class EntryBatch {
                             result.error = error
                         }
                     }
-                    out.value[k] = result
+                    out[k] = result
                 }
-                withExtendedLifetime(context) {}
             }
-            if stride == 1 {
-                work(0)
-            } else {
-                DispatchQueue.concurrentPerform(iterations: workers, execute: work)
-            }
+            withExtendedLifetime(context) {}
         }
-        count = 0
-        for (k, result) in built.enumerated() {
-            if let error = result.error { throw error }
-            try each(indices[k], result.exchange, result.diagnostics)
+        if workers == 1 {
+            // One thread: built here and now, as a reader without workers would.
+            work(0)
+            building = slot
+            return
+        }
+        building = slot
+        DispatchQueue.global().async(group: group) {
+            if stride == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: stride, execute: work) }
         }
     }
 }

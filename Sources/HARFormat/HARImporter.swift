@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTPTypes
 import HTTPWire
@@ -48,33 +49,59 @@ public struct HARImporter: Sendable {
         guard data.count <= maxFileBytes else {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "the file is \(data.count) bytes, over the HAR size limit of \(maxFileBytes) (raise it with --max-har-bytes)")
         }
+        // The file's hash on another core meanwhile.
+        let hashing = DispatchGroup()
+        nonisolated(unsafe) var sha256 = ""
+        DispatchQueue.global().async(group: hashing) { sha256 = data.sha256Hex }
+        defer { hashing.wait() }
+
         var diagnostics: [Diagnostic] = []
+        // The exchanges in file order, and the entry each came from.
         var exchanges: [Exchange] = []
+        var entries: [Int] = []
+        // While the entries come in time order (as most exporters write them), each is
+        // classified as it is handed on, while the workers build the next batch; the first
+        // entry out of order drops that and the whole list is ordered and classified after.
+        var inOrder: [Exchange]? = []
+        var classifier = ExchangeClassifier.Stream()
         var clock = EntryClock()
         // One pass over the bytes. Entries are read in batches, each entry onto its own token
-        // list, and a batch's exchanges are built on every core; then the batch's tokens are
-        // let go: the JSON held at once is one batch of entries, whatever the file's size
-        // (the exchanges built stay until the recording is stored; `stream` holds none).
+        // list, and a batch's exchanges are built on every core while the next is read; then
+        // the batch's tokens are let go: the JSON held at once is two batches of entries,
+        // whatever the file's size (the exchanges built stay until the recording is stored;
+        // `stream` holds none).
         let batch = EntryBatch(importer: self, file: file)
         let context = ImportContext(file: file)
         let root: JSONTape
         do {
             root = try data.withUnsafeBytes { raw in
                 let bytes = Self.skippingByteOrderMark(raw.bindMemory(to: UInt8.self))
+                defer { batch.wait() }
                 var reader = JSONReader(bytes)
                 let collect: (Int, Exchange?, [Diagnostic]) -> Void = { index, exchange, entryDiagnostics in
                     diagnostics += entryDiagnostics
-                    if var exchange {
-                        if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
-                        exchanges.append(exchange)
+                    guard var exchange else { return }
+                    if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
+                    if inOrder != nil {
+                        if let last = exchanges.last, exchange.startedAt < last.startedAt {
+                            inOrder = nil
+                        } else {
+                            // A copy: the exchange as read stays, should the order break later.
+                            var classified = exchange
+                            classified.sequence = exchanges.count
+                            for revision in classifier.add(&classified) { revision.apply(to: &inOrder!) }
+                            inOrder!.append(classified)
+                        }
                     }
+                    exchanges.append(exchange)
+                    entries.append(index)
                 }
                 let root = try reader.forEachEntry { index, view, _ in
                     clock.add(JSONNode(view: view, index: 0, context: context))
                     batch.add(index: index, view.tokens)
                     if batch.isFull { try batch.build(bytes: bytes, collect) }
                 }
-                try batch.build(bytes: bytes, collect)
+                try batch.finish(bytes: bytes, collect)
                 return root
             }
         } catch let error as JSONSyntaxError {
@@ -83,26 +110,33 @@ public struct HARImporter: Sendable {
         try Self.checkShape(root, context: context)
 
         // Time order, stable for equal times; diagnostics follow their exchanges.
-        let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
-        var remap: [Int: Int] = [:]
-        var sorted: [Exchange] = []
-        sorted.reserveCapacity(exchanges.count)
-        for (newIndex, oldIndex) in order.enumerated() {
-            var e = exchanges[oldIndex]
-            remap[e.sequence] = newIndex
-            e.sequence = newIndex
-            sorted.append(e)
+        var sorted: [Exchange]
+        var position = [Int](repeating: -1, count: clock.times.count)
+        if let inOrder {
+            sorted = inOrder
+            exchanges = []
+            for (k, entry) in entries.enumerated() { position[entry] = k }
+        } else {
+            let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
+            sorted = order.map { exchanges[$0] }
+            // Each exchange held once again, so that numbering it changes it in place.
+            exchanges = []
+            for (k, old) in order.enumerated() {
+                position[entries[old]] = k
+                sorted[k].sequence = k
+            }
+            ExchangeClassifier.classify(&sorted)
         }
         for i in diagnostics.indices {
-            if let s = diagnostics[i].sequence { diagnostics[i].sequence = remap[s] }
+            if let entry = diagnostics[i].sequence { diagnostics[i].sequence = position[entry] >= 0 ? position[entry] : nil }
         }
         // The diagnostics of no exchange first, in file order, then each exchange's in
         // sequence order: the order a streamed import stores them in.
         diagnostics = diagnostics.enumerated().sorted { a, b in
             (a.element.sequence.map { $0 + 1 } ?? 0, a.offset) < (b.element.sequence.map { $0 + 1 } ?? 0, b.offset)
         }.map(\.element)
-        ExchangeClassifier.classify(&sorted)
-        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: data.sha256Hex, exchanges: sorted, diagnostics: diagnostics)
+        hashing.wait()
+        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: diagnostics)
     }
 
     /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for
@@ -143,6 +177,16 @@ public struct HARImporter: Sendable {
         var unplaced: [(Int, Diagnostic)] = []
         var tokens: [JSONTape.Token] = []
         let batch = EntryBatch(importer: self, file: file)
+        defer { batch.wait() }
+        let handOn: (Int, Exchange?, [Diagnostic]) throws -> Void = { index, exchange, diagnostics in
+            guard var exchange else {
+                unplaced += diagnostics.map { (index, $0) }
+                return
+            }
+            if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
+            unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
+            try handle(exchange, diagnostics.filter { $0.sequence != nil })
+        }
         var start = 0
         while start < order.count {
             let slice = order[start..<min(start + EntryBatch.size, order.count)]
@@ -151,19 +195,14 @@ public struct HARImporter: Sendable {
                 try JSONReader.value(in: bytes, at: ranges[index].lowerBound, into: &tokens)
                 tokens.withUnsafeBufferPointer { batch.add(index: index, $0) }
             }
-            try batch.build(bytes: bytes) { index, exchange, diagnostics in
-                guard var exchange else {
-                    unplaced += diagnostics.map { (index, $0) }
-                    return
-                }
-                if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
-                unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
-                try handle(exchange, diagnostics.filter { $0.sequence != nil })
-            }
+            // The batch goes to the workers while the one before it is handed on.
+            try batch.build(bytes: bytes, handOn)
             // All of it, not each entry's range: a page fault maps neighbouring pages too,
             // entries already released among them, and no later release would cover them.
             release(0..<raw.count)
         }
+        try batch.finish(bytes: bytes, handOn)
+        release(0..<raw.count)
         return unplaced.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
     }
 
@@ -333,7 +372,7 @@ public struct HARImporter: Sendable {
             duration: time / 1000,
             connectionID: try entry["connection"].optionalString(),
             serverAddress: try entry["serverIPAddress"].optionalString(),
-            request: RecordedRequest(method: method, url: url, httpVersion: Self.httpVersion(try request["httpVersion"].optionalString()), headers: requestHeaders, body: requestBody),
+            request: RecordedRequest(method: method, url: url, target: target, httpVersion: Self.httpVersion(try request["httpVersion"].optionalString()), headers: requestHeaders, body: requestBody),
             response: recordedResponse,
             resourceType: try entry["_resourceType"].optionalString(),
             evidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders)
@@ -385,7 +424,8 @@ public struct HARImporter: Sendable {
     /// Headers as `{"name", "value"}` objects (most exporters) or `[name, value]` arrays.
     private func headers(_ node: JSONNode) throws -> [HeaderField] {
         var out: [HeaderField] = []
-        for item in try node.optionalArray() {
+        out.reserveCapacity(node.count)
+        try node.forEachOptionalElement { item in
             if item.kind == .object {
                 let name = try item["name"].string()
                 let value = item["value"]

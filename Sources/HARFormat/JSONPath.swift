@@ -42,14 +42,14 @@ struct JSONNode {
 
     var isMissing: Bool { kind == nil || kind == .null }
 
-    subscript(key: String) -> JSONNode {
+    subscript(key: StaticString) -> JSONNode {
         if index >= 0 {
             if view.tokens[index].kind == .object, let member = view.member(index, key) {
                 return JSONNode(view: view, index: member, context: context)
             }
-            return JSONNode(view: view, index: -1, parent: index, missingKey: key, context: context)
+            return JSONNode(view: view, index: -1, parent: index, missingKey: key.description, context: context)
         }
-        return JSONNode(view: view, index: -1, parent: parent, missingKey: (missingKey.map { $0 + "." } ?? "") + key, context: context)
+        return JSONNode(view: view, index: -1, parent: parent, missingKey: (missingKey.map { $0 + "." } ?? "") + key.description, context: context)
     }
 
     /// Checks that the value is an object.
@@ -65,6 +65,34 @@ struct JSONNode {
     func optionalArray() throws -> [JSONNode] {
         if isMissing { return [] }
         return try array()
+    }
+
+    /// The elements of an array, none when it is missing or null, one at a time: the
+    /// same as `optionalArray` without building the list.
+    func forEachOptionalElement(_ body: (JSONNode) throws -> Void) throws {
+        if isMissing { return }
+        guard kind == .array else { throw fail("expected an array, found \(typeName)") }
+        var child = index + 1
+        let end = view.tokens[index].next
+        while child < end {
+            try body(JSONNode(view: view, index: child, context: context))
+            child = view.tokens[child].next
+        }
+    }
+
+    /// The number of elements of an array or members of an object; 0 otherwise.
+    var count: Int {
+        guard index >= 0, kind == .array || kind == .object else { return 0 }
+        var n = 0
+        var child = index + 1
+        let end = view.tokens[index].next
+        let isObject = kind == .object
+        while child < end {
+            if isObject { child += 1 }
+            n += 1
+            child = view.tokens[child].next
+        }
+        return n
     }
 
     func string() throws -> String {

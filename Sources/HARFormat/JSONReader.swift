@@ -54,29 +54,30 @@ struct JSONView {
         return String(decoding: JSONReader.unescape(slice), as: UTF8.self)
     }
 
-    /// Whether a string token spells `key` (member names are compared as bytes).
-    @inline(__always)
-    func string(_ t: Int, equals key: String) -> Bool {
-        let token = tokens[t]
-        if token.flag { return string(t) == key }
-        let length = token.end - token.start
-        guard key.utf8.count == length else { return false }
-        if let same = key.utf8.withContiguousStorageIfAvailable({ k in length == 0 || memcmp(k.baseAddress!, bytes.baseAddress! + token.start, length) == 0 }) {
-            return same
+    /// The member of an object token named `key` (the last, if repeated). Names are
+    /// compared as bytes; a name written with escapes is decoded first.
+    func member(_ object: Int, _ key: StaticString) -> Int? {
+        key.withUTF8Buffer { k in
+            var child = object + 1
+            let end = tokens[object].next
+            var found: Int?
+            let length = k.count
+            let first = k.first ?? 0
+            let base = bytes.baseAddress!
+            while child < end {
+                let name = tokens[child]
+                if name.end - name.start == length, !name.flag {
+                    // Names that differ mostly differ at the first byte.
+                    if length == 0 || (base[name.start] == first && memcmp(base + name.start, k.baseAddress!, length) == 0) {
+                        found = child + 1
+                    }
+                } else if name.flag, string(child).utf8.elementsEqual(k) {
+                    found = child + 1
+                }
+                child = tokens[child + 1].next
+            }
+            return found
         }
-        return string(t) == key
-    }
-
-    /// The member of an object token named `key` (the last, if repeated).
-    func member(_ object: Int, _ key: String) -> Int? {
-        var child = object + 1
-        let end = tokens[object].next
-        var found: Int?
-        while child < end {
-            if string(child, equals: key) { found = child + 1 }
-            child = tokens[child + 1].next
-        }
-        return found
     }
 
     /// The elements of an array token, or the member values of an object token.
@@ -375,20 +376,29 @@ struct JSONReader {
         i += 1
         let start = i
         var escaped = false
-        var high: UInt8 = 0
+        var high: UInt64 = 0
         let n = bytes.count
         let base = bytes.baseAddress!
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
         while i < n {
-            // Eight bytes at a time while none is a quote, a backslash, a control character
-            // or outside ASCII (the usual string).
+            // Eight bytes at a time up to the first quote, backslash or control character
+            // (bytes outside ASCII pass, and are checked as UTF-8 at the end). In each test
+            // only a byte above a flagged one can be flagged falsely, so the lowest flag is
+            // the byte to stop at.
             while i + 8 <= n {
                 let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                let ones: UInt64 = 0x0101_0101_0101_0101
-                let highs: UInt64 = 0x8080_8080_8080_8080
                 let quote = w ^ (ones &* 0x22)
                 let slash = w ^ (ones &* 0x5C)
-                let special = ((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | (w &- ones &* 0x20) | w
-                if special & highs != 0 { break }
+                let special = (((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | ((w &- ones &* 0x20) & ~w)) & highs
+                if special != 0 {
+                    let ahead = special.trailingZeroBitCount >> 3
+                    // Bytes before the stop: only their high bits count.
+                    high |= w & ((1 << (ahead << 3)) &- 1)
+                    i += ahead
+                    break
+                }
+                high |= w
                 i += 8
             }
             guard i < n else { break }
@@ -396,7 +406,7 @@ struct JSONReader {
             if c == UInt8(ascii: "\"") {
                 let end = i
                 i += 1
-                if high >= 0x80, String(validating: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) == nil {
+                if high & highs != 0, String(validating: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) == nil {
                     throw error("a string that is not UTF-8", at: start)
                 }
                 return (start, end, escaped)
@@ -418,7 +428,7 @@ struct JSONReader {
                 continue
             }
             if c < 0x20 { throw error("a control character inside a string") }
-            high |= c
+            high |= UInt64(c)
             i += 1
         }
         throw error("the text ends inside a string")

@@ -79,6 +79,64 @@ struct HARImporterTests {
         #expect(missingTime.count == 1 && missingTime[0].sequence == at1200)
     }
 
+    /// Entries over several batches, a redirect every fiftieth, in time order; with
+    /// `late`, one more entry, earlier than all and a document of another site, sits at
+    /// file position `late`.
+    func batchedEntries(late: Int?) -> [String] {
+        var entries: [String] = []
+        for k in 0..<1400 {
+            let time = "2024-01-02T03:\(String(format: "%02d", k / 60)):\(String(format: "%02d", k % 60))Z"
+            if k % 50 == 0 {
+                entries.append(entry(url: "https://a.example/\(k)", started: time, response: #""response": {"status": 302, "headers": [{"name": "Location", "value": "/after-\#(k)"}], "content": {"size": 0}}"#))
+            } else if k % 50 == 1 {
+                entries.append(entry(url: "https://a.example/after-\(k - 1)", started: time))
+            } else {
+                entries.append(entry(url: "https://a.example/\(k)", started: time))
+            }
+        }
+        if let late {
+            let document = #"{"startedDateTime": "2024-01-02T02:00:00Z", "time": 1, "request": {"method": "GET", "url": "https://b.example/", "headers": [{"name": "Sec-Fetch-Dest", "value": "document"}]}, "response": {"status": 200, "headers": [], "content": {"size": 0}}}"#
+            entries.insert(document, at: late)
+        }
+        return entries
+    }
+
+    @Test("entries that leave time order after many batches import as the same entries written in time order", arguments: [1_300, 3, 700])
+    func orderBrokenLate(_ late: Int) throws {
+        let shuffled = try importing(har(batchedEntries(late: late).joined(separator: ",")))
+        let ordered = try importing(har(batchedEntries(late: 0).joined(separator: ",")))
+        #expect(shuffled.exchanges.count == 1401)
+        #expect(shuffled.exchanges == ordered.exchanges)
+        // The early document of b.example is the top-level site: a.example is third party.
+        #expect(shuffled.exchanges[0].request.url == "https://b.example/" && shuffled.exchanges[1].frame.thirdParty)
+        #expect(shuffled.exchanges[1].redirect == RedirectLink(chainStart: 1, hop: 0, next: 2))
+        #expect(shuffled.exchanges.map(\.sequence) == Array(0..<1401))
+    }
+
+    @Test("entries in time order over many batches are classified as they arrive: redirects linked, sequences in order")
+    func inOrderClassified() throws {
+        let recording = try importing(har(batchedEntries(late: nil).joined(separator: ",")))
+        #expect(recording.exchanges.count == 1400)
+        #expect(recording.exchanges.map(\.sequence) == Array(0..<1400))
+        for k in stride(from: 0, to: 1400, by: 50) {
+            #expect(recording.exchanges[k].redirect == RedirectLink(chainStart: k, hop: 0, next: k + 1))
+            #expect(recording.exchanges[k + 1].redirect == RedirectLink(chainStart: k, hop: 1, next: nil))
+        }
+        #expect(recording.exchanges.filter { $0.redirect != nil }.count == 56)
+    }
+
+    @Test("a HAR cut off after many batches is refused as invalid JSON, naming the place")
+    func truncatedAfterBatches() throws {
+        let whole = har(batchedEntries(late: nil).joined(separator: ","))
+        let cut = String(whole.prefix(whole.utf8.count * 9 / 10))
+        #expect {
+            try importing(cut, file: "cut.har")
+        } throws: { error in
+            let description = "\(error)"
+            return description.contains("cut.har") && description.contains("not valid JSON") && description.contains("line 1")
+        }
+    }
+
     @Test("startedDateTime in the forms exporters write", arguments: [
         ("2024-01-02T03:04:05.678Z", 1_704_164_645.678), ("2024-01-02T03:04:05Z", 1_704_164_645.0),
         ("2024-01-02T03:04:05.123456-0100", 1_704_168_245.123456), ("2024-01-02 03:04:05", 1_704_164_645.0),
