@@ -118,16 +118,15 @@ public struct ContentDecoder: Sendable {
         defer { inflateEnd(&stream) }
         var output: [UInt8] = []
         output.reserveCapacity(min(limit, input.count * 4))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var status: Int32 = Z_OK
-        var mutableInput = input
         var trailing = false
         var cut = false
         let tolerant = self.tolerant
-        let outcome: Result<Bool, Failure> = mutableInput.withUnsafeMutableBufferPointer { inBuffer in
-            stream.next_in = inBuffer.baseAddress
+        let outcome: Result<Bool, Failure> = input.withUnsafeBufferPointer { inBuffer in
+            // zlib reads the input and never writes it; its pointer is not const.
+            stream.next_in = inBuffer.baseAddress.map { UnsafeMutablePointer(mutating: $0) }
             stream.avail_in = UInt32(inBuffer.count)
-            return chunk.withUnsafeMutableBufferPointer { out in
+            return Self.withChunk { out in
                 while true {
                     stream.next_out = out.baseAddress
                     stream.avail_out = UInt32(out.count)
@@ -168,16 +167,24 @@ public struct ContentDecoder: Sendable {
         }
     }
 
+    /// A buffer a decoder writes into before its output is copied on: left uninitialised,
+    /// since only what the decoder wrote is read (zeroing 64 KB per body cost more than
+    /// inflating most bodies).
+    static func withChunk<R>(_ body: (UnsafeMutableBufferPointer<UInt8>) -> R) -> R {
+        let chunk = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 64 * 1024)
+        defer { chunk.deallocate() }
+        return body(chunk)
+    }
+
     func brotli(_ input: [UInt8], limit: Int) throws(Failure) -> (bytes: [UInt8], end: StageEnd) {
         guard let state = BrotliDecoderCreateInstance(nil, nil, nil) else { throw Failure(description: "br: the decoder would not start") }
         defer { BrotliDecoderDestroyInstance(state) }
         var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var cut = false
         let outcome: Result<Bool, Failure> = input.withUnsafeBufferPointer { inBuffer in
             var nextIn = inBuffer.baseAddress
             var availIn = inBuffer.count
-            return chunk.withUnsafeMutableBufferPointer { out in
+            return Self.withChunk { out in
                 while true {
                     var nextOut = out.baseAddress
                     var availOut = out.count

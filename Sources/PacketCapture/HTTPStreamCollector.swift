@@ -217,7 +217,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
         let parts = item.parts
         let request = parts.request!
         var diagnostics: [Diagnostic] = []
-        let where_ = "\(item.client) → \(item.server)"
+        // Spelled out only for a diagnostic: most exchanges have none.
+        var where_: String { "\(item.client) → \(item.server)" }
         let requestHeaders = request.head.headers.map { HeaderField($0.name, $0.value) }
         let recordedRequest = RecordedRequest(
             method: request.head.method, url: url(for: request.head, server: item.server), httpVersion: request.head.version,
