@@ -1,7 +1,7 @@
 // h5replay-bench: times the pipeline's stages on one HAR file, for Tools/bench.
 //
 // Prints one `name=value` line per figure:
-//   har_bytes, har_entries, har_import_seconds (best of 3),
+//   har_bytes, har_entries, har_import_seconds (best of 5),
 //   emulation_evaluations, emulation_seconds, emulation_per_second (one core, every
 //     preset over the flows in RECORDINGS_DIR: realistic flow lengths),
 //   sqlite_rows, sqlite_seconds, sqlite_rows_per_second (one transaction, a file database).
@@ -122,7 +122,7 @@ do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
 // HAR import: parse, build exchanges, classify, sort.
 var best = Double.infinity
 var recording: Recording!
-for _ in 0..<3 {
+for _ in 0..<5 {
     // The previous round's recording is let go before the clock starts, as json.load's
     // result is after the Python figure's clock stops.
     recording = nil
