@@ -143,13 +143,17 @@ public enum ExchangeClassifier {
 
     /// URL comparison that ignores the fragment and the default port.
     static func normalize(_ url: String) -> String {
-        guard let t = RequestTarget(url) else { return url }
-        return t.origin + t.pathAndQuery
+        normalize(RequestTarget(url), else: url)
     }
 
     /// `normalize` of a request's URL, from the target it already holds.
     static func normalize(_ request: RecordedRequest) -> String {
-        guard let t = request.target else { return request.url }
+        normalize(request.target, else: request.url)
+    }
+
+    /// `normalize` of a parsed URL; `url` itself when it did not parse.
+    static func normalize(_ target: RequestTarget?, else url: String) -> String {
+        guard let t = target else { return url }
         return t.origin + t.pathAndQuery
     }
 
@@ -297,7 +301,7 @@ public enum ExchangeClassifier {
                     chainStart: start, hop: hop,
                     chainInitiator: claimedBy?.chainInitiator ?? exchange.initiator,
                     chainFrame: claimedBy?.chainFrame ?? kind, path: parsed?.path)
-                awaiting[parsed.map { $0.origin + $0.pathAndQuery } ?? target, default: []].append(waiting)
+                awaiting[ExchangeClassifier.normalize(parsed, else: target), default: []].append(waiting)
                 countAwaiting(at: parsed?.path, by: 1)
             }
             return revisions
