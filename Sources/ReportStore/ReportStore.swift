@@ -304,7 +304,6 @@ public struct ReportStore: Sendable {
         let findingInsert: RawInsert
         let eventInsert: RawInsert
         let coverageInsert: RawInsert
-        var scratch: [UInt8] = []
 
         init(_ db: Database, runID: Int64) throws {
             self.db = db
@@ -354,10 +353,9 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, result.recording); i.bind(3, recordingID); i.bind(4, result.preset)
                     i.bind(5, o.sequence); i.bind(6, o.deliveredMethod); i.bind(7, o.deliveredURL)
                     i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
-                    i.bind(10, o.sentCookies.map(\.name).joined(separator: ",")); i.bind(11, o.pageURL)
-                    scratch.removeAll(keepingCapacity: true)
-                    ReportStore.appendChangesJSON(o.changes, to: &scratch)
-                    i.bind(12, text: scratch)
+                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, { $0.name }, to: &out) }
+                    i.bind(11, o.pageURL)
+                    i.bind(12) { ReportStore.appendChangesJSON(o.changes, to: &$0) }
                     try i.run()
                 }
                 for c in result.coverage {
@@ -370,18 +368,13 @@ public struct ReportStore: Sendable {
                     let i = findingInsert
                     i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
                     i.bind(5, f.recording); i.bind(6, recordingID); i.bind(7, f.sequence); i.bind(8, f.method)
-                    i.bind(9, f.url); i.bind(10, f.subject); i.bind(11, f.rules.map(\.rawValue).joined(separator: ","))
+                    i.bind(9, f.url); i.bind(10, f.subject)
+                    i.bind(11) { ReportStore.appendJoined(f.rules, { $0.rawValue }, to: &$0) }
                     i.bind(12, f.confidence.rawValue)
-                    scratch.removeAll(keepingCapacity: true)
-                    ReportStore.appendObjectJSON(f.expected, to: &scratch)
-                    i.bind(13, text: scratch)
-                    scratch.removeAll(keepingCapacity: true)
-                    ReportStore.appendObjectJSON(f.actual, to: &scratch)
-                    i.bind(14, text: scratch)
+                    i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: &$0) }
+                    i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: &$0) }
                     i.bind(15, f.detail); i.bind(16, f.alternative)
-                    scratch.removeAll(keepingCapacity: true)
-                    ReportStore.appendStringArrayJSON(f.subjects, to: &scratch)
-                    i.bind(17, text: scratch)
+                    i.bind(17) { ReportStore.appendStringArrayJSON(f.subjects, to: &$0) }
                     i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue)
                     try i.run()
                 }
@@ -561,14 +554,41 @@ public struct ReportStore: Sendable {
 
     /// `{"a":"1","b":"2"}`, keys in byte order: a finding's expected and actual.
     static func appendObjectJSON(_ object: [String: String], to out: inout [UInt8]) {
-        out.append(0x7B)
-        for (k, key) in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
-            if k > 0 { out.append(0x2C) }
-            appendJSONString(key, to: &out)
+        func member(_ pair: (key: String, value: String)) {
+            appendJSONString(pair.key, to: &out)
             out.append(0x3A)
-            appendJSONString(object[key]!, to: &out)
+            appendJSONString(pair.value, to: &out)
+        }
+        out.append(0x7B)
+        if object.count <= 2 {
+            // Most findings say one or two things: ordered without sorting a list.
+            var pairs = object.makeIterator()
+            if let a = pairs.next() {
+                if let b = pairs.next() {
+                    let (first, second) = b.key.utf8.lexicographicallyPrecedes(a.key.utf8) ? (b, a) : (a, b)
+                    member(first)
+                    out.append(0x2C)
+                    member(second)
+                } else {
+                    member(a)
+                }
+            }
+        } else {
+            for (k, pair) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+                if k > 0 { out.append(0x2C) }
+                member(pair)
+            }
         }
         out.append(0x7D)
+    }
+
+    /// `a,b,c`: each element's `name`, comma-separated, as rule ids and cookie names are stored.
+    static func appendJoined<T>(_ items: [T], _ name: (T) -> String, to out: inout [UInt8]) {
+        for (k, item) in items.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            var text = name(item)
+            text.withUTF8 { out.append(contentsOf: $0) }
+        }
     }
 
     /// `["a","b"]`: a finding's subjects.

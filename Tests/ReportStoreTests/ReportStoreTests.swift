@@ -1,3 +1,4 @@
+import Findings
 import Foundation
 import GRDB
 import Pipeline
@@ -162,6 +163,31 @@ struct ReportStoreTests {
         } throws: { error in
             (error as? StoreError).map { "\($0)".contains("table finding, row") && "\($0)".contains("BODY_VANISHED") } ?? false
         }
+    }
+
+    @Test("findings bound without a copy read back equal: empty, escaped and non-ASCII text, and expected and actual of any size, keys in byte order")
+    func findingTextRoundTrip() throws {
+        let store = try ReportStore.inMemory()
+        func finding(_ sequence: Int, expected: [String: String], actual: [String: String], subjects: [String], detail: String) -> Finding {
+            let method = sequence == 0 ? "" : "POST"
+            let alternative: String? = sequence == 2 ? "an XHR" : nil
+            let rules: [RuleID] = ["C1", "C3"]
+            var f = Finding(code: FindingCode.cookieMissing, severity: Severity.warning, preset: "p", recording: "r", sequence: sequence, method: method,
+                url: "https://例え.jp/a?q=\"x\"", subject: subjects.first, rules: rules, confidence: Confidence.measured,
+                expected: expected, actual: actual, detail: detail, alternative: alternative)
+            f.subjects = subjects
+            return f
+        }
+        let findings = [
+            finding(0, expected: [:], actual: ["only": ""], subjects: [], detail: ""),
+            finding(1, expected: ["value": "1", "cookie": "sid"], actual: ["present": "no", "cookie": "sid"], subjects: ["sid"], detail: "line\nbreak \\ 🍪"),
+            finding(2, expected: ["z": "3", "a": "1", "m": "2", "B": "0"], actual: ["é": "ü", "e": "u"], subjects: ["a", "", "c"], detail: String(repeating: "long ", count: 2000)),
+        ]
+        let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "p", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 3)
+        let id = try store.saveRun(run, results: [ReportStore.RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
+        #expect(try store.findings(run: id) == findings)
+        let stored = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT expected FROM finding WHERE run_id = ? ORDER BY sequence", arguments: [id]) }
+        #expect(stored == ["{}", #"{"cookie":"sid","value":"1"}"#, #"{"B":"0","a":"1","m":"2","z":"3"}"#])
     }
 }
 
