@@ -275,6 +275,7 @@ public struct ReportStore: Sendable {
     public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
         try writeRun(run) { writer in
             try writer.add(results)
+            try writer.flush()
             try more?(writer.db, writer.runID)
         }
     }
@@ -291,6 +292,7 @@ public struct ReportStore: Sendable {
             try run.insert(db)
             let writer = try RunWriter(db, runID: run.id!)
             try produce(writer)
+            try writer.flush()
             return writer.runID
         }
     }
@@ -312,24 +314,30 @@ public struct ReportStore: Sendable {
             // Bound through SQLite's C interface, with JSON written by hand: a run of a
             // large corpus stores hundreds of thousands of rows, and GRDB's boxed arguments
             // and Foundation's JSONEncoder cost more than SQLite's own work.
-            outcomeInsert = try RawInsert(db, sql: """
+            // Many rows per statement: a run's rows are only read after the run is written.
+            outcomeInsert = try RawInsert(db, head: """
                 INSERT INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
-                  delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            findingInsert = try RawInsert(db, sql: """
+                  delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+            findingInsert = try RawInsert(db, head: """
                 INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)
-                """)
-            eventInsert = try RawInsert(db, sql: """
-                INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            coverageInsert = try RawInsert(db, sql: """
-                INSERT INTO coverage_item (run_id, recording_name, preset, kind, sequence, verdict, method, url, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+                  rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+            eventInsert = try RawInsert(db, head: """
+                INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+            coverageInsert = try RawInsert(db, head: """
+                INSERT INTO coverage_item (run_id, recording_name, preset, kind, sequence, verdict, method, url, detail) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+        }
+
+        /// Rows per insert statement: past 16, what a statement costs once is lost in its
+        /// rows' own work.
+        static let rowsPerStatement = 16
+
+        /// Writes the rows still pending; `writeRun` calls it before the transaction ends.
+        func flush() throws {
+            for insert in [eventInsert, outcomeInsert, coverageInsert, findingInsert] { try insert.flush() }
         }
 
         /// Records when the run finished.

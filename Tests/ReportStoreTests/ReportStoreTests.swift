@@ -189,6 +189,19 @@ struct ReportStoreTests {
         let stored = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT expected FROM finding WHERE run_id = ? ORDER BY sequence", arguments: [id]) }
         #expect(stored == ["{}", #"{"cookie":"sid","value":"1"}"#, #"{"B":"0","a":"1","m":"2","z":"3"}"#])
     }
+
+    @Test("a run's rows are all stored, in order, whether they fill insert statements, fall short of one or spill into the next", arguments: [1, 15, 16, 17, 40])
+    func rowsPerStatement(count: Int) throws {
+        let store = try ReportStore.inMemory()
+        let findings = (0..<count).map { n in
+            Finding(code: FindingCode.bodyLost, severity: Severity.error, preset: "p\(n % 3)", recording: "r", sequence: n, method: "POST",
+                url: "https://a.example/\(n)", subject: nil, rules: ["P1"], confidence: Confidence.source, expected: ["n": "\(n)"], actual: [:], detail: "row \(n)")
+        }
+        let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "p", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: count)
+        let id = try store.saveRun(run, results: [ReportStore.RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
+        let details = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT detail FROM finding WHERE run_id = ? ORDER BY id", arguments: [id]) }
+        #expect(details == findings.map(\.detail))
+    }
 }
 
 @Suite("Header JSON as stored")

@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// A prepared insert bound and stepped through SQLite's C interface: a large import writes
+/// half a million rows, and building GRDB's `StatementArguments` for each (a boxed value
+/// per column) cost more than SQLite's own work.
+///
+/// A row's values are kept until its statement runs: text in one buffer, bound without a
+/// copy (`SQLITE_STATIC`) just before the step. Bound as transient, SQLite allocated and
+/// copied every value, a fifth of the time a run's findings took to store.
+///
+/// An insert made with `rowsPerStatement` above one writes that many rows per statement
+/// (`VALUES (...), (...)`): each statement opens and frees a cursor per table and index,
+/// checks its foreign keys and updates `sqlite_sequence`, once for all its rows. Its rows
+/// reach the table when the statement fills or at `flush()`, which the owner calls before
+/// anything reads the table and before its transaction commits.
+final class RawInsert {
+    let db: Database
+    /// `INSERT INTO t (a, b) VALUES` and `(?, ?)`: the statement for n rows is the head
+    /// and n tuples.
+    private let head: String
+    private let tuple: String
+    /// Parameters per row.
+    private let width: Int
+    let rowsPerStatement: Int
+    /// Prepared statements by row count: the full one, and those a flush needs.
+    private var statements: [Int: Statement] = [:]
+
+    private enum Value {
+        case null, int(Int64), double(Double), text(start: Int, count: Int), blob(Data)
+    }
+    /// The pending rows' values, `width` per row, and the row being bound after them.
+    /// Unchecked: only the insert's own methods touch them, one at a time, and the
+    /// runtime's exclusivity check cost more than the copy it replaces.
+    @exclusivity(unchecked) private var values: [Value]
+    /// The pending rows' text, one value after another. Byte 0 is a placeholder, so that
+    /// empty text has an address too.
+    @exclusivity(unchecked) private var text: [UInt8] = [0]
+    /// Rows bound and not yet written.
+    private(set) var pendingRows = 0
+
+    /// An insert of one row per statement, written at each `run()`.
+    convenience init(_ db: Database, sql: String) throws {
+        try self.init(db, head: "", tuple: sql, rowsPerStatement: 1)
+    }
+
+    /// An insert of `rowsPerStatement` rows per statement: `head` is the statement up to
+    /// `VALUES`, `tuple` one row's `(?, ...)`.
+    init(_ db: Database, head: String, tuple: String, rowsPerStatement: Int) throws {
+        precondition(rowsPerStatement >= 1)
+        self.db = db
+        self.head = head
+        self.tuple = tuple
+        self.rowsPerStatement = rowsPerStatement
+        let one = try db.makeStatement(sql: Self.sql(head, tuple, rows: 1))
+        statements[1] = one
+        width = Int(sqlite3_bind_parameter_count(one.sqliteStatement))
+        values = Array(repeating: .null, count: width)
+        values.reserveCapacity(width * rowsPerStatement)
+        text.reserveCapacity(4096)
+    }
+
+    private func set(_ i: Int32, _ value: Value) {
+        values[pendingRows &* width &+ Int(i) &- 1] = value
+    }
+
+    func bind(_ i: Int32, _ value: Int) { set(i, .int(Int64(value))) }
+    func bind(_ i: Int32, _ value: Int64) { set(i, .int(value)) }
+    func bind(_ i: Int32, _ value: Double) { set(i, .double(value)) }
+    func bind(_ i: Int32, _ value: Bool) { set(i, .int(value ? 1 : 0)) }
+    func bind(_ i: Int32, _ value: Int?) { set(i, value.map { .int(Int64($0)) } ?? .null) }
+    func bind(_ i: Int32, _ value: Int64?) { set(i, value.map { .int($0) } ?? .null) }
+    func bind(_ i: Int32, _ value: Double?) { set(i, value.map { .double($0) } ?? .null) }
+    func bind(_ i: Int32, _ value: String) {
+        var value = value
+        value.withUTF8 { bytes in bind(i) { $0.append(contentsOf: bytes) } }
+    }
+    func bind(_ i: Int32, _ value: String?) {
+        if let value { bind(i, value) } else { set(i, .null) }
+    }
+    /// UTF-8 text already encoded.
+    func bind(_ i: Int32, text bytes: [UInt8]) {
+        bind(i) { $0.append(contentsOf: bytes) }
+    }
+    /// Text that `write` appends to the row's buffer (JSON written in place).
+    func bind(_ i: Int32, writing write: (inout [UInt8]) -> Void) {
+        let start = text.count
+        write(&text)
+        set(i, .text(start: start, count: text.count - start))
+    }
+    func bind(_ i: Int32, _ value: Data) { set(i, .blob(value)) }
+
+    /// Ends the row: written now with one row per statement, else when the statement fills.
+    func run() throws {
+        pendingRows += 1
+        if pendingRows == rowsPerStatement {
+            try write()
+        } else {
+            values.append(contentsOf: repeatElement(.null, count: width))
+        }
+    }
+
+    /// Writes the rows still pending.
+    func flush() throws {
+        if pendingRows > 0 { try write() }
+    }
+
+    private static func sql(_ head: String, _ tuple: String, rows: Int) -> String {
+        let tuples = repeatElement(tuple, count: rows).joined(separator: ", ")
+        return head.isEmpty ? tuples : head + " " + tuples
+    }
+
+    private func statement(rows: Int) throws -> Statement {
+        if let statement = statements[rows] { return statement }
+        let statement = try db.makeStatement(sql: Self.sql(head, tuple, rows: rows))
+        statements[rows] = statement
+        return statement
+    }
+
+    private func write() throws {
+        let rows = pendingRows
+        let handle = try statement(rows: rows).sqliteStatement
+        let code = text.withUnsafeBytes { raw -> Int32 in
+            let base = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
+            for k in 0..<(rows * width) {
+                let parameter = Int32(k + 1)
+                switch values[k] {
+                case .null: break  // unbound parameters are NULL
+                case .int(let v): sqlite3_bind_int64(handle, parameter, v)
+                case .double(let v): sqlite3_bind_double(handle, parameter, v)
+                case .text(let start, let count):
+                    // Static: the buffer outlives the step, and every binding is cleared below.
+                    sqlite3_bind_text(handle, parameter, base + start, Int32(count), nil)
+                case .blob(let data):
+                    if data.isEmpty {
+                        sqlite3_bind_zeroblob(handle, parameter, 0)
+                    } else {
+                        data.withUnsafeBytes { sqlite3_bind_blob(handle, parameter, $0.baseAddress, Int32($0.count), Self.transient) }
+                    }
+                }
+            }
+            return sqlite3_step(handle)
+        }
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        pendingRows = 0
+        text.removeSubrange(1...)
+        values.removeSubrange(width...)
+        for k in 0..<width { values[k] = .null }
+        guard code == SQLITE_DONE else {
+            let message = db.sqliteConnection.map { String(cString: sqlite3_errmsg($0)) } ?? "SQLite error \(code)"
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: Self.sql(head, tuple, rows: 1))
+        }
+    }
+
+    /// SQLite copies the bytes before the call returns.
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
