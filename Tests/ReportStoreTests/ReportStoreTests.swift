@@ -118,7 +118,7 @@ struct ReportStoreTests {
         }
     }
 
-    @Test("the database file is created with mode 0600, in WAL mode")
+    @Test("the database file is created with mode 0600, in WAL mode, with 16 KiB pages")
     func fileMode() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -130,6 +130,14 @@ struct ReportStoreTests {
         #expect(mode == 0o600)
         let journal = try store.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
         #expect(journal == "wal")
+        let pageSize = try store.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") }
+        #expect(pageSize == 16384)
+        let walMode = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.posixPermissions] as? Int
+        #expect(walMode == 0o600)
+        // Opened again, the file keeps what it was created with.
+        let again = try ReportStore.open(path: path)
+        #expect(try again.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == 16384)
+        #expect(try again.recordingNames() == ["xhr-json-post"])
     }
 
     @Test("an exchange read back with an initiator this version does not know is an error naming the row, not a guess")
