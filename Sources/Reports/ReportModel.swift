@@ -50,18 +50,42 @@ public struct ReportModel: Sendable {
     /// as `load` gives (recordings by name; findings by recording, preset, exchange, code).
     public init(run: RunRow, results: [ReportStore.RunResult]) {
         let names = Array(Set(results.filter(\.replayed).map(\.recording))).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let ordered = results.enumerated().flatMap { index, result in result.findings.map { (index, $0) } }.sorted { a, b in
-            let (x, y) = (a.1, b.1)
-            if x.recording != y.recording { return x.recording.utf8.lexicographicallyPrecedes(y.recording.utf8) }
-            if x.preset != y.preset { return x.preset.utf8.lexicographicallyPrecedes(y.preset.utf8) }
-            if x.sequence != y.sequence { return x.sequence < y.sequence }
-            if x.code != y.code { return x.code.rawValue.utf8.lexicographicallyPrecedes(y.code.rawValue.utf8) }
-            return a.0 < b.0
-        }
-        self.init(run: run, recordings: names, presets: run.presetList, findings: ordered.map(\.1))
+        self.init(run: run, recordings: names, presets: run.presetList, findings: Self.reportOrder(results))
         for result in results where !result.coverage.isEmpty {
             coverage[result.recording, default: [:]][result.preset] = result.coverage
         }
+    }
+
+    /// The results' findings by recording, preset, exchange and code, then as they came:
+    /// the order `load` reads. A large run holds hundreds of thousands of findings, so what
+    /// is sorted is a small key per finding, never the findings themselves.
+    static func reportOrder(_ results: [ReportStore.RunResult]) -> [Finding] {
+        // Each distinct recording and preset, ranked by name.
+        var groups: [String: [String: Int]] = [:]
+        for result in results {
+            for f in result.findings { groups[f.recording, default: [:]][f.preset] = 0 }
+        }
+        var rank = 0
+        for recording in groups.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for preset in groups[recording]!.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                groups[recording]![preset] = rank
+                rank += 1
+            }
+        }
+        let codeRank = Dictionary(uniqueKeysWithValues: FindingCode.allCases
+            .sorted { $0.rawValue.utf8.lexicographicallyPrecedes($1.rawValue.utf8) }.enumerated().map { ($1, $0) })
+        // The findings' place in `results`, in the order they came.
+        var keys: [(group: Int, sequence: Int, code: Int, result: Int, index: Int)] = []
+        for (r, result) in results.enumerated() {
+            // A result's findings share its recording and preset: looked up once.
+            let own = groups[result.recording]?[result.preset]
+            for (i, f) in result.findings.enumerated() {
+                let group = f.recording == result.recording && f.preset == result.preset ? own! : groups[f.recording]![f.preset]!
+                keys.append((group, f.sequence, codeRank[f.code]!, r, i))
+            }
+        }
+        keys.sort { a, b in (a.group, a.sequence, a.code, a.result, a.index) < (b.group, b.sequence, b.code, b.result, b.index) }
+        return keys.map { results[$0.result].findings[$0.index] }
     }
 
     /// Counts of one recording and preset's coverage: per verdict, for the offline package
@@ -100,7 +124,15 @@ public struct ReportModel: Sendable {
         cells[recording + "\u{1F}" + preset] ?? Cell()
     }
 
-    public func count(_ severity: Severity) -> Int { findings.filter { $0.severity == severity }.count }
+    public func count(_ severity: Severity) -> Int {
+        cells.values.reduce(0) { total, cell in
+            switch severity {
+            case .error: total + cell.errors
+            case .warning: total + cell.warnings
+            case .info: total + cell.infos
+            }
+        }
+    }
 
     /// What matters most under a preset, in one line a person reads first:
     /// "2 POST bodies lost, 1 redirect hidden from a document, 87 requests missing cookies

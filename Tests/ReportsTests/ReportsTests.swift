@@ -24,6 +24,28 @@ struct ReportsTests {
         return try #require(try ReportModel.load(from: store, run: id))
     }
 
+    @Test("the report of the run just replayed, built from the results in hand, lists the findings in the order the stored run reads them")
+    func inHandOrder() throws {
+        let store = try ReportStore.inMemory()
+        let folder = Self.root.appendingPathComponent("Recordings")
+        // Reversed, so that the results come in another order than the report's.
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".har") }.sorted().reversed()
+        var recordings: [Recording] = []
+        for file in names {
+            let name = String(file.dropLast(4))
+            let r = try HARImporter().recording(from: try Data(contentsOf: folder.appendingPathComponent(file)), file: file, name: name)
+            try store.save(r)
+            recordings.append(r)
+        }
+        let presets = Array(Preset.builtIn.reversed())
+        let (row, results) = try ReplayRunner(presets: presets, profile: Profile()).runKeeping(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil)
+        let inHand = ReportModel(run: row, results: results)
+        let stored = try #require(try ReportModel.load(from: store, run: row.id))
+        #expect(inHand.findings.count > 100)
+        #expect(inHand.findings == stored.findings)
+        #expect(inHand.recordings == stored.recordings)
+    }
+
     @Test("the JSON report carries the contract's fields")
     func jsonContract() throws {
         let text = try JSONReport(showSecrets: false).render(try Self.model())
