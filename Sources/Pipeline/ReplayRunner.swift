@@ -90,8 +90,8 @@ public struct ReplayRunner: Sendable {
     }
 
     /// Replays and stores the run in one transaction, a slice of recordings at a time: each
-    /// slice's outcomes and jar events are stored and let go before the next is replayed,
-    /// so memory holds the findings, never every outcome of a large corpus. Returns the
+    /// slice's outcomes and jar events are stored and let go while the next is replayed,
+    /// so memory holds the findings and two slices, never every outcome of a large corpus. Returns the
     /// stored run and its findings in hand, so a report of this run reads nothing back.
     public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
         let started = Date()
@@ -101,12 +101,23 @@ public struct ReplayRunner: Sendable {
             presets: presets.map(\.name).joined(separator: ","), label: label, gitRevision: gitRevision,
             recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
         var kept: [ReportStore.RunResult] = []
+        let slices = stride(from: 0, to: recordings.count, by: Self.sliceSize).map {
+            Array(recordings[$0..<min($0 + Self.sliceSize, recordings.count)])
+        }
         row.id = try store.writeRun(row) { writer in
-            var start = 0
-            while start < recordings.count {
-                let slice = Array(recordings[start..<min(start + Self.sliceSize, recordings.count)])
-                start += slice.count
-                let results = replay(slice)
+            var next = slices.first.map { replay($0) }
+            for k in slices.indices {
+                guard let results = next else { break }
+                // The next slice is replayed while this one is written: writing is one
+                // thread's work, and the replay's cores would otherwise wait for it.
+                let following = UnsafeResultBuffer<[ReportStore.RunResult]>(count: 1)
+                let replaying = DispatchGroup()
+                if k + 1 < slices.count {
+                    let slice = slices[k + 1]
+                    DispatchQueue.global().async(group: replaying) { following.set(0, replay(slice)) }
+                }
+                // Nothing outlives the run, even when writing fails.
+                defer { replaying.wait() }
                 try writer.add(results)
                 // What the report needs: which recordings were replayed, the findings and coverage.
                 kept += results.map {
@@ -114,6 +125,8 @@ public struct ReplayRunner: Sendable {
                     kept.coverage = $0.coverage
                     return kept
                 }
+                replaying.wait()
+                next = following.slots[0]
             }
             row.finishedAt = ReportStore.timestamp(Date())
             try writer.finish(at: row.finishedAt)
