@@ -241,18 +241,32 @@ public struct ImportPipeline: Sendable {
     /// then stored one by one; captures stream as they always do.
     public func importFiles(_ paths: [String], replace: Bool, into store: ReportStore, inHand: ((Recording, CookieProvenance) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         var out: [(ImportedRecording, ReportStore.ImportResult)] = []
-        var start = 0
-        while start < paths.count {
-            let batch = Array(paths[start..<min(start + Self.batchSize, paths.count)])
-            start += batch.count
-            // Read each file of the batch in parallel; keep what failed to report it in order.
+        let batches = stride(from: 0, to: paths.count, by: Self.batchSize).map { Array(paths[$0..<min($0 + Self.batchSize, paths.count)]) }
+        // Each HAR file of a batch is read in parallel; nil where a file is not HAR (a
+        // capture streams on its own below).
+        @Sendable func parse(_ batch: [String]) -> [Result<[(Recording, CookieProvenance)], Error>?] {
             let parsed = UnsafeResultBuffer<Result<[(Recording, CookieProvenance)], Error>>(count: batch.count)
             DispatchQueue.concurrentPerform(iterations: batch.count) { k in
                 guard (try? SourceFile(path: batch[k]).format) == .har else { return }
                 parsed.set(k, Result { try read(batch[k], name: nil).map { ($0, CookieProvenance(recording: $0)) } })
             }
+            return parsed.slots
+        }
+        var next = batches.first.map(parse)
+        for (b, batch) in batches.enumerated() {
+            guard let parsed = next else { break }
+            // The next batch is read while this one is stored, in file order; what failed
+            // is reported in that order too.
+            let following = UnsafeResultBuffer<[Result<[(Recording, CookieProvenance)], Error>?]>(count: 1)
+            let reading = DispatchGroup()
+            if b + 1 < batches.count {
+                let files = batches[b + 1]
+                DispatchQueue.global().async(group: reading) { following.set(0, parse(files)) }
+            }
+            // Nothing outlives the import, even when storing fails.
+            defer { reading.wait() }
             for (k, path) in batch.enumerated() {
-                guard let result = parsed.slots[k] else {
+                guard let result = parsed[k] else {
                     out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
                     continue
                 }
@@ -265,6 +279,8 @@ public struct ImportPipeline: Sendable {
                     throw InputError(file: path, problem: error.description)
                 }
             }
+            reading.wait()
+            next = following.slots[0]
         }
         return out
     }
