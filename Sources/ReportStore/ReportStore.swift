@@ -639,10 +639,21 @@ public struct ReportStore: Sendable {
         try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
     }
 
+    /// `2026-11-24T13:07:00.123Z`: ISO 8601 in UTC, to the millisecond. Written by hand: a
+    /// Foundation formatter made per call cost more than storing a small recording.
     public static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+        let millisecond = Int(milliseconds - Int64(seconds) * 1000)
+        var t = tm()
+        gmtime_r(&seconds, &t)
+        func digits(_ value: Int, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return digits(Int(t.tm_year) + 1900, 4) + "-" + digits(Int(t.tm_mon) + 1, 2) + "-" + digits(Int(t.tm_mday), 2)
+            + "T" + digits(Int(t.tm_hour), 2) + ":" + digits(Int(t.tm_min), 2) + ":" + digits(Int(t.tm_sec), 2)
+            + "." + digits(millisecond, 3) + "Z"
     }
 }
 

@@ -118,6 +118,14 @@ struct ReportStoreTests {
         }
     }
 
+    @Test("timestamps are ISO 8601 in UTC to the millisecond, as Foundation's formatter writes them", arguments: [0.0, 1.5, 59.999, 0.0005, 951_782_400.25, 1_795_000_000.123, 4_102_444_799.999, -1.5])
+    func timestamp(seconds: Double) {
+        let date = Date(timeIntervalSince1970: seconds)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(ReportStore.timestamp(date) == formatter.string(from: date))
+    }
+
     @Test("the database file is created with mode 0600, in WAL mode, with 16 KiB pages")
     func fileMode() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
