@@ -338,6 +338,12 @@ enum Schema {
             try db.execute(sql: "DROP INDEX finding_by_run")
             try db.execute(sql: "CREATE INDEX finding_by_run ON finding(run_id, recording_name, preset, sequence, code)")
         }
+        migrator.registerMigration("v13: one index per run lookup of outcomes") { db in
+            // outcome_by_run (run, recording, preset) serves every lookup by run, the
+            // cascade from a deleted run among them; a second index on the run alone only
+            // cost every stored outcome one more b-tree insert.
+            try db.execute(sql: "DROP INDEX outcome_on_run_id")
+        }
         return migrator
     }
 }

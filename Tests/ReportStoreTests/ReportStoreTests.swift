@@ -126,6 +126,28 @@ struct ReportStoreTests {
         #expect(ReportStore.timestamp(date) == formatter.string(from: date))
     }
 
+    @Test("no index repeats the leading columns of another on its table, and deleting a run finds its rows by index")
+    func noRedundantIndex() throws {
+        let store = try ReportStore.inMemory()
+        try store.writer.read { db in
+            let indexes = try Row.fetchAll(db, sql: "SELECT tbl_name, name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+            var columns: [(table: String, name: String, columns: [String])] = []
+            for index in indexes {
+                let name: String = index["name"]
+                columns.append((index["tbl_name"], name, try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [name])))
+            }
+            for a in columns {
+                for b in columns where a.name != b.name && a.table == b.table {
+                    #expect(!b.columns.starts(with: a.columns), "\(a.name) (\(a.columns)) is the leading part of \(b.name) (\(b.columns))")
+                }
+            }
+            for table in ["outcome", "finding", "jar_event", "coverage_item", "arrival"] {
+                let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT 1 FROM \(table) WHERE run_id = 1").map { $0["detail"] as String }.joined(separator: "; ")
+                #expect(plan.contains("USING") && plan.contains("INDEX"), "\(table): \(plan)")
+            }
+        }
+    }
+
     @Test("the database file is created with mode 0600, in WAL mode, with 16 KiB pages")
     func fileMode() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
