@@ -9,7 +9,7 @@ import WebViewEmulation
 /// Replays recordings through presets side by side and stores the run.
 ///
 /// The emulation is pure, so recordings x presets run in parallel; the run is written in
-/// one transaction at the end.
+/// one transaction, a slice of recordings while the next is replayed.
 public struct ReplayRunner: Sendable {
     public var presets: [Preset]
     public var profile: Profile
