@@ -252,19 +252,9 @@ public struct ImportPipeline: Sendable {
             }
             return parsed.slots
         }
-        var next = batches.first.map(parse)
-        for (b, batch) in batches.enumerated() {
-            guard let parsed = next else { break }
-            // The next batch is read while this one is stored, in file order; what failed
-            // is reported in that order too.
-            let following = UnsafeResultBuffer<[Result<[(Recording, CookieProvenance)], Error>?]>(count: 1)
-            let reading = DispatchGroup()
-            if b + 1 < batches.count {
-                let files = batches[b + 1]
-                DispatchQueue.global().async(group: reading) { following.set(0, parse(files)) }
-            }
-            // Nothing outlives the import, even when storing fails.
-            defer { reading.wait() }
+        // The next batch is read while this one is stored, in file order; what failed is
+        // reported in that order too.
+        try overlapping(batches, prepare: parse) { batch, parsed in
             for (k, path) in batch.enumerated() {
                 guard let result = parsed[k] else {
                     out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
@@ -279,8 +269,6 @@ public struct ImportPipeline: Sendable {
                     throw InputError(file: path, problem: error.description)
                 }
             }
-            reading.wait()
-            next = following.slots[0]
         }
         return out
     }

@@ -91,8 +91,9 @@ public struct ReplayRunner: Sendable {
 
     /// Replays and stores the run in one transaction, a slice of recordings at a time: each
     /// slice's outcomes and jar events are stored and let go while the next is replayed,
-    /// so memory holds the findings and two slices, never every outcome of a large corpus. Returns the
-    /// stored run and its findings in hand, so a report of this run reads nothing back.
+    /// so memory holds the findings and two slices, never every outcome of a large
+    /// corpus. Returns the stored run and its findings in hand, so a report of this run
+    /// reads nothing back.
     public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
         let started = Date()
         var row = RunRow(
@@ -105,19 +106,9 @@ public struct ReplayRunner: Sendable {
             Array(recordings[$0..<min($0 + Self.sliceSize, recordings.count)])
         }
         row.id = try store.writeRun(row) { writer in
-            var next = slices.first.map { replay($0) }
-            for k in slices.indices {
-                guard let results = next else { break }
-                // The next slice is replayed while this one is written: writing is one
-                // thread's work, and the replay's cores would otherwise wait for it.
-                let following = UnsafeResultBuffer<[ReportStore.RunResult]>(count: 1)
-                let replaying = DispatchGroup()
-                if k + 1 < slices.count {
-                    let slice = slices[k + 1]
-                    DispatchQueue.global().async(group: replaying) { following.set(0, replay(slice)) }
-                }
-                // Nothing outlives the run, even when writing fails.
-                defer { replaying.wait() }
+            // The next slice is replayed while this one is written: writing is one
+            // thread's work, and the replay's cores would otherwise wait for it.
+            try overlapping(slices, prepare: { replay($0) }) { _, results in
                 try writer.add(results)
                 // What the report needs: which recordings were replayed, the findings and coverage.
                 kept += results.map {
@@ -125,8 +116,6 @@ public struct ReplayRunner: Sendable {
                     kept.coverage = $0.coverage
                     return kept
                 }
-                replaying.wait()
-                next = following.slots[0]
             }
             row.finishedAt = ReportStore.timestamp(Date())
             try writer.finish(at: row.finishedAt)

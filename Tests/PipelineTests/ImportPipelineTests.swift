@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import TrafficModel
+import WebViewEmulation
 @testable import Pipeline
 @testable import ReportStore
 
@@ -39,5 +40,31 @@ struct ImportPipelineTests {
         let reopened = try ReportStore.openForPipeline(path: path)
         #expect(try reopened.recordingsAwaitingProvenance().isEmpty)
         #expect(try #require(try reopened.detail(named: "script-cookie-api")).cookies == before)
+    }
+
+    @Test("a hundred files, HAR and pcap mixed, import in file order over several read-ahead batches, and replay over several written slices stores every one")
+    func manyFiles() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-many-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sources = ["xhr-json-post.har", "login-redirect.har", "browser-xhr-fetch.pcap"]
+        var paths: [String] = []
+        for n in 0..<100 {
+            let source = sources[n % sources.count]
+            let path = dir.appendingPathComponent(String(format: "r%03d.", n) + (source as NSString).pathExtension).path
+            try FileManager.default.copyItem(atPath: Self.root.appendingPathComponent("Recordings/" + source).path, toPath: path)
+            paths.append(path)
+        }
+        let store = try ReportStore.inMemory()
+        let imported = try ImportPipeline().importFiles(paths, replace: false, into: store)
+        #expect(imported.map(\.0.name) == (0..<100).map { String(format: "r%03d", $0) })
+        #expect(try store.recordingNames().count == 100)
+        let recordings = try store.recordingNames().map { try #require(try store.recording(named: $0)) }
+        let runner = ReplayRunner(presets: Array(Preset.builtIn.prefix(2)), profile: Profile())
+        let (row, results) = try runner.runKeeping(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil)
+        #expect(results.count == 200)
+        let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT recording_name) FROM outcome WHERE run_id = ?", arguments: [row.id])! }
+        #expect(outcomes == 100)
+        #expect(try store.findings(run: row.id!).count == results.reduce(0) { $0 + $1.findings.count })
     }
 }
