@@ -35,7 +35,7 @@ final class RawInsert {
     }
     /// The pending rows' values, `width` per row, and the row being bound after them.
     /// Unchecked: only the insert's own methods touch them, one at a time, and the
-    /// runtime's exclusivity check cost more than the copy it replaces.
+    /// runtime's exclusivity check on every value cost more than storing it.
     @exclusivity(unchecked) private var values: [Value]
     /// The pending rows' text, one value after another. Byte 0 is a placeholder, so that
     /// empty text has an address too.
