@@ -23,7 +23,7 @@ final class RawInsert {
     private let tuple: String
     /// Parameters per row.
     private let width: Int
-    let rowsPerStatement: Int
+    private let rowsPerStatement: Int
     /// Prepared statements by row count: the full one, and those a flush needs. They come
     /// from the connection's statement cache, so that storing a thousand small recordings
     /// compiles each insert once: a statement is bound, stepped and cleared in one call
@@ -41,7 +41,7 @@ final class RawInsert {
     /// empty text has an address too.
     @exclusivity(unchecked) private var text: [UInt8] = [0]
     /// Rows bound and not yet written.
-    private(set) var pendingRows = 0
+    private var pendingRows = 0
 
     /// An insert of one row per statement, written at each `run()`.
     convenience init(_ db: Database, sql: String) throws {
@@ -81,10 +81,6 @@ final class RawInsert {
     }
     func bind(_ i: Int32, _ value: String?) {
         if let value { bind(i, value) } else { set(i, .null) }
-    }
-    /// UTF-8 text already encoded.
-    func bind(_ i: Int32, text bytes: [UInt8]) {
-        bind(i) { $0.append(contentsOf: bytes) }
     }
     /// Text that `write` appends to the row's buffer (JSON written in place).
     func bind(_ i: Int32, writing write: (inout [UInt8]) -> Void) {

@@ -510,12 +510,14 @@ public struct ReportStore: Sendable {
     /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
     /// a large capture. `decodeHeaders` reads it back with JSONDecoder.
     static func encodeHeaders(_ headers: [HeaderField]) -> String {
-        String(decoding: encodeHeaderBytes(headers), as: UTF8.self)
+        var out: [UInt8] = []
+        appendHeaderJSON(headers, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    static func encodeHeaderBytes(_ headers: [HeaderField]) -> [UInt8] {
-        var out: [UInt8] = [0x5B]
-        out.reserveCapacity(headers.count * 48 + 2)
+    /// The same JSON appended to `out`: a row's text is written in place.
+    static func appendHeaderJSON(_ headers: [HeaderField], to out: inout [UInt8]) {
+        out.append(0x5B)
         for (k, h) in headers.enumerated() {
             if k > 0 { out.append(0x2C) }
             out.append(0x5B)
@@ -525,7 +527,6 @@ public struct ReportStore: Sendable {
             out.append(0x5D)
         }
         out.append(0x5D)
-        return out
     }
 
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
