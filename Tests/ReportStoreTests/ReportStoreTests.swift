@@ -240,6 +240,44 @@ struct ReportStoreTests {
         let details = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT detail FROM finding WHERE run_id = ? ORDER BY id", arguments: [id]) }
         #expect(details == findings.map(\.detail))
     }
+
+    @Test("a run's rows are stored in its indexes' key order (recording, preset, sequence, code, by UTF-8 bytes) whatever order the replay hands them in")
+    func rowsInKeyOrder() throws {
+        let store = try ReportStore.inMemory()
+        // Byte order, not the locale's: "Z" < "a" < "é".
+        let recordings = ["é", "a", "Z"], presets = ["wk", "Wk", "urlprotocol"]
+        var results: [ReportStore.RunResult] = []
+        for recording in recordings {
+            for preset in presets {
+                let findings = (0..<3).reversed().flatMap { n in
+                    [FindingCode.cookieMissing, FindingCode.bodyLost].map { code in
+                        Finding(code: code, severity: Severity.error, preset: preset, recording: recording, sequence: n, method: "POST",
+                            url: "https://a.example/\(n)", subject: nil, rules: ["P1"], confidence: Confidence.source, expected: [:], actual: [:], detail: "")
+                    }
+                }
+                let outcome = Outcome(sequence: 0, deliveredMethod: "GET", deliveredURL: "https://a.example/", deliveredBody: .empty)
+                results.append(ReportStore.RunResult(recording: recording, preset: preset, outcomes: [outcome], findings: findings))
+            }
+        }
+        let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: presets.joined(separator: ","), label: nil, gitRevision: nil, recordingCount: 3, exchangeCount: 3)
+        let id = try store.saveRun(run, results: results)
+        let findings = try store.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT recording_name, preset, sequence, code FROM finding WHERE run_id = ? ORDER BY id", arguments: [id])
+                .map { "\($0[0] as String)/\($0[1] as String)/\($0[2] as Int)/\($0[3] as String)" }
+        }
+        var expected: [String] = []
+        for recording in ["Z", "a", "é"] {
+            for preset in ["Wk", "urlprotocol", "wk"] {
+                for n in 0..<3 { expected += ["BODY_LOST", "COOKIE_MISSING"].map { "\(recording)/\(preset)/\(n)/\($0)" } }
+            }
+        }
+        #expect(findings == expected)
+        let outcomes = try store.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT recording_name, preset FROM outcome WHERE run_id = ? ORDER BY id", arguments: [id]).map { "\($0[0] as String)/\($0[1] as String)" }
+        }
+        #expect(outcomes == ["Z", "a", "é"].flatMap { r in ["Wk", "urlprotocol", "wk"].map { "\(r)/\($0)" } })
+        #expect(Set(try store.findings(run: id)) == Set(results.flatMap(\.findings)))
+    }
 }
 
 @Suite("Header JSON as stored")
