@@ -30,13 +30,16 @@ final class RawInsert {
     /// (`write`), so two inserts of the same SQL never meet on it.
     private var statements: [Int: Statement] = [:]
 
+    /// A bound value; blobs wait in `blobs`, so that a value holds no reference and the
+    /// rows' values are set and cleared without reference counting.
     private enum Value {
-        case null, int(Int64), double(Double), text(start: Int, count: Int), blob(Data)
+        case null, int(Int64), double(Double), text(start: Int, count: Int), blob(Int)
     }
-    /// The pending rows' values, `width` per row, and the row being bound after them.
+    /// The statement's values, `width` per row, `rowsPerStatement` rows, null once written.
     /// Unchecked: only the insert's own methods touch them, one at a time, and the
     /// runtime's exclusivity check on every value cost more than storing it.
     @exclusivity(unchecked) private var values: [Value]
+    private var blobs: [Data] = []
     /// The pending rows' text, one value after another. Byte 0 is a placeholder, so that
     /// empty text has an address too.
     @exclusivity(unchecked) private var text: [UInt8] = [0]
@@ -59,8 +62,7 @@ final class RawInsert {
         let one = try db.cachedStatement(sql: Self.sql(head, tuple, rows: 1))
         statements[1] = one
         width = Int(sqlite3_bind_parameter_count(one.sqliteStatement))
-        values = Array(repeating: .null, count: width)
-        values.reserveCapacity(width * rowsPerStatement)
+        values = Array(repeating: .null, count: width * rowsPerStatement)
         text.reserveCapacity(4096)
     }
 
@@ -88,16 +90,15 @@ final class RawInsert {
         write(&text)
         set(i, .text(start: start, count: text.count - start))
     }
-    func bind(_ i: Int32, _ value: Data) { set(i, .blob(value)) }
+    func bind(_ i: Int32, _ value: Data) {
+        blobs.append(value)
+        set(i, .blob(blobs.count - 1))
+    }
 
     /// Ends the row: written now with one row per statement, else when the statement fills.
     func run() throws {
         pendingRows += 1
-        if pendingRows == rowsPerStatement {
-            try write()
-        } else {
-            values.append(contentsOf: repeatElement(.null, count: width))
-        }
+        if pendingRows == rowsPerStatement { try write() }
     }
 
     /// Writes the rows still pending.
@@ -131,7 +132,8 @@ final class RawInsert {
                 case .text(let start, let count):
                     // Static: the buffer outlives the step, and every binding is cleared below.
                     sqlite3_bind_text(handle, parameter, base + start, Int32(count), nil)
-                case .blob(let data):
+                case .blob(let k):
+                    let data = blobs[k]
                     if data.isEmpty {
                         sqlite3_bind_zeroblob(handle, parameter, 0)
                     } else {
@@ -143,10 +145,10 @@ final class RawInsert {
         }
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        pendingRows = 0
         text.removeSubrange(1...)
-        values.removeSubrange(width...)
-        for k in 0..<width { values[k] = .null }
+        if !blobs.isEmpty { blobs.removeAll(keepingCapacity: true) }
+        values.withUnsafeMutableBufferPointer { $0[0..<(rows * width)].update(repeating: .null) }
+        pendingRows = 0
         guard code == SQLITE_DONE else {
             let message = db.sqliteConnection.map { String(cString: sqlite3_errmsg($0)) } ?? "SQLite error \(code)"
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: Self.sql(head, tuple, rows: 1))

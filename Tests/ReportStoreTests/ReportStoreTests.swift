@@ -278,6 +278,25 @@ struct ReportStoreTests {
         #expect(outcomes == ["Z", "a", "é"].flatMap { r in ["Wk", "urlprotocol", "wk"].map { "\(r)/\($0)" } })
         #expect(Set(try store.findings(run: id)) == Set(results.flatMap(\.findings)))
     }
+
+    @Test("blobs, empty blobs, nulls and text bound across several rows of one statement read back as bound", arguments: [1, 3, 7])
+    func blobsAcrossRows(count: Int) throws {
+        let store = try ReportStore.inMemory()
+        let rows: [(Data?, String)] = (0..<count).map { n in (n % 3 == 2 ? nil : Data(repeating: UInt8(n), count: n % 3 == 1 ? 0 : n + 1), "t\(n)") }
+        let read = try store.writer.write { db -> [Row] in
+            try db.execute(sql: "CREATE TEMP TABLE b (content BLOB, label TEXT)")
+            let insert = try RawInsert(db, head: "INSERT INTO b (content, label) VALUES", tuple: "(?, ?)", rowsPerStatement: 3)
+            for (content, label) in rows {
+                if let content { insert.bind(1, content) }
+                insert.bind(2, label)
+                try insert.run()
+            }
+            try insert.flush()
+            return try Row.fetchAll(db, sql: "SELECT content, label FROM b ORDER BY rowid")
+        }
+        #expect(read.map { $0[0] as Data? } == rows.map(\.0))
+        #expect(read.map { $0[1] as String } == rows.map(\.1))
+    }
 }
 
 @Suite("Header JSON as stored")
