@@ -1,25 +1,78 @@
 import Foundation
 
 /// A behaviour rule's id from BEHAVIOUR.md: `P1`, `S5`, `J3`...
+///
+/// Held as bytes, not a `String`: transport plans, outcomes and findings carry many rule
+/// ids, and a copy of a `String` is a call to retain it even when its bytes sit inline.
+/// An id of up to 15 UTF-8 bytes (the catalogue's longest has five) is stored in place;
+/// a longer one, from a hand-written preset file or database, is kept once in a table.
 public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable, ExpressibleByStringLiteral, CustomStringConvertible {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ raw: String) { self.rawValue = raw }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    /// Bytes 0-7 of the id, first byte lowest.
+    private var low: UInt64
+    /// Bytes 8-14, and in the top byte the count; `Self.longTag` there when `low` is an
+    /// index into `Self.long`.
+    private var high: UInt64
+
+    public var rawValue: String {
+        let count = Int(high >> 56)
+        if count == Self.longTag { return Self.long.id(at: Int(low)) }
+        let words = (low.littleEndian, high.littleEndian)
+        return withUnsafeBytes(of: words) { bytes in
+            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<count]), as: UTF8.self)
+        }
+    }
+
+    public init(rawValue: String) {
+        var raw = rawValue
+        (low, high) = raw.withUTF8 { Self.pack($0) }
+    }
+    public init(_ raw: String) { self.init(rawValue: raw) }
+    public init(stringLiteral value: StaticString) {
+        (low, high) = value.withUTF8Buffer { Self.pack($0) }
+    }
+    public init(from decoder: Decoder) throws { self.init(rawValue: try decoder.singleValueContainer().decode(String.self)) }
     public func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()
         try c.encode(rawValue)
     }
     public var description: String { rawValue }
+
     /// Orders by family letter, then number: J1 < J3 < N1 < P1 < P4.
     public static func < (a: RuleID, b: RuleID) -> Bool {
         let (fa, na) = a.parts, (fb, nb) = b.parts
         return fa != fb ? fa < fb : na < nb
     }
     private var parts: (String, Int) {
-        let letters = rawValue.prefix { $0.isLetter }
-        return (String(letters), Int(rawValue.dropFirst(letters.count)) ?? 0)
+        let raw = rawValue
+        let letters = raw.prefix { $0.isLetter }
+        return (String(letters), Int(raw.dropFirst(letters.count)) ?? 0)
+    }
+
+    private static let longTag = 0xFF
+    private static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
+        guard bytes.count <= 15 else {
+            return (UInt64(long.index(of: String(decoding: bytes, as: UTF8.self))), UInt64(longTag) << 56)
+        }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
+        return (UInt64(littleEndian: words.0), UInt64(littleEndian: words.1) | UInt64(bytes.count) << 56)
+    }
+
+    /// Ids too long to store in place, each once: equal ids get equal indexes.
+    private static let long = LongIDs()
+    private final class LongIDs: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ids: [String] = []
+        private var indexes: [String: Int] = [:]
+        func index(of id: String) -> Int {
+            lock.withLock {
+                if let index = indexes[id] { return index }
+                ids.append(id)
+                indexes[id] = ids.count - 1
+                return ids.count - 1
+            }
+        }
+        func id(at index: Int) -> String { lock.withLock { ids[index] } }
     }
 }
 

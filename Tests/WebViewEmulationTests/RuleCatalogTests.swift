@@ -14,6 +14,28 @@ struct RuleCatalogTests {
         #expect(ids.count == expected.count)
     }
 
+    @Test("a rule id reads back as written, whatever its length: in place up to 15 bytes, in the long-id table past that; equal ids are equal and hash alike however they were made", arguments: [
+        "P1", "CAPH5", "", "é", "ABCDEFGH", "ABCDEFGHIJKLMNO", "ABCDEFGHIJKLMNOP", "a rule id from a hand-written preset file, 中文",
+    ])
+    func ruleIDs(raw: String) throws {
+        let id = RuleID(raw)
+        #expect(id.rawValue == raw)
+        #expect(id.description == raw)
+        #expect(RuleID(rawValue: String(raw.reversed())).rawValue == String(raw.reversed()))
+        let again = RuleID(String(decoding: Array(raw.utf8), as: UTF8.self))
+        #expect(again == id && again.hashValue == id.hashValue)
+        #expect(Set([id, again, RuleID(raw + "x")]).count == 2)
+        let decoded = try JSONDecoder().decode([RuleID].self, from: JSONEncoder().encode([id]))
+        #expect(decoded == [id])
+    }
+
+    @Test("rule ids made from literals equal those read from text, and order by family, then number")
+    func ruleIDOrder() {
+        let literal: RuleID = "CAPH4"
+        #expect(literal == RuleID("CAPH" + "4"))
+        #expect(["P4", "J3", "P10", "CAPH5", "N1", "J1"].map { RuleID($0) }.sorted().map(\.rawValue) == ["CAPH5", "J1", "J3", "N1", "P4", "P10"])
+    }
+
     @Test("a rule marked measured names lab experiments whose recorded results agree with it; one the engine contradicts is not marked measured and says why")
     func measured() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
