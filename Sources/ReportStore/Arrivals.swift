@@ -127,6 +127,8 @@ extension ReportStore {
                 SELECT ?, position, time, method, target, headers, body_sha256, body_length, recording_name, sequence, status
                 FROM pending_arrival WHERE session_id = ? ORDER BY position
                 """, arguments: [runID, session])
+            // Foreign keys are not enforced here (`writeRun`): no cascade deletes the arrivals.
+            try db.execute(sql: "DELETE FROM pending_arrival WHERE session_id = ?", arguments: [session])
             try db.execute(sql: "DELETE FROM serve_session WHERE id = ?", arguments: [session])
         }
     }

@@ -11,8 +11,9 @@ import GRDBSQLite
 /// copied every value, a fifth of the time a run's findings took to store.
 ///
 /// An insert made with `rowsPerStatement` above one writes that many rows per statement
-/// (`VALUES (...), (...)`): each statement opens and frees a cursor per table and index,
-/// checks its foreign keys and updates `sqlite_sequence`, once for all its rows. Its rows
+/// (`VALUES (...), (...)`): each statement opens and frees a cursor per table and index
+/// and updates `sqlite_sequence`, once for all its rows (see `ReportStore.writeRun` for
+/// why such a statement is `OR FAIL`, with foreign keys off). Its rows
 /// reach the table when the statement fills or at `flush()`, which the owner calls before
 /// anything reads the table and before its transaction commits.
 final class RawInsert {

@@ -284,6 +284,8 @@ public struct ReportStore: Sendable {
     }
 
     /// Stores a run with all its outcomes and findings in one transaction; returns its id.
+    /// `more` runs last in the same transaction, where foreign keys are not enforced
+    /// (`writeRun`): it deletes what depends on a row it deletes itself.
     public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
         try writeRun(run) { writer in
             try writer.add(results)
@@ -294,18 +296,36 @@ public struct ReportStore: Sendable {
 
     /// Stores a run in one transaction, its results added as they come (`RunWriter.add`),
     /// so a large corpus never holds every outcome at once; returns the run's id.
+    ///
+    /// Foreign keys are not enforced while the run is written, and its inserts are `OR
+    /// FAIL`. A statement of many rows that checks a foreign key or a NOT NULL column the
+    /// default way (ABORT) must be able to undo its own earlier rows, so SQLite gave each
+    /// a statement journal: a copy of every page it touched, spilled to a temporary file
+    /// past 64 KiB. For 200,000 findings that was 156,000 writes and 1.3 GB to a file
+    /// nobody reads. The run's rows need neither: each names the run inserted first in
+    /// this transaction and a recording id read in it, and the transaction is the unit
+    /// that is undone, whole, on any error.
     public func writeRun(_ run: RunRow, _ produce: (RunWriter) throws -> Void) throws -> Int64 {
-        try writer.write { db in
-            // A run of a large corpus writes hundreds of thousands of rows: a page cache
-            // that holds the run's index pages writes each to the WAL once, not per spill.
-            try db.execute(sql: "PRAGMA cache_size = -65536")
-            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
-            var run = run
-            try run.insert(db)
-            let writer = try RunWriter(db, runID: run.id!)
-            try produce(writer)
-            try writer.flush()
-            return writer.runID
+        try writer.writeWithoutTransaction { db in
+            // Set outside the transaction: inside one, SQLite ignores the pragma.
+            let enforced = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+            var runID: Int64 = 0
+            try db.inTransaction(.immediate) {
+                // A run of a large corpus writes hundreds of thousands of rows: a page cache
+                // that holds the run's index pages writes each to the WAL once, not per spill.
+                try db.execute(sql: "PRAGMA cache_size = -65536")
+                defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+                var run = run
+                try run.insert(db)
+                let writer = try RunWriter(db, runID: run.id!)
+                try produce(writer)
+                try writer.flush()
+                runID = writer.runID
+                return .commit
+            }
+            return runID
         }
     }
 
@@ -328,18 +348,18 @@ public struct ReportStore: Sendable {
             // and Foundation's JSONEncoder cost more than SQLite's own work.
             // Many rows per statement: a run's rows are only read after the run is written.
             outcomeInsert = try RawInsert(db, head: """
-                INSERT INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
+                INSERT OR FAIL INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
                   delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             findingInsert = try RawInsert(db, head: """
-                INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
+                INSERT OR FAIL INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
                   rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             eventInsert = try RawInsert(db, head: """
-                INSERT INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
+                INSERT OR FAIL INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             coverageInsert = try RawInsert(db, head: """
-                INSERT INTO coverage_item (run_id, recording_name, preset, kind, sequence, verdict, method, url, detail) VALUES
+                INSERT OR FAIL INTO coverage_item (run_id, recording_name, preset, kind, sequence, verdict, method, url, detail) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
         }
 

@@ -241,6 +241,49 @@ struct ReportStoreTests {
         #expect(details == findings.map(\.detail))
     }
 
+    @Test("a run that fails while its rows are written leaves no row; afterwards foreign keys hold again: a row naming no run is refused, deleting a run deletes its rows, a finished serve session leaves no arrival behind")
+    func runWrittenWithoutForeignKeys() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-fk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try ReportStore.open(path: dir.appendingPathComponent("t.sqlite").path)
+        let recording = try Self.recording("xhr-json-post")
+        try store.save(recording)
+        let results = ReplayRunner(presets: Preset.builtIn, profile: Profile()).replay([recording])
+        #expect(results.contains { !$0.findings.isEmpty })
+        let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "p", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 3)
+        func count(_ table: String) throws -> Int { try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM \(table)")! } }
+
+        struct Interrupted: Error {}
+        #expect(throws: Interrupted.self) {
+            try store.writeRun(run) { writer in
+                try writer.add(results)
+                try writer.flush()
+                throw Interrupted()
+            }
+        }
+        for table in ["run", "finding", "outcome", "jar_event"] { #expect(try count(table) == 0, "\(table)") }
+
+        let id = try store.saveRun(run, results: results)
+        #expect(try count("finding") == results.reduce(0) { $0 + $1.findings.count })
+        let recordingIDs = try store.writer.read { try Int64.fetchSet($0, sql: "SELECT DISTINCT recording_id FROM finding") }
+        #expect(try recordingIDs == Set([store.writer.read { try Int64.fetchOne($0, sql: "SELECT id FROM recording")! }]))
+        try store.writer.write { db in
+            #expect(try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") == true)
+            #expect(throws: DatabaseError.self) {
+                try db.execute(sql: "INSERT INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, rules, confidence, message, expected, actual) VALUES (999, 'p', 'BODY_LOST', 'error', 'r', 0, 'GET', 'u', '', 'source', '', '{}', '{}')")
+            }
+            try db.execute(sql: "DELETE FROM run WHERE id = ?", arguments: [id])
+        }
+        for table in ["finding", "outcome", "jar_event"] { #expect(try count(table) == 0, "\(table)") }
+
+        let session = try store.beginServeSession(recordings: [recording.name], label: nil)
+        var bodies: Set<String> = []
+        try store.appendArrivals([ReportStore.ArrivalRecord(time: 0, method: "GET", target: "/", headers: [], body: Data(), recordingName: nil, sequence: nil, status: 404)], firstPosition: 0, session: session.id, storedBodies: &bodies)
+        #expect(try store.finishServeSession(session.id, results: results, recordings: [recording], label: nil, toolVersion: "t") != nil)
+        #expect(try count("pending_arrival") == 0 && count("serve_session") == 0 && count("arrival") == 1)
+    }
+
     @Test("a run's rows are stored in its indexes' key order (recording, preset, sequence, code, by UTF-8 bytes) whatever order the replay hands them in")
     func rowsInKeyOrder() throws {
         let store = try ReportStore.inMemory()
