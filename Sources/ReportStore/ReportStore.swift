@@ -380,7 +380,8 @@ public struct ReportStore: Sendable {
         /// Stores results (outcomes, findings, jar events) of the run, in the order of the
         /// run's indexes: by recording and preset, a recording's findings by sequence and code.
         public func add(_ results: [RunResult]) throws {
-            for result in ReportStore.inKeyOrder(results) {
+            for r in ReportStore.keyOrder(of: results) {
+                let result = results[r]
                 let recordingID = recordingIDs[result.recording]
                 for e in result.jarEvents {
                     let i = eventInsert
@@ -430,12 +431,15 @@ public struct ReportStore: Sendable {
     /// replay makes them, presets in their configured order, each entry landed amid the
     /// index, a descent from the root and, when full, a page split in the middle: a tenth
     /// of the instructions a run of 200,000 findings took to store.
-    static func inKeyOrder(_ results: [RunResult]) -> [RunResult] {
+    ///
+    /// Returns positions in `results`: a corpus hands over a result per recording and
+    /// preset, and moving the results themselves retained and released every field of each.
+    static func keyOrder(of results: [RunResult]) -> [Int] {
         let recordings = results.map(\.recording), presets = results.map(\.preset)
         if (1..<max(results.count, 1)).allSatisfy({ k in
             let c = compareBytes(recordings[k - 1], recordings[k])
             return c < 0 || (c == 0 && compareBytes(presets[k - 1], presets[k]) <= 0)
-        }) { return results }
+        }) { return Array(results.indices) }
         // A replay hands a recording's results together: sort those runs by recording,
         // then each run's few presets. Stable: results that share a key keep their order.
         var runs: [Range<Int>] = []
@@ -450,7 +454,7 @@ public struct ReportStore: Sendable {
             let c = compareBytes(recordings[a.lowerBound], recordings[b.lowerBound])
             return c != 0 ? c < 0 : a.lowerBound < b.lowerBound
         }
-        var ordered: [RunResult] = []
+        var ordered: [Int] = []
         ordered.reserveCapacity(results.count)
         var k = 0
         while k < runs.count {
@@ -461,7 +465,7 @@ public struct ReportStore: Sendable {
                 let c = compareBytes(presets[a], presets[b])
                 return c != 0 ? c < 0 : a < b
             }
-            ordered += members.map { results[$0] }
+            ordered += members
             k = same
         }
         return ordered
