@@ -156,7 +156,8 @@ if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { e
 // SQLite: 200,000 finding rows in one run, one transaction, into a file database. The
 // findings are those of a corpus: the bundled flows' findings under every preset, copied
 // as if from further recordings (each copy's recordings renamed), handed to the run writer
-// a recording and preset at a time, as `replay` hands them.
+// a recording and preset at a time, as `replay` hands them: recordings in name order
+// (`ReplayRunner` sorts them so), each recording's presets in the configured order.
 let rows = 200_000
 var many: [Finding] = []
 many.reserveCapacity(rows)
@@ -171,6 +172,10 @@ while !oneRound.isEmpty && many.count < rows {
     }
     copy += 1
 }
+many = many.indices.sorted { a, b in
+    let c = ReportStore.compareBytes(many[a].recording, many[b].recording)
+    return c != 0 ? c < 0 : a < b
+}.map { many[$0] }
 var results: [ReportStore.RunResult] = []
 for f in many {
     if let last = results.last, last.recording == f.recording, last.preset == f.preset {
