@@ -7,6 +7,8 @@
 //   sqlite_rows, sqlite_seconds, sqlite_rows_per_second (one transaction, a file database).
 // With `--pcap FILE`: pcap_bytes, pcap_packets, pcap_exchanges, pcap_body_bytes,
 //   pcap_cookies, pcap_seconds, pcap_peak_rss (the streaming import without SQLite).
+// With `--sqlite RECORDINGS_DIR`: the SQLite stage alone (sqlite_rows, sqlite_bytes,
+//   sqlite_seconds, sqlite_rows_per_second), for an instruction count under valgrind.
 // With `--har-rounds N FILE`: the HAR import alone, N times, its fastest and median time
 //   (for a profile of the import, or its spread on a noisy machine).
 import CookieJar
@@ -94,6 +96,14 @@ if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(
     exit(0)
 }
 
+// `--sqlite RECORDINGS_DIR`: the SQLite stage alone, for an instruction count of
+// `saveRun` under valgrind.
+if arguments.count == 3, arguments[1] == "--sqlite" {
+    let inputs = try loadFlows(URL(fileURLWithPath: arguments[2])).map { ReplayInput(recording: $0) }
+    try sqliteStage(inputs, labels: inputs.map { FindingDetector.labels(for: $0.recording) }, detector: FindingDetector())
+    exit(0)
+}
+
 if arguments.count == 4, arguments[1] == "--har-rounds", let rounds = Int(arguments[2]), rounds > 0 {
     let data = try Data(contentsOf: URL(fileURLWithPath: arguments[3]))
     var times: [Double] = []
@@ -158,47 +168,52 @@ if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { e
 // as if from further recordings (each copy's recordings renamed), handed to the run writer
 // a recording and preset at a time, as `replay` hands them: recordings in name order
 // (`ReplayRunner` sorts them so), each recording's presets in the configured order.
-let rows = 200_000
-var many: [Finding] = []
-many.reserveCapacity(rows)
-var oneRound: [Finding] = []
-_ = emulate(inputs, labels: labels, detector: detector, keep: &oneRound)
-var copy = 0
-while !oneRound.isEmpty && many.count < rows {
-    many += oneRound.prefix(rows - many.count).map { f in
-        var f = f
-        f.recording += String(format: "-%04d", copy)
-        return f
+// Only `saveRun` is timed (and counted, under callgrind: `--sqlite`).
+func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingDetector) throws {
+    let rows = 200_000
+    var many: [Finding] = []
+    many.reserveCapacity(rows)
+    var oneRound: [Finding] = []
+    _ = emulate(inputs, labels: labels, detector: detector, keep: &oneRound)
+    var copy = 0
+    while !oneRound.isEmpty && many.count < rows {
+        many += oneRound.prefix(rows - many.count).map { f in
+            var f = f
+            f.recording += String(format: "-%04d", copy)
+            return f
+        }
+        copy += 1
     }
-    copy += 1
-}
-many = many.indices.sorted { a, b in
-    let c = ReportStore.compareBytes(many[a].recording, many[b].recording)
-    return c != 0 ? c < 0 : a < b
-}.map { many[$0] }
-var results: [ReportStore.RunResult] = []
-for f in many {
-    if let last = results.last, last.recording == f.recording, last.preset == f.preset {
-        results[results.count - 1].findings.append(f)
-    } else {
-        results.append(ReportStore.RunResult(recording: f.recording, preset: f.preset, outcomes: [], findings: [f]))
+    many = many.indices.sorted { a, b in
+        let c = ReportStore.compareBytes(many[a].recording, many[b].recording)
+        return c != 0 ? c < 0 : a < b
+    }.map { many[$0] }
+    var results: [ReportStore.RunResult] = []
+    for f in many {
+        if let last = results.last, last.recording == f.recording, last.preset == f.preset {
+            results[results.count - 1].findings.append(f)
+        } else {
+            results.append(ReportStore.RunResult(recording: f.recording, preset: f.preset, outcomes: [], findings: [f]))
+        }
     }
+    if many.isEmpty {
+        print("sqlite_rows=0")
+        return
+    }
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
+    let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
+    let sqliteStart = now()
+    _ = try store.saveRun(run, results: results)
+    let sqliteSeconds = now() - sqliteStart
+    let files = ["bench.sqlite", "bench.sqlite-wal"].map { scratch.appendingPathComponent($0).path }
+    let written = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+    print("sqlite_rows=\(many.count)")
+    print("sqlite_bytes=\(written)")
+    print(String(format: "sqlite_seconds=%.4f", sqliteSeconds))
+    print(String(format: "sqlite_rows_per_second=%.0f", Double(many.count) / sqliteSeconds))
 }
-if many.isEmpty {
-    print("sqlite_rows=0")
-    exit(0)
-}
-let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())")
-try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: scratch) }
-let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
-let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
-let sqliteStart = now()
-_ = try store.saveRun(run, results: results)
-let sqliteSeconds = now() - sqliteStart
-let files = ["bench.sqlite", "bench.sqlite-wal"].map { scratch.appendingPathComponent($0).path }
-let written = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
-print("sqlite_rows=\(many.count)")
-print("sqlite_bytes=\(written)")
-print(String(format: "sqlite_seconds=%.4f", sqliteSeconds))
-print(String(format: "sqlite_rows_per_second=%.0f", Double(many.count) / sqliteSeconds))
+
+try sqliteStage(inputs, labels: labels, detector: detector)
