@@ -684,7 +684,7 @@ public struct ReportStore: Sendable {
             var pairs = object.makeIterator()
             if let a = pairs.next() {
                 if let b = pairs.next() {
-                    let (first, second) = b.key.utf8.lexicographicallyPrecedes(a.key.utf8) ? (b, a) : (a, b)
+                    let (first, second) = compareBytes(b.key, a.key) < 0 ? (b, a) : (a, b)
                     member(first)
                     out.append(0x2C)
                     member(second)
@@ -693,7 +693,7 @@ public struct ReportStore: Sendable {
                 }
             }
         } else {
-            for (k, pair) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+            for (k, pair) in object.sorted(by: { compareBytes($0.key, $1.key) < 0 }).enumerated() {
                 if k > 0 { out.append(0x2C) }
                 member(pair)
             }
