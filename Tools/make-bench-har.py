@@ -4,17 +4,21 @@ host and an hour later, so redirect chains, cookies and bodies stay realistic.
 Usage: Tools/make-bench-har.py OUT.har [ENTRIES]   (default 20000 entries)
        Tools/make-bench-har.py --corpus OUTDIR RECORDINGS ENTRIES
            a corpus of RECORDINGS files of ENTRIES entries each (the bench's CI figure)"""
-import copy, glob, json, sys
+import copy, glob, json, os, sys
 from datetime import datetime, timedelta
 
 corpus = len(sys.argv) == 5 and sys.argv[1] == "--corpus"
 out = sys.argv[2] if corpus else sys.argv[1]
 target = int(sys.argv[3]) * int(sys.argv[4]) if corpus else int(sys.argv[2]) if len(sys.argv) > 2 else 20000
 flows = []
-for path in sorted(glob.glob("Recordings/*.har")):
+# The bundled flows, wherever the script is run from.
+recordings = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Recordings")
+for path in sorted(glob.glob(os.path.join(recordings, "*.har"))):
     if "large-text-body" in path:
         continue  # one 3 MiB body would dominate the file
     flows.append(json.load(open(path))["log"]["entries"])
+if not any(flows):
+    sys.exit(f"make-bench-har: no HAR entries in {os.path.normpath(recordings)}")
 entries = []
 copy_index = 0
 while len(entries) < target:
