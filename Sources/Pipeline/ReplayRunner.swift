@@ -104,10 +104,7 @@ public struct ReplayRunner: Sendable {
         var kept: [ReportStore.RunResult] = []
         // Slices in recording order, as the run's indexes hold them, so that each slice's
         // rows are appended to the indexes (`RunWriter.add` orders within a slice).
-        let recordings = recordings.indices.sorted { a, b in
-            let c = ReportStore.compareBytes(recordings[a].name, recordings[b].name)
-            return c != 0 ? c < 0 : a < b
-        }.map { recordings[$0] }
+        let recordings = ReportStore.byteOrder(recordings.map(\.name)).map { recordings[$0] }
         let slices = stride(from: 0, to: recordings.count, by: Self.sliceSize).map {
             Array(recordings[$0..<min($0 + Self.sliceSize, recordings.count)])
         }

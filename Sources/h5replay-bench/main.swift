@@ -184,10 +184,7 @@ func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingD
         }
         copy += 1
     }
-    many = many.indices.sorted { a, b in
-        let c = ReportStore.compareBytes(many[a].recording, many[b].recording)
-        return c != 0 ? c < 0 : a < b
-    }.map { many[$0] }
+    many = ReportStore.byteOrder(many.map(\.recording)).map { many[$0] }
     var results: [ReportStore.RunResult] = []
     for f in many {
         if let last = results.last, last.recording == f.recording, last.preset == f.preset {

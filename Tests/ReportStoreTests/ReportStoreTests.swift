@@ -322,6 +322,14 @@ struct ReportStoreTests {
         #expect(Set(try store.findings(run: id)) == Set(results.flatMap(\.findings)))
     }
 
+    @Test("a recording's results handed over apart are written together, presets in byte order, equal keys in the order given")
+    func keyOrderJoinsApartResults() {
+        let given = [("a", "wk"), ("Z", "p"), ("a", "Wk"), ("a", "Wk"), ("é", "p"), ("Z", "a")]
+        let results = given.map { ReportStore.RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
+        #expect(ReportStore.keyOrder(of: results) == [5, 1, 2, 3, 0, 4])
+        #expect(ReportStore.byteOrder(["é", "a", "Z", "a"]) == [2, 1, 3, 0])
+    }
+
     @Test("blobs, empty blobs, nulls and text bound across several rows of one statement read back as bound", arguments: [1, 3, 7])
     func blobsAcrossRows(count: Int) throws {
         let store = try ReportStore.inMemory()
