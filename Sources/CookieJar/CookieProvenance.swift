@@ -163,11 +163,10 @@ public struct CookieProvenance: Sendable, Hashable {
         /// cookie every request carries would otherwise have each exchange read back every
         /// request before it).
         var olderAnswers: [LackKey: (before: Int, found: Double?)] = [:]
-        /// Per host of a forgotten request, and per domain such a host is under, the latest
-        /// forgotten request's sequence: a cookie no forgotten request would have matched
-        /// reads nothing back, and a read back starts at the latest request that would have.
+        /// Per host of a forgotten request, the latest forgotten request's sequence: a
+        /// cookie no forgotten request would have matched reads nothing back, and a read
+        /// back starts at the latest request that would have (`latestForgotten`).
         var forgottenAtHost: [String: Int] = [:]
-        var forgottenUnder: [String: Int] = [:]
         static let olderAnswersCapacity = 4096
 
         /// What `PastRequest.lacks` looks at in a cookie.
@@ -256,16 +255,26 @@ public struct CookieProvenance: Sendable, Hashable {
             let forgotten = recent[recentHead]
             forgottenBefore = forgotten.sequence + 1
             forgottenAtHost[forgotten.host] = forgotten.sequence
-            forgottenUnder[forgotten.host] = forgotten.sequence
-            if !CookieStore.isIPAddress(forgotten.host) {
-                var rest = Substring(forgotten.host)
-                while let dot = rest.firstIndex(of: ".") {
-                    rest = rest[rest.index(after: dot)...]
-                    forgottenUnder[String(rest)] = forgotten.sequence
-                }
-            }
             recent[recentHead] = request
             recentHead = (recentHead + 1) % recentCapacity
+        }
+
+        /// The sequence of the latest forgotten request to a host `cookie` matches: its
+        /// host, or for a domain cookie any host under the domain. Asked only when a script
+        /// write's window reaches past `recent`; every request that leaves `recent` updates
+        /// one entry, not one per domain its host is under.
+        func latestForgotten(matching cookie: Cookie) -> Int? {
+            if cookie.hostOnly { return forgottenAtHost[cookie.domain] }
+            let domain = cookie.domain.utf8
+            var latest: Int?
+            for (host, sequence) in forgottenAtHost where sequence > (latest ?? -1) {
+                let h = host.utf8
+                let under = h.elementsEqual(domain)
+                    || (h.count > domain.count && h[h.index(h.endIndex, offsetBy: -domain.count - 1)] == UInt8(ascii: ".")
+                        && h.suffix(domain.count).elementsEqual(domain) && !CookieStore.isIPAddress(host))
+                if under { latest = sequence }
+            }
+            return latest
         }
 
         /// The start of the window in which a script wrote `cookie`: the start of the latest
@@ -279,7 +288,7 @@ public struct CookieProvenance: Sendable, Hashable {
             }
             guard forgottenBefore != nil, let olderRequests else { return nil }
             // Only forgotten requests to a host the cookie matches can lack it.
-            guard let latest = cookie.hostOnly ? forgottenAtHost[cookie.domain] : forgottenUnder[cookie.domain] else { return nil }
+            guard let latest = latestForgotten(matching: cookie) else { return nil }
             let bound = latest + 1
             let key = LackKey(cookie)
             // The requests before `known.before` were searched already.

@@ -189,7 +189,7 @@ public enum CaptureImporter {
         path: String, options: CaptureSession.Options = .init(), detachBodies: Bool = false,
         bodies: ((Data, BodyFingerprint) throws -> Void)? = nil,
         progress: ((Int, Int) -> Void)? = nil,
-        emit: (HTTPStreamCollector.Collected) throws -> Void
+        emit: (inout HTTPStreamCollector.Collected) throws -> Void
     ) throws -> StreamEnd {
         let source: PcapSource
         do {
@@ -209,9 +209,12 @@ public enum CaptureImporter {
         var lastEmitted = -Double.infinity
         var outOfOrder = 0
         var lastProgress = 0
+        // Exchanges done with, and the batches that brought them (they hold the bodies),
+        // go back to the pipeline to be freed on another thread (`CapturePipeline.spent`).
+        var spent: [[HTTPStreamCollector.Collected]] = []
         do {
             while true {
-                let taken = pipeline.take()
+                let taken = pipeline.take(returning: &spent)
                 for var item in taken.items {
                     if let bodies {
                         for (data, fingerprint) in item.detached { try bodies(data, fingerprint) }
@@ -219,11 +222,15 @@ public enum CaptureImporter {
                     item.detached = []
                     order.push(item)
                 }
-                while let item = order.pop(upTo: taken.watermark) {
+                spent.append(taken.items)
+                var emitted: [HTTPStreamCollector.Collected] = []
+                while var item = order.pop(upTo: taken.watermark) {
                     if item.exchange.startedAt < lastEmitted { outOfOrder += 1 }
                     lastEmitted = max(lastEmitted, item.exchange.startedAt)
-                    try emit(item)
+                    try emit(&item)
+                    emitted.append(item)
                 }
+                spent.append(emitted)
                 if let progress, taken.packets - lastProgress >= 65536 || options.batchPackets < 64 {
                     lastProgress = taken.packets
                     progress(taken.packets, taken.exchanges)
@@ -338,6 +345,11 @@ final class CapturePipeline: @unchecked Sendable {
     let options: CaptureSession.Options
     let detach: Bool
     let condition = NSCondition()
+    /// Consumer to reader and builder: exchanges stored and the batches that brought them,
+    /// to be freed. Freeing an exchange (its fields, its bodies) is a fair share of an
+    /// import's work, and the consumer's thread, which classifies and stores in time
+    /// order, is the one the import waits on.
+    var spent: [[HTTPStreamCollector.Collected]] = []
     /// Reader to builder: parsed exchanges with the watermark at the time.
     var parsed: [([HTTPStreamCollector.Pending], Double)] = []
     /// Builder to consumer.
@@ -408,6 +420,8 @@ final class CapturePipeline: @unchecked Sendable {
 
     /// False once the consumer has given up.
     private func submit(_ batch: [HTTPStreamCollector.Pending], watermark: Double, session: CaptureSession) -> Bool {
+        var freeing: [[HTTPStreamCollector.Collected]] = []
+        defer { freeing = [] }  // after the unlock below: freed outside the lock
         condition.lock()
         defer { condition.unlock() }
         while parsed.count >= Self.maxParsedBatches && !cancelled { condition.wait() }
@@ -415,6 +429,7 @@ final class CapturePipeline: @unchecked Sendable {
         parsed.append((batch, watermark))
         packets = session.decoder.counts.packets
         exchanges = session.exchangeCount
+        swap(&freeing, &spent)
         condition.broadcast()
         return true
     }
@@ -457,8 +472,12 @@ final class CapturePipeline: @unchecked Sendable {
                 return
             }
             let (batch, watermark) = parsed.removeFirst()
+            // Once the reader is done, what the consumer hands back is freed here.
+            var freeing: [[HTTPStreamCollector.Collected]] = []
+            if readerDone { swap(&freeing, &spent) }
             condition.broadcast()
             condition.unlock()
+            freeing = []
             let results = batch.map { pending -> HTTPStreamCollector.Collected in
                 var item = HTTPStreamCollector.build(pending, options: options.collector)
                 if detach { item.detach() }
@@ -475,10 +494,15 @@ final class CapturePipeline: @unchecked Sendable {
 
     // MARK: Consumer
 
-    /// Waits for built exchanges, or a watermark that moved, or the end.
-    func take() -> Taken {
+    /// Waits for built exchanges, or a watermark that moved, or the end; takes `spent`
+    /// over, to be freed on the reader's or the builder's thread.
+    func take(returning spent: inout [[HTTPStreamCollector.Collected]]) -> Taken {
         condition.lock()
         defer { condition.unlock() }
+        if !spent.isEmpty {
+            self.spent += spent
+            spent.removeAll()
+        }
         while built.isEmpty && builtWatermark == takenWatermark && !builderDone { condition.wait() }
         let items = built
         built.removeAll(keepingCapacity: true)

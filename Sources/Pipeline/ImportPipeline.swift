@@ -110,11 +110,12 @@ public struct ImportPipeline: Sendable {
         }
 
         /// The exchange classified, with its sequence set; its provenance; and the revisions
-        /// to exchanges passed before.
-        public mutating func add(_ exchange: inout Exchange) throws -> Classified {
+        /// to exchanges passed before. `initiator`: the one the capture importer inferred
+        /// while building the exchange (`HTTPStreamCollector.Collected.initiator`).
+        public mutating func add(_ exchange: inout Exchange, initiator: Initiator? = nil) throws -> Classified {
             exchange.sequence = count
             count += 1
-            let revisions = classifier.add(&exchange)
+            let revisions = classifier.add(&exchange, initiator: initiator)
             let step = try walker.add(exchange)
             return Classified(sent: step.sent, inferred: step.inferred, revisions: revisions)
         }
@@ -224,7 +225,8 @@ public struct ImportPipeline: Sendable {
                 let writer = try open("har", path)
                 let stream = StreamingRecording(writer: writer, redact: redact)
                 let unplaced = try HARImporter().stream(file.bytes, file: path, release: file.release) { exchange, diagnostics in
-                    try stream.add(exchange, diagnostics: diagnostics)
+                    var exchange = exchange
+                    try stream.add(&exchange, initiator: nil, diagnostics: diagnostics)
                     if writer.exchangeCount % 4096 == 0 { progress?("\(path): \(writer.exchangeCount) exchanges") }
                 }
                 let result = try writer.finish(name: name, sourceSHA256: sha256, diagnostics: unplaced, replace: replace)
@@ -318,7 +320,7 @@ public struct ImportPipeline: Sendable {
                     bodies: { try sink.store($0, $1) },
                     progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") }
                 ) { item in
-                    try stream(splitByClient ? item.client : "").add(item.exchange, diagnostics: item.diagnostics)
+                    try stream(splitByClient ? item.client : "").add(&item.exchange, initiator: item.initiator, diagnostics: item.diagnostics)
                 }
                 if streams.isEmpty { _ = try stream("") }
                 let clients = streams.keys.sorted()
@@ -352,9 +354,10 @@ final class StreamingRecording {
         stage = ImportPipeline.ClassifyingStage { [writer] before, visit in try writer.visitRequests(before: before, visit) }
     }
 
-    func add(_ exchange: Exchange, diagnostics: [Diagnostic]) throws {
-        var e = exchange
-        let classified = try stage.add(&e)
+    /// Classifies and stores `e` in place: the exchange is the capture's own, and a copy
+    /// to change would copy all its fields.
+    func add(_ e: inout Exchange, initiator: Initiator?, diagnostics: [Diagnostic]) throws {
+        let classified = try stage.add(&e, initiator: initiator)
         for revision in classified.revisions {
             switch revision {
             case .redirectNext(let sequence, let next):

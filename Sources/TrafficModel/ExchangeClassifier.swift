@@ -239,13 +239,15 @@ public enum ExchangeClassifier {
         }
 
         /// Classifies the next exchange (its `sequence` must be the number added before it)
-        /// and returns what it changes about earlier ones.
-        public mutating func add(_ exchange: inout Exchange) -> [Revision] {
+        /// and returns what it changes about earlier ones. `initiator`: what
+        /// `ExchangeClassifier.initiator(of:)` gave for this exchange, when the importer
+        /// asked already.
+        public mutating func add(_ exchange: inout Exchange, initiator: Initiator? = nil) -> [Revision] {
             let sequence = count
             count += 1
             var revisions: [Revision] = []
             let inputFrame = exchange.frame.kind
-            exchange.initiator = ExchangeClassifier.initiator(of: exchange)
+            exchange.initiator = initiator ?? ExchangeClassifier.initiator(of: exchange)
             // A detached body was classified before it left (the importer did it).
             if !exchange.request.bodyDetached { exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request) }
 

@@ -47,9 +47,8 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     var stage = ImportPipeline.ClassifyingStage()
     var cookies = 0
     let end = try CaptureImporter.stream(path: file, detachBodies: true, bodies: { data, _ in bodyBytes += data.count }) { item in
-        var exchange = item.exchange
         exchanges += 1
-        cookies += try stage.add(&exchange).sent.count
+        cookies += try stage.add(&item.exchange, initiator: item.initiator).sent.count
     }
     let packets = end.session.decoder.counts.packets
     let seconds = now() - start
