@@ -185,6 +185,8 @@ public enum CaptureImporter {
     ///
     /// With `detachBodies`, bodies leave each exchange on the builder thread and `bodies`
     /// receives them, in completion order, before the exchange itself is emitted.
+    /// `emit` may change the exchange in place (classify it) rather than copy it; once it
+    /// returns, the exchange is freed on another thread.
     public static func stream(
         path: String, options: CaptureSession.Options = .init(), detachBodies: Bool = false,
         bodies: ((Data, BodyFingerprint) throws -> Void)? = nil,
