@@ -265,14 +265,9 @@ public struct CookieProvenance: Sendable, Hashable {
         /// one entry, not one per domain its host is under.
         func latestForgotten(matching cookie: Cookie) -> Int? {
             if cookie.hostOnly { return forgottenAtHost[cookie.domain] }
-            let domain = cookie.domain.utf8
             var latest: Int?
-            for (host, sequence) in forgottenAtHost where sequence > (latest ?? -1) {
-                let h = host.utf8
-                let under = h.elementsEqual(domain)
-                    || (h.count > domain.count && h[h.index(h.endIndex, offsetBy: -domain.count - 1)] == UInt8(ascii: ".")
-                        && h.suffix(domain.count).elementsEqual(domain) && !CookieStore.isIPAddress(host))
-                if under { latest = sequence }
+            for (host, sequence) in forgottenAtHost where sequence > (latest ?? -1) && CookieStore.domainMatches(host, cookie.domain) {
+                latest = sequence
             }
             return latest
         }

@@ -56,7 +56,9 @@ struct CookieProvenanceTests {
         #expect(pairs.map { "\($0.name)=\($0.value)" } == ["a=1", "b=2", "=c"])
     }
 
-    /// A flow where scripts write cookies long after the requests that bound their window.
+    /// A flow where scripts write cookies long after the requests that bound their window;
+    /// some overwrite `v`, which the server set for the whole domain, so their window is
+    /// bounded by requests to any host under it.
     static func scriptFlow(seed: UInt64) -> [Exchange] {
         var state = seed
         func next(_ n: Int) -> Int {
@@ -67,7 +69,7 @@ struct CookieProvenanceTests {
         var out: [Exchange] = []
         for i in 0..<60 {
             var cookies: [String] = []
-            for name in ["s", "t", "u"] where next(3) == 0 { cookies.append("\(name)=\(next(3))") }
+            for name in ["s", "t", "u", "v"] where next(3) == 0 { cookies.append("\(name)=\(next(3))") }
             let setCookie = next(5) == 0 ? ["v=\(next(3)); Path=/; Domain=a.example"] : []
             out.append(exchange(i, at: Double(i), urls[next(urls.count)], cookie: cookies.isEmpty ? nil : cookies.joined(separator: "; "), setCookie: setCookie))
         }
