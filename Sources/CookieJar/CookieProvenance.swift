@@ -61,7 +61,7 @@ public struct CookieProvenance: Sendable, Hashable {
                 while start < bytes.count {
                     var end = start
                     while end < bytes.count && bytes[end] != 0x3B { end += 1 }
-                    // Trimmed of SP and HTAB, as trimWSP does.
+                    // Trimmed of SP and HTAB, as trimmingOWS does.
                     var a = start, b = end
                     while a < b && (bytes[a] == 0x20 || bytes[a] == 0x09) { a += 1 }
                     while b > a && (bytes[b - 1] == 0x20 || bytes[b - 1] == 0x09) { b -= 1 }
@@ -76,7 +76,7 @@ public struct CookieProvenance: Sendable, Hashable {
             }
             if split { continue }
             for piece in header.value.split(separator: ";") {
-                let trimmed = trimWSP(piece)
+                let trimmed = piece.trimmingOWS
                 if trimmed.isEmpty { continue }
                 if let eq = trimmed.firstIndex(of: "=") {
                     out.append((String(trimmed[trimmed.startIndex..<eq]), String(trimmed[trimmed.index(after: eq)...])))

@@ -35,7 +35,7 @@ public struct SetCookie: Sendable, Hashable {
             value = pair
         }
         // 4. Remove any leading or trailing WSP from the name and the value.
-        let cookieName = trimWSP(name), cookieValue = trimWSP(value)
+        let cookieName = name.trimmingOWS, cookieValue = value.trimmingOWS
         // 5. If both are empty, ignore. 6. If name and value together exceed 4096 octets, ignore.
         if cookieName.isEmpty && cookieValue.isEmpty { return nil }
         if cookieName.utf8.count + cookieValue.utf8.count > 4096 { return nil }
@@ -50,10 +50,10 @@ public struct SetCookie: Sendable, Hashable {
             // 3. Split at the first "=" into attribute-name and attribute-value; trim WSP.
             let attrName: String, attrValue: String
             if let eq = av.firstIndex(of: "=") {
-                attrName = trimWSP(av[av.startIndex..<eq])
-                attrValue = trimWSP(av[av.index(after: eq)...])
+                attrName = av[av.startIndex..<eq].trimmingOWS
+                attrValue = av[av.index(after: eq)...].trimmingOWS
             } else {
-                attrName = trimWSP(av)
+                attrName = av.trimmingOWS
                 attrValue = ""
             }
             // 4. An attribute-value longer than 1024 octets is ignored.
@@ -102,19 +102,3 @@ public struct SetCookie: Sendable, Hashable {
     }
 }
 
-/// Removes leading and trailing WSP (SP and HTAB).
-func trimWSP<S: StringProtocol>(_ s: S) -> String {
-    let bytes = s.utf8
-    var start = bytes.startIndex
-    var end = bytes.endIndex
-    while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
-    // The end of the last byte that is not white space.
-    end = start
-    var i = start
-    while i < bytes.endIndex {
-        let c = bytes[i]
-        bytes.formIndex(after: &i)
-        if c != 0x20 && c != 0x09 { end = i }
-    }
-    return String(decoding: bytes[start..<end], as: UTF8.self)
-}

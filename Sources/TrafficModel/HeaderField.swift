@@ -65,3 +65,23 @@ extension String {
         return String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
+
+extension StringProtocol {
+    /// Without leading and trailing SP and HTAB: HTTP's optional white space around a
+    /// header value or a list item (RFC 9110 section 5.6.3), the WSP of cookie syntax.
+    public var trimmingOWS: String {
+        let bytes = utf8
+        var start = bytes.startIndex
+        while start < bytes.endIndex, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
+        // The end of the last byte that is not white space.
+        var end = start
+        var i = start
+        while i < bytes.endIndex {
+            let c = bytes[i]
+            bytes.formIndex(after: &i)
+            if c != 0x20 && c != 0x09 { end = i }
+        }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+}
+

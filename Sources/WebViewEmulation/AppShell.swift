@@ -101,7 +101,7 @@ public enum CORSCheck {
     public static func check(_ e: Exchange, from origin: String, in exchanges: [Exchange]) -> Reason? {
         let response = e.response.headers
         let credentialed = e.request.headers.first("Cookie").map { !$0.isEmpty } ?? false
-        guard let allow = response.first("Access-Control-Allow-Origin").map({ $0.trimmingCharacters(in: .whitespaces) }) else { return .noAllowOrigin }
+        guard let allow = response.first("Access-Control-Allow-Origin")?.trimmingOWS else { return .noAllowOrigin }
         if allow == "*" {
             if credentialed { return .wildcardWithCredentials }
         } else if allow.lowercased() != origin {
@@ -123,7 +123,7 @@ public enum CORSCheck {
             let name = field.name.lowercased()
             if engineHeaders.contains(name) || name.hasPrefix("sec-") || name.hasPrefix("proxy-") || name.hasPrefix(":") || safelisted.contains(name) { continue }
             if name == "content-type" {
-                let type = field.value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+                let type = field.value.split(separator: ";").first.map { $0.trimmingOWS.lowercased() } ?? ""
                 if simpleContentTypes.contains(type) { continue }
                 return "the Content-Type \(type)"
             }
@@ -136,7 +136,7 @@ public enum CORSCheck {
     static func answeredPreflight(for e: Exchange, from origin: String, in exchanges: [Exchange]) -> Bool {
         exchanges[..<e.sequence].contains { p in
             guard p.request.method == "OPTIONS", p.request.url == e.request.url, (200..<300).contains(p.response.status) else { return false }
-            let allow = p.response.headers.first("Access-Control-Allow-Origin")?.trimmingCharacters(in: .whitespaces).lowercased()
+            let allow = p.response.headers.first("Access-Control-Allow-Origin")?.trimmingOWS.lowercased()
             return allow == "*" || allow == origin
         }
     }

@@ -46,7 +46,7 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
                 let type = contentType?.lowercased()
                 if type == nil {
                     plan.bodyLostBy = "CAPH4"
-                } else if type!.contains("json") {
+                } else if type!.utf8.firstRange(of: "json".utf8) != nil {
                     plan.bodyChange = BodyChange(rule: "CAPH4", effect: .replaced(BodyFingerprint(Data("{}".utf8))), reason: "the Blob or ArrayBuffer crossed the JS bridge as an empty object")
                 } else {
                     plan.bodyChange = BodyChange(rule: "CAPH4", effect: .neverSent, reason: "native code cannot serialise a Blob or ArrayBuffer sent as \(contentType!)")

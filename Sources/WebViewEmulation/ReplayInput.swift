@@ -51,26 +51,27 @@ public final class ReplayInput: Sendable {
             }
             var crossOrigin = false
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = document.origin != target.origin }
-            var f = ExchangeFacts(
+            var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
+            if !e.request.body.isEmpty {
+                switch e.bodyKind {
+                case .formData, .formDataWithFile:
+                    formDataRebuilt = BodyBridge.rebuildMultipart(e.request.body, contentType: e.request.headers.first("Content-Type")).map(BodyFingerprint.init)
+                    nativeMultipart = CapacitorHttpStrategy.nativeMultipart(e)
+                case .urlEncoded:
+                    urlSearchParamsRejoined = BodyFingerprint(BodyBridge.rejoinWithoutEncoding(e.request.body))
+                default:
+                    break
+                }
+            }
+            facts.append(ExchangeFacts(
                 documentURL: issuedUnder, crossOrigin: crossOrigin, frameDocument: frameDocument,
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
                 opensProcessPool: hop == 0 && scenario.newProcessPool.contains { $0.matches(e) },
                 reusedWebView: hop == 0 && e.initiator.isDocument && e.frame.kind == .main && scenario.reusedWebView.contains { $0.matches(e) },
-                uploadListener: scenario.uploadListener(e))
-            if !e.request.body.isEmpty {
-                switch e.bodyKind {
-                case .formData, .formDataWithFile:
-                    f.formDataRebuilt = BodyBridge.rebuildMultipart(e.request.body, contentType: e.request.headers.first("Content-Type")).map(BodyFingerprint.init)
-                    f.nativeMultipart = CapacitorHttpStrategy.nativeMultipart(e)
-                case .urlEncoded:
-                    f.urlSearchParamsRejoined = BodyFingerprint(BodyBridge.rejoinWithoutEncoding(e.request.body))
-                default:
-                    break
-                }
-            }
-            if let package = scenario.offlinePackage { f.offline = package.verdict(for: e) }
-            facts.append(f)
+                uploadListener: scenario.uploadListener(e),
+                formDataRebuilt: formDataRebuilt, nativeMultipart: nativeMultipart, urlSearchParamsRejoined: urlSearchParamsRejoined,
+                offline: scenario.offlinePackage.map { $0.verdict(for: e) }))
         }
         self.facts = facts
         prefetchPages = scenario.prefetch.map { Self.matchPrefetch($0, exchanges) } ?? []
@@ -135,30 +136,50 @@ public struct PrefetchPage: Sendable, Hashable {
     public var calls: [Call]
 }
 
-/// What the replay input knows of one exchange before any preset runs.
-public struct ExchangeFacts: Sendable, Hashable {
+/// What the replay input knows of one exchange before any preset runs. Worked out once
+/// per recording and read by every preset's replay, so it is shared, not copied: a replay
+/// reads an exchange's facts several times, and a copy of this many fields cost more than
+/// the reads.
+public final class ExchangeFacts: Sendable {
     /// The main frame's document URL when the request was issued.
-    public var documentURL: String?
+    public let documentURL: String?
     /// The request goes to another origin than that document's.
-    public var crossOrigin: Bool
+    public let crossOrigin: Bool
     /// The document of the frame that issued it.
-    public var frameDocument: RequestTarget?
+    public let frameDocument: RequestTarget?
     /// The response's Set-Cookie headers, parsed (unparsable ones left out).
-    public var setCookies: [SetCookie]
+    public let setCookies: [SetCookie]
     /// The exchange whose redirect led here, for a hop after the first.
-    public var previousHop: Int?
+    public let previousHop: Int?
     /// The first request of a web view with its own process pool (J4).
-    public var opensProcessPool: Bool
+    public let opensProcessPool: Bool
     /// A document load in a pooled web view reused from an earlier page (W1).
-    public var reusedWebView: Bool
+    public let reusedWebView: Bool
     /// The scenario marks the XHR's upload listener (S3).
-    public var uploadListener: Bool
+    public let uploadListener: Bool
     /// B5: the multipart body rebuilt through a dictionary, as KKJSBridge does.
-    public var formDataRebuilt: BodyFingerprint?
+    public let formDataRebuilt: BodyFingerprint?
     /// CAPH5: the multipart body as CapacitorHttp's native side writes it again.
-    public var nativeMultipart: NativeMultipart?
+    public let nativeMultipart: NativeMultipart?
     /// B6: the URL-encoded body re-joined without percent-encoding, as the NetEase snippet does.
-    public var urlSearchParamsRejoined: BodyFingerprint?
+    public let urlSearchParamsRejoined: BodyFingerprint?
     /// What the run's offline package holds for this request, before any preset (O1, O2).
-    public var offline: OfflineVerdict?
+    public let offline: OfflineVerdict?
+
+    public init(documentURL: String?, crossOrigin: Bool, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
+        formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil)
+    {
+        self.documentURL = documentURL
+        self.crossOrigin = crossOrigin
+        self.frameDocument = frameDocument
+        self.setCookies = setCookies
+        self.previousHop = previousHop
+        self.opensProcessPool = opensProcessPool
+        self.reusedWebView = reusedWebView
+        self.uploadListener = uploadListener
+        self.formDataRebuilt = formDataRebuilt
+        self.nativeMultipart = nativeMultipart
+        self.urlSearchParamsRejoined = urlSearchParamsRejoined
+        self.offline = offline
+    }
 }

@@ -37,6 +37,9 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
     }
     public var description: String { rawValue }
 
+    /// The id's two words, for a table that looks ids up without hashing a string.
+    var words: (UInt64, UInt64) { (low, high) }
+
     /// Orders by family letter, then number: J1 < J3 < N1 < P1 < P4.
     public static func < (a: RuleID, b: RuleID) -> Bool {
         let (fa, na) = a.parts, (fb, nb) = b.parts
@@ -91,8 +94,18 @@ extension Array where Element == RuleID {
 public enum Confidence: String, Sendable, Hashable, Codable, Comparable, CaseIterable {
     case folklore, inferred, reported, documented, source, measured
 
-    public static func < (a: Confidence, b: Confidence) -> Bool {
-        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    public static func < (a: Confidence, b: Confidence) -> Bool { a.strength < b.strength }
+
+    /// The order of `allCases`, weakest first.
+    private var strength: Int {
+        switch self {
+        case .folklore: return 0
+        case .inferred: return 1
+        case .reported: return 2
+        case .documented: return 3
+        case .source: return 4
+        case .measured: return 5
+        }
     }
 }
 
@@ -132,13 +145,13 @@ public struct RuleCatalog: Sendable {
     public let rules: [Rule]
     private let byID: [RuleID: Rule]
     /// Each rule's confidence alone: every finding asks, and a rule is a large value to copy.
-    private let confidenceByID: [RuleID: Confidence]
+    private let confidenceByID: ConfidenceTable
 
     public init(rules: [Rule], version: Int = 1) {
         self.version = version
         self.rules = rules
         self.byID = Dictionary(rules.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        self.confidenceByID = byID.mapValues(\.confidence)
+        self.confidenceByID = ConfidenceTable(byID.mapValues(\.confidence))
     }
 
     /// The catalog bundled with h5replay.
@@ -171,5 +184,43 @@ public struct RuleCatalog: Sendable {
             if let c = confidenceByID[id], weakest.map({ c < $0 }) ?? true { weakest = c }
         }
         return weakest ?? .inferred
+    }
+
+    /// Rule id to confidence, open addressing over the id's two words: a lookup is a
+    /// multiply and a compare or two, where a dictionary hashes the id through SipHash.
+    /// Every finding looks up each of its rules.
+    struct ConfidenceTable: Sendable {
+        private var keys: [(UInt64, UInt64)]
+        private var values: [Confidence?]
+        private let mask: Int
+
+        init(_ entries: [RuleID: Confidence]) {
+            var size = 8
+            while size < entries.count * 2 { size *= 2 }
+            mask = size - 1
+            keys = Array(repeating: (0, 0), count: size)
+            values = Array(repeating: nil, count: size)
+            for (id, confidence) in entries {
+                var slot = Self.slot(id.words, mask)
+                while values[slot] != nil { slot = (slot + 1) & mask }
+                keys[slot] = id.words
+                values[slot] = confidence
+            }
+        }
+
+        private static func slot(_ words: (UInt64, UInt64), _ mask: Int) -> Int {
+            let mixed = (words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15)) &* 0xBF58_476D_1CE4_E5B9
+            return Int(truncatingIfNeeded: mixed >> 32) & mask
+        }
+
+        subscript(id: RuleID) -> Confidence? {
+            let words = id.words
+            var slot = Self.slot(words, mask)
+            while let value = values[slot] {
+                if keys[slot] == words { return value }
+                slot = (slot + 1) & mask
+            }
+            return nil
+        }
     }
 }

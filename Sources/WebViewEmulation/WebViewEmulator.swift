@@ -158,7 +158,7 @@ public struct WebViewEmulator: Sendable {
                     continue
                 }
             }
-            outcome.crossSiteCookies = crossSite
+            if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
             // A1: a script's request from the app's page to a server reads the response only
             // if CORS lets the app origin read it.
             if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax,

@@ -10,7 +10,7 @@ struct RequestCookiesParityTests {
         var out: [(String, String)] = []
         for header in headers.all("Cookie") {
             for piece in header.split(separator: ";") {
-                let trimmed = trimWSP(piece)
+                let trimmed = piece.trimmingOWS
                 if trimmed.isEmpty { continue }
                 if let eq = trimmed.firstIndex(of: "=") {
                     out.append((String(trimmed[trimmed.startIndex..<eq]), String(trimmed[trimmed.index(after: eq)...])))

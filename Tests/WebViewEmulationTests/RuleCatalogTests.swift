@@ -89,6 +89,23 @@ struct RuleCatalogTests {
         #expect(catalog.confidence(of: ["H5", "P1"]) == .folklore)
     }
 
+    @Test("every rule's confidence is found by its id, long ids too; an id outside the catalogue counts as inferred")
+    func confidenceLookup() {
+        let catalog = RuleCatalog.bundled
+        for rule in catalog.rules {
+            #expect(catalog.confidence(of: [rule.id]) == rule.confidence, "\(rule.id)")
+        }
+        #expect(catalog.confidence(of: ["ZZ99"]) == .inferred)
+        #expect(catalog.confidence(of: []) == .inferred)
+        // Ids of more than 15 bytes are stored as indexes, and the table must tell them apart.
+        let long = (0..<40).map { i in Rule(id: RuleID("LONGFAMILY-RULE-\(i)"), section: "t", statement: "s", summary: "s", confidence: Confidence.allCases[i % Confidence.allCases.count], source: "s", findings: []) }
+        let made = RuleCatalog(rules: long + catalog.rules)
+        for rule in long + catalog.rules {
+            #expect(made.confidence(of: [rule.id]) == rule.confidence, "\(rule.id)")
+        }
+        #expect(made.confidence(of: ["LONGFAMILY-RULE-40"]) == .inferred)
+    }
+
     @Test("profiles: iOS versions parse, J3 never propagates on the simulator, ITP from 14")
     func profiles() {
         #expect(IOSVersion("11.3") == IOSVersion(11, 3))
