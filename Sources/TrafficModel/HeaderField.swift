@@ -84,4 +84,3 @@ extension StringProtocol {
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
-
