@@ -190,22 +190,23 @@ public struct RuleCatalog: Sendable {
     /// multiply and a compare or two, where a dictionary hashes the id through SipHash.
     /// Every finding looks up each of its rules.
     struct ConfidenceTable: Sendable {
-        private var keys: [(UInt64, UInt64)]
-        private var values: [Confidence?]
+        private let keys: [(UInt64, UInt64)]
+        private let values: [Confidence?]
         private let mask: Int
 
         init(_ entries: [RuleID: Confidence]) {
             var size = 8
             while size < entries.count * 2 { size *= 2 }
-            mask = size - 1
-            keys = Array(repeating: (0, 0), count: size)
-            values = Array(repeating: nil, count: size)
+            let mask = size - 1
+            var keys = Array(repeating: (UInt64(0), UInt64(0)), count: size)
+            var values = [Confidence?](repeating: nil, count: size)
             for (id, confidence) in entries {
                 var slot = Self.slot(id.words, mask)
                 while values[slot] != nil { slot = (slot + 1) & mask }
                 keys[slot] = id.words
                 values[slot] = confidence
             }
+            (self.keys, self.values, self.mask) = (keys, values, mask)
         }
 
         private static func slot(_ words: (UInt64, UInt64), _ mask: Int) -> Int {
