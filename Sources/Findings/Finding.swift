@@ -115,7 +115,7 @@ public enum FindingText {
             let mark = rule.confidence == .measured ? "measured in \(rule.measurement?.engine ?? "WebKit")" : rule.confidence.rawValue
             return "\(rule.summary) (\(rule.id), \(mark))"
         }
-        return (sentence.contains(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
+        return (sentence.containsBytes(": ") ? "; because " : ": ") + clauses.joined(separator: "; ")
     }
 }
 

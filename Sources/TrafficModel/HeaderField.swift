@@ -83,4 +83,18 @@ extension StringProtocol {
         }
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
+
+    /// Whether `needle`'s bytes occur in these bytes: a plain search, for the short
+    /// header values and sentences the emulator looks into (a generic collection search
+    /// cost tens of thousands of instructions a call).
+    public func containsBytes(_ needle: String) -> Bool {
+        let haystack = Array(utf8)
+        let pattern = Array(needle.utf8)
+        guard !pattern.isEmpty else { return true }
+        guard haystack.count >= pattern.count else { return false }
+        for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
+            if haystack[start..<(start + pattern.count)].elementsEqual(pattern) { return true }
+        }
+        return false
+    }
 }

@@ -5,16 +5,45 @@ import Foundation
 /// A small hand parser: recordings hold many URLs and each is split on every replay, so
 /// this avoids Foundation's URL on the hot path. Anything that is not `scheme://authority`
 /// gives nil.
+///
+/// The parts live in one shared, immutable box: a replay reads a request's target several
+/// times per exchange and preset, and a copy is then one reference count, not four.
 public struct RequestTarget: Sendable, Hashable {
+    private final class Parts: Sendable {
+        let scheme: String
+        let host: String
+        let port: Int
+        let path: String
+        let query: String?
+
+        init(scheme: String, host: String, port: Int, path: String, query: String?) {
+            (self.scheme, self.host, self.port, self.path, self.query) = (scheme, host, port, path, query)
+        }
+    }
+
+    private let parts: Parts
+
     /// Lowercased scheme, e.g. `https`.
-    public var scheme: String
+    public var scheme: String { parts.scheme }
     /// Lowercased host without brackets for IPv6.
-    public var host: String
-    public var port: Int
+    public var host: String { parts.host }
+    public var port: Int { parts.port }
     /// The path, starting with `/` (`/` when the URL has none).
-    public var path: String
+    public var path: String { parts.path }
     /// The query without `?`, nil when absent.
-    public var query: String?
+    public var query: String? { parts.query }
+
+    public static func == (a: RequestTarget, b: RequestTarget) -> Bool {
+        a.parts === b.parts || (a.scheme, a.host, a.port, a.path, a.query) == (b.scheme, b.host, b.port, b.path, b.query)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(scheme)
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(path)
+        hasher.combine(query)
+    }
 
     public init?(_ url: String) {
         var url = url
@@ -25,11 +54,7 @@ public struct RequestTarget: Sendable, Hashable {
     }
 
     init(scheme: String, host: String, port: Int, path: String, query: String?) {
-        self.scheme = scheme
-        self.host = host
-        self.port = port
-        self.path = path
-        self.query = query
+        parts = Parts(scheme: scheme, host: host, port: port, path: path, query: query)
     }
 
     /// The same target on another host (an IP an HTTPDNS resolver gave).

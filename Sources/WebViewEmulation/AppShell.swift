@@ -9,7 +9,11 @@ import TrafficModel
 /// page sends to an http(s) server is then cross-origin (A1: CORS) and cross-site (A2:
 /// third-party cookies); what it sends to the app origin itself reaches the framework's
 /// handler, which may lose the body (CDV3, TAU2).
-public struct AppShell: Sendable, Hashable {
+///
+/// A class of constants: every request of an app-served page carries its shell in the
+/// emulation context, and sharing it costs one reference count where a copy of its
+/// strings cost five.
+public final class AppShell: Sendable, Hashable {
     /// What the framework's handler does with a request body sent to the app origin.
     public enum HandlerBodies: String, Sendable, Hashable {
         /// The body arrives as WebKit hands it over (S2, S3 apply as for any handler).
@@ -21,13 +25,15 @@ public struct AppShell: Sendable, Hashable {
     }
 
     /// `capacitor`, `app`, `ionic`, `tauri`.
-    public var scheme: String
-    public var host: String
+    public let scheme: String
+    public let host: String
     /// The rule that says where this framework serves the page from (CAP1, CDV1, ION1, TAU1).
-    public var originRule: RuleID
-    public var handlerBodies: HandlerBodies
+    public let originRule: RuleID
+    public let handlerBodies: HandlerBodies
     /// The rule behind `handlerBodies`, when it loses bodies.
-    public var handlerBodiesRule: RuleID?
+    public let handlerBodiesRule: RuleID?
+    /// `capacitor://localhost`.
+    public let origin: String
 
     public init(scheme: String, host: String = "localhost", originRule: RuleID, handlerBodies: HandlerBodies = .kept, handlerBodiesRule: RuleID? = nil) {
         self.scheme = scheme.lowercased()
@@ -35,13 +41,23 @@ public struct AppShell: Sendable, Hashable {
         self.originRule = originRule
         self.handlerBodies = handlerBodies
         self.handlerBodiesRule = handlerBodiesRule
+        origin = "\(self.scheme)://\(self.host)"
+    }
+
+    public static func == (a: AppShell, b: AppShell) -> Bool {
+        (a.scheme, a.host, a.originRule, a.handlerBodies, a.handlerBodiesRule) == (b.scheme, b.host, b.originRule, b.handlerBodies, b.handlerBodiesRule)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(scheme)
+        hasher.combine(host)
+        hasher.combine(originRule)
+        hasher.combine(handlerBodies)
+        hasher.combine(handlerBodiesRule)
     }
 
     /// Capacitor's default: `capacitor://localhost` (CAP1).
     public static let capacitor = AppShell(scheme: "capacitor", originRule: "CAP1")
-
-    /// `capacitor://localhost`.
-    public var origin: String { "\(scheme)://\(host)" }
 
     /// Whether `target` is the app origin itself, served by the framework's handler.
     public func serves(_ target: RequestTarget) -> Bool { target.scheme == scheme && target.host == host }

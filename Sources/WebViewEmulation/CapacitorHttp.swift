@@ -18,6 +18,9 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
 
     static let proxiedMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
+    /// CAPH4: what a Blob or ArrayBuffer sent as JSON becomes on the bridge, `{}`.
+    static let emptyObject = BodyFingerprint(Data("{}".utf8))
+
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
         guard exchange.initiator == .xhr || exchange.initiator == .fetch || exchange.initiator == .ajax,
             let target = exchange.request.target, target.scheme == "http" || target.scheme == "https",
@@ -46,8 +49,8 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
                 let type = contentType?.lowercased()
                 if type == nil {
                     plan.bodyLostBy = "CAPH4"
-                } else if type!.utf8.firstRange(of: "json".utf8) != nil {
-                    plan.bodyChange = BodyChange(rule: "CAPH4", effect: .replaced(BodyFingerprint(Data("{}".utf8))), reason: "the Blob or ArrayBuffer crossed the JS bridge as an empty object")
+                } else if type!.containsBytes("json") {
+                    plan.bodyChange = BodyChange(rule: "CAPH4", effect: .replaced(Self.emptyObject), reason: "the Blob or ArrayBuffer crossed the JS bridge as an empty object")
                 } else {
                     plan.bodyChange = BodyChange(rule: "CAPH4", effect: .neverSent, reason: "native code cannot serialise a Blob or ArrayBuffer sent as \(contentType!)")
                 }

@@ -208,36 +208,30 @@ public struct ScriptWriteEffect: Sendable, Hashable {
     }
 }
 
-/// Every hook of a preset's mitigations, gathered once per replay in preset order.
-struct ComposedHooks: Sendable {
-    var requestIssued: [@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void] = []
-    var documentLoadCookies: [@Sendable (_ load: DocumentLoad) -> LoadCookieHeader?] = []
-    var setCookieStored: [@Sendable (_ stored: StoredCookie) -> JarCopy?] = []
-    var documentStart: [@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite]] = []
-    var scriptCookieWritten: [@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect] = []
-    var beforeFirstLoad: [@Sendable () -> JarMirror?] = []
-    var webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?] = []
-    var nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?] = []
+/// Every hook of a preset's mitigations, gathered once per preset in preset order. A class
+/// of constants, so a preset's copy shares it rather than copying eight arrays.
+final class ComposedHooks: Sendable {
+    let requestIssued: [@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void]
+    let documentLoadCookies: [@Sendable (_ load: DocumentLoad) -> LoadCookieHeader?]
+    let setCookieStored: [@Sendable (_ stored: StoredCookie) -> JarCopy?]
+    let documentStart: [@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite]]
+    let scriptCookieWritten: [@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect]
+    let beforeFirstLoad: [@Sendable () -> JarMirror?]
+    let webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?]
+    let nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?]
     /// The first mitigation's link, else the strategy's.
-    var jarLink: JarLink = .system
+    let jarLink: JarLink
 
     init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy) {
-        jarLink = strategy.jarLink
-        var linkedByMitigation = false
-        for m in mitigations {
-            let h = m.hooks
-            if let f = h.requestIssued { requestIssued.append(f) }
-            if let f = h.documentLoadCookies { documentLoadCookies.append(f) }
-            if let f = h.setCookieStored { setCookieStored.append(f) }
-            if let f = h.documentStart { documentStart.append(f) }
-            if let f = h.scriptCookieWritten { scriptCookieWritten.append(f) }
-            if let f = h.beforeFirstLoad { beforeFirstLoad.append(f) }
-            if let f = h.webSetCookieArriving { webSetCookieArriving.append(f) }
-            if let f = h.nativeResponseCompleted { nativeResponseCompleted.append(f) }
-            if let link = h.jarLink, !linkedByMitigation {
-                jarLink = link
-                linkedByMitigation = true
-            }
-        }
+        let hooks = mitigations.map(\.hooks)
+        requestIssued = hooks.compactMap(\.requestIssued)
+        documentLoadCookies = hooks.compactMap(\.documentLoadCookies)
+        setCookieStored = hooks.compactMap(\.setCookieStored)
+        documentStart = hooks.compactMap(\.documentStart)
+        scriptCookieWritten = hooks.compactMap(\.scriptCookieWritten)
+        beforeFirstLoad = hooks.compactMap(\.beforeFirstLoad)
+        webSetCookieArriving = hooks.compactMap(\.webSetCookieArriving)
+        nativeResponseCompleted = hooks.compactMap(\.nativeResponseCompleted)
+        jarLink = hooks.lazy.compactMap(\.jarLink).first ?? strategy.jarLink
     }
 }

@@ -117,9 +117,12 @@ public final class ReplayInput: Sendable {
     /// Replays under one preset; a run's HTTPDNS joins every preset (it acts only where the
     /// strategy sends natively).
     public func replay(_ preset: Preset, profile: Profile = Profile()) -> EmulationResult {
-        var preset = preset
-        if let httpdns = scenario.httpdns { preset.mitigations.append(httpdns) }
-        return WebViewEmulator(preset: preset, profile: preset.profile(over: profile), scenario: scenario).run(self)
+        guard let httpdns = scenario.httpdns else {
+            return WebViewEmulator(preset: preset, profile: preset.profile(over: profile), scenario: scenario).run(self)
+        }
+        var withHTTPDNS = preset
+        withHTTPDNS.mitigations.append(httpdns)
+        return WebViewEmulator(preset: withHTTPDNS, profile: withHTTPDNS.profile(over: profile), scenario: scenario).run(self)
     }
 }
 

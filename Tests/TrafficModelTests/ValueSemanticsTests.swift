@@ -42,3 +42,41 @@ struct ExchangeValueSemanticsTests {
         #expect(try JSONDecoder().decode(Exchange.self, from: data) == original)
     }
 }
+
+/// A request target keeps its parts in one shared box: two targets parsed apart from the
+/// same URL are still equal and hash alike, and a target on another host is another value.
+@Suite("RequestTarget: equal by its parts, not by its box")
+struct RequestTargetValueTests {
+    @Test("targets parsed apart compare and hash by their parts")
+    func equalByParts() throws {
+        let a = try #require(RequestTarget("https://Shop.Example/api?x=1"))
+        let b = try #require(RequestTarget("https://shop.example:443/api?x=1"))
+        #expect(a == b)
+        #expect(Set([a, b]).count == 1)
+        let moved = a.with(host: "203.0.113.7")
+        #expect(moved != a && moved.host == "203.0.113.7" && moved.path == "/api" && moved.query == "x=1")
+        #expect(a.host == "shop.example")
+        #expect(RequestTarget("https://shop.example/api") != a)
+    }
+}
+
+@Suite("Byte search in header values and sentences")
+struct ContainsBytesTests {
+    @Test("finds a needle anywhere, not past the end, and an empty one always", arguments: [
+        ("application/json; charset=utf-8", "json", true),
+        ("application/vnd.api+json", "json", true),
+        ("json", "json", true),
+        ("jso", "json", false),
+        ("text/plain", "json", false),
+        ("", "json", false),
+        ("anything", "", true),
+        ("The XHR POST /a: why", ": ", true),
+        ("The XHR POST /a:why", ": ", false),
+        ("jjson", "json", true),
+        ("héllo wörld", "wö", true),
+    ])
+    func search(haystack: String, needle: String, found: Bool) {
+        #expect(haystack.containsBytes(needle) == found)
+        #expect(haystack[...].containsBytes(needle) == found)
+    }
+}
