@@ -54,6 +54,11 @@ public struct Cookie: Sendable, Hashable, Codable {
             self.path = path
         }
 
+        /// Hashed by the name alone: a flow's cookies mostly differ by name, and hashing
+        /// three strings was most of the cost of the emulator's per-cookie tables. Equality
+        /// still compares all three.
+        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
         public static func < (a: Key, b: Key) -> Bool { (a.domain, a.path, a.name) < (b.domain, b.path, b.name) }
         public var description: String { "\(name) (\(domain)\(path))" }
     }

@@ -32,7 +32,8 @@ public struct CookieStore: Sendable, Hashable {
     }
 
     public func cookie(for key: Cookie.Key) -> Cookie? {
-        byDomain[key.domain]?.first { $0.key == key }
+        // A domain's list holds only that domain: name and path tell its cookies apart.
+        byDomain[key.domain]?.first { $0.name == key.name && $0.path == key.path }
     }
 
     // MARK: - Storage model (section 5.7)
@@ -139,9 +140,12 @@ public struct CookieStore: Sendable, Hashable {
 
     @discardableResult
     public mutating func remove(_ key: Cookie.Key) -> Cookie? {
-        guard var list = byDomain[key.domain], let index = list.firstIndex(where: { $0.key == key }) else { return nil }
-        let removed = list.remove(at: index)
-        byDomain[key.domain] = list.isEmpty ? nil : list
+        // In place: a list taken out of the dictionary and changed would be copied whole.
+        guard let slot = byDomain.index(forKey: key.domain),
+            let index = byDomain.values[slot].firstIndex(where: { $0.name == key.name && $0.path == key.path })
+        else { return nil }
+        let removed = byDomain.values[slot].remove(at: index)
+        if byDomain.values[slot].isEmpty { byDomain.remove(at: slot) }
         count -= 1
         return removed
     }
