@@ -28,8 +28,8 @@ public struct Finding: Sendable, Hashable, Codable {
     public var confidence: Confidence
     /// Expected and actual, as named fields: body lengths and SHA-256, cookie names,
     /// URLs. Fields named in `Finding.secretFields` hold secrets and are redacted in reports.
-    public var expected: [String: String]
-    public var actual: [String: String]
+    public var expected: FindingFields
+    public var actual: FindingFields
     /// What happened to this exchange and why, in plain words, without the rules' own
     /// statements: those come from the rule catalogue when the message is rendered.
     public var detail: String
@@ -46,7 +46,7 @@ public struct Finding: Sendable, Hashable, Codable {
         return FindingText.message(detail: detail, rules: rules, alternative: alternative)
     }
 
-    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: [String: String], actual: [String: String], detail: String, alternative: String? = nil) {
+    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, detail: String, alternative: String? = nil) {
         self.code = code
         self.severity = severity
         self.preset = preset
@@ -71,7 +71,7 @@ public struct Finding: Sendable, Hashable, Codable {
     }
 
     /// A finding read back from a database written before details were stored apart.
-    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: [String: String], actual: [String: String], storedMessage: String) {
+    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, storedMessage: String) {
         self.init(code: code, severity: severity, preset: preset, recording: recording, sequence: sequence, method: method, url: url, subject: subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: storedMessage)
         self.storedMessage = storedMessage
     }

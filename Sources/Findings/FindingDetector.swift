@@ -174,8 +174,8 @@ public struct FindingDetector: Sendable {
                 d.nativeValue == nil ? "only WebJar holds" : d.webValue == nil ? "only NativeJar holds" : "NativeJar and WebJar hold different values"
             }
             let first = divergences[0]
-            var expected = ["cookie": first.name, "domain": first.domain, "path": first.path, "in": "NativeJar and WebJar"]
-            var actual = ["cookie": first.name, "domain": first.domain, "path": first.path]
+            var expected: FindingFields = ["cookie": first.name, "domain": first.domain, "path": first.path, "in": "NativeJar and WebJar"]
+            var actual: FindingFields = ["cookie": first.name, "domain": first.domain, "path": first.path]
             actual["in"] = first.nativeValue == nil ? "WebJar only" : first.webValue == nil ? "NativeJar only" : "both, with different values"
             if let v = first.nativeValue ?? first.webValue { expected["value"] = v }
             if let n = first.nativeValue, let w = first.webValue { expected["value"] = n; actual["value"] = w }
@@ -235,8 +235,8 @@ public struct FindingDetector: Sendable {
             sentence = one ? "\(label) carries an older value of the cookie \(first.name): \(why)"
                 : "\(label) carries older values of \(names.count) cookies (\(listed())): \(why)"
         }
-        var expected = first.recordedValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
-        var actual = first.sentValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
+        var expected: FindingFields = first.recordedValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
+        var actual: FindingFields = first.sentValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
         if !one {
             expected["cookies"] = names.joined(separator: ", ")
             actual["cookies"] = names.joined(separator: ", ")
@@ -257,7 +257,7 @@ public struct FindingDetector: Sendable {
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
     /// the message ends with the rules, their statements' clauses and confidence.
-    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: [String: String], actual: [String: String], sentence: String, subject: String? = nil) -> Finding {
+    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, sentence: String, subject: String? = nil) -> Finding {
         let confidence = catalog.confidence(of: rules)
         var severity = code.defaultSeverity
         if confidence == .folklore && severity == .error { severity = .warning }

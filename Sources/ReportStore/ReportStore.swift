@@ -677,32 +677,15 @@ public struct ReportStore: Sendable {
         try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
     }
 
-    /// `{"a":"1","b":"2"}`, keys in byte order: a finding's expected and actual.
-    static func appendObjectJSON(_ object: [String: String], to out: inout [UInt8]) {
-        func member(_ pair: (key: String, value: String)) {
-            appendJSONString(pair.key, to: &out)
-            out.append(0x3A)
-            appendJSONString(pair.value, to: &out)
-        }
+    /// `{"a":"1","b":"2"}`, keys in byte order (the fields' own order): a finding's
+    /// expected and actual.
+    static func appendObjectJSON(_ object: FindingFields, to out: inout [UInt8]) {
         out.append(0x7B)
-        if object.count <= 2 {
-            // Most findings say one or two things: ordered without sorting a list.
-            var pairs = object.makeIterator()
-            if let a = pairs.next() {
-                if let b = pairs.next() {
-                    let (first, second) = compareBytes(b.key, a.key) < 0 ? (b, a) : (a, b)
-                    member(first)
-                    out.append(0x2C)
-                    member(second)
-                } else {
-                    member(a)
-                }
-            }
-        } else {
-            for (k, pair) in object.sorted(by: { compareBytes($0.key, $1.key) < 0 }).enumerated() {
-                if k > 0 { out.append(0x2C) }
-                member(pair)
-            }
+        for (k, field) in object.fields.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            appendJSONString(field.key, to: &out)
+            out.append(0x3A)
+            appendJSONString(field.value, to: &out)
         }
         out.append(0x7D)
     }
@@ -740,8 +723,8 @@ public struct ReportStore: Sendable {
         out.append(0x5D)
     }
 
-    static func decodeObject(_ text: String) throws -> [String: String] {
-        try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+    static func decodeObject(_ text: String) throws -> FindingFields {
+        try JSONDecoder().decode(FindingFields.self, from: Data(text.utf8))
     }
 
     /// `2026-11-24T13:07:00.123Z`: ISO 8601 in UTC, to the millisecond. Written by hand: a

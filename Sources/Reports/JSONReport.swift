@@ -47,7 +47,7 @@ public struct JSONReport: Sendable {
                 "subject": f.subject ?? NSNull(), "subjects": f.subjects.map(redactor.text),
                 "likelihood": f.likelihood ?? NSNull(), "rank": f.rank.rawValue,
                 "rules": f.rules.map(\.rawValue), "confidence": f.confidence.rawValue, "message": f.message,
-                "expected": redactor.fields(f.expected), "actual": redactor.fields(f.actual),
+                "expected": redactor.fields(f.expected).dictionary, "actual": redactor.fields(f.actual).dictionary,
             ]
         }
         let coverage: [[String: Any]] = model.coveragePairs.map { pair in

@@ -200,7 +200,7 @@ public struct Redactor: Sendable {
 
     /// A finding's expected or actual fields: secret fields replaced by their length,
     /// URL fields with secret query values hidden. Applying it twice changes nothing.
-    public func fields(_ fields: [String: String]) -> [String: String] {
+    public func fields(_ fields: FindingFields) -> FindingFields {
         guard !showSecrets else { return fields }
         var out = fields
         for (key, value) in fields {

@@ -206,7 +206,7 @@ struct ReportStoreTests {
     @Test("findings bound without a copy read back equal: empty, escaped and non-ASCII text, and expected and actual of any size, keys in byte order")
     func findingTextRoundTrip() throws {
         let store = try ReportStore.inMemory()
-        func finding(_ sequence: Int, expected: [String: String], actual: [String: String], subjects: [String], detail: String) -> Finding {
+        func finding(_ sequence: Int, expected: FindingFields, actual: FindingFields, subjects: [String], detail: String) -> Finding {
             let method = sequence == 0 ? "" : "POST"
             let alternative: String? = sequence == 2 ? "an XHR" : nil
             let rules: [RuleID] = ["C1", "C3"]
