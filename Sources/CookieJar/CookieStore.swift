@@ -261,7 +261,7 @@ public struct CookieStore: Sendable, Hashable {
     public static func domainMatches(_ string: String, _ domain: String) -> Bool {
         if string == domain { return true }
         // Octets, as the RFC compares canonicalized hosts (not Unicode characters).
-        guard string.utf8.count > domain.utf8.count, string.utf8.suffix(domain.utf8.count).elementsEqual(domain.utf8) else { return false }
+        guard string.utf8.count > domain.utf8.count, string.hasByteSuffix(domain) else { return false }
         let before = string.utf8[string.utf8.index(string.utf8.endIndex, offsetBy: -domain.utf8.count - 1)]
         guard before == UInt8(ascii: ".") else { return false }
         return !isIPAddress(string)
@@ -278,7 +278,7 @@ public struct CookieStore: Sendable, Hashable {
     /// identical, or the cookie path is a prefix that ends in "/" or is followed by "/".
     public static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
         if requestPath == cookiePath { return true }
-        guard requestPath.utf8.count > cookiePath.utf8.count, requestPath.utf8.prefix(cookiePath.utf8.count).elementsEqual(cookiePath.utf8) else { return false }
+        guard requestPath.utf8.count > cookiePath.utf8.count, requestPath.hasBytePrefix(cookiePath) else { return false }
         if cookiePath.utf8.last == UInt8(ascii: "/") { return true }
         return requestPath.utf8[requestPath.utf8.index(requestPath.utf8.startIndex, offsetBy: cookiePath.utf8.count)] == UInt8(ascii: "/")
     }

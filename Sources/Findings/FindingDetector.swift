@@ -184,7 +184,7 @@ public struct FindingDetector: Sendable {
             let sentence = divergences.count == 1
                 ? "At the end of the flow \(place(first))\(first.nativeValue != nil && first.webValue != nil ? " of" : "") the cookie \(first.name) (\(first.domain)\(first.path)) (\(first.explanation))"
                 : "At the end of the flow NativeJar and WebJar disagree on \(divergences.count) cookies: " + divergences.prefix(Self.namedCookies).map { "\($0.name) (\($0.domain)\($0.path); \(place($0)); \($0.explanation))" }.joined(separator: "; ") + (divergences.count > Self.namedCookies ? "; and \(divergences.count - Self.namedCookies) more" : "")
-            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences.map(\.rules)), expected: expected, actual: actual, sentence: sentence, subject: subjects[0])
+            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences.map(\.rules)), expected: expected, actual: actual, sentence: Sentence(stringLiteral: sentence), subject: subjects[0])
             finding.subjects = subjects
             // The end of the flow is no request: rank by the cookies alone.
             finding.rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
@@ -220,7 +220,7 @@ public struct FindingDetector: Sendable {
         let why = reasons.count == 1 ? reasons[0].explanation
             : reasons.prefix(Self.namedCookies).map { "\($0.names.joined(separator: ", ")): \($0.explanation)" }.joined(separator: "; ")
         let one = differences.count == 1
-        let sentence: String
+        let sentence: Sentence
         switch code {
         case .redirectCookieLost:
             sentence = one ? "\(label) is sent without the cookie \(first.name), which a redirect response set and the recording carried: \(why)"
@@ -257,14 +257,14 @@ public struct FindingDetector: Sendable {
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
     /// the message ends with the rules, their statements' clauses and confidence.
-    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, sentence: String, subject: String? = nil) -> Finding {
+    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, sentence: Sentence, subject: String? = nil) -> Finding {
         let confidence = catalog.confidence(of: rules)
         var severity = code.defaultSeverity
         if confidence == .folklore && severity == .error { severity = .warning }
         var finding = Finding(
             code: code, severity: severity, preset: preset, recording: recording,
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
-            rules: rules, confidence: confidence, expected: expected, actual: actual, detail: sentence)
+            rules: rules, confidence: confidence, expected: expected, actual: actual, detail: sentence.text)
         finding.subjects = subject.map { [$0] } ?? []
         finding.rank = Rank.of(e)
         return finding
@@ -325,4 +325,29 @@ public struct FindingDetector: Sendable {
 
 extension String {
     var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
+}
+
+/// A finding's sentence: literal words and values, its storage reserved once for a usual
+/// sentence's length. Swift's own interpolation reserves two bytes a value, so a sentence
+/// that starts with an exchange's label grew its storage two or three times.
+struct Sentence: ExpressibleByStringInterpolation {
+    var text: String
+
+    struct StringInterpolation: StringInterpolationProtocol {
+        var text = ""
+        init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + interpolationCount * 48) }
+        mutating func appendLiteral(_ literal: String) { text += literal }
+        mutating func appendInterpolation(_ value: String) { text += value }
+        mutating func appendInterpolation(_ value: Int) { text += String(value) }
+    }
+
+    init(stringInterpolation: StringInterpolation) { text = stringInterpolation.text }
+    init(stringLiteral: String) { text = stringLiteral }
+
+    /// A clause added at the end (", because ...").
+    static func + (sentence: Sentence, clause: String) -> Sentence {
+        var sentence = sentence
+        sentence.text += clause
+        return sentence
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A finding's expected or actual side: a few named strings (`bodyLength`, `cookie`,
 /// `url`), kept in the byte order of their names.
 ///
@@ -18,7 +20,19 @@ public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionar
 
     public init(dictionaryLiteral elements: (String, String)...) {
         fields.reserveCapacity(elements.count)
-        for (key, value) in elements { self[key] = value }
+        for (key, value) in elements {
+            if let i = fields.firstIndex(where: { $0.key == key }) {
+                fields[i].value = value
+                continue
+            }
+            // A literal has a handful of names: each new one moves back to its place.
+            fields.append(Field(key: key, value: value))
+            var j = fields.count - 1
+            while j > 0, Self.precedes(fields[j].key, fields[j - 1].key) {
+                fields.swapAt(j, j - 1)
+                j -= 1
+            }
+        }
     }
 
     public init(_ dictionary: [String: String]) {
@@ -52,7 +66,14 @@ public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionar
 
     /// Byte order of the UTF-8, as the store's JSON and SQLite's BINARY collation order.
     static func precedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+        var (a, b) = (a, b)
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = Swift.min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
     }
 
     // A JSON object, as `[String: String]` encodes.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One header line as it was recorded: original casing, wire order, any bytes a HAR allows.
 ///
 /// Recordings keep headers raw (HTTP/2 pseudo-headers and odd names from exporters
@@ -88,13 +90,32 @@ extension StringProtocol {
     /// header values and sentences the emulator looks into (a generic collection search
     /// cost tens of thousands of instructions a call).
     public func containsBytes(_ needle: String) -> Bool {
-        let haystack = Array(utf8)
-        let pattern = Array(needle.utf8)
-        guard !pattern.isEmpty else { return true }
-        guard haystack.count >= pattern.count else { return false }
-        for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
-            if haystack[start..<(start + pattern.count)].elementsEqual(pattern) { return true }
+        withBytes(String(self), needle) { haystack, pattern in
+            guard !pattern.isEmpty else { return true }
+            guard haystack.count >= pattern.count else { return false }
+            for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
+                if memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 { return true }
+            }
+            return false
         }
-        return false
     }
+}
+
+extension String {
+    /// Whether the UTF-8 begins with `prefix`'s bytes: cookie paths and domains are
+    /// compared as octets (RFC 6265bis sections 5.1.3 and 5.1.4).
+    public func hasBytePrefix(_ prefix: String) -> Bool {
+        withBytes(self, prefix) { a, b in a.count >= b.count && (b.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, b.count) == 0) }
+    }
+
+    /// Whether the UTF-8 ends with `suffix`'s bytes.
+    public func hasByteSuffix(_ suffix: String) -> Bool {
+        withBytes(self, suffix) { a, b in a.count >= b.count && (b.isEmpty || memcmp(a.baseAddress! + (a.count - b.count), b.baseAddress!, b.count) == 0) }
+    }
+}
+
+/// Both strings' UTF-8 as contiguous bytes (native strings already are).
+private func withBytes<R>(_ a: String, _ b: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+    var (a, b) = (a, b)
+    return a.withUTF8 { x in b.withUTF8 { y in body(x, y) } }
 }

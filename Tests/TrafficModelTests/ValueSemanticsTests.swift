@@ -79,4 +79,19 @@ struct ContainsBytesTests {
         #expect(haystack.containsBytes(needle) == found)
         #expect(haystack[...].containsBytes(needle) == found)
     }
+
+    @Test("byte prefixes and suffixes: octets, not characters", arguments: [
+        ("/a/b", "/a", true, false),
+        ("/a", "/a", true, true),
+        ("/a", "/a/b", false, false),
+        ("x", "", true, true),
+        ("", "", true, true),
+        ("shop.example.com", "example.com", false, true),
+        ("e\u{301}", "e", true, false),  // a combining accent: the bytes begin with "e"
+        ("caf\u{E9}", "\u{E9}", false, true),
+    ])
+    func prefixAndSuffix(string: String, part: String, prefix: Bool, suffix: Bool) {
+        #expect(string.hasBytePrefix(part) == prefix)
+        #expect(string.hasByteSuffix(part) == suffix)
+    }
 }
