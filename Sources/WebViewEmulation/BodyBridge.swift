@@ -118,10 +118,19 @@ public struct BodyBridge: Mitigation {
     }
 
     static func adding(parameter: String, value: String, to url: String) -> String {
-        let hash = url.utf8.firstIndex(of: UInt8(ascii: "#"))
-        let base = hash.map { url[..<$0] } ?? url[...]
-        let fragment = hash.map { url[$0...] } ?? ""
-        return base + (base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + parameter + "=" + value + fragment
+        let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) ?? url.utf8.endIndex
+        let base = url[..<hash]
+        // Appended into storage reserved once: a chain of `+` over substrings went
+        // through generic collection code, thousands of instructions a URL.
+        var out = String()
+        out.reserveCapacity(url.utf8.count + parameter.utf8.count + value.utf8.count + 2)
+        out.append(contentsOf: base)
+        out.append(base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?")
+        out.append(parameter)
+        out.append("=")
+        out.append(value)
+        out.append(contentsOf: url[hash...])
+        return out
     }
 
     /// B5: parts re-emitted with a new boundary, duplicate field names collapsed (last wins,

@@ -58,4 +58,15 @@ struct InterceptionValuesTests {
         #expect(copy == JarCopy(to: .web, due: 10 + Profile().cookieStoreSyncDelay, rule: "C7"))
         #expect(hook(StoredCookie(cookie: cookie, jar: .web, time: 10, profile: Profile())) == nil)
     }
+
+    @Test("B2: the bridge's id goes before the fragment, after any query", arguments: [
+        ("https://a.example/api", "https://a.example/api?rid=7"),
+        ("https://a.example/api?x=1", "https://a.example/api?x=1&rid=7"),
+        ("https://a.example/api?x=1#top", "https://a.example/api?x=1&rid=7#top"),
+        ("https://a.example/p#f?g", "https://a.example/p?rid=7#f?g"),
+        ("https://例え.jp/検索", "https://例え.jp/検索?rid=7"),
+    ])
+    func bridgeID(url: String, tagged: String) {
+        #expect(BodyBridge.adding(parameter: "rid", value: "7", to: url) == tagged)
+    }
 }
