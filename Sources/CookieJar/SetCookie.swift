@@ -14,47 +14,64 @@ public struct SetCookie: Sendable, Hashable {
     public var sameSite: Cookie.SameSite = .default
 
     /// Parses `header`; nil when the algorithm says to ignore the whole set-cookie-string.
-
+    ///
+    /// On the header's octets, as the RFC's algorithm is written: a ";" or "=" followed by
+    /// a combining mark still separates (a search by Characters would not see it), and no
+    /// grapheme breaking is paid for on the import's hot path.
     public static func parse(_ header: String) -> SetCookie? {
+        var header = header
+        return header.withUTF8 { parse(bytes: $0) }
+    }
+
+    static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> SetCookie? {
+        let semicolon = UInt8(ascii: ";"), equals = UInt8(ascii: "=")
         // 1. If the set-cookie-string contains a %x00-08 / %x0A-1F / %x7F character
         //    (CTL characters excluding HTAB): abort and ignore it entirely.
-        for c in header.utf8 where (c <= 0x08) || (c >= 0x0A && c <= 0x1F) || c == 0x7F { return nil }
+        for c in b where (c <= 0x08) || (c >= 0x0A && c <= 0x1F) || c == 0x7F { return nil }
+        func first(_ byte: UInt8, in range: Range<Int>) -> Int? {
+            var i = range.lowerBound
+            while i < range.upperBound {
+                if b[i] == byte { return i }
+                i += 1
+            }
+            return nil
+        }
+        // Step 4 and the attributes' step 3: without leading and trailing WSP.
+        func trimmed(_ range: Range<Int>) -> String {
+            var (start, end) = (range.lowerBound, range.upperBound)
+            while start < end, b[start] == 0x20 || b[start] == 0x09 { start += 1 }
+            while end > start, b[end - 1] == 0x20 || b[end - 1] == 0x09 { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+        }
         // 2. If it contains ";", the name-value-pair is everything up to the first ";" and
         //    the unparsed-attributes the rest, ";" included. Otherwise it is all the pair.
-        let pairEnd = header.firstIndex(of: ";") ?? header.endIndex
-        let pair = header[header.startIndex..<pairEnd]
-        var unparsed = header[pairEnd...]
+        let pairEnd = first(semicolon, in: 0..<b.count) ?? b.count
         // 3. If the pair lacks "=", the name is empty and the value is the whole pair.
         //    Otherwise the name is up to the first "=" and the value follows it.
-        var name: Substring = ""
-        var value: Substring
-        if let eq = pair.firstIndex(of: "=") {
-            name = pair[pair.startIndex..<eq]
-            value = pair[pair.index(after: eq)...]
-        } else {
-            value = pair
-        }
         // 4. Remove any leading or trailing WSP from the name and the value.
-        let cookieName = name.trimmingOWS, cookieValue = value.trimmingOWS
+        let cookieName: String, cookieValue: String
+        if let eq = first(equals, in: 0..<pairEnd) {
+            (cookieName, cookieValue) = (trimmed(0..<eq), trimmed((eq + 1)..<pairEnd))
+        } else {
+            (cookieName, cookieValue) = ("", trimmed(0..<pairEnd))
+        }
         // 5. If both are empty, ignore. 6. If name and value together exceed 4096 octets, ignore.
         if cookieName.isEmpty && cookieValue.isEmpty { return nil }
         if cookieName.utf8.count + cookieValue.utf8.count > 4096 { return nil }
         var result = SetCookie(name: cookieName, value: cookieValue)
         // Attributes (section 5.6, steps for the unparsed-attributes).
-        while !unparsed.isEmpty {
+        var next = pairEnd
+        while next < b.count {
             // 1. Consume the leading ";". 2. The cookie-av is up to the next ";".
-            unparsed = unparsed.dropFirst()
-            let avEnd = unparsed.firstIndex(of: ";") ?? unparsed.endIndex
-            let av = unparsed[unparsed.startIndex..<avEnd]
-            unparsed = unparsed[avEnd...]
+            let avStart = next + 1
+            let avEnd = first(semicolon, in: avStart..<b.count) ?? b.count
+            next = avEnd
             // 3. Split at the first "=" into attribute-name and attribute-value; trim WSP.
             let attrName: String, attrValue: String
-            if let eq = av.firstIndex(of: "=") {
-                attrName = av[av.startIndex..<eq].trimmingOWS
-                attrValue = av[av.index(after: eq)...].trimmingOWS
+            if let eq = first(equals, in: avStart..<avEnd) {
+                (attrName, attrValue) = (trimmed(avStart..<eq), trimmed((eq + 1)..<avEnd))
             } else {
-                attrName = av.trimmingOWS
-                attrValue = ""
+                (attrName, attrValue) = (trimmed(avStart..<avEnd), "")
             }
             // 4. An attribute-value longer than 1024 octets is ignored.
             if attrValue.utf8.count > 1024 { continue }

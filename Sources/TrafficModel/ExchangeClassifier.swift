@@ -76,7 +76,7 @@ public enum ExchangeClassifier {
             if type.hasPrefix("text/css") { return .stylesheet }
             if type.hasPrefix("font/") || type.hasPrefix("application/font") { return .font }
             if type.hasPrefix("video/") || type.hasPrefix("audio/") { return .media }
-            if type.contains("javascript") || type.hasPrefix("text/ecmascript") { return .script }
+            if type.containsBytes("javascript") || type.hasPrefix("text/ecmascript") { return .script }
         }
         return .ajax
     }
@@ -114,7 +114,7 @@ public enum ExchangeClassifier {
         }
         if type.hasPrefix("application/x-www-form-urlencoded") { return .urlEncoded }
         if binaryTypes.contains(where: { type.hasPrefix($0) }) { return .binary }
-        if type.hasPrefix("text/") || type.contains("json") || type.contains("xml") { return .text }
+        if type.hasPrefix("text/") || type.containsBytes("json") || type.containsBytes("xml") { return .text }
         return String(validatingUTF8: request.body) == nil ? .binary : .text
     }
 

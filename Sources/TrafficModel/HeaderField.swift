@@ -72,6 +72,15 @@ extension StringProtocol {
     /// Without leading and trailing SP and HTAB: HTTP's optional white space around a
     /// header value or a list item (RFC 9110 section 5.6.3), the WSP of cookie syntax.
     public var trimmingOWS: String {
+        // Native strings and their slices: on the contiguous bytes, without index walking.
+        if let trimmed = utf8.withContiguousStorageIfAvailable({ b -> String in
+            var (start, end) = (0, b.count)
+            while start < end, b[start] == 0x20 || b[start] == 0x09 { start += 1 }
+            while end > start, b[end - 1] == 0x20 || b[end - 1] == 0x09 { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+        }) {
+            return trimmed
+        }
         let bytes = utf8
         var start = bytes.startIndex
         while start < bytes.endIndex, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }

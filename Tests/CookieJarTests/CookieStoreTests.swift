@@ -20,6 +20,18 @@ struct CookieStoreTests {
         #expect(SetCookie.parse("a=" + String(repeating: "x", count: 4096)) == nil)  // step 6: over 4096
     }
 
+    @Test("5.6 on octets: a ';' or '=' followed by a combining mark still separates; attributes trimmed of SP and HTAB only")
+    func octets() throws {
+        let c = try #require(SetCookie.parse("a=b;\u{301}Secure; \tPath=/x\t ;Max-Age=60;=;;HttpOnly"))
+        #expect(c.name == "a" && c.value == "b")
+        #expect(!c.secure)  // the attribute's name is "\u{301}Secure", not Secure
+        #expect(c.path == "/x" && c.maxAge == 60 && c.httpOnly)
+        let d = try #require(SetCookie.parse("k=\u{301}v\u{A0}"))
+        #expect(d.name == "k" && d.value == "\u{301}v\u{A0}")  // NBSP is no WSP
+        let e = try #require(SetCookie.parse("n=\u{301}x"))
+        #expect(e.name == "n" && e.value == "\u{301}x")
+    }
+
     @Test("a nameless cookie serialises as its value alone")
     func namelessHeader() {
         var jar = CookieStore()
