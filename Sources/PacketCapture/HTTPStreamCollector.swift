@@ -206,11 +206,18 @@ public struct HTTPStreamCollector: TCPStreamSink {
 
     static func url(for head: HTTPHead, server: Endpoint) -> String {
         let target = head.target
-        if target.hasPrefix("http://") || target.hasPrefix("https://") || target.hasPrefix("HTTP://") { return target }
+        if target.hasBytePrefix("http://") || target.hasBytePrefix("https://") || target.hasBytePrefix("HTTP://") { return target }
         let host = head.first("Host").map { HTTPParser.trimmedString($0) }.flatMap { $0.isEmpty ? nil : $0 }
             ?? (server.port == 80 ? "\(server.address)" : "\(server.address):\(server.port)")
         if target == "*" { return "http://\(host)/" }
-        if target.hasPrefix("/") { return "http://\(host)\(target)" }
+        if target.hasBytePrefix("/") {
+            var url = String()
+            url.reserveCapacity(7 + host.utf8.count + target.utf8.count)
+            url += "http://"
+            url += host
+            url += target
+            return url
+        }
         return "http://\(host)/\(target)"
     }
 

@@ -28,7 +28,21 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         if !isV6 {
-            return "\(low >> 24 & 0xFF).\(low >> 16 & 0xFF).\(low >> 8 & 0xFF).\(low & 0xFF)"
+            // Dotted decimal written into the string's own bytes (at most 15, a small
+            // string): every exchange names its two ends, and interpolating four numbers
+            // cost more than the rest of building them.
+            return String(unsafeUninitializedCapacity: 15) { out in
+                var n = 0
+                for shift in stride(from: 24, through: 0, by: -8) {
+                    let octet = Int(low >> UInt64(shift) & 0xFF)
+                    if shift != 24 { out[n] = 0x2E; n += 1 }
+                    if octet >= 100 { out[n] = UInt8(0x30 + octet / 100); n += 1 }
+                    if octet >= 10 { out[n] = UInt8(0x30 + octet / 10 % 10); n += 1 }
+                    out[n] = UInt8(0x30 + octet % 10)
+                    n += 1
+                }
+                return n
+            }
         }
         // RFC 5952: lowercase hex groups, the longest run of zero groups as "::".
         let groups = (0..<8).map { k -> UInt16 in

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPWire
 import Testing
 import TrafficModel
 @testable import PacketCapture
@@ -297,5 +298,32 @@ struct CaptureImportTests {
         #expect(end.session.exchangeCount == 7)
         let whole = try CaptureImporter.read(path: url.path, name: "t")
         #expect(whole.recordings[0].exchanges.map(\.request.url) == emitted)
+    }
+}
+
+@Suite("Addresses as exchanges name them")
+struct IPAddressTextTests {
+    @Test("IPv4 in dotted decimal, every octet width", arguments: [
+        ((0, 0, 0, 0), "0.0.0.0"),
+        ((255, 255, 255, 255), "255.255.255.255"),
+        ((10, 0, 100, 9), "10.0.100.9"),
+        ((192, 168, 1, 10), "192.168.1.10"),
+        ((1, 20, 199, 200), "1.20.199.200"),
+    ] as [((UInt8, UInt8, UInt8, UInt8), String)])
+    func v4(octets: (UInt8, UInt8, UInt8, UInt8), text: String) {
+        #expect(IPAddress(v4: octets.0, octets.1, octets.2, octets.3).description == text)
+    }
+
+    @Test("a request's URL: absolute targets kept, origin-form joined to Host, else to the server")
+    func urls() {
+        var head = HTTPHead()
+        head.target = "/a?b=1"
+        head.headers = [WireHeader("Host", " shop.example ")]
+        let server = Endpoint(address: IPAddress(v4: 203, 0, 113, 7), port: 8080)
+        #expect(HTTPStreamCollector.url(for: head, server: server) == "http://shop.example/a?b=1")
+        head.headers = []
+        #expect(HTTPStreamCollector.url(for: head, server: server) == "http://203.0.113.7:8080/a?b=1")
+        head.target = "https://other.example/x"
+        #expect(HTTPStreamCollector.url(for: head, server: server) == "https://other.example/x")
     }
 }
