@@ -301,7 +301,8 @@ public struct FindingDetector: Sendable {
         // An app's own scheme (app://localhost) says where the request went; http(s) goes without saying.
         let target = RequestTarget(url)
         let scheme = target?.scheme ?? url.prefix { $0 != ":" }.lowercased()
-        let shown = (scheme == "http" || scheme == "https" ? "" : scheme + "://") + (target?.hostAndPath ?? url)
+        var shown = target?.hostAndPath ?? url
+        if scheme != "http" && scheme != "https" { shown = scheme + "://" + shown }
         // No more characters than bytes: most URLs are measured without counting characters.
         return shown.utf8.count > 100 && shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
     }

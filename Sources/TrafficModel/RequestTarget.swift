@@ -173,7 +173,18 @@ public struct RequestTarget: Sendable, Hashable {
     }
 
     /// `host/path?query`, how reports show a URL.
-    public var hostAndPath: String { host + pathAndQuery }
+    public var hostAndPath: String {
+        // One reserved string: reports and findings show every URL this way.
+        var out = String()
+        out.reserveCapacity(host.utf8.count + path.utf8.count + (query.map { $0.utf8.count + 1 } ?? 0))
+        out += host
+        out += path
+        if let query {
+            out += "?"
+            out += query
+        }
+        return out
+    }
 
     /// Resolves `reference` (a Location header, say) against `base`, as a browser does.
     public static func resolve(_ reference: String, against base: String) -> String? {
