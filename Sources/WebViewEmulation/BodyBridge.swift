@@ -118,19 +118,35 @@ public struct BodyBridge: Mitigation {
     }
 
     static func adding(parameter: String, value: String, to url: String) -> String {
-        let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) ?? url.utf8.endIndex
-        let base = url[..<hash]
-        // Appended into storage reserved once: a chain of `+` over substrings went
-        // through generic collection code, thousands of instructions a URL.
-        var out = String()
-        out.reserveCapacity(url.utf8.count + parameter.utf8.count + value.utf8.count + 2)
-        out.append(contentsOf: base)
-        out.append(base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?")
-        out.append(parameter)
-        out.append("=")
-        out.append(value)
-        out.append(contentsOf: url[hash...])
-        return out
+        var (url, parameter, value) = (url, parameter, value)
+        // On the bytes, written once into the new string: a chain of `+` over substrings
+        // went through generic collection code, thousands of instructions a URL.
+        return url.withUTF8 { u in
+            parameter.withUTF8 { p in
+                value.withUTF8 { v in
+                    let hash = u.firstIndex(of: UInt8(ascii: "#")) ?? u.count
+                    let separator = UnsafeBufferPointer(rebasing: u[..<hash]).contains(UInt8(ascii: "?")) ? UInt8(ascii: "&") : UInt8(ascii: "?")
+                    return String(unsafeUninitializedCapacity: u.count + p.count + v.count + 2) { out in
+                        var n = 0
+                        func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                            for byte in bytes {
+                                out[n] = byte
+                                n += 1
+                            }
+                        }
+                        put(UnsafeBufferPointer(rebasing: u[..<hash]))
+                        out[n] = separator
+                        n += 1
+                        put(p)
+                        out[n] = UInt8(ascii: "=")
+                        n += 1
+                        put(v)
+                        put(UnsafeBufferPointer(rebasing: u[hash...]))
+                        return n
+                    }
+                }
+            }
+        }
     }
 
     /// B5: parts re-emitted with a new boundary, duplicate field names collapsed (last wins,
