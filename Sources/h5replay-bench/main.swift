@@ -168,7 +168,10 @@ if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { e
 // a recording and preset at a time, as `replay` hands them: recordings in name order
 // (`ReplayRunner` sorts them so), each recording's presets in the configured order.
 // Only `saveRun` is timed (and counted, under callgrind: `--sqlite`).
-func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingDetector) throws {
+/// `attempts`: how many times the rows are written, each into a new database file; the
+/// best time is the figure (as the HAR stage's best of five), and every time is printed,
+/// since the kernel's writeback decides much of a single run on a small machine.
+func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingDetector, attempts: Int = 1) throws {
     let rows = 200_000
     var many: [Finding] = []
     many.reserveCapacity(rows)
@@ -196,20 +199,28 @@ func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingD
         print("sqlite_rows=0")
         return
     }
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())")
-    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
-    let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
-    let sqliteStart = now()
-    _ = try store.saveRun(run, results: results)
-    let sqliteSeconds = now() - sqliteStart
-    let files = ["bench.sqlite", "bench.sqlite-wal"].map { scratch.appendingPathComponent($0).path }
-    let written = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+    var times: [Double] = []
+    var written = 0
+    for attempt in 0..<attempts {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())-\(attempt)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
+        let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
+        // The previous attempt's file is written back before the clock starts.
+        sync()
+        let sqliteStart = now()
+        _ = try store.saveRun(run, results: results)
+        times.append(now() - sqliteStart)
+        let files = ["bench.sqlite", "bench.sqlite-wal"].map { scratch.appendingPathComponent($0).path }
+        written = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+    }
+    let best = times.min()!
     print("sqlite_rows=\(many.count)")
     print("sqlite_bytes=\(written)")
-    print(String(format: "sqlite_seconds=%.4f", sqliteSeconds))
-    print(String(format: "sqlite_rows_per_second=%.0f", Double(many.count) / sqliteSeconds))
+    print(String(format: "sqlite_seconds=%.4f", best))
+    print("sqlite_seconds_each=" + times.map { String(format: "%.4f", $0) }.joined(separator: ","))
+    print(String(format: "sqlite_rows_per_second=%.0f", Double(many.count) / best))
 }
 
-try sqliteStage(inputs, labels: labels, detector: detector)
+try sqliteStage(inputs, labels: labels, detector: detector, attempts: 3)
