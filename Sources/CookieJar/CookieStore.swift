@@ -31,6 +31,16 @@ public struct CookieStore: Sendable, Hashable {
         for list in byDomain.values { for cookie in list { visit(cookie) } }
     }
 
+    /// The value of the cookie named `name` for `domain` and `path` that has not expired
+    /// at `time`; nil when there is none. Reads in place, without a key or a copy.
+    public func liveValue(name: String, domain: String, path: String, at time: Double) -> String? {
+        guard let list = byDomain[domain] else { return nil }
+        for cookie in list where cookie.name == name && cookie.path == path {
+            return cookie.isExpired(at: time) ? nil : cookie.value
+        }
+        return nil
+    }
+
     public func cookie(for key: Cookie.Key) -> Cookie? {
         // A domain's list holds only that domain: name and path tell its cookies apart.
         byDomain[key.domain]?.first { $0.name == key.name && $0.path == key.path }

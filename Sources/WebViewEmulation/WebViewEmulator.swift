@@ -677,8 +677,7 @@ public struct WebViewEmulator: Sendable {
         func collect(_ side: CookieStore, against other: CookieStore) {
             side.forEachCookie { c in
                 guard !c.isExpired(at: time) else { return }
-                let twin = other.cookie(for: c.key).flatMap { $0.isExpired(at: time) ? nil : $0 }
-                if twin?.value != c.value { differing.append(c.key) }
+                if other.liveValue(name: c.name, domain: c.domain, path: c.path, at: time) != c.value { differing.append(c.key) }
             }
         }
         collect(jars.native, against: jars.web)

@@ -32,6 +32,18 @@ struct CookieStoreTests {
         #expect(e.name == "n" && e.value == "\u{301}x")
     }
 
+    @Test("a live value is read by name, domain and path, and none once expired")
+    func liveValue() throws {
+        var jar = CookieStore()
+        jar.receive("sid=1; Path=/a; Max-Age=60", from: url("https://shop.example/a/b"), at: t)
+        jar.receive("sid=2; Path=/", from: url("https://shop.example/"), at: t)
+        #expect(jar.liveValue(name: "sid", domain: "shop.example", path: "/a", at: t + 1) == "1")
+        #expect(jar.liveValue(name: "sid", domain: "shop.example", path: "/", at: t + 1) == "2")
+        #expect(jar.liveValue(name: "sid", domain: "shop.example", path: "/a", at: t + 61) == nil)
+        #expect(jar.liveValue(name: "sid", domain: "other.example", path: "/", at: t) == nil)
+        #expect(jar.liveValue(name: "SID", domain: "shop.example", path: "/", at: t) == nil)
+    }
+
     @Test("a nameless cookie serialises as its value alone")
     func namelessHeader() {
         var jar = CookieStore()
