@@ -605,12 +605,14 @@ public struct HTTPParser: Sendable {
         return any ? value : nil
     }
 
+    /// RFC 9110 tchar: ALPHA, DIGIT and `!#$%&'*+-.^_`|~`. Two 64-bit masks, one bit a
+    /// byte below 128: a table in a global was reached through a lazy-initialisation check
+    /// at every byte of every field name.
     @inline(__always)
-    public static func isTokenChar(_ c: UInt8) -> Bool { tokenTable[Int(c)] }
-
-    /// RFC 9110 tchar.
-    static let tokenTable: [Bool] = (0..<256).map { c in
-        if c >= 0x30 && c <= 0x39 || c >= 0x41 && c <= 0x5A || c >= 0x61 && c <= 0x7A { return true }
-        return "!#$%&'*+-.^_`|~".utf8.contains(UInt8(c))
+    public static func isTokenChar(_ c: UInt8) -> Bool {
+        c < 64 ? (tokenMaskLow >> UInt64(c)) & 1 == 1 : c < 128 && (tokenMaskHigh >> UInt64(c - 64)) & 1 == 1
     }
+
+    static let tokenMaskLow: UInt64 = 0x03FF_6CFA_0000_0000
+    static let tokenMaskHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 }

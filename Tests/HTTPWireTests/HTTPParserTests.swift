@@ -262,3 +262,15 @@ struct ContentDecoderTests {
         #expect(try ContentDecoder(maxDecodedBytes: 1 << 30, maxRatio: 1_000_000).decode(brotliBomb, contentEncoding: "br").bytes == [UInt8](repeating: 0x78, count: 1_000_000))
     }
 }
+
+@Suite("RFC 9110 token characters")
+struct TokenCharTests {
+    @Test("every byte: ALPHA, DIGIT and !#$%&'*+-.^_`|~ are tchar, nothing else")
+    func everyByte() {
+        let specials = Set("!#$%&'*+-.^_`|~".utf8)
+        for c in UInt8.min...UInt8.max {
+            let expected = (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || specials.contains(c)
+            #expect(HTTPParser.isTokenChar(c) == expected, "byte \(c)")
+        }
+    }
+}
