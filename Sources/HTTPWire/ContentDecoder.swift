@@ -55,7 +55,7 @@ public struct ContentDecoder: Sendable {
 
     /// The codings named by a Content-Encoding value, in the order they were applied.
     public static func codings(_ header: String) -> [String] {
-        header.split(separator: ",").map { HTTPParser.trimmedString(String($0)).lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
+        HTTPParser.listItems(header).map { $0.lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
     }
 
     /// Decodes `body`; throws when a coding is unknown or the data is corrupt.
@@ -63,7 +63,7 @@ public struct ContentDecoder: Sendable {
         let codings = Self.codings(contentEncoding)
         var oddities: [FramingOddity] = []
         if tolerant {
-            let items = contentEncoding.split(separator: ",", omittingEmptySubsequences: false).map { HTTPParser.trimmedString(String($0)) }
+            let items = HTTPParser.listItems(contentEncoding)
             if items.count > 1, items.contains(where: \.isEmpty) { oddities.append(.codingEmptyItem) }
             if items.contains(where: { $0 != $0.lowercased() }) { oddities.append(.codingCase) }
             let named = items.map { $0.lowercased() }.filter { !$0.isEmpty }

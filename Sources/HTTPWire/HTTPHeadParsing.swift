@@ -135,13 +135,12 @@ extension HTTPParser {
                 return Problem(.invalidTransferEncoding, "Transfer-Encoding can't be present with Content-Length", at: 0)
             }
             framing.transferEncodingFields += 1
-            for coding in h.value.split(separator: ",", omittingEmptySubsequences: false) {
-                framing.transferEncoding.append(Self.trimmedString(String(coding)).lowercased())
+            for coding in Self.listItems(h.value) {
+                framing.transferEncoding.append(coding.lowercased())
             }
         }
         if asciiCaseInsensitiveEquals(h.name, "Connection") {
-            for token in h.value.split(separator: ",") {
-                let t = Self.trimmedString(String(token))
+            for t in Self.listItems(h.value) {
                 if asciiCaseInsensitiveEquals(t, "close") { framing.close = true }
                 if asciiCaseInsensitiveEquals(t, "upgrade") { framing.upgrade = true }
             }
@@ -158,14 +157,14 @@ extension HTTPParser {
         guard isContentLength || isTransferEncoding else { return nil }
         if isTransferEncoding {
             framing.transferEncodingFields += 1
-            for coding in h.value.split(separator: ",", omittingEmptySubsequences: false) {
-                framing.transferEncoding.append(Self.trimmedString(String(coding)).lowercased())
+            for coding in Self.listItems(h.value) {
+                framing.transferEncoding.append(coding.lowercased())
             }
             return nil
         }
         var values: [Int] = []
-        for item in h.value.split(separator: ",", omittingEmptySubsequences: false) {
-            var text = Substring(Self.trimmedString(String(item)))
+        for item in Self.listItems(h.value) {
+            var text = Substring(item)
             if text.hasPrefix("+") {
                 text = text.dropFirst()
                 note(.contentLengthPlus)

@@ -68,6 +68,13 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
                 b = x
             }
         }
+
+        /// Two words into the hasher, not the eight fields one by one: every packet looks
+        /// its flow up. Equality still compares every field.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(a.address.low ^ a.address.high &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(a.port) << 48)
+            hasher.combine(b.address.low ^ b.address.high &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(b.port) << 48)
+        }
     }
 
     struct Direction {

@@ -274,3 +274,19 @@ struct TokenCharTests {
         }
     }
 }
+
+@Suite("Comma-separated field values")
+struct ListItemsTests {
+    @Test("split on comma bytes, each item trimmed of SP and HTAB, empty items kept", arguments: [
+        ("gzip, br", ["gzip", "br"]),
+        ("", [""]),
+        (" a ,, b\t", ["a", "", "b"]),
+        ("chunked", ["chunked"]),
+        ("10 , 10", ["10", "10"]),
+        ("a,\u{301}b", ["a", "\u{301}b"]),  // a comma before a combining mark still separates
+        ("x\u{A0}, y", ["x\u{A0}", "y"]),  // NBSP is no OWS
+    ])
+    func items(value: String, items: [String]) {
+        #expect(HTTPParser.listItems(value) == items)
+    }
+}
