@@ -61,10 +61,8 @@ public struct CookieProvenance: Sendable, Hashable {
                 while start < bytes.count {
                     var end = start
                     while end < bytes.count && bytes[end] != 0x3B { end += 1 }
-                    // Trimmed of SP and HTAB, as trimmingOWS does.
-                    var a = start, b = end
-                    while a < b && (bytes[a] == 0x20 || bytes[a] == 0x09) { a += 1 }
-                    while b > a && (bytes[b - 1] == 0x20 || bytes[b - 1] == 0x09) { b -= 1 }
+                    let pair = bytes.owsTrimmed(start..<end)
+                    let (a, b) = (pair.lowerBound, pair.upperBound)
                     if a < b {
                         var eq = a
                         while eq < b && bytes[eq] != 0x3D { eq += 1 }

@@ -38,10 +38,7 @@ public struct SetCookie: Sendable, Hashable {
         }
         // Step 4 and the attributes' step 3: without leading and trailing WSP.
         func trimmed(_ range: Range<Int>) -> String {
-            var (start, end) = (range.lowerBound, range.upperBound)
-            while start < end, b[start] == 0x20 || b[start] == 0x09 { start += 1 }
-            while end > start, b[end - 1] == 0x20 || b[end - 1] == 0x09 { end -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+            String(decoding: UnsafeBufferPointer(rebasing: b[b.owsTrimmed(range)]), as: UTF8.self)
         }
         // 2. If it contains ";", the name-value-pair is everything up to the first ";" and
         //    the unparsed-attributes the rest, ";" included. Otherwise it is all the pair.

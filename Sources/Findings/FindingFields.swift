@@ -20,19 +20,7 @@ public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionar
 
     public init(dictionaryLiteral elements: (String, String)...) {
         fields.reserveCapacity(elements.count)
-        for (key, value) in elements {
-            if let i = fields.firstIndex(where: { $0.key == key }) {
-                fields[i].value = value
-                continue
-            }
-            // A literal has a handful of names: each new one moves back to its place.
-            fields.append(Field(key: key, value: value))
-            var j = fields.count - 1
-            while j > 0, Self.precedes(fields[j].key, fields[j - 1].key) {
-                fields.swapAt(j, j - 1)
-                j -= 1
-            }
-        }
+        for (key, value) in elements { self[key] = value }
     }
 
     public init(_ dictionary: [String: String]) {
@@ -48,14 +36,17 @@ public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionar
     public subscript(key: String) -> String? {
         get { fields.first { $0.key == key }?.value }
         set {
-            var index = fields.startIndex
-            while index < fields.endIndex, Self.precedes(fields[index].key, key) { index += 1 }
-            let present = index < fields.endIndex && fields[index].key == key
-            switch (present, newValue) {
-            case (true, let value?): fields[index].value = value
-            case (true, nil): fields.remove(at: index)
-            case (false, let value?): fields.insert(Field(key: key, value: value), at: index)
-            case (false, nil): break
+            if let i = fields.firstIndex(where: { $0.key == key }) {
+                if let newValue { fields[i].value = newValue } else { fields.remove(at: i) }
+                return
+            }
+            guard let newValue else { return }
+            // A handful of names: a new one moves back to its place from the end.
+            fields.append(Field(key: key, value: newValue))
+            var j = fields.count - 1
+            while j > 0, Self.precedes(fields[j].key, fields[j - 1].key) {
+                fields.swapAt(j, j - 1)
+                j -= 1
             }
         }
     }

@@ -593,10 +593,7 @@ public struct HTTPParser: Sendable {
             var items: [String] = []
             var start = 0
             for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: ",") {
-                var (s, e) = (start, i)
-                while s < e, b[s] == 0x20 || b[s] == 0x09 { s += 1 }
-                while e > s, b[e - 1] == 0x20 || b[e - 1] == 0x09 { e -= 1 }
-                items.append(String(decoding: UnsafeBufferPointer(rebasing: b[s..<e]), as: UTF8.self))
+                items.append(String(decoding: trimmed(UnsafeBufferPointer(rebasing: b[start..<i])), as: UTF8.self))
                 start = i + 1
             }
             return items

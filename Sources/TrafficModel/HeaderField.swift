@@ -74,10 +74,7 @@ extension StringProtocol {
     public var trimmingOWS: String {
         // Native strings and their slices: on the contiguous bytes, without index walking.
         if let trimmed = utf8.withContiguousStorageIfAvailable({ b -> String in
-            var (start, end) = (0, b.count)
-            while start < end, b[start] == 0x20 || b[start] == 0x09 { start += 1 }
-            while end > start, b[end - 1] == 0x20 || b[end - 1] == 0x09 { end -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+            String(decoding: UnsafeBufferPointer(rebasing: b[b.owsTrimmed(0..<b.count)]), as: UTF8.self)
         }) {
             return trimmed
         }
@@ -120,6 +117,17 @@ extension String {
     /// Whether the UTF-8 ends with `suffix`'s bytes.
     public func hasByteSuffix(_ suffix: String) -> Bool {
         withBytes(self, suffix) { a, b in a.count >= b.count && (b.isEmpty || memcmp(a.baseAddress! + (a.count - b.count), b.baseAddress!, b.count) == 0) }
+    }
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// `range` without its leading and trailing SP and HTAB (OWS, the WSP of cookie
+    /// syntax): the one trim the byte-level splitters share.
+    public func owsTrimmed(_ range: Range<Int>) -> Range<Int> {
+        var (start, end) = (range.lowerBound, range.upperBound)
+        while start < end, self[start] == 0x20 || self[start] == 0x09 { start += 1 }
+        while end > start, self[end - 1] == 0x20 || self[end - 1] == 0x09 { end -= 1 }
+        return start..<end
     }
 }
 
