@@ -8,10 +8,18 @@ public struct CookieStore: Sendable, Hashable {
     /// Which API a cookie write or read comes through (section 5.7, "non-HTTP API").
     public enum API: Sendable, Hashable { case http, script }
 
-    /// Cookies per domain, so a lookup walks only the request host's parent domains.
+    /// Every cookie in one list while the jar is small, as most flows' jars are: reading
+    /// a few dozen cookies costs less than hashing a domain, and the jar is one
+    /// allocation. A jar that grows past `listLimit` keeps its cookies per domain from
+    /// then on, so a lookup walks only the request host's parent domains.
+    private var list: [Cookie] = []
     private var byDomain: [String: [Cookie]] = [:]
+    private var keptByDomain = false
     public private(set) var count = 0
     private var nextCreationOrder: UInt64 = 0
+
+    /// How many cookies the jar holds in one list before it keeps them per domain.
+    static let listLimit = 64
 
     /// Limits of section 6.1 ("at least 50 per domain, 3000 in all"); WebKit keeps more.
     public var maxCookiesPerDomain = 180
@@ -24,26 +32,51 @@ public struct CookieStore: Sendable, Hashable {
     public init() {}
 
     /// Every cookie, ordered by domain, path and name.
-    public var all: [Cookie] { byDomain.values.flatMap { $0 }.sorted { $0.key < $1.key } }
+    public var all: [Cookie] { (keptByDomain ? byDomain.values.flatMap { $0 } : list).sorted { $0.key < $1.key } }
 
     /// Visits every cookie, in no particular order.
     public func forEachCookie(_ visit: (Cookie) -> Void) {
+        if !keptByDomain {
+            for cookie in list { visit(cookie) }
+            return
+        }
         for list in byDomain.values { for cookie in list { visit(cookie) } }
+    }
+
+    /// The cookies stored for exactly `domain`.
+    private func stored(in domain: String) -> [Cookie] {
+        keptByDomain ? byDomain[domain] ?? [] : list.filter { $0.domain == domain }
     }
 
     /// The value of the cookie named `name` for `domain` and `path` that has not expired
     /// at `time`; nil when there is none. Reads in place, without a key or a copy.
     public func liveValue(name: String, domain: String, path: String, at time: Double) -> String? {
-        guard let list = byDomain[domain] else { return nil }
-        for cookie in list where cookie.name == name && cookie.path == path {
-            return cookie.isExpired(at: time) ? nil : cookie.value
+        func find(_ cookies: [Cookie]) -> String? {
+            for cookie in cookies where cookie.name == name && cookie.domain == domain && cookie.path == path {
+                return cookie.isExpired(at: time) ? nil : cookie.value
+            }
+            return nil
         }
-        return nil
+        if !keptByDomain { return find(list) }
+        return byDomain[domain].flatMap(find)
     }
 
     public func cookie(for key: Cookie.Key) -> Cookie? {
+        if !keptByDomain { return list.first { $0.name == key.name && $0.domain == key.domain && $0.path == key.path } }
         // A domain's list holds only that domain: name and path tell its cookies apart.
-        byDomain[key.domain]?.first { $0.name == key.name && $0.path == key.path }
+        return byDomain[key.domain]?.first { $0.name == key.name && $0.path == key.path }
+    }
+
+    /// Cookie stores are equal when they hold the same cookies with the same limits,
+    /// however each keeps them.
+    public static func == (a: CookieStore, b: CookieStore) -> Bool {
+        a.count == b.count && a.nextCreationOrder == b.nextCreationOrder && a.maxCookiesPerDomain == b.maxCookiesPerDomain
+            && a.maxCookies == b.maxCookies && a.scriptLifetimeCap == b.scriptLifetimeCap && a.all == b.all
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        hasher.combine(all)
     }
 
     // MARK: - Storage model (section 5.7)
@@ -150,6 +183,11 @@ public struct CookieStore: Sendable, Hashable {
 
     @discardableResult
     public mutating func remove(_ key: Cookie.Key) -> Cookie? {
+        if !keptByDomain {
+            guard let index = list.firstIndex(where: { $0.name == key.name && $0.domain == key.domain && $0.path == key.path }) else { return nil }
+            count -= 1
+            return list.remove(at: index)
+        }
         // In place: a list taken out of the dictionary and changed would be copied whole.
         guard let slot = byDomain.index(forKey: key.domain),
             let index = byDomain.values[slot].firstIndex(where: { $0.name == key.name && $0.path == key.path })
@@ -166,28 +204,47 @@ public struct CookieStore: Sendable, Hashable {
             nextCreationOrder += 1
             cookie.creationOrder = nextCreationOrder
         }
-        let inDomain: Int
-        if let list = byDomain.index(forKey: cookie.domain) {
-            byDomain.values[list].append(cookie)
-            inDomain = byDomain.values[list].count
+        if !keptByDomain && count < Self.listLimit {
+            if list.capacity == 0 { list.reserveCapacity(8) }
+            list.append(cookie)
         } else {
-            byDomain[cookie.domain] = [cookie]
-            inDomain = 1
+            if !keptByDomain {
+                // The jar outgrew one list: per domain from now on.
+                byDomain = Dictionary(grouping: list, by: \.domain)
+                list = []
+                keptByDomain = true
+            }
+            if let slot = byDomain.index(forKey: cookie.domain) {
+                byDomain.values[slot].append(cookie)
+            } else {
+                byDomain[cookie.domain] = [cookie]
+            }
         }
         count += 1
         // Section 5.7.1 (limits): evict expired cookies first, then the least recently used.
-        guard inDomain > maxCookiesPerDomain || count > maxCookies else { return }
+        guard count > maxCookies || (count > maxCookiesPerDomain && stored(in: cookie.domain).count > maxCookiesPerDomain) else { return }
         removeExpired(at: time)
-        while let list = byDomain[cookie.domain], list.count > maxCookiesPerDomain {
-            let victim = list.min { $0.lastAccess < $1.lastAccess }!
+        while true {
+            let inDomain = stored(in: cookie.domain)
+            guard inDomain.count > maxCookiesPerDomain, let victim = inDomain.min(by: { $0.lastAccess < $1.lastAccess }) else { break }
             remove(victim.key)
         }
-        while count > maxCookies, let victim = byDomain.values.joined().min(by: { $0.lastAccess < $1.lastAccess }) {
+        while count > maxCookies, let victim = leastRecentlyUsed() {
             remove(victim.key)
         }
     }
 
+    private func leastRecentlyUsed() -> Cookie? {
+        keptByDomain ? byDomain.values.joined().min { $0.lastAccess < $1.lastAccess } : list.min { $0.lastAccess < $1.lastAccess }
+    }
+
     public mutating func removeExpired(at time: Double) {
+        if !keptByDomain {
+            let before = list.count
+            list.removeAll { $0.isExpired(at: time) }
+            count -= before - list.count
+            return
+        }
         for (domain, list) in byDomain {
             let kept = list.filter { !$0.isExpired(at: time) }
             if kept.count != list.count {
@@ -214,8 +271,9 @@ public struct CookieStore: Sendable, Hashable {
                 out.append(cookie)
             }
         }
-        if byDomain.isEmpty { return out }
-        if byDomain.count <= 4 {
+        if !keptByDomain {
+            take(list)
+        } else if byDomain.count <= 4 {
             // A jar of a few domains (most flows): reading every list costs less than
             // hashing each parent domain of the host.
             for list in byDomain.values { take(list) }
@@ -254,6 +312,13 @@ public struct CookieStore: Sendable, Hashable {
 
     /// Cookies stored for `host` or any of its parent domains.
     private func cookies(near host: String) -> [Cookie] {
+        if !keptByDomain {
+            // The host itself, or a parent domain: a suffix of the host after a dot.
+            return list.filter { c in
+                c.domain == host || (host.utf8.count > c.domain.utf8.count && host.hasByteSuffix(c.domain)
+                    && host.utf8[host.utf8.index(host.utf8.endIndex, offsetBy: -c.domain.utf8.count - 1)] == UInt8(ascii: "."))
+            }
+        }
         var out: [Cookie] = []
         if let list = byDomain[host] { out += list }
         var rest = Substring(host)

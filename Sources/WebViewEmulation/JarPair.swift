@@ -61,12 +61,12 @@ struct JarPair {
     /// How the jars exchange cookies: the system's J1-J3, or what replaces it (RNW2, TAU3).
     var link: JarLink = .system
     /// Changes to a cookie, by name, that the link never carried to a jar, and the rule.
-    private(set) var heldBack: [String: RuleID] = [:]
+    private(set) var heldBack = SmallMap<String, RuleID>()
     /// Every change to either jar, in the order it happened: the jar timelines of reports.
     private(set) var events: [JarEvent] = []
     /// How each cookie reached NativeJar and WebJar.
-    private var nativeOrigins: [Cookie.Key: Origin] = [:]
-    private var webOrigins: [Cookie.Key: Origin] = [:]
+    private var nativeOrigins = SmallMap<Cookie.Key, Origin>()
+    private var webOrigins = SmallMap<Cookie.Key, Origin>()
     private(set) var pending: [PendingSync] = []
 
     subscript(side: JarSide) -> CookieStore {
@@ -157,8 +157,8 @@ struct JarPair {
     }
 
     /// Cookies a rule kept out of a jar (C3: HttpOnly cookies a script cannot write).
-    private var nativeBlocked: [String: RuleID] = [:]
-    private var webBlocked: [String: RuleID] = [:]
+    private var nativeBlocked = SmallMap<String, RuleID>()
+    private var webBlocked = SmallMap<String, RuleID>()
 
     /// The rule that kept a cookie named `name` out of `side`, if one did.
     func blocker(of name: String, in side: JarSide) -> RuleID? { side == .native ? nativeBlocked[name] : webBlocked[name] }
