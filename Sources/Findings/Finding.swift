@@ -3,41 +3,143 @@ import WebViewEmulation
 
 /// One difference between a replay and the recording, explained.
 public struct Finding: Sendable, Hashable, Codable {
-    public var code: FindingCode
-    public var severity: Severity
-    public var preset: String
-    public var recording: String
+    /// The fields sit behind one reference, copied only when a shared finding is changed:
+    /// a finding passes from the detector through the run's results to the store and the
+    /// reports, and a copy then costs one retain, not one for each of its strings and lists.
+    /// Encoded and compared as the fields themselves.
+    struct Fields: Sendable, Hashable, Codable {
+        var code: FindingCode
+        var severity: Severity
+        var preset: String
+        var recording: String
+        var sequence: Int
+        var method: String
+        var url: String
+        var subject: String? = nil
+        var subjects: [String] = []
+        var likelihood: Double? = nil
+        var rank: Rank = .subresource
+        var rules: [RuleID]
+        var confidence: Confidence
+        var expected: FindingFields
+        var actual: FindingFields
+        var detail: String
+        var alternative: String? = nil
+        /// A message stored whole by an earlier version, read back as it was.
+        var storedMessage: String? = nil
+    }
+
+    final class Box: ManagedBuffer<Fields, Never> {}
+
+    /// Safe to share across threads: a buffer is changed only once `unique()` has made it
+    /// this value's alone.
+    nonisolated(unsafe) var box: Box
+
+    init(fields: Fields) { box = unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
+
+    /// The fields, for a change: the pointer is valid while `box` holds the buffer.
+    var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }
+
+    mutating func unique() {
+        if !isKnownUniquelyReferenced(&box) { self = Finding(fields: box.withUnsafeMutablePointerToHeader { $0.pointee }) }
+    }
+
+    var fields: Fields { box.withUnsafeMutablePointerToHeader { $0.pointee } }
+
+    public static func == (a: Finding, b: Finding) -> Bool { a.box === b.box || a.fields == b.fields }
+    public func hash(into hasher: inout Hasher) { fields.hash(into: &hasher) }
+    public init(from decoder: any Decoder) throws { self.init(fields: try Fields(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
+
+    public var code: FindingCode {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.code } }
+        _modify { unique(); yield &header.pointee.code }
+    }
+    public var severity: Severity {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.severity } }
+        _modify { unique(); yield &header.pointee.severity }
+    }
+    public var preset: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.preset } }
+        _modify { unique(); yield &header.pointee.preset }
+    }
+    public var recording: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.recording } }
+        _modify { unique(); yield &header.pointee.recording }
+    }
     /// The exchange's 0-based index in its recording, in time order.
-    public var sequence: Int
-    public var method: String
-    public var url: String
+    public var sequence: Int {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sequence } }
+        _modify { unique(); yield &header.pointee.sequence }
+    }
+    public var method: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.method } }
+        _modify { unique(); yield &header.pointee.method }
+    }
+    public var url: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.url } }
+        _modify { unique(); yield &header.pointee.url }
+    }
     /// What the finding is about within the exchange, when several can share it: a cookie
     /// name; the first of `subjects`.
-    public var subject: String?
+    public var subject: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.subject } }
+        _modify { unique(); yield &header.pointee.subject }
+    }
     /// Everything the finding concerns: every cookie of one exchange and code (a finding
     /// groups them), in header order; empty when it concerns the exchange as a whole.
-    public var subjects: [String] = []
+    public var subjects: [String] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.subjects } }
+        _modify { unique(); yield &header.pointee.subjects }
+    }
     /// How likely the finding is, when the model cannot be sure: for a cookie a script
     /// wrote, the synchronisation delay over the window of the write (BEHAVIOUR.md section
     /// 8). nil when certain.
-    public var likelihood: Double?
+    public var likelihood: Double? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.likelihood } }
+        _modify { unique(); yield &header.pointee.likelihood }
+    }
     /// How much it matters, by who issued the request (or which cookie it concerns).
-    public var rank: Rank = .subresource
+    public var rank: Rank {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.rank } }
+        _modify { unique(); yield &header.pointee.rank }
+    }
     /// The rules that produced it, and the weakest of their confidences.
-    public var rules: [RuleID]
-    public var confidence: Confidence
+    public var rules: [RuleID] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.rules } }
+        _modify { unique(); yield &header.pointee.rules }
+    }
+    public var confidence: Confidence {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.confidence } }
+        _modify { unique(); yield &header.pointee.confidence }
+    }
     /// Expected and actual, as named fields: body lengths and SHA-256, cookie names,
     /// URLs. Fields named in `Finding.secretFields` hold secrets and are redacted in reports.
-    public var expected: FindingFields
-    public var actual: FindingFields
+    public var expected: FindingFields {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.expected } }
+        _modify { unique(); yield &header.pointee.expected }
+    }
+    public var actual: FindingFields {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.actual } }
+        _modify { unique(); yield &header.pointee.actual }
+    }
     /// What happened to this exchange and why, in plain words, without the rules' own
     /// statements: those come from the rule catalogue when the message is rendered.
-    public var detail: String
+    public var detail: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.detail } }
+        _modify { unique(); yield &header.pointee.detail }
+    }
     /// When the recording cannot say what the page used (an XHR or a fetch, a Blob or an
     /// ArrayBuffer) and the model kept the worse: which possibility this is.
-    public var alternative: String?
+    public var alternative: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.alternative } }
+        _modify { unique(); yield &header.pointee.alternative }
+    }
     /// A message stored whole by an earlier version, read back as it was.
-    var storedMessage: String?
+    var storedMessage: String? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.storedMessage } }
+        _modify { unique(); yield &header.pointee.storedMessage }
+    }
 
     /// One plain paragraph: what happened, why, and the rules with their statements and
     /// confidence, built from the detail and the rule catalogue when asked for.
@@ -47,20 +149,9 @@ public struct Finding: Sendable, Hashable, Codable {
     }
 
     public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, detail: String, alternative: String? = nil) {
-        self.code = code
-        self.severity = severity
-        self.preset = preset
-        self.recording = recording
-        self.sequence = sequence
-        self.method = method
-        self.url = url
-        self.subject = subject
-        self.rules = rules
-        self.confidence = confidence
-        self.expected = expected
-        self.actual = actual
-        self.detail = detail
-        self.alternative = alternative
+        self.init(fields: Fields(
+            code: code, severity: severity, preset: preset, recording: recording, sequence: sequence, method: method, url: url,
+            subject: subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail, alternative: alternative))
     }
 
     /// Passes every free text of the finding through `transform` (secret redaction).

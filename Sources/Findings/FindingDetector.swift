@@ -137,12 +137,16 @@ public struct FindingDetector: Sendable {
             }
 
             // The page's URL after a redirect chain.
-            if let pageURL = outcome.pageURL, let finalURL = Self.finalURL(of: e, in: exchanges), pageURL != finalURL {
+            if let pageURL = outcome.pageURL, let final = Self.lastHop(of: e, in: exchanges), pageURL != final.request.url {
+                let finalURL = final.request.url
+                // Both URLs are mostly recorded requests', already parsed.
+                let shownPage = Self.shortURL(pageURL, parsed: pageURL == e.request.url ? e.request.target : nil)
+                let shownFinal = Self.shortURL(finalURL, parsed: final.request.target)
                 var finding = make(.redirectHidden, e, result.preset, recording.name, outcome.redirectRules,
                     expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
                     sentence: e.initiator.isDocument
-                        ? "After \(label.lowercasedFirst) the page stays at \(Self.shortURL(pageURL)) instead of following the redirect to \(Self.shortURL(finalURL))"
-                        : "\(label) is redirected to \(Self.shortURL(finalURL)) without the page knowing")
+                        ? "After \(label.lowercasedFirst) the page stays at \(shownPage) instead of following the redirect to \(shownFinal)"
+                        : "\(label) is redirected to \(shownFinal) without the page knowing")
                 if !e.initiator.isDocument { finding.severity = .info }
                 out.append(finding)
             }
@@ -160,7 +164,7 @@ public struct FindingDetector: Sendable {
                 if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
             }
             for (code, differences) in byCode {
-                let kept = differences.filter { $0.likelihood >= minLikelihood }
+                let kept = differences.allSatisfy({ $0.likelihood >= minLikelihood }) ? differences : differences.filter { $0.likelihood >= minLikelihood }
                 guard !kept.isEmpty else { continue }
                 out.append(cookieFinding(code, kept, e, label: label, preset: result.preset, recording: recording.name))
             }
@@ -184,7 +188,7 @@ public struct FindingDetector: Sendable {
             let sentence = divergences.count == 1
                 ? "At the end of the flow \(place(first))\(first.nativeValue != nil && first.webValue != nil ? " of" : "") the cookie \(first.name) (\(first.domain)\(first.path)) (\(first.explanation))"
                 : "At the end of the flow NativeJar and WebJar disagree on \(divergences.count) cookies: " + divergences.prefix(Self.namedCookies).map { "\($0.name) (\($0.domain)\($0.path); \(place($0)); \($0.explanation))" }.joined(separator: "; ") + (divergences.count > Self.namedCookies ? "; and \(divergences.count - Self.namedCookies) more" : "")
-            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences.map(\.rules)), expected: expected, actual: actual, sentence: Sentence(stringLiteral: sentence), subject: subjects[0])
+            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, sentence: Sentence(stringLiteral: sentence), subject: subjects[0])
             finding.subjects = subjects
             // The end of the flow is no request: rank by the cookies alone.
             finding.rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
@@ -201,7 +205,14 @@ public struct FindingDetector: Sendable {
         importantCookies.contains { Scenario.Override.glob($0, name) }
     }
 
-    static func unionRules(_ lists: [[RuleID]]) -> [RuleID] { Array(lists.joined()).uniqued }
+    /// Every rule of `items`, each once, in the order first met.
+    static func unionRules<Item>(_ items: [Item], _ rules: (Item) -> [RuleID]) -> [RuleID] {
+        var out: [RuleID] = []
+        for item in items {
+            for rule in rules(item) where !out.contains(rule) { out.append(rule) }
+        }
+        return out
+    }
 
     /// One finding for the cookies of one exchange and code: severity from the code, or
     /// from the likelihood when no cookie of it is certain.
@@ -213,12 +224,15 @@ public struct FindingDetector: Sendable {
             return names.count > Self.namedCookies ? shown + " and \(names.count - Self.namedCookies) more" : shown
         }
         // Say each distinct reason once, after the cookies it explains.
-        var reasons: [(explanation: String, names: [String])] = []
-        for d in differences {
-            if let i = reasons.firstIndex(where: { $0.explanation == d.explanation }) { reasons[i].names.append(d.name) } else { reasons.append((d.explanation, [d.name])) }
+        func reasons() -> String {
+            var reasons: [(explanation: String, names: [String])] = []
+            for d in differences {
+                if let i = reasons.firstIndex(where: { $0.explanation == d.explanation }) { reasons[i].names.append(d.name) } else { reasons.append((d.explanation, [d.name])) }
+            }
+            return reasons.count == 1 ? reasons[0].explanation
+                : reasons.prefix(Self.namedCookies).map { "\($0.names.joined(separator: ", ")): \($0.explanation)" }.joined(separator: "; ")
         }
-        let why = reasons.count == 1 ? reasons[0].explanation
-            : reasons.prefix(Self.namedCookies).map { "\($0.names.joined(separator: ", ")): \($0.explanation)" }.joined(separator: "; ")
+        let why = differences.count == 1 ? first.explanation : reasons()
         let one = differences.count == 1
         let sentence: Sentence
         switch code {
@@ -241,11 +255,11 @@ public struct FindingDetector: Sendable {
             expected["cookies"] = names.joined(separator: ", ")
             actual["cookies"] = names.joined(separator: ", ")
         }
-        var finding = make(code, e, preset, recording, Self.unionRules(differences.map(\.rules)), expected: expected, actual: actual, sentence: sentence, subject: first.name)
+        var finding = make(code, e, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, sentence: sentence, subject: first.name)
         finding.subjects = names
         // Calibration: a certain cookie keeps the code's severity; otherwise the likeliest
         // decides: a warning from one chance in ten, info below.
-        let likelihood = differences.map(\.likelihood).max()!
+        let likelihood = differences.reduce(0) { max($0, $1.likelihood) }
         if likelihood < 1 {
             finding.likelihood = likelihood
             let cap: Severity = likelihood >= Self.warningLikelihood ? .warning : .info
@@ -294,12 +308,13 @@ public struct FindingDetector: Sendable {
         default: what = e.initiator.rawValue
         }
         let hop = (e.redirect?.hop ?? 0) > 0 ? " (redirect hop \(e.redirect!.hop))" : ""
-        return "The \(what) \(e.request.method) \(shortURL(e.request.url))\(hop)"
+        return "The \(what) \(e.request.method) \(shortURL(e.request.url, parsed: e.request.target))\(hop)"
     }
 
-    static func shortURL(_ url: String) -> String {
+    /// `url` as findings show it; `parsed`, when given, is `url` already parsed.
+    static func shortURL(_ url: String, parsed: RequestTarget? = nil) -> String {
         // An app's own scheme (app://localhost) says where the request went; http(s) goes without saying.
-        let target = RequestTarget(url)
+        let target = parsed ?? RequestTarget(url)
         let scheme = target?.scheme ?? url.prefix { $0 != ":" }.lowercased()
         var shown = target?.hostAndPath ?? url
         if scheme != "http" && scheme != "https" { shown = scheme + "://" + shown }
@@ -307,15 +322,15 @@ public struct FindingDetector: Sendable {
         return shown.utf8.count > 100 && shown.count > 100 ? String(shown.prefix(97)) + "..." : shown
     }
 
-    /// The URL of the last recorded hop of the chain `e` starts.
-    public static func finalURL(of e: Exchange, in exchanges: [Exchange]) -> String? {
+    /// The last recorded hop of the chain `e` starts; nil when `e` does not redirect.
+    static func lastHop(of e: Exchange, in exchanges: [Exchange]) -> Exchange? {
         var current = e
         var guardCount = 0
         while let next = current.redirect?.next, guardCount < 64 {
             current = exchanges[next]
             guardCount += 1
         }
-        return guardCount == 0 ? nil : current.request.url
+        return guardCount == 0 ? nil : current
     }
 
     func previousStatus(_ e: Exchange, _ exchanges: [Exchange]) -> String {

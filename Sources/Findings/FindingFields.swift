@@ -8,51 +8,71 @@ import Foundation
 /// dictionary cost more than the rest of building the finding. The order is the one the
 /// store writes its JSON in, so writing needs no sort.
 public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionaryLiteral, Sequence {
-    public struct Field: Sendable, Hashable {
-        public var key: String
-        public var value: String
-    }
-
-    /// The fields, in byte order of their names, each name once.
-    public private(set) var fields: [Field] = []
+    /// The fields as (name, value), in byte order of their names, each name once: the
+    /// list a dictionary literal arrives in, kept as it is when already in order.
+    var pairs: [(String, String)] = []
 
     public init() {}
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields.reserveCapacity(elements.count)
-        for (key, value) in elements { self[key] = value }
+        pairs = elements
+        // Literals are mostly written in order; any other is sorted in place, and of two
+        // equal names the later is kept, as assignment would keep it.
+        var i = 1
+        while i < pairs.count {
+            // Move the pair back past every name it precedes.
+            var j = i
+            while j > 0, Self.precedes(pairs[j].0, pairs[j - 1].0) {
+                pairs.swapAt(j, j - 1)
+                j -= 1
+            }
+            // A name given twice: the later value replaces the earlier.
+            if j > 0, pairs[j - 1].0 == pairs[j].0 { pairs.remove(at: j - 1) } else { i += 1 }
+        }
     }
 
     public init(_ dictionary: [String: String]) {
-        fields.reserveCapacity(dictionary.count)
+        pairs.reserveCapacity(dictionary.count)
         for (key, value) in dictionary { self[key] = value }
     }
 
-    public var count: Int { fields.count }
-    public var isEmpty: Bool { fields.isEmpty }
-    public var keys: [String] { fields.map(\.key) }
-    public var dictionary: [String: String] { Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0.value) }) }
+    public var count: Int { pairs.count }
+    public var isEmpty: Bool { pairs.isEmpty }
+    public var keys: [String] { pairs.map(\.0) }
+    public var dictionary: [String: String] { Dictionary(uniqueKeysWithValues: pairs) }
 
     public subscript(key: String) -> String? {
-        get { fields.first { $0.key == key }?.value }
+        get { pairs.first { $0.0 == key }?.1 }
         set {
-            if let i = fields.firstIndex(where: { $0.key == key }) {
-                if let newValue { fields[i].value = newValue } else { fields.remove(at: i) }
+            if let i = pairs.firstIndex(where: { $0.0 == key }) {
+                if let newValue { pairs[i].1 = newValue } else { pairs.remove(at: i) }
                 return
             }
             guard let newValue else { return }
             // A handful of names: a new one moves back to its place from the end.
-            fields.append(Field(key: key, value: newValue))
-            var j = fields.count - 1
-            while j > 0, Self.precedes(fields[j].key, fields[j - 1].key) {
-                fields.swapAt(j, j - 1)
+            pairs.append((key, newValue))
+            var j = pairs.count - 1
+            while j > 0, Self.precedes(pairs[j].0, pairs[j - 1].0) {
+                pairs.swapAt(j, j - 1)
                 j -= 1
             }
         }
     }
 
+    public static func == (a: FindingFields, b: FindingFields) -> Bool {
+        a.pairs.count == b.pairs.count && zip(a.pairs, b.pairs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(pairs.count)
+        for (key, value) in pairs {
+            hasher.combine(key)
+            hasher.combine(value)
+        }
+    }
+
     public func makeIterator() -> some IteratorProtocol<(key: String, value: String)> {
-        fields.lazy.map { (key: $0.key, value: $0.value) }.makeIterator()
+        pairs.lazy.map { (key: $0.0, value: $0.1) }.makeIterator()
     }
 
     /// Byte order of the UTF-8, as the store's JSON and SQLite's BINARY collation order.
@@ -82,6 +102,6 @@ public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionar
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Name.self)
-        for field in fields { try container.encode(field.value, forKey: Name(stringValue: field.key)) }
+        for (key, value) in pairs { try container.encode(value, forKey: Name(stringValue: key)) }
     }
 }

@@ -681,11 +681,13 @@ public struct ReportStore: Sendable {
     /// expected and actual.
     static func appendObjectJSON(_ object: FindingFields, to out: inout [UInt8]) {
         out.append(0x7B)
-        for (k, field) in object.fields.enumerated() {
-            if k > 0 { out.append(0x2C) }
-            appendJSONString(field.key, to: &out)
+        var first = true
+        for (key, value) in object {
+            if !first { out.append(0x2C) }
+            first = false
+            appendJSONString(key, to: &out)
             out.append(0x3A)
-            appendJSONString(field.value, to: &out)
+            appendJSONString(value, to: &out)
         }
         out.append(0x7D)
     }

@@ -84,6 +84,7 @@ extension Array where Element == RuleID {
     /// than hashing each.
     public var uniqued: [RuleID] {
         var out: [RuleID] = []
+        out.reserveCapacity(count)
         for rule in self where !out.contains(rule) { out.append(rule) }
         return out
     }
