@@ -19,6 +19,28 @@ public struct Cookie: Sendable, Hashable, Codable {
     /// Breaks ties between cookies created at the same instant: the store's insertion
     /// order, kept on replacement like the creation time.
     public var creationOrder: UInt64 = 0
+    /// A number the jar's owner gives the cookie and the jar carries with it, untouched
+    /// (the emulator: which record says how the cookie reached the jar); 0 when none.
+    /// Not part of the cookie's identity, not compared, not written out.
+    public var tag: UInt32 = 0
+
+    public static func == (a: Cookie, b: Cookie) -> Bool {
+        a.name == b.name && a.value == b.value && a.domain == b.domain && a.hostOnly == b.hostOnly && a.path == b.path
+            && a.expiry == b.expiry && a.secure == b.secure && a.httpOnly == b.httpOnly && a.sameSite == b.sameSite
+            && a.creation == b.creation && a.lastAccess == b.lastAccess && a.creationOrder == b.creationOrder
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(value)
+        hasher.combine(domain)
+        hasher.combine(path)
+        hasher.combine(creation)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, value, domain, hostOnly, path, expiry, secure, httpOnly, sameSite, creation, lastAccess, creationOrder
+    }
 
     public init(name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", expiry: Double? = nil, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .default, creation: Double, lastAccess: Double? = nil) {
         self.name = name

@@ -103,13 +103,14 @@ public struct CookieStore: Sendable, Hashable {
     }
 
     /// `store`, and the cookie of the same name, domain and path it replaced or deleted.
-    public mutating func storeReplacing(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API) -> (result: StoreResult, replaced: Cookie?) {
+    /// A stored cookie carries `tag`.
+    public mutating func storeReplacing(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API, tag: UInt32 = 0) -> (result: StoreResult, replaced: Cookie?) {
         var replaced: Cookie?
-        let result = store(parsed, from: url, at: time, api: api, replaced: &replaced)
+        let result = store(parsed, from: url, at: time, api: api, tag: tag, replaced: &replaced)
         return (result, replaced)
     }
 
-    private mutating func store(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API, replaced: inout Cookie?) -> StoreResult {
+    private mutating func store(_ parsed: SetCookie, from url: RequestTarget, at time: Double, api: API, tag: UInt32 = 0, replaced: inout Cookie?) -> StoreResult {
         let requestHost = url.host
         // Step 4: Max-Age (last occurrence) wins over Expires; without either the
         // cookie is a session cookie. Both are capped at 400 days (step 3).
@@ -159,6 +160,7 @@ public struct CookieStore: Sendable, Hashable {
             if lowerValue.hasPrefix("__secure-") || lowerValue.hasPrefix("__host-") { return .ignored(reason: "nameless cookie with a prefixed value") }
         }
         var cookie = Cookie(name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: path, expiry: expiry, secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, creation: time)
+        cookie.tag = tag
         // Step 16: an existing cookie with the same name, domain and path is replaced,
         // keeping its creation time, unless script would replace an HttpOnly one.
         let key = cookie.key

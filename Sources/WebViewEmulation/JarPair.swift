@@ -64,9 +64,16 @@ struct JarPair {
     private(set) var heldBack = SmallMap<String, RuleID>()
     /// Every change to either jar, in the order it happened: the jar timelines of reports.
     private(set) var events: [JarEvent] = []
-    /// How each cookie reached NativeJar and WebJar.
-    private var nativeOrigins = SmallMap<Cookie.Key, Origin>()
-    private var webOrigins = SmallMap<Cookie.Key, Origin>()
+    /// Adds to the jar timeline, with room for a usual flow's changes from the first.
+    private mutating func record(_ event: JarEvent) {
+        if events.capacity == 0 { events.reserveCapacity(16) }
+        events.append(event)
+    }
+
+    /// How each cookie reached its jar: a cookie's `tag` is its origin's place here, plus
+    /// one. The jar carries the tag with the cookie, so a cookie and its origin are stored,
+    /// replaced and removed together, without a table keyed by name, domain and path.
+    private var origins: [Origin] = []
     private(set) var pending: [PendingSync] = []
 
     subscript(side: JarSide) -> CookieStore {
@@ -77,18 +84,30 @@ struct JarPair {
         }
     }
 
-    func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { side == .native ? nativeOrigins[key] : webOrigins[key] }
+    /// How `cookie`, read from one of the jars, reached it.
+    func origin(of cookie: Cookie) -> Origin? { cookie.tag == 0 ? nil : origins[Int(cookie.tag) - 1] }
 
-    private mutating func setOrigin(_ origin: Origin?, of key: Cookie.Key, in side: JarSide) {
-        if side == .native { nativeOrigins[key] = origin } else { webOrigins[key] = origin }
+    func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { self[side].cookie(for: key).flatMap(origin(of:)) }
+
+    /// The tag of a new origin, for the cookie it describes.
+    private mutating func tag(_ origin: Origin) -> UInt32 {
+        if origins.capacity == 0 { origins.reserveCapacity(16) }
+        origins.append(origin)
+        return UInt32(origins.count)
+    }
+
+    /// `cookie` carrying `origin`.
+    private mutating func tagged(_ cookie: Cookie, _ origin: Origin) -> Cookie {
+        var cookie = cookie
+        cookie.tag = tag(origin)
+        return cookie
     }
 
     /// Puts `cookie` in `side` at `time`, and schedules its synchronisation to the other
     /// jar after `syncDelay` (nil: it never propagates).
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
-        self[side].set(cookie, at: time)
-        setOrigin(origin, of: cookie.key, in: side)
-        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
+        self[side].set(tagged(cookie, origin), at: time)
+        record(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
         if let (delay, rule) = linked(syncRule, delay: syncDelay, to: side.other, deletion: false, name: cookie.name) {
             schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: false, rule: rule, origin: origin))
         }
@@ -97,8 +116,7 @@ struct JarPair {
     /// Removes a cookie from `side` and schedules the deletion to the other jar.
     mutating func delete(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
         self[side].remove(cookie.key)
-        setOrigin(nil, of: cookie.key, in: side)
-        events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, note: origin.source))
+        record(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, note: origin.source))
         if let (delay, rule) = linked(syncRule, delay: syncDelay, to: side.other, deletion: true, name: cookie.name) {
             schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: true, rule: rule, origin: origin))
         }
@@ -133,11 +151,10 @@ struct JarPair {
             if !c.isExpired(at: time), self[m.to].cookie(for: c.key)?.value != c.value { copied.append(c) }
         }
         for cookie in copied {
-            var origin = self.origin(of: cookie.key, in: m.from) ?? Origin(rules: [], source: .fromStart)
+            var origin = self.origin(of: cookie) ?? Origin(rules: [], source: .fromStart)
             origin.rules.append(m.rule)
-            self[m.to].set(cookie, at: time)
-            setOrigin(origin, of: cookie.key, in: m.to)
-            events.append(JarEvent(time: time, jar: m.to, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: m.rule, note: .synchronised(from: m.from)))
+            self[m.to].set(tagged(cookie, origin), at: time)
+            record(JarEvent(time: time, jar: m.to, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: m.rule, note: .synchronised(from: m.from)))
         }
     }
 
@@ -150,9 +167,8 @@ struct JarPair {
     mutating func dropSessionCookies(from side: JarSide, at time: Double) {
         for cookie in self[side].all where cookie.expiry == nil {
             self[side].remove(cookie.key)
-            setOrigin(nil, of: cookie.key, in: side)
             block(cookie.name, from: side, by: "J4")
-            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: "J4", note: .newProcessPool))
+            record(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: "J4", note: .newProcessPool))
         }
     }
 
@@ -171,17 +187,16 @@ struct JarPair {
     /// returns what the jar did.
     @discardableResult
     mutating func receive(_ header: SetCookie, from url: RequestTarget, in side: JarSide, at time: Double, origin: Origin, profile: Profile) -> CookieStore.StoreResult {
-        let (result, replaced) = self[side].storeReplacing(header, from: url, at: time, api: .http)
+        // The origin is recorded before the jar decides; one it refuses is never read.
+        let (result, replaced) = self[side].storeReplacing(header, from: url, at: time, api: .http, tag: tag(origin))
         switch result {
         case .stored(let cookie):
-            setOrigin(origin, of: cookie.key, in: side)
-            events.append(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
+            record(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .set, rule: origin.rules.last, note: origin.source))
             if let (delay, rule) = linked("J1", delay: profile.jarSyncDelay, to: side.other, deletion: false, name: cookie.name) {
                 schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: false, rule: rule, origin: origin))
             }
         case .deleted(let key):
-            setOrigin(nil, of: key, in: side)
-            events.append(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, note: origin.source))
+            record(JarEvent(time: time, jar: side, name: key.name, domain: key.domain, path: key.path, change: .deleted, rule: origin.rules.last, note: origin.source))
             if let old = replaced ?? self[side.other].cookie(for: key),
                 let (delay, rule) = linked("J2", delay: profile.jarDeletionDelay, to: side.other, deletion: true, name: key.name)
             {
@@ -201,15 +216,13 @@ struct JarPair {
             let sync = pending[applied]
             if sync.isDeletion {
                 self[sync.to].remove(sync.cookie.key)
-                setOrigin(nil, of: sync.cookie.key, in: sync.to)
             } else {
-                self[sync.to].set(sync.cookie, at: sync.due)
                 var origin = sync.origin
                 origin.rules.append(sync.rule)
-                setOrigin(origin, of: sync.cookie.key, in: sync.to)
+                self[sync.to].set(tagged(sync.cookie, origin), at: sync.due)
             }
             let c = sync.cookie
-            events.append(JarEvent(time: sync.due, jar: sync.to, name: c.name, domain: c.domain, path: c.path, change: sync.isDeletion ? .deleted : .set, rule: sync.rule, note: .synchronised(from: sync.to.other)))
+            record(JarEvent(time: sync.due, jar: sync.to, name: c.name, domain: c.domain, path: c.path, change: sync.isDeletion ? .deleted : .set, rule: sync.rule, note: .synchronised(from: sync.to.other)))
             applied += 1
         }
         pending.removeFirst(applied)
@@ -224,9 +237,15 @@ struct JarPair {
     /// one, for the same cookie and jar, is dropped: the jars converge on the latest state,
     /// so a slow deletion (J2, 10 s) never undoes a later write that crossed faster (J1, J3).
     private mutating func schedule(_ sync: PendingSync) {
-        pending.removeAll { $0.to == sync.to && $0.due >= sync.due && $0.cookie.key == sync.cookie.key }
-        let index = pending.firstIndex { $0.due > sync.due } ?? pending.endIndex
-        pending.insert(sync, at: index)
+        func overtaken(_ p: PendingSync) -> Bool { p.to == sync.to && p.due >= sync.due && p.cookie.key == sync.cookie.key }
+        if pending.contains(where: overtaken) { pending.removeAll(where: overtaken) }
+        // Most changes are due after every one already on its way.
+        if let index = pending.firstIndex(where: { $0.due > sync.due }) {
+            pending.insert(sync, at: index)
+        } else {
+            if pending.capacity == 0 { pending.reserveCapacity(8) }
+            pending.append(sync)
+        }
     }
 }
 

@@ -494,9 +494,10 @@ public struct WebViewEmulator: Sendable {
             cookie.creation = start
             jars.put(cookie, in: .web, at: start, origin: webOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
         }
-        let given = Set(scenario.nativeCookies.map(\.name) + scenario.webCookies.map(\.name))
+        // The scenario's own cookies replace the recording's of the same name.
+        let given = scenario.nativeCookies.isEmpty && scenario.webCookies.isEmpty ? [] : Set(scenario.nativeCookies.map(\.name) + scenario.webCookies.map(\.name))
         for events in provenance.inferred {
-            for event in events where event.kind == .preExisting && !given.contains(event.cookie.name) {
+            for event in events where event.kind == .preExisting && (given.isEmpty || !given.contains(event.cookie.name)) {
                 var cookie = event.cookie
                 cookie.creation = start
                 switch scenario.preexisting {
@@ -599,7 +600,7 @@ public struct WebViewEmulator: Sendable {
             var fromRedirect = false
             if header.fixedAtLoad {
                 // The loadRequest header was fixed before this redirect chain set the cookie.
-                let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].all.first { $0.name == name }.flatMap { jars.origin(of: $0.key, in: side) } }.first
+                let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].all.first { $0.name == name }.flatMap { jars.origin(of: $0) } }.first
                 fromRedirect = origin?.fromRedirect ?? false
                 let why = "the Cookie header given to loadRequest was built before \(origin.map { "the " + $0.what } ?? "the cookie was set") and is carried unchanged to the redirect target"
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: [requestRule], certain: true, explanation: why, setByRedirect: fromRedirect))
@@ -636,7 +637,7 @@ public struct WebViewEmulator: Sendable {
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
             } else if let elsewhere = jars[side].all.first(where: { $0.name == name }) {
                 // D2: held, but for another host (a Set-Cookie stored under an HTTPDNS IP).
-                if let origin = jars.origin(of: elsewhere.key, in: side) { rules += origin.rules }
+                if let origin = jars.origin(of: elsewhere) { rules += origin.rules }
                 why = "\(side.jarName) holds it only for \(elsewhere.domain)"
             } else {
                 why = "\(side.jarName) does not hold it"
@@ -663,7 +664,7 @@ public struct WebViewEmulator: Sendable {
 
     private func otherJarOrigin(named name: String, side: JarSide, jars: JarPair) -> JarPair.Origin? {
         for cookie in jars[side.other].all where cookie.name == name {
-            if let origin = jars.origin(of: cookie.key, in: side.other) { return origin }
+            if let origin = jars.origin(of: cookie) { return origin }
         }
         return nil
     }
@@ -692,7 +693,7 @@ public struct WebViewEmulator: Sendable {
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
                 if cookie == nil, let blocker = jars.blocker(of: key.name, in: side) { rules.append(blocker) }
                 if cookie != nil, let held = jars.heldBack[key.name] { rules.append(held) }
-                guard cookie != nil, let origin = jars.origin(of: key, in: side) else { continue }
+                guard let cookie, let origin = jars.origin(of: cookie) else { continue }
                 rules += origin.rules
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
                 parts.append("\(side.jarName): \(origin.what)")
