@@ -178,7 +178,7 @@ public struct CookieStore: Sendable, Hashable {
     }
 
     /// Puts a cookie in the jar as is (jar synchronisation, starting jars).
-    public mutating func set(_ cookie: Cookie, at time: Double) {
+    public mutating func set(_ cookie: consuming Cookie, at time: Double) {
         remove(cookie.key)
         if !cookie.isExpired(at: time) { insert(cookie, at: time) }
     }
@@ -200,12 +200,13 @@ public struct CookieStore: Sendable, Hashable {
         return removed
     }
 
-    private mutating func insert(_ cookie: Cookie, at time: Double) {
-        var cookie = cookie
+    private mutating func insert(_ cookie: consuming Cookie, at time: Double) {
         if cookie.creationOrder == 0 {
             nextCreationOrder += 1
             cookie.creationOrder = nextCreationOrder
         }
+        // The cookie moves into the jar; its domain is kept for the limits below.
+        let domain = cookie.domain
         if !keptByDomain && count < Self.listLimit {
             if list.capacity == 0 { list.reserveCapacity(8) }
             list.append(cookie)
@@ -216,18 +217,18 @@ public struct CookieStore: Sendable, Hashable {
                 list = []
                 keptByDomain = true
             }
-            if let slot = byDomain.index(forKey: cookie.domain) {
+            if let slot = byDomain.index(forKey: domain) {
                 byDomain.values[slot].append(cookie)
             } else {
-                byDomain[cookie.domain] = [cookie]
+                byDomain[domain] = [cookie]
             }
         }
         count += 1
         // Section 5.7.1 (limits): evict expired cookies first, then the least recently used.
-        guard count > maxCookies || (count > maxCookiesPerDomain && stored(in: cookie.domain).count > maxCookiesPerDomain) else { return }
+        guard count > maxCookies || (count > maxCookiesPerDomain && stored(in: domain).count > maxCookiesPerDomain) else { return }
         removeExpired(at: time)
         while true {
-            let inDomain = stored(in: cookie.domain)
+            let inDomain = stored(in: domain)
             guard inDomain.count > maxCookiesPerDomain, let victim = inDomain.min(by: { $0.lastAccess < $1.lastAccess }) else { break }
             remove(victim.key)
         }

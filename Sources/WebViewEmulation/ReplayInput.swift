@@ -71,7 +71,8 @@ public final class ReplayInput: Sendable {
                 reusedWebView: hop == 0 && e.initiator.isDocument && e.frame.kind == .main && scenario.reusedWebView.contains { $0.matches(e) },
                 uploadListener: scenario.uploadListener(e),
                 formDataRebuilt: formDataRebuilt, nativeMultipart: nativeMultipart, urlSearchParamsRejoined: urlSearchParamsRejoined,
-                offline: scenario.offlinePackage.map { $0.verdict(for: e) }))
+                offline: scenario.offlinePackage.map { $0.verdict(for: e) },
+                alternatives: ExchangeFacts.alternatives(of: e, binaryKindGiven: scenario.binaryKindGiven)))
         }
         self.facts = facts
         prefetchPages = scenario.prefetch.map { Self.matchPrefetch($0, exchanges) } ?? []
@@ -168,9 +169,13 @@ public final class ExchangeFacts: Sendable {
     public let urlSearchParamsRejoined: BodyFingerprint?
     /// What the run's offline package holds for this request, before any preset (O1, O2).
     public let offline: OfflineVerdict?
+    /// The exchange as each page API it could have come from issued it, when the recording
+    /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
+    public let alternatives: [(Exchange, String)]
 
     public init(documentURL: String?, crossOrigin: Bool, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
-        formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil)
+        formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
+        alternatives: [(Exchange, String)] = [])
     {
         self.documentURL = documentURL
         self.crossOrigin = crossOrigin
@@ -184,5 +189,29 @@ public final class ExchangeFacts: Sendable {
         self.nativeMultipart = nativeMultipart
         self.urlSearchParamsRejoined = urlSearchParamsRejoined
         self.offline = offline
+        self.alternatives = alternatives
+    }
+
+    /// The possibilities the model cannot tell apart: an ajax request of unknown API is an
+    /// XHR or a fetch; a binary body the scenario did not classify is a Blob or an
+    /// ArrayBuffer. Empty when the exchange is what it says.
+    static func alternatives(of e: Exchange, binaryKindGiven: Bool) -> [(Exchange, String)] {
+        let unknownBinary = e.bodyKind == .binary && !binaryKindGiven
+        guard e.initiator == .ajax || unknownBinary else { return [] }
+        var out: [(Exchange, String)] = [(e, "")]
+        if e.initiator == .ajax {
+            var x = e, f = e
+            x.initiator = .xhr
+            f.initiator = .fetch
+            out = [(x, "an XHR"), (f, "a fetch")]
+        }
+        if unknownBinary {
+            out = out.flatMap { (v, label) -> [(Exchange, String)] in
+                [(v, label.isEmpty ? "a Blob body" : "\(label) with a Blob body"), (v, label.isEmpty ? "an ArrayBuffer body" : "\(label) with an ArrayBuffer body")]
+            }
+            // The second of each pair carries an ArrayBuffer.
+            for i in out.indices where i % 2 == 1 { out[i].0.bodyKind = .binaryArrayBuffer }
+        }
+        return out
     }
 }

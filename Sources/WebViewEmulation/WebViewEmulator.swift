@@ -348,13 +348,13 @@ public struct WebViewEmulator: Sendable {
     /// the model is unsure what the page used, it evaluates each possibility and keeps the
     /// worse, saying so.
     func issue(_ e: Exchange, input: ReplayInput, context: EmulationContext, hooks: ComposedHooks, into outcome: inout Outcome) -> TransportPlan {
-        guard e.initiator == .ajax || (e.bodyKind == .binary && !scenario.binaryKindGiven) else {
+        let possibilities = input.facts[e.sequence].alternatives
+        guard !possibilities.isEmpty else {
             let plan = preset.strategy.plan(for: e, in: context)
             requestOutcome(e, plan: plan, context: context, input: input, hooks: hooks, into: &outcome)
             return plan
         }
         var worst: (Outcome, TransportPlan, String)?
-        let possibilities = alternatives(of: e)
         for (variant, label) in possibilities {
             let p = preset.strategy.plan(for: variant, in: context)
             var o = outcome
@@ -404,26 +404,6 @@ public struct WebViewEmulator: Sendable {
     }
 
     // MARK: - The page's request
-
-    /// The possibilities the model cannot tell apart: an ajax request of unknown API is an
-    /// XHR or a fetch; a binary body the scenario did not classify is a Blob or an ArrayBuffer.
-    func alternatives(of e: Exchange) -> [(Exchange, String)] {
-        var out: [(Exchange, String)] = [(e, "")]
-        if e.initiator == .ajax {
-            var x = e, f = e
-            x.initiator = .xhr
-            f.initiator = .fetch
-            out = [(x, "an XHR"), (f, "a fetch")]
-        }
-        if e.bodyKind == .binary && !scenario.binaryKindGiven {
-            out = out.flatMap { (v, label) -> [(Exchange, String)] in
-                [(v, label.isEmpty ? "a Blob body" : "\(label) with a Blob body"), (v, label.isEmpty ? "an ArrayBuffer body" : "\(label) with an ArrayBuffer body")]
-            }
-            // The second of each pair carries an ArrayBuffer: the emulator's scenario copy says so.
-            for i in out.indices where i % 2 == 1 { out[i].0.bodyKind = .binaryArrayBuffer }
-        }
-        return out
-    }
 
     /// What the strategy and the mitigations do to the request the page issued.
     func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks, into outcome: inout Outcome) {
