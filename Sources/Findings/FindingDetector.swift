@@ -340,7 +340,16 @@ public struct FindingDetector: Sendable {
 }
 
 extension String {
-    var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
+    /// The string with its first letter lowercased ("The XHR ..." after "After").
+    var lowercasedFirst: String {
+        // Labels start with an ASCII capital: lowercase that byte alone.
+        if let first = utf8.first, first >= 65, first <= 90 {
+            var bytes = Array(utf8)
+            bytes[0] |= 0x20
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return prefix(1).lowercased() + dropFirst()
+    }
 }
 
 /// A finding's sentence: literal words and values, its storage reserved once for a usual

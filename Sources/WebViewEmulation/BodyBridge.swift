@@ -82,14 +82,14 @@ public struct BodyBridge: Mitigation {
         if exchange.frame.kind == .iframe && !relaysFrames {
             outcome.deliveredBody = .empty
             outcome.bodyRules = outcome.bodyRules + ["B4"]
-            outcome.changes.append(Change(rule: "B4", what: "the bridge cannot answer an iframe: body empty"))
+            outcome.note(Change(rule: "B4", what: "the bridge cannot answer an iframe: body empty"))
             return
         }
         // B2: the bridge tags the URL with its id; unless stripped, the server sees it.
         if !stripsID {
             outcome.deliveredURL = Self.adding(parameter: idParameter, value: String(exchange.sequence + 1), to: outcome.deliveredURL)
             outcome.urlRules.append("B2")
-            outcome.changes.append(Change(rule: "B2", note: .idParameterAdded(idParameter)))
+            outcome.note(Change(rule: "B2", note: .idParameterAdded(idParameter)))
         }
         // B9: the marker header, and a preflight when cross-origin.
         if let markerHeader {
@@ -114,7 +114,7 @@ public struct BodyBridge: Mitigation {
         }
         outcome.deliveredBody = restored
         outcome.bodyRules = restored == recorded ? [] : rules
-        outcome.changes.append(Change(rule: rules.last!, what: restored == recorded ? "body restored from the native stash" : "body restored but re-encoded"))
+        outcome.note(Change(rule: rules.last!, what: restored == recorded ? "body restored from the native stash" : "body restored but re-encoded"))
     }
 
     static func adding(parameter: String, value: String, to url: String) -> String {

@@ -33,7 +33,7 @@ public struct BodyInHeader: Mitigation {
         // H4: the custom header makes a cross-origin request non-simple.
         if context.crossOrigin {
             outcome.preflightRules.append("H4")
-            outcome.changes.append(Change(rule: "H4", note: .headerForcesPreflight(headerName)))
+            outcome.note(Change(rule: "H4", note: .headerForcesPreflight(headerName)))
         }
         if length > sizeLimit { outcome.tooLargeRules.append("H5") }
         let binary = exchange.bodyKind.isBinary
@@ -41,7 +41,7 @@ public struct BodyInHeader: Mitigation {
             // H2: bytes cannot travel in a header value.
             outcome.deliveredBody = .empty
             outcome.bodyRules = ["H2"]
-            outcome.changes.append(Change(rule: "H2", what: "binary body cannot travel in a header"))
+            outcome.note(Change(rule: "H2", what: "binary body cannot travel in a header"))
             return
         }
         // In UTF-8, lead bytes from 0xC4 start characters above U+00FF.
@@ -50,12 +50,12 @@ public struct BodyInHeader: Mitigation {
             outcome.deliveredBody = .empty
             outcome.bodyRules = ["H3"]
             outcome.bodyReason = "the body holds characters a header value cannot (above U+00FF, or CR/LF), so the request fails"
-            outcome.changes.append(Change(rule: "H3", what: "header value invalid"))
+            outcome.note(Change(rule: "H3", what: "header value invalid"))
             return
         }
         // H1: restored by the interceptor.
         outcome.deliveredBody = exchange.request.bodyFingerprint
         outcome.bodyRules = []
-        outcome.changes.append(Change(rule: "H1", note: .bodyRestoredFromHeader(headerName)))
+        outcome.note(Change(rule: "H1", note: .bodyRestoredFromHeader(headerName)))
     }
 }

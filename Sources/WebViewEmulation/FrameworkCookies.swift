@@ -100,7 +100,7 @@ public struct AjaxInterception: Mitigation {
         MitigationHooks(requestIssued: { outcome, request in
             let e = request.exchange
             guard e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax else { return }
-            outcome.changes.append(Change(rule: "FIA1", what: "observed by the interception script, then sent by WebKit"))
+            outcome.note(Change(rule: "FIA1", what: "observed by the interception script, then sent by WebKit"))
             // FIA2: fetch re-sends the body as a Uint8Array; a Content-Type WebKit derived from the body goes.
             if e.initiator == .fetch, !e.request.body.isEmpty, let type = e.request.headers.first("Content-Type"), Self.derivedByWebKit(type) {
                 outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA2"))

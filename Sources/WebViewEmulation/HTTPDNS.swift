@@ -40,19 +40,19 @@ public struct HTTPDNS: Mitigation, Hashable {
             guard request.plan.intercepted, let target = e.request.target, let ip = hosts[target.host] else { return }
             if e.response.isRedirect, let location = e.response.headers.first("Location"), location.contains("://") {
                 // D3: an absolute Location is followed by name, through the system's DNS.
-                outcome.changes.append(Change(rule: "D3", what: "the redirect's next hop goes by name, not by the HTTPDNS IP"))
+                outcome.note(Change(rule: "D3", what: "the redirect's next hop goes by name, not by the HTTPDNS IP"))
             }
             let direct = e.request.url.replacingOccurrences(of: "://" + target.host, with: "://" + ip, options: .caseInsensitive, range: e.request.url.range(of: "://" + target.host, options: .caseInsensitive))
             outcome.deliveredURL = direct
-            outcome.changes.append(Change(rule: "D1", what: "sent to \(ip) with Host: \(target.host)"))
+            outcome.note(Change(rule: "D1", what: "sent to \(ip) with Host: \(target.host)"))
             if target.isSecure && !check {
                 outcome.failedRules = ["D4"]
-                outcome.changes.append(Change(rule: "D4", what: "the certificate names \(target.host), not \(ip)"))
+                outcome.note(Change(rule: "D4", what: "the certificate names \(target.host), not \(ip)"))
                 return
             }
             if target.isSecure && !sni && (shared[ip] ?? 0) > 1 {
                 outcome.failedRules = ["D5"]
-                outcome.changes.append(Change(rule: "D5", what: "without SNI, \(ip) cannot tell which of its names' certificates to send"))
+                outcome.note(Change(rule: "D5", what: "without SNI, \(ip) cannot tell which of its names' certificates to send"))
                 return
             }
             if !copies {

@@ -213,6 +213,14 @@ public struct Outcome: Sendable, Hashable {
         _modify { unique(); yield &header.pointee.failedRules }
     }
 
+    /// Adds a change, with room for a usual outcome's few from the first: an outcome's
+    /// list otherwise grew from one, two and four.
+    public mutating func note(_ change: Change) {
+        unique()
+        if header.pointee.changes.capacity == 0 { header.pointee.changes.reserveCapacity(4) }
+        header.pointee.changes.append(change)
+    }
+
     public static func == (a: Outcome, b: Outcome) -> Bool { a.box === b.box || a.box.withUnsafeMutablePointerToHeader { x in b.box.withUnsafeMutablePointerToHeader { x.pointee == $0.pointee } } }
     public func hash(into hasher: inout Hasher) { box.withUnsafeMutablePointerToHeader { hasher.combine($0.pointee) } }
 }

@@ -84,7 +84,7 @@ public struct WebViewEmulator: Sendable {
             var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
             if e.sequence == (input.firstDocument ?? 0) {
                 for mirror in firstLoadMirrors {
-                    outcome.changes.append(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the web view's first load"))
+                    outcome.note(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the web view's first load"))
                 }
             }
             if let page = prefetchPages[e.sequence] {
@@ -93,15 +93,15 @@ public struct WebViewEmulator: Sendable {
             }
             if let app, chainStart == input.firstDocument {
                 // A3: the bundled page; no server sees this load.
-                outcome.changes.append(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
-                outcome.changes.append(Change(rule: app.originRule, what: "the page's origin is \(app.origin)"))
+                outcome.note(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
+                outcome.note(Change(rule: app.originRule, what: "the page's origin is \(app.origin)"))
                 outcomes.append(outcome)
                 continue
             }
             context.appPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd ? app : nil
             if servedChains.contains(chainStart) {
                 // O4: the package answered the chain's first request; this hop never goes.
-                outcome.changes.append(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
+                outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
                 for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O4"); jars.block(setCookie.name, from: .native, by: "O4") }
                 outcomes.append(outcome)
                 continue
@@ -114,7 +114,7 @@ public struct WebViewEmulator: Sendable {
                 if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e) {
                     outcome.deliveredBody = .empty
                     outcome.bodyRules = [rule]
-                    outcome.changes.append(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
+                    outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
                 }
             } else {
                 if let known = plans[chainStart] {
@@ -139,20 +139,20 @@ public struct WebViewEmulator: Sendable {
                 } else {
                     // O1-O4: the interceptor serves the package's file; no server sees the request.
                     outcome.offline = verdict
-                    outcome.changes.append(Change(rule: "O1", what: "served from the offline package"))
+                    outcome.note(Change(rule: "O1", what: "served from the offline package"))
                     if verdict == .stale {
                         outcome.responseRules = ["O2"]
-                        outcome.changes.append(Change(rule: "O2", what: "the package's file is not what the server sent"))
+                        outcome.note(Change(rule: "O2", what: "the package's file is not what the server sent"))
                     }
                     if !facts.setCookies.isEmpty {
                         for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O3"); jars.block(setCookie.name, from: .native, by: "O3") }
-                        outcome.changes.append(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
+                        outcome.note(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
                     }
                     if e.response.isRedirect {
                         servedChains.insert(chainStart)
                         outcome.pageURL = e.request.url
                         outcome.redirectRules = ["O4"]
-                        outcome.changes.append(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
+                        outcome.note(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
                     }
                     outcomes.append(outcome)
                     continue
@@ -168,7 +168,7 @@ public struct WebViewEmulator: Sendable {
             {
                 outcome.corsRules = ["A1", page.originRule]
                 outcome.corsReason = reason
-                outcome.changes.append(Change(rule: "A1", what: "the page at \(page.origin) may not read the response: \(reason.text)"))
+                outcome.note(Change(rule: "A1", what: "the page at \(page.origin) may not read the response: \(reason.text)"))
             }
             // Cookies: the jar the transport reads, compared with the recorded header.
             if !outcome.failedRules.isEmpty {
@@ -186,7 +186,7 @@ public struct WebViewEmulator: Sendable {
                     header = CookieHeaderChoice(cookies: [], side: .web, rule: "N4", fixedAtLoad: false)
                 } else if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
                     if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: time) }
-                    outcome.changes.append(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
+                    outcome.note(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
                     header = CookieHeaderChoice(cookies: loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
                     header.givenToLoad = true
                 }
@@ -199,30 +199,30 @@ public struct WebViewEmulator: Sendable {
                 outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
                 if let gap = e.evidenceGap {
                     // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
-                    outcome.changes.append(Change(rule: RuleID(gap.rule), what: "cookies not compared: \(gap.reason)"))
+                    outcome.note(Change(rule: RuleID(gap.rule), what: "cookies not compared: \(gap.reason)"))
                 } else {
                     outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
                 }
                 if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
-                    outcome.changes.append(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
+                    outcome.note(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
                 if !facts.setCookies.isEmpty && thirdPartyToApp {
                     // A2: WebKit does not store a third-party response's cookies either.
                     for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "A2") }
-                    outcome.changes.append(Change(rule: "A2", what: "Set-Cookie of a third-party response not stored"))
+                    outcome.note(Change(rule: "A2", what: "Set-Cookie of a third-party response not stored"))
                 } else if !facts.setCookies.isEmpty, plan.responseJar == .web,
                     let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: scenario.firstLaunch)) }).first
                 {
                     // ION3: WebJar ignores the Set-Cookie on the app's first launch.
                     for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
-                    outcome.changes.append(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
+                    outcome.note(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
                 } else if !facts.setCookies.isEmpty {
                     var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
                     if outcome.deliveredHost != nil { origin.rules.append("D2") }  // stored under the IP
                     origin.fromRedirect = e.response.isRedirect
                     if plan.responseJar == .native {
-                        outcome.changes.append(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
+                        outcome.note(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
                     }
                     for setCookie in facts.setCookies {
                         let result = jars.receive(setCookie, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
@@ -251,7 +251,7 @@ public struct WebViewEmulator: Sendable {
                     let head = exchanges[chainStart]
                     if head.initiator.isDocument, head.frame.kind == .main {
                         let reused = input.facts[chainStart].reusedWebView
-                        if reused { outcome.changes.append(Change(rule: "W1", what: "a reused web view's document-start script writes the NativeJar of its creation")) }
+                        if reused { outcome.note(Change(rule: "W1", what: "a reused web view's document-start script writes the NativeJar of its creation")) }
                         documentStart(target, at: e.endedAt, hooks: hooks.documentStart, into: &jars, nativeJar: reused ? pooledNativeJar : nil)
                     }
                 }
@@ -266,13 +266,13 @@ public struct WebViewEmulator: Sendable {
                 case .silent:
                     outcomes[chainStart].pageURL = exchanges[chainStart].request.url
                     outcomes[chainStart].redirectRules = [plan.redirectRule]
-                    outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
+                    outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
                 case .engine, .forwarded, .reloadDocument, .reported:
                     outcomes[chainStart].pageURL = e.request.url
                     if plan.redirects == .engine {
-                        outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "WebKit followed the redirect; the page sees every hop"))
+                        outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "WebKit followed the redirect; the page sees every hop"))
                     } else if plan.redirects == .reported {
-                        outcomes[chainStart].changes.append(Change(rule: plan.redirectRule, what: "the native session followed the redirect and gave the page the final URL"))
+                        outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "the native session followed the redirect and gave the page the final URL"))
                     }
                 }
             }
@@ -310,9 +310,9 @@ public struct WebViewEmulator: Sendable {
             let n = out.filter { $0.verdict == v }.count
             return n == 0 ? nil : "\(n) \(v.rawValue)"
         }
-        outcome.changes.append(Change(rule: "PF1", what: "native code prefetches \(out.count) API call(s): \(counts.joined(separator: ", "))"))
-        if out.contains(where: { $0.verdict == .hit || $0.verdict == .mismatch }) { outcome.changes.append(Change(rule: "PF2", what: "the page's own calls met the prefetch")) }
-        if out.contains(where: { $0.verdict == .stale }) { outcome.changes.append(Change(rule: "PF3", what: "a prefetch carried NativeJar's cookies, not the page's")) }
+        outcome.note(Change(rule: "PF1", what: "native code prefetches \(out.count) API call(s): \(counts.joined(separator: ", "))"))
+        if out.contains(where: { $0.verdict == .hit || $0.verdict == .mismatch }) { outcome.note(Change(rule: "PF2", what: "the page's own calls met the prefetch")) }
+        if out.contains(where: { $0.verdict == .stale }) { outcome.note(Change(rule: "PF3", what: "a prefetch carried NativeJar's cookies, not the page's")) }
         return out
     }
 
@@ -380,19 +380,19 @@ public struct WebViewEmulator: Sendable {
             if earlier.deliveredBody.isEmpty {
                 outcome.deliveredBody = .empty
                 outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
-                outcome.changes.append(Change(rule: plan.redirectRule, what: "the session re-sent the \(exchanges[previous].response.status) hop with the body it had: none"))
+                outcome.note(Change(rule: plan.redirectRule, what: "the session re-sent the \(exchanges[previous].response.status) hop with the body it had: none"))
             }
         case .forwarded:
             // Each forwarded hop crosses IPC again without its body (P4 forwarded).
             outcome.deliveredBody = .empty
             outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
-            outcome.changes.append(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
+            outcome.note(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
         case .reloadDocument where chainStartIsDocument:
             // S5 reload-document: the Location is loaded afresh with a GET.
             outcome.deliveredMethod = "GET"
             outcome.deliveredBody = .empty
             outcome.redirectReissueRules = [plan.redirectRule]
-            outcome.changes.append(Change(rule: plan.redirectRule, what: "the document's \(exchanges[previous].response.status) was reloaded as a GET without body"))
+            outcome.note(Change(rule: plan.redirectRule, what: "the document's \(exchanges[previous].response.status) was reloaded as a GET without body"))
         case .reloadDocument:
             // Subresource redirects are followed silently by the handler's session.
             let earlier = outcomes[previous]
@@ -410,7 +410,7 @@ public struct WebViewEmulator: Sendable {
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
             outcome.bodyRules = [rule]
-            outcome.changes.append(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
+            outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
         }
         if let change = plan.bodyChange {
             switch change.effect {
@@ -422,19 +422,22 @@ public struct WebViewEmulator: Sendable {
             case .neverSent:
                 outcome.stalledRules = [change.rule]
             }
-            outcome.changes.append(Change(rule: change.rule, what: change.reason))
+            outcome.note(Change(rule: change.rule, what: change.reason))
         }
         if let rule = plan.responseMutatedBy {
             outcome.responseRules = [rule]
-            outcome.changes.append(Change(rule: rule, what: "binary response through the JSON bridge"))
+            outcome.note(Change(rule: rule, what: "binary response through the JSON bridge"))
         }
         if let rule = plan.streamOnlyBy { outcome.streamOnlyRules = [rule] }
         if let rule = plan.thirdPartyBy { outcome.thirdPartyRules = [rule] }
-        outcome.changes += plan.notes
+        if !plan.notes.isEmpty {
+            // The plan's notes as they are when nothing came before them: one list, shared.
+            if outcome.changes.isEmpty { outcome.changes = plan.notes } else { outcome.changes += plan.notes }
+        }
         // S4: WebKit itself refuses a ReadableStream upload, whatever the strategy.
         if e.bodyKind == .stream {
             outcome.stalledRules = ["S4"]
-            outcome.changes.append(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
+            outcome.note(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
         }
         if !hooks.requestIssued.isEmpty {
             let request = IssuedRequest(exchange: e, plan: plan, context: context, input: input)
@@ -553,25 +556,31 @@ public struct WebViewEmulator: Sendable {
     private func cookieDifferences(recorded: [CookieProvenance.SentCookie], header: CookieHeaderChoice, jars: JarPair, time: Double, sessionStart: Double) -> [CookieDifference] {
         let side = header.side, requestRule = header.rule
         var unmatchedRecorded: [(String, String)] = []
-        var unmatchedSent = header.cookies
+        // The cookies sent that a recorded one accounts for, marked in place rather than
+        // removed from a copy of the header's list.
+        let sentCookies = header.cookies
+        var matched = IndexMarks()
+        func firstUnmatched(_ fits: (Cookie) -> Bool) -> Int? {
+            sentCookies.indices.first { !matched[$0] && fits(sentCookies[$0]) }
+        }
         for sent in recorded {
             let (name, value) = (sent.name, sent.value)
-            if let i = unmatchedSent.firstIndex(where: { $0.name == name && $0.value == value }) {
-                unmatchedSent.remove(at: i)
+            if let i = firstUnmatched({ $0.name == name && $0.value == value }) {
+                matched.mark(i)
             } else {
                 unmatchedRecorded.append((name, value))
             }
         }
-        guard !unmatchedRecorded.isEmpty || !unmatchedSent.isEmpty else { return [] }
+        guard !unmatchedRecorded.isEmpty || matched.count < sentCookies.count else { return [] }
         var out: [CookieDifference] = []
         for (name, value) in unmatchedRecorded {
             if let (rule, why) = header.withheld[name] {
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: nil, rules: [rule], certain: true, explanation: why))
                 continue
             }
-            let sentInstead = unmatchedSent.firstIndex { $0.name == name }
-            let sentValue = sentInstead.map { unmatchedSent[$0].value }
-            if let i = sentInstead { unmatchedSent.remove(at: i) }
+            let sentInstead = firstUnmatched { $0.name == name }
+            let sentValue = sentInstead.map { sentCookies[$0].value }
+            if let i = sentInstead { matched.mark(i) }
             var rules: [RuleID] = [requestRule]
             if let blocker = jars.blocker(of: name, in: side) { rules.append(blocker) }
             var certain = true
@@ -627,7 +636,7 @@ public struct WebViewEmulator: Sendable {
             difference.setByRedirect = fromRedirect
             out.append(difference)
         }
-        for cookie in unmatchedSent {
+        for (i, cookie) in sentCookies.enumerated() where !matched[i] {
             var rules: [RuleID] = [requestRule]
             var why = "\(side.jarName) still holds it"
             if let sync = jars.pendingSync(named: cookie.name, to: side), sync.isDeletion {
@@ -714,4 +723,20 @@ struct CookieHeaderChoice {
     var givenToLoad = false
     /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (A2, N5).
     var withheld: [String: (rule: RuleID, why: String)] = [:]
+}
+
+/// Which of a list's elements are marked: bits for the first 64 (a request's cookies fit),
+/// a set beyond.
+struct IndexMarks {
+    private var bits: UInt64 = 0
+    private var beyond: Set<Int> = []
+    private(set) var count = 0
+
+    subscript(i: Int) -> Bool { i < 64 ? bits & (1 << UInt64(i)) != 0 : beyond.contains(i) }
+
+    mutating func mark(_ i: Int) {
+        guard !self[i] else { return }
+        if i < 64 { bits |= 1 << UInt64(i) } else { beyond.insert(i) }
+        count += 1
+    }
 }
