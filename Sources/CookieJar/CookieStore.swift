@@ -152,9 +152,12 @@ public struct CookieStore: Sendable, Hashable {
             }
         }
         // Step 14-15: cookie name prefixes.
-        let lowerName = parsed.name.asciiLowercased
-        if lowerName.hasPrefix("__secure-") && !parsed.secure { return .ignored(reason: "__Secure- prefix without Secure") }
-        if lowerName.hasPrefix("__host-") && !(parsed.secure && hostOnly && path == "/") { return .ignored(reason: "__Host- prefix rules not met") }
+        // Both prefixes start with "__": most names are looked at no further.
+        if parsed.name.utf8.first == UInt8(ascii: "_") {
+            let lowerName = parsed.name.asciiLowercased
+            if lowerName.hasPrefix("__secure-") && !parsed.secure { return .ignored(reason: "__Secure- prefix without Secure") }
+            if lowerName.hasPrefix("__host-") && !(parsed.secure && hostOnly && path == "/") { return .ignored(reason: "__Host- prefix rules not met") }
+        }
         if parsed.name.isEmpty {
             let lowerValue = parsed.value.asciiLowercased
             if lowerValue.hasPrefix("__secure-") || lowerValue.hasPrefix("__host-") { return .ignored(reason: "nameless cookie with a prefixed value") }
