@@ -7,40 +7,40 @@ public struct Finding: Sendable, Hashable, Codable {
     /// a finding passes from the detector through the run's results to the store and the
     /// reports, and a copy then costs one retain, not one for each of its strings and lists.
     /// Encoded and compared as the fields themselves.
-    struct Fields: Sendable, Hashable, Codable {
-        var code: FindingCode
-        var severity: Severity
-        var preset: String
-        var recording: String
-        var sequence: Int
-        var method: String
-        var url: String
-        var subject: String? = nil
-        var subjects: [String] = []
-        var likelihood: Double? = nil
-        var rank: Rank = .subresource
-        var rules: [RuleID]
-        var confidence: Confidence
-        var expected: FindingFields
-        var actual: FindingFields
-        var detail: String
-        var alternative: String? = nil
+    @usableFromInline struct Fields: Sendable, Hashable, Codable {
+        @usableFromInline var code: FindingCode
+        @usableFromInline var severity: Severity
+        @usableFromInline var preset: String
+        @usableFromInline var recording: String
+        @usableFromInline var sequence: Int
+        @usableFromInline var method: String
+        @usableFromInline var url: String
+        @usableFromInline var subject: String? = nil
+        @usableFromInline var subjects: [String] = []
+        @usableFromInline var likelihood: Double? = nil
+        @usableFromInline var rank: Rank = .subresource
+        @usableFromInline var rules: [RuleID]
+        @usableFromInline var confidence: Confidence
+        @usableFromInline var expected: FindingFields
+        @usableFromInline var actual: FindingFields
+        @usableFromInline var detail: String
+        @usableFromInline var alternative: String? = nil
         /// A message stored whole by an earlier version, read back as it was.
-        var storedMessage: String? = nil
+        @usableFromInline var storedMessage: String? = nil
     }
 
-    final class Box: ManagedBuffer<Fields, Never> {}
+    @usableFromInline final class Box: ManagedBuffer<Fields, Never> {}
 
     /// Safe to share across threads: a buffer is changed only once `unique()` has made it
     /// this value's alone.
-    nonisolated(unsafe) var box: Box
+    @usableFromInline nonisolated(unsafe) var box: Box
 
-    init(fields: Fields) { box = unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
+    @usableFromInline init(fields: Fields) { box = unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
 
     /// The fields, for a change: the pointer is valid while `box` holds the buffer.
-    var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }
+    @usableFromInline var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }
 
-    mutating func unique() {
+    @usableFromInline mutating func unique() {
         if !isKnownUniquelyReferenced(&box) { self = Finding(fields: box.withUnsafeMutablePointerToHeader { $0.pointee }) }
     }
 
@@ -51,87 +51,87 @@ public struct Finding: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws { self.init(fields: try Fields(from: decoder)) }
     public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
 
-    public var code: FindingCode {
+    @inlinable public var code: FindingCode {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.code } }
         _modify { unique(); yield &header.pointee.code }
     }
-    public var severity: Severity {
+    @inlinable public var severity: Severity {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.severity } }
         _modify { unique(); yield &header.pointee.severity }
     }
-    public var preset: String {
+    @inlinable public var preset: String {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.preset } }
         _modify { unique(); yield &header.pointee.preset }
     }
-    public var recording: String {
+    @inlinable public var recording: String {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.recording } }
         _modify { unique(); yield &header.pointee.recording }
     }
     /// The exchange's 0-based index in its recording, in time order.
-    public var sequence: Int {
+    @inlinable public var sequence: Int {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.sequence } }
         _modify { unique(); yield &header.pointee.sequence }
     }
-    public var method: String {
+    @inlinable public var method: String {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.method } }
         _modify { unique(); yield &header.pointee.method }
     }
-    public var url: String {
+    @inlinable public var url: String {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.url } }
         _modify { unique(); yield &header.pointee.url }
     }
     /// What the finding is about within the exchange, when several can share it: a cookie
     /// name; the first of `subjects`.
-    public var subject: String? {
+    @inlinable public var subject: String? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.subject } }
         _modify { unique(); yield &header.pointee.subject }
     }
     /// Everything the finding concerns: every cookie of one exchange and code (a finding
     /// groups them), in header order; empty when it concerns the exchange as a whole.
-    public var subjects: [String] {
+    @inlinable public var subjects: [String] {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.subjects } }
         _modify { unique(); yield &header.pointee.subjects }
     }
     /// How likely the finding is, when the model cannot be sure: for a cookie a script
     /// wrote, the synchronisation delay over the window of the write (BEHAVIOUR.md section
     /// 8). nil when certain.
-    public var likelihood: Double? {
+    @inlinable public var likelihood: Double? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.likelihood } }
         _modify { unique(); yield &header.pointee.likelihood }
     }
     /// How much it matters, by who issued the request (or which cookie it concerns).
-    public var rank: Rank {
+    @inlinable public var rank: Rank {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.rank } }
         _modify { unique(); yield &header.pointee.rank }
     }
     /// The rules that produced it, and the weakest of their confidences.
-    public var rules: [RuleID] {
+    @inlinable public var rules: [RuleID] {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.rules } }
         _modify { unique(); yield &header.pointee.rules }
     }
-    public var confidence: Confidence {
+    @inlinable public var confidence: Confidence {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.confidence } }
         _modify { unique(); yield &header.pointee.confidence }
     }
     /// Expected and actual, as named fields: body lengths and SHA-256, cookie names,
     /// URLs. Fields named in `Finding.secretFields` hold secrets and are redacted in reports.
-    public var expected: FindingFields {
+    @inlinable public var expected: FindingFields {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.expected } }
         _modify { unique(); yield &header.pointee.expected }
     }
-    public var actual: FindingFields {
+    @inlinable public var actual: FindingFields {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.actual } }
         _modify { unique(); yield &header.pointee.actual }
     }
     /// What happened to this exchange and why, in plain words, without the rules' own
     /// statements: those come from the rule catalogue when the message is rendered.
-    public var detail: String {
+    @inlinable public var detail: String {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.detail } }
         _modify { unique(); yield &header.pointee.detail }
     }
     /// When the recording cannot say what the page used (an XHR or a fetch, a Blob or an
     /// ArrayBuffer) and the model kept the worse: which possibility this is.
-    public var alternative: String? {
+    @inlinable public var alternative: String? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.alternative } }
         _modify { unique(); yield &header.pointee.alternative }
     }

@@ -10,7 +10,7 @@ import Foundation
 public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionaryLiteral, Sequence {
     /// The fields as (name, value), in byte order of their names, each name once: the
     /// list a dictionary literal arrives in, kept as it is when already in order.
-    var pairs: [(String, String)] = []
+    @usableFromInline var pairs: [(String, String)] = []
 
     public init() {}
 
@@ -69,6 +69,11 @@ public struct FindingFields: Sendable, Hashable, Codable, ExpressibleByDictionar
             hasher.combine(key)
             hasher.combine(value)
         }
+    }
+
+    /// Visits each field in name order, reading the list in place.
+    @inlinable public func forEachField(_ visit: (_ key: String, _ value: String) -> Void) {
+        for i in pairs.indices { visit(pairs[i].0, pairs[i].1) }
     }
 
     public func makeIterator() -> some IteratorProtocol<(key: String, value: String)> {

@@ -682,7 +682,7 @@ public struct ReportStore: Sendable {
     static func appendObjectJSON(_ object: FindingFields, to out: inout [UInt8]) {
         out.append(0x7B)
         var first = true
-        for (key, value) in object {
+        object.forEachField { key, value in
             if !first { out.append(0x2C) }
             first = false
             appendJSONString(key, to: &out)
