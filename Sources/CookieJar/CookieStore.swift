@@ -274,6 +274,8 @@ public struct CookieStore: Sendable, Hashable {
                 if cookie.secure && !url.isSecure { continue }
                 if cookie.httpOnly && api == .script { continue }
                 if cookie.isExpired(at: time) { continue }
+                // Room for the whole list at the first match: most of a jar goes with most requests.
+                if out.capacity == 0 { out.reserveCapacity(list.count) }
                 out.append(cookie)
             }
         }
@@ -358,6 +360,8 @@ public struct CookieStore: Sendable, Hashable {
     /// Section 5.1.4: the request path path-matches the cookie path when they are
     /// identical, or the cookie path is a prefix that ends in "/" or is followed by "/".
     public static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
+        // Most cookies are for "/", which every request path (starting with "/") matches.
+        if cookiePath.utf8.count == 1, cookiePath.utf8.first == UInt8(ascii: "/"), requestPath.utf8.first == UInt8(ascii: "/") { return true }
         if requestPath == cookiePath { return true }
         guard requestPath.utf8.count > cookiePath.utf8.count, requestPath.hasBytePrefix(cookiePath) else { return false }
         if cookiePath.utf8.last == UInt8(ascii: "/") { return true }
