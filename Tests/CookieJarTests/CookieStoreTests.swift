@@ -204,4 +204,31 @@ struct CookieStoreTests {
         #expect(jar.cookieHeader(for: url("https://a.example/"), at: t + 9) == "a=1")
         #expect(jar.cookieHeader(for: url("https://a.example/"), at: t + 10) == nil)
     }
+
+    @Test("a jar that outgrows one list reads, replaces, evicts and compares as before")
+    func growsPastOneList() {
+        // 150 cookies across 30 hosts of one site, 5 per host: past the 64 one list holds.
+        var jar = CookieStore()
+        jar.maxCookiesPerDomain = 4
+        var small = CookieStore()
+        for h in 0..<30 {
+            for c in 0..<5 {
+                let header = c == 0 ? "site\(h)=\(h); Domain=example.com" : "c\(c)=\(h)"
+                jar.receive(header, from: url("https://h\(h).example.com/"), at: t + Double(h * 5 + c))
+                if h < 2 { small.receive(header, from: url("https://h\(h).example.com/"), at: t + Double(h * 5 + c)) }
+            }
+        }
+        // Each host keeps its four most recent host cookies; the example.com list keeps four.
+        #expect(jar.count == 30 * 4 + 4)
+        #expect(jar.cookieHeader(for: url("https://h7.example.com/"), at: t + 200) == "c1=7; c2=7; c3=7; c4=7; site26=26; site27=27; site28=28; site29=29")
+        jar.receive("c2=new", from: url("https://h7.example.com/"), at: t + 300)
+        #expect(jar.liveValue(name: "c2", domain: "h7.example.com", path: "/", at: t + 300) == "new")
+        #expect(jar.count == 30 * 4 + 4)
+        // The same cookies compare equal however the jar keeps them.
+        var rebuilt = CookieStore()
+        rebuilt.maxCookiesPerDomain = 4
+        for cookie in small.all { rebuilt.set(cookie, at: t) }
+        #expect(rebuilt.all == small.all)
+        #expect(small.count == 10 && small.cookie(for: Cookie.Key(name: "c1", domain: "h1.example.com", path: "/"))?.value == "1")
+    }
 }

@@ -94,4 +94,24 @@ struct ContainsBytesTests {
         #expect(string.hasBytePrefix(part) == prefix)
         #expect(string.hasByteSuffix(part) == suffix)
     }
+
+    @Test("a SmallMap past its list keeps every entry, replaces and removes as a dictionary does")
+    func smallMapOutgrowsItsList() {
+        var map = SmallMap<String, Int>()
+        var reference: [String: Int] = [:]
+        for i in 0..<60 {
+            map["k\(i % 40)"] = i
+            reference["k\(i % 40)"] = i
+            if i % 7 == 0 {
+                map["k\(i / 2)"] = nil
+                reference["k\(i / 2)"] = nil
+            }
+            #expect(map.count == reference.count)
+        }
+        for key in reference.keys { #expect(map[key] == reference[key]) }
+        #expect(map["absent"] == nil)
+        var seen: [String: Int] = [:]
+        map.forEach { seen[$0] = $1 }
+        #expect(seen == reference)
+    }
 }
