@@ -208,9 +208,7 @@ public struct FindingDetector: Sendable {
     /// Every rule of `items`, each once, in the order first met.
     static func unionRules<Item>(_ items: [Item], _ rules: (Item) -> [RuleID]) -> [RuleID] {
         var out: [RuleID] = []
-        for item in items {
-            for rule in rules(item) where !out.contains(rule) { out.append(rule) }
-        }
+        for item in items { out.appendNew(rules(item)) }
         return out
     }
 

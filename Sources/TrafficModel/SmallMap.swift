@@ -1,9 +1,9 @@
 /// A map that is a short list of pairs while it holds few entries, and a dictionary once
 /// it holds more than `listLimit`.
 ///
-/// The emulator keeps several small maps per replay (how each cookie reached its jar, the
-/// rule that kept a cookie out), and a replay of a usual flow puts a handful of entries
-/// in each: comparing a few keys costs less than hashing one String, and a list is one
+/// The emulator keeps several small maps per replay (the rule that kept a cookie out of a
+/// jar, a change the jar link held back), and a replay of a usual flow puts a handful of
+/// entries in each: comparing a few keys costs less than hashing one String, and a list is one
 /// allocation to make and free, where a dictionary is a table that grows and rehashes.
 /// A map that outgrows the list keeps a dictionary's cost per lookup, so a flow with
 /// thousands of cookies stays linear.
@@ -44,15 +44,6 @@ public struct SmallMap<Key: Hashable, Value> {
                     usesTable = true
                 }
             }
-        }
-    }
-
-    /// Visits every entry, in no particular order.
-    @inlinable public func forEach(_ visit: (Key, Value) throws -> Void) rethrows {
-        if usesTable {
-            for (key, value) in table { try visit(key, value) }
-        } else {
-            for pair in pairs { try visit(pair.key, pair.value) }
         }
     }
 }

@@ -84,6 +84,12 @@ struct JarPair {
         }
     }
 
+    /// The cookies a request to `url` carries from `side`'s jar at `time`, read in place: the
+    /// subscript's getter returns a copy of the jar, a retain of each of its parts.
+    @inline(__always) func cookies(in side: JarSide, for url: RequestTarget, at time: Double) -> [Cookie] {
+        side == .native ? native.cookies(for: url, at: time) : web.cookies(for: url, at: time)
+    }
+
     /// How `cookie`, read from one of the jars, reached it.
     func origin(of cookie: Cookie) -> Origin? { cookie.tag == 0 ? nil : origins[Int(cookie.tag) - 1] }
 

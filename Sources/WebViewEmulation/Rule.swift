@@ -85,8 +85,13 @@ extension Array where Element == RuleID {
     public var uniqued: [RuleID] {
         var out: [RuleID] = []
         out.reserveCapacity(count)
-        for rule in self where !out.contains(rule) { out.append(rule) }
+        out.appendNew(self)
         return out
+    }
+
+    /// Appends each of `rules` not already in the list, in order.
+    public mutating func appendNew(_ rules: [RuleID]) {
+        for rule in rules where !contains(rule) { append(rule) }
     }
 }
 

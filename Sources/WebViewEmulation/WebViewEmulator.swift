@@ -179,7 +179,7 @@ public struct WebViewEmulator: Sendable {
             if let recorded = e.request.target {
                 // D1, D2: a request sent to an IP (HTTPDNS) reads and writes cookies under the IP.
                 let target = outcome.deliveredHost.map { recorded.with(host: $0) } ?? recorded
-                var header = CookieHeaderChoice(cookies: plan.requestJar == .native ? jars.native.cookies(for: target, at: time) : jars.web.cookies(for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
+                var header = CookieHeaderChoice(cookies: jars.cookies(in: plan.requestJar, for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
                 if outcome.deliveredHost != nil, let rule = outcome.deliveredHostRule { header.rule = rule }
                 if profile.itp, e.frame.kind == .iframe, e.frame.thirdParty, !plan.intercepted {
                     // N4: ITP keeps cookies off a third-party iframe's requests.

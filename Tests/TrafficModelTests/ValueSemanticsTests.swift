@@ -110,8 +110,6 @@ struct ContainsBytesTests {
         }
         for key in reference.keys { #expect(map[key] == reference[key]) }
         #expect(map["absent"] == nil)
-        var seen: [String: Int] = [:]
-        map.forEach { seen[$0] = $1 }
-        #expect(seen == reference)
+        for i in 0..<40 where reference["k\(i)"] == nil { #expect(map["k\(i)"] == nil) }
     }
 }
