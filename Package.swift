@@ -1,14 +1,14 @@
 // swift-tools-version: 6.0
 //
 // h5replay: record/replay traffic testing for hybrid iOS apps.
-// The module graph follows the pipeline (see README.md, "Architecture"):
+// One module per pipeline stage, dependencies pointing one way (README.md, "Architecture",
+// draws the graph from the modules' imports):
 //
-//   HARFormat ──────────────────┐
-//   PacketCapture (CPcap) ─ HTTPWire (CZlib, CBrotli)
-//                               ├─> TrafficModel <── CookieJar <── WebViewEmulation <── Findings
-//                                                                                         │
-//                 ReplayServer (SwiftNIO) ──┐       ReportStore (GRDB) <── Reports <──────┘
-//                                           └──────────── h5replay (CLI)
+//   TrafficModel <- CookieJar <- WebViewEmulation <- Findings <- ReportStore (GRDB: stores, runs nothing)
+//   HTTPWire (CZlib, CBrotli) <- PacketCapture (CPcap), HARFormat      (both on TrafficModel too)
+//   PacketCapture, HARFormat, Findings, ReportStore <- Pipeline (ImportPipeline, ReplayRunner)
+//   ReportStore <- Reports;  LocalCA <- ReplayServer, RecordingProxy (SwiftNIO)
+//   Pipeline, Reports, ReplayServer, RecordingProxy <- h5replay (the CLI, one file a command)
 import PackageDescription
 
 let package = Package(
