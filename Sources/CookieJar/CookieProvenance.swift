@@ -45,6 +45,22 @@ public struct CookieProvenance: Sendable, Hashable {
     /// Per exchange: the events inferred just before its request.
     public var inferred: [[Inference]]
 
+    /// Whether a later exchange than `sequence` found the host-only `cookie` there from the
+    /// start to be its site's domain cookie (`Walker.widenPreexisting`): the same name and
+    /// value, pre-existing, on a domain its host is under.
+    public func widened(_ cookie: Cookie, after sequence: Int) -> Bool {
+        var k = sequence + 1
+        while k < inferred.count {
+            for later in inferred[k] where later.kind == .preExisting && !later.cookie.hostOnly && later.cookie.name == cookie.name
+                && later.cookie.value == cookie.value && CookieStore.domainMatches(cookie.domain, later.cookie.domain)
+            {
+                return true
+            }
+            k += 1
+        }
+        return false
+    }
+
     /// The Cookie header of a request as (name, value) pairs, every Cookie field joined
     /// (HTTP/2 may split the header).
     public static func requestCookies(_ headers: [HeaderField]) -> [(name: String, value: String)] {
@@ -210,6 +226,11 @@ public struct CookieProvenance: Sendable, Hashable {
                     carried.append(SentCookie(name: name, value: value, kind: from?.kind ?? .serverSet, setBy: from?.by, hop: from?.hop))
                     continue
                 }
+                if let widened = widenPreexisting(name: name, value: value, to: target) {
+                    events.append(Inference(kind: .preExisting, cookie: widened.cookie, windowStart: nil))
+                    carried.append(SentCookie(name: name, value: value, kind: .preExisting, setBy: widened.firstSeen, hop: nil))
+                    continue
+                }
                 // Not explained by the jar: written by script, or there from the start.
                 // The inferred cookie is host-only on the request host, path "/", session.
                 let kind: Inference.Kind = firstToSite ? .preExisting : .scriptSet
@@ -243,6 +264,39 @@ public struct CookieProvenance: Sendable, Hashable {
             }
             if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
             return (carried, events)
+        }
+
+        /// A cookie there from the start was placed host-only on the first host that
+        /// carried it: its scope was a guess. The same name and value carried to another
+        /// host of the same site shows one cookie of the site's domain (a session cookie on
+        /// `.shop.example` read by `www.` and `api.`), not a script write on the second
+        /// host just before its request. The guess is replaced by the domain cookie, still
+        /// there from the start; nil when no guess fits, or when an earlier request that is
+        /// evidence went to a host of that domain without the cookie: a domain cookie there
+        /// from the start would have gone with it (and a suffix the site list does not know,
+        /// such as `co.il`, shows itself that way: unrelated sites' requests lack the cookie).
+        /// Requests the walker has forgotten (past `recentCapacity`) are not consulted.
+        mutating func widenPreexisting(name: String, value: String, to target: RequestTarget) -> (cookie: Cookie, firstSeen: Int?)? {
+            let site = target.site
+            guard site != target.host, !CookieStore.isPublicSuffix(site) else { return nil }
+            var guess: Cookie?
+            jar.forEachCookie { cookie in
+                if guess == nil, cookie.hostOnly, cookie.name == name, cookie.value == value, cookie.path == "/",
+                    origin[cookie.key]?.kind == .preExisting, CookieStore.domainMatches(cookie.domain, site)
+                {
+                    guess = cookie
+                }
+            }
+            guard let guessed = guess else { return nil }
+            var cookie = guessed
+            cookie.domain = site
+            cookie.hostOnly = false
+            if recent.contains(where: { $0.lacks(cookie) }) { return nil }
+            let firstSeen = origin.removeValue(forKey: guessed.key)?.by
+            _ = jar.remove(guessed.key)
+            jar.set(cookie, at: cookie.creation)
+            origin[cookie.key] = (.preExisting, firstSeen, nil)
+            return (cookie, firstSeen)
         }
 
         mutating func remember(_ request: PastRequest) {

@@ -479,8 +479,11 @@ public struct WebViewEmulator: Sendable {
         }
         // The scenario's own cookies replace the recording's of the same name.
         let given = scenario.nativeCookies.isEmpty && scenario.webCookies.isEmpty ? [] : Set(scenario.nativeCookies.map(\.name) + scenario.webCookies.map(\.name))
-        for events in provenance.inferred {
+        for (sequence, events) in provenance.inferred.enumerated() {
             for event in events where event.kind == .preExisting && (given.isEmpty || !given.contains(event.cookie.name)) {
+                // A host-only guess that a later request showed to be the site's domain
+                // cookie (`CookieProvenance.Walker.widenPreexisting`) is placed once, wide.
+                if event.cookie.hostOnly && provenance.widened(event.cookie, after: sequence) { continue }
                 var cookie = event.cookie
                 cookie.creation = start
                 switch scenario.preexisting {

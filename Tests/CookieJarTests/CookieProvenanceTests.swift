@@ -30,6 +30,41 @@ struct CookieProvenanceTests {
         #expect(inference.windowStart == Self.t0 + 1)  // after /js, which did not carry it
     }
 
+    @Test("the same cookie carried to two hosts of one site is the site's domain cookie, there from the start")
+    func preexistingWidenedToTheSite() throws {
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://www.shop.example/", cookie: "SID=s1; ab=1"),
+            Self.exchange(1, at: 1, "https://api.shop.example/cart", cookie: "SID=s1; ab=2"),
+            Self.exchange(2, at: 2, "https://www.shop.example/next", cookie: "SID=s1; ab=1"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        // SID: the same value on api. as on www.: pre-existing since #0, no script write.
+        let sid = try #require(p.sent[1].first { $0.name == "SID" })
+        #expect(sid.kind == .preExisting && sid.setBy == 0)
+        let widened = try #require(p.inferred[1].first { $0.cookie.name == "SID" })
+        #expect(widened.kind == .preExisting && widened.cookie.domain == "shop.example" && !widened.cookie.hostOnly)
+        #expect(p.widened(p.inferred[0].first { $0.cookie.name == "SID" }!.cookie, after: 0))
+        // ab: another value on api., so a script wrote it there.
+        #expect(p.sent[1].first { $0.name == "ab" }?.kind == .scriptSet)
+        // Back on www., the domain cookie explains SID: no deletion, no new inference.
+        #expect(p.sent[2].first { $0.name == "SID" }?.kind == .preExisting)
+        #expect(!p.inferred[2].contains { $0.cookie.name == "SID" })
+    }
+
+    @Test("an earlier request to the site that went without the cookie keeps it host-only")
+    func widenedOnlyWithoutContraryEvidence() throws {
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://www.shop.example/", cookie: "SID=s1"),
+            Self.exchange(1, at: 1, "https://img.shop.example/logo.png"),
+            Self.exchange(2, at: 2, "https://api.shop.example/cart", cookie: "SID=s1"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        // img. lacked SID: a domain cookie there from the start would have gone with it.
+        #expect(p.sent[2].first?.kind == .scriptSet)
+        #expect(p.inferred[2].first?.cookie.hostOnly == true)
+        #expect(!p.widened(p.inferred[0][0].cookie, after: 0))
+    }
+
     @Test("a cookie the jar would send that the request lacks was deleted by script")
     func deletion() {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [

@@ -37,6 +37,27 @@ struct FindingDetectorTests {
         #expect(findings.count == 1)
     }
 
+    @Test("a session cookie a page and its API host both carry, with no Set-Cookie in the recording, is no finding")
+    func domainCookieThereFromTheStart() throws {
+        let t0 = 1_800_000_000.0
+        func exchange(_ sequence: Int, _ url: String, _ headers: [HeaderField]) -> Exchange {
+            Exchange(sequence: sequence, startedAt: t0 + Double(sequence), duration: 0.05,
+                request: RecordedRequest(method: "GET", url: url, headers: headers + [HeaderField("Cookie", "SID=s1")]),
+                response: RecordedResponse(status: 200, headers: [HeaderField("Content-Type", "application/json")]))
+        }
+        var exchanges = [
+            exchange(0, "https://www.shop.example/", [HeaderField("Accept", "text/html")]),
+            exchange(1, "https://api.shop.example/cart", [HeaderField("X-Requested-With", "XMLHttpRequest")]),
+        ]
+        ExchangeClassifier.classify(&exchanges)
+        let recording = Recording(name: "logged-in", sourceFormat: "test", exchanges: exchanges)
+        for preset in ["plain", "urlprotocol-naive", "netease-schemehandler"] {
+            let result = WebViewEmulator(preset: Preset.named(preset)!).run(recording, provenance: CookieProvenance(recording: recording))
+            let cookieFindings = FindingDetector().findings(for: recording, result: result).filter { $0.subjects.contains("SID") }
+            #expect(cookieFindings.isEmpty, "\(preset): \(cookieFindings.map(\.message))")
+        }
+    }
+
     @Test("COOKIE_MISSING names the cookie, keeps its value only in the value field, cites P3 and J3")
     func cookieMissing() throws {
         let findings = try Self.findings("script-cookie-api", "urlprotocol-naive")
