@@ -45,20 +45,23 @@ public struct CookieProvenance: Sendable, Hashable {
     /// Per exchange: the events inferred just before its request.
     public var inferred: [[Inference]]
 
-    /// Whether a later exchange than `sequence` found the host-only `cookie` there from the
-    /// start to be its site's domain cookie (`Walker.widenPreexisting`): the same name and
-    /// value, pre-existing, on a domain its host is under.
-    public func widened(_ cookie: Cookie, after sequence: Int) -> Bool {
-        var k = sequence + 1
-        while k < inferred.count {
-            for later in inferred[k] where later.kind == .preExisting && !later.cookie.hostOnly && later.cookie.name == cookie.name
-                && later.cookie.value == cookie.value && CookieStore.domainMatches(cookie.domain, later.cookie.domain)
-            {
-                return true
+    /// The cookies there from the start, in the order first seen: each pre-existing
+    /// inference, except a host-only guess a later exchange showed to be its site's
+    /// domain cookie (`Walker.widenPreexisting`: the same name and value on a domain its
+    /// host is under), which the wider cookie stands for.
+    public var startingCookies: [Cookie] {
+        var all: [Cookie] = []
+        var widened: [Cookie] = []
+        for events in inferred {
+            for event in events where event.kind == .preExisting {
+                all.append(event.cookie)
+                if !event.cookie.hostOnly { widened.append(event.cookie) }
             }
-            k += 1
         }
-        return false
+        guard !widened.isEmpty else { return all }
+        return all.filter { cookie in
+            !cookie.hostOnly || !widened.contains { $0.name == cookie.name && $0.value == cookie.value && CookieStore.domainMatches(cookie.domain, $0.domain) }
+        }
     }
 
     /// The Cookie header of a request as (name, value) pairs, every Cookie field joined

@@ -10,6 +10,9 @@ public final class ReplayInput: Sendable {
     /// The recording with the scenario's pins and first-party sites applied.
     public let recording: Recording
     public let provenance: CookieProvenance
+    /// The provenance's cookies there from the start (`CookieProvenance.startingCookies`),
+    /// worked out once for every preset.
+    public let startingCookies: [Cookie]
     public let scenario: Scenario
     /// Per exchange, in sequence order.
     public let facts: [ExchangeFacts]
@@ -24,6 +27,7 @@ public final class ReplayInput: Sendable {
         let recording = scenario.applied(to: original)
         self.recording = recording
         self.provenance = provenance ?? CookieProvenance(recording: original)
+        startingCookies = self.provenance.startingCookies
         self.scenario = scenario
         let exchanges = recording.exchanges
         var facts: [ExchangeFacts] = []

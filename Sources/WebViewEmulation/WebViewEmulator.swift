@@ -38,7 +38,7 @@ public struct WebViewEmulator: Sendable {
         // The plan of each load that redirects, by the sequence of its first hop.
         var plans: [Int: TransportPlan] = [:]
         let base = EmulationContext(profile: profile, scenario: scenario)
-        placePreexisting(provenance, exchanges: exchanges, into: &jars)
+        placePreexisting(input.startingCookies, exchanges: exchanges, into: &jars)
         // W1: a pooled web view's document-start scripts were built when it was created, at
         // the session's start, with the NativeJar of then.
         let pooledNativeJar = jars.native
@@ -464,7 +464,7 @@ public struct WebViewEmulator: Sendable {
     /// the cookies inferred to have been there from the start, in the jars the scenario
     /// names. Either jar learns the other's start cookies through J1; a cookie only in
     /// NativeJar is what N3 (the first-request cookie problem) is about.
-    private func placePreexisting(_ provenance: CookieProvenance, exchanges: [Exchange], into jars: inout JarPair) {
+    private func placePreexisting(_ startingCookies: [Cookie], exchanges: [Exchange], into jars: inout JarPair) {
         guard let first = exchanges.first else { return }
         let start = first.startedAt - CookieProvenance.scriptLead
         let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
@@ -479,23 +479,17 @@ public struct WebViewEmulator: Sendable {
         }
         // The scenario's own cookies replace the recording's of the same name.
         let given = scenario.nativeCookies.isEmpty && scenario.webCookies.isEmpty ? [] : Set(scenario.nativeCookies.map(\.name) + scenario.webCookies.map(\.name))
-        for (sequence, events) in provenance.inferred.enumerated() {
-            for event in events where event.kind == .preExisting && (given.isEmpty || !given.contains(event.cookie.name)) {
-                // A host-only guess that a later request showed to be the site's domain
-                // cookie (`CookieProvenance.Walker.widenPreexisting`) is placed once, wide.
-                if event.cookie.hostOnly && provenance.widened(event.cookie, after: sequence) { continue }
-                var cookie = event.cookie
-                cookie.creation = start
-                switch scenario.preexisting {
-                case .both:
-                    let origin = JarPair.Origin(rules: [], source: .fromStart)
-                    jars.put(cookie, in: .native, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
-                    jars.put(cookie, in: .web, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
-                case .native:
-                    jars.put(cookie, in: .native, at: start, origin: nativeOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
-                case .web:
-                    jars.put(cookie, in: .web, at: start, origin: webOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
-                }
+        for var cookie in startingCookies where given.isEmpty || !given.contains(cookie.name) {
+            cookie.creation = start
+            switch scenario.preexisting {
+            case .both:
+                let origin = JarPair.Origin(rules: [], source: .fromStart)
+                jars.put(cookie, in: .native, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
+                jars.put(cookie, in: .web, at: start, origin: origin, syncDelay: nil, syncRule: "J1")
+            case .native:
+                jars.put(cookie, in: .native, at: start, origin: nativeOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
+            case .web:
+                jars.put(cookie, in: .web, at: start, origin: webOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
             }
         }
     }
