@@ -276,8 +276,7 @@ public struct CookieProvenance: Sendable, Hashable {
         /// host just before its request. The guess is replaced by the domain cookie, still
         /// there from the start; nil when no guess fits, or when an earlier request that is
         /// evidence went to a host of that domain without the cookie: a domain cookie there
-        /// from the start would have gone with it (and a suffix the site list does not know,
-        /// such as `co.il`, shows itself that way: unrelated sites' requests lack the cookie).
+        /// from the start would have gone with it.
         /// Requests the walker has forgotten (past `recentCapacity`) are not consulted.
         mutating func widenPreexisting(name: String, value: String, to target: RequestTarget) -> (cookie: Cookie, firstSeen: Int?)? {
             let site = target.site

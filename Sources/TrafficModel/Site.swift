@@ -1,51 +1,126 @@
-/// Registrable domains ("sites") for the third-party test of BEHAVIOUR.md section 2.
+/// Registrable domains ("sites") for the third-party test of BEHAVIOUR.md section 2, ITP,
+/// SameSite, and the cookie jar's public-suffix guard (RFC 6265bis section 5.7 steps 5-6).
 ///
-/// The suffix set is the common one: generic TLDs are single labels, and the multi-label
-/// public suffixes below cover the regions hybrid apps ship to. The cookie jar carries the
-/// public suffix list for its own guard.
+/// The public suffixes are the whole Public Suffix List, its private section included, as
+/// WebKit and Chromium read it: `www.ynet.co.il` and `go.calcalist.co.il` are two sites, and
+/// so are two apps on `github.io`.
 public enum Site {
-    static let multiLabelSuffixes: Set<String> = [
-        "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "net.uk",
-        "com.cn", "net.cn", "org.cn", "gov.cn", "edu.cn",
-        "com.hk", "org.hk", "net.hk", "com.tw", "org.tw", "net.tw",
-        "co.jp", "ne.jp", "or.jp", "ac.jp", "go.jp",
-        "co.kr", "or.kr", "ne.kr", "com.sg", "com.au", "net.au", "org.au", "edu.au",
-        "co.nz", "org.nz", "com.br", "com.mx", "co.in", "co.id", "com.my", "co.th",
-        "github.io", "herokuapp.com", "appspot.com", "cloudfront.net", "azurewebsites.net",
-    ]
-
-    /// The registrable domain of `host`: one label above its public suffix; an IP address
-    /// or a single-label host is its own site.
+    /// The registrable domain of `host`: one label above its public suffix; an IP address,
+    /// a single-label host or a public suffix is its own site.
     public static func of(host: String) -> String {
-        var utf8 = host
-        return utf8.withUTF8 { bytes in
-            // One pass from the end: the last three dots, and whether this is an IP address
-            // (a colon, or nothing but digits and dots).
-            var colon = false
-            var numeric = true
-            var dots = (-1, -1, -1)
-            var i = bytes.count
-            while i > 0 {
-                i -= 1
-                let c = bytes[i]
-                if c == 0x2E {
-                    if dots.0 < 0 { dots.0 = i } else if dots.1 < 0 { dots.1 = i } else if dots.2 < 0 { dots.2 = i }
-                } else if c == 0x3A {
-                    colon = true
-                } else if c < 48 || c > 57 {
-                    numeric = false
-                }
-            }
-            if colon || numeric || dots.1 < 0 { return host }
-            func above(_ dot: Int) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[(dot + 1)...]), as: UTF8.self) }
-            let lastTwo = above(dots.1)
-            guard multiLabelSuffixes.contains(lastTwo) else { return lastTwo }
-            return dots.2 >= 0 ? above(dots.2) : host
-        }
+        guard case .site(let start) = PublicSuffixList.shared.position(in: host) else { return host }
+        return start == host.startIndex ? host : String(host[start...])
     }
 
-    /// Whether `host` is itself a public suffix by the common set above.
+    /// Whether `host` is itself a public suffix (`com`, `co.uk`, `github.io`, a single label).
     public static func isPublicSuffix(_ host: String) -> Bool {
-        !host.utf8.contains(0x2E) || multiLabelSuffixes.contains(host)
+        if case .publicSuffix = PublicSuffixList.shared.position(in: host) { return true }
+        return false
+    }
+}
+
+/// The Public Suffix List's rules (`PublicSuffixRules.swift`, made by
+/// `Tools/make-public-suffixes.py`), read once into one table.
+///
+/// Each key is a suffix of some rule, labels whole: its flags say whether it is a rule
+/// itself, the parent of a wildcard rule (`ck` for `*.ck`), an exception (`www.ck` for
+/// `!www.ck`). Every suffix of a rule is a key, so a host's suffixes are looked up from
+/// its last label leftwards and the walk stops at the first that is not a key: no longer
+/// rule can match past it. A host of a registrable domain is two lookups.
+public struct PublicSuffixList: Sendable {
+    /// The list compiled into h5replay.
+    public static let shared = PublicSuffixList(rules: rules)
+
+    struct Flags: OptionSet, Hashable {
+        let rawValue: UInt8
+        static let rule = Flags(rawValue: 1)
+        static let wildcardParent = Flags(rawValue: 2)
+        static let exception = Flags(rawValue: 4)
+    }
+
+    private let table: [Substring: Flags]
+    /// How many rules were read.
+    public let count: Int
+
+    /// Reads rules one per line as the generated file holds them; blank lines are skipped.
+    public init(rules text: String) {
+        var table: [Substring: Flags] = [:]
+        var count = 0
+        for line in text.split(separator: "\n") {
+            var rule = line.drop(while: { $0 == " " })
+            guard !rule.isEmpty else { continue }
+            count += 1
+            var flag = Flags.rule
+            if rule.hasPrefix("!") {
+                rule = rule.dropFirst()
+                flag = .exception
+            } else if rule.hasPrefix("*.") {
+                rule = rule.dropFirst(2)
+                flag = .wildcardParent
+            }
+            table[rule, default: []].insert(flag)
+            // Every shorter suffix is a key, so the walk knows to go on.
+            var rest = rule
+            while let dot = rest.firstIndex(of: ".") {
+                rest = rest[rest.index(after: dot)...]
+                if table[rest] == nil { table[rest] = [] }
+            }
+        }
+        self.table = table
+        self.count = count
+    }
+
+    /// Where a host's registrable domain starts, or why it has none.
+    public enum Position: Equatable, Sendable {
+        /// An IP address (a colon, or only digits and dots): no public suffix.
+        case address
+        /// The whole host is a public suffix.
+        case publicSuffix
+        /// The registrable domain (the label above the public suffix) starts here.
+        case site(String.Index)
+    }
+
+    /// The prevailing rule for a lowercase `host`: an exception when one matches, else the
+    /// rule with the most labels, else the implicit `*`; and the label above it.
+    public func position(in host: String) -> Position {
+        let utf8 = host.utf8
+        var numeric = true
+        for c in utf8 {
+            if c == 0x3A { return .address }
+            if c != 0x2E, c < 48 || c > 57 { numeric = false }
+        }
+        if numeric { return .address }
+        var suffixLabels = 1  // the implicit `*` rule
+        var parentIsWildcard = false
+        var labels = 0
+        var start = utf8.endIndex
+        while true {
+            // The next label leftwards: from the dot before `start` back to a dot or the start.
+            var j = labels == 0 ? start : utf8.index(before: start)
+            while j > utf8.startIndex, utf8[utf8.index(before: j)] != 0x2E { j = utf8.index(before: j) }
+            start = j
+            labels += 1
+            guard let flags = table[Substring(utf8[start...])] else {
+                if parentIsWildcard { suffixLabels = labels }
+                break
+            }
+            if flags.contains(.exception) {
+                suffixLabels = labels - 1
+                break
+            }
+            if flags.contains(.rule) || parentIsWildcard { suffixLabels = labels }
+            parentIsWildcard = flags.contains(.wildcardParent)
+            if start == utf8.startIndex { break }
+        }
+        // The start of the label above the suffix: just after the suffix's leftmost dot.
+        var dots = 0
+        var i = utf8.endIndex
+        while i > utf8.startIndex {
+            i = utf8.index(before: i)
+            guard utf8[i] == 0x2E else { continue }
+            dots += 1
+            if dots == suffixLabels + 1 { return .site(utf8.index(after: i)) }
+        }
+        return dots == suffixLabels ? .site(utf8.startIndex) : .publicSuffix
     }
 }

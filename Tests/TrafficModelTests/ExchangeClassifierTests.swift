@@ -120,8 +120,30 @@ struct RequestTargetTests {
     @Test("sites: one label above the public suffix", arguments: [
         ("www.example.com", "example.com"), ("a.b.example.co.uk", "example.co.uk"), ("m.taobao.com.cn", "taobao.com.cn"),
         ("localhost", "localhost"), ("10.0.0.1", "10.0.0.1"), ("example.com", "example.com"),
+        // Two-label suffixes the common set lacked, so two news sites read as one.
+        ("www.ynet.co.il", "ynet.co.il"), ("go.calcalist.co.il", "calcalist.co.il"), ("news.bbc.co.uk", "bbc.co.uk"),
+        // The private section: two apps on one hosting suffix are two sites.
+        ("alice.github.io", "alice.github.io"), ("x.bucket.s3.amazonaws.com", "bucket.s3.amazonaws.com"),
+        // A wildcard rule and its exception: every label under `ck` is a suffix but `www.ck`.
+        ("shop.example.ck", "shop.example.ck"), ("a.www.ck", "www.ck"),
+        // An IDN suffix as a recorded URL carries it (公司.cn).
+        ("www.shop.xn--55qx5d.cn", "shop.xn--55qx5d.cn"),
+        ("co.il", "co.il"), ("::1", "::1"),
     ])
     func sites(_ host: String, _ site: String) {
         #expect(Site.of(host: host) == site)
+    }
+
+    @Test("public suffixes: the whole list, for the cookie jar's guard", arguments: [
+        ("com", true), ("co.il", true), ("github.io", true), ("anything.ck", true), ("www.ck", false),
+        ("example.com", false), ("ynet.co.il", false), ("localhost", true), ("10.0.0.1", false),
+    ])
+    func publicSuffixes(_ host: String, _ isSuffix: Bool) {
+        #expect(Site.isPublicSuffix(host) == isSuffix)
+    }
+
+    @Test("the compiled list is the whole Public Suffix List")
+    func wholeList() {
+        #expect(PublicSuffixList.shared.count > 9_000)
     }
 }

@@ -73,29 +73,50 @@ struct RequestTargetParityTests {
     }
 }
 
-@Suite("Sites found by scanning agree with sites found by splitting")
+@Suite("Sites from the public suffix table agree with the list's algorithm run by splitting")
 struct SiteParityTests {
-    static func bySplitting(_ host: String) -> String {
-        if host.contains(":") || host.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count > 2 else { return host }
-        let lastTwo = labels.suffix(2).joined(separator: ".")
-        let keep = Site.multiLabelSuffixes.contains(lastTwo) ? 3 : 2
-        return labels.suffix(keep).joined(separator: ".")
+    /// The Public Suffix List's algorithm as publicsuffix.org states it, on labels: every
+    /// rule that matches; an exception prevails, else the rule with the most labels, else
+    /// `*`; the registrable domain is one label more.
+    struct Reference {
+        var rules = Set<String>(), wildcards = Set<String>(), exceptions = Set<String>()
+        init() {
+            for line in PublicSuffixList.rules.split(separator: "\n") {
+                let rule = line.trimmingCharacters(in: .whitespaces)
+                if rule.hasPrefix("!") { exceptions.insert(String(rule.dropFirst())) }
+                else if rule.hasPrefix("*.") { wildcards.insert(String(rule.dropFirst(2))) }
+                else if !rule.isEmpty { rules.insert(rule) }
+            }
+        }
+        func site(_ host: String) -> String {
+            if host.contains(":") || host.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) { return host }
+            let labels = host.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            func suffix(_ k: Int) -> String { labels.suffix(k).joined(separator: ".") }
+            var length = 1
+            var exception: Int?
+            for k in 1...labels.count {
+                if exceptions.contains(suffix(k)) { exception = k - 1 }
+                if rules.contains(suffix(k)) || (k > 1 && wildcards.contains(suffix(k - 1))) { length = max(length, k) }
+            }
+            if let e = exception { length = e }
+            return labels.count > length ? suffix(length + 1) : host
+        }
     }
 
-    @Test("50,000 hosts built from labels, suffixes, empty labels, IPs and non-ASCII")
+    @Test("50,000 hosts built from labels, rules, wildcards, exceptions, empty labels, IPs and non-ASCII")
     func parity() {
-        let pieces = ["a", "www", "example", "com", "co", "uk", "cn", "github", "io", "", "中文", "1", "255", "::1", "x-y"]
+        let reference = Reference()
+        let pieces = ["a", "www", "example", "com", "co", "uk", "cn", "il", "github", "io", "ck", "kawasaki", "jp", "city",
+                      "s3", "amazonaws", "", "中文", "xn--55qx5d", "1", "255", "::1", "x-y", "blogspot", "compute", "ap-south-1"]
         var state: UInt64 = 7
         func next(_ n: Int) -> Int {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return Int((state >> 33) % UInt64(n))
         }
         for _ in 0..<50_000 {
-            let host = (0..<(1 + next(5))).map { _ in pieces[next(pieces.count)] }.joined(separator: ".")
-            #expect(Site.of(host: host) == Self.bySplitting(host), "\(host)")
-            if Site.of(host: host) != Self.bySplitting(host) { return }
+            let host = (0..<(1 + next(6))).map { _ in pieces[next(pieces.count)] }.joined(separator: ".")
+            #expect(Site.of(host: host) == reference.site(host), "\(host)")
+            if Site.of(host: host) != reference.site(host) { return }
         }
     }
 }
