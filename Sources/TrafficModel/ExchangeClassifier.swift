@@ -36,7 +36,7 @@ public enum ExchangeClassifier {
                     return headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
                 }
             case "script", "worker", "sharedworker", "serviceworker": return .script
-            case "style": return .stylesheet
+            case "style", "xslt": return .stylesheet
             case "image": return .image
             case "font": return .font
             case "audio", "video", "track": return .media
@@ -59,7 +59,8 @@ public enum ExchangeClassifier {
         if let path = request.target?.path.asciiLowercased, let dot = path.utf8.lastIndex(of: 0x2E), !path.utf8[dot...].contains(0x2F) {
             switch path[path.utf8.index(after: dot)...] {
             case "js", "mjs": return .script
-            case "css": return .stylesheet
+            // An XSLT stylesheet is fetched by the document's `<?xml-stylesheet?>`.
+            case "css", "xsl", "xslt": return .stylesheet
             case "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "avif": return .image
             case "woff", "woff2", "ttf", "otf", "eot": return .font
             case "mp4", "webm", "mp3", "m4a", "ogg", "wav", "m3u8", "ts", "mov": return .media
@@ -73,7 +74,7 @@ public enum ExchangeClassifier {
         //    tag does. Old captures, without Sec-Fetch headers, need this most.
         if request.method == "GET", let type = exchange.response.headers.first("Content-Type")?.asciiLowercased {
             if type.hasPrefix("image/") { return .image }
-            if type.hasPrefix("text/css") { return .stylesheet }
+            if type.hasPrefix("text/css") || type.hasPrefix("text/xsl") || type.hasPrefix("application/xslt+xml") { return .stylesheet }
             if type.hasPrefix("font/") || type.hasPrefix("application/font") { return .font }
             if type.hasPrefix("video/") || type.hasPrefix("audio/") { return .media }
             if type.containsBytes("javascript") || type.hasPrefix("text/ecmascript") { return .script }

@@ -24,6 +24,7 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")])) == .ajax)
         #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")])) == .xhr)
         #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "image")])) == .image)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "xslt"), ("Sec-Fetch-Mode", "same-origin")])) == .stylesheet)
     }
 
     @Test("rules 3-5: X-Requested-With, Purpose, Accept text/html, path extension, else ajax")
@@ -34,6 +35,9 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/app.js")) == .script)
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/logo.PNG")) == .image)
         #expect(ExchangeClassifier.initiator(of: exchange("POST", url: "https://a.example/api/v1.0/order")) == .ajax)
+        // An XML page's XSLT stylesheet (pcap2har's fhs.pcap: Firefox 3 sends no Sec-Fetch
+        // headers and answers it text/xml) is the document's subresource, not a script's request.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/fhs/fhs.xsl", headers: [("Accept", "text/xml,application/xml,application/xhtml+xml,*/*;q=0.1")])) == .stylesheet)
     }
 
     @Test("body kinds", arguments: [
