@@ -8,25 +8,29 @@ public enum Site {
     /// The registrable domain of `host`: one label above its public suffix; an IP address,
     /// a single-label host or a public suffix is its own site.
     public static func of(host: String) -> String {
-        guard case .site(let start) = PublicSuffixList.shared.position(in: host) else { return host }
-        return start == host.startIndex ? host : String(host[start...])
+        var utf8 = host
+        return utf8.withUTF8 { bytes in
+            guard case .site(let start) = PublicSuffixList.shared.position(in: bytes), start > 0 else { return host }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+        }
     }
 
     /// Whether `host` is itself a public suffix (`com`, `co.uk`, `github.io`, a single label).
     public static func isPublicSuffix(_ host: String) -> Bool {
-        if case .publicSuffix = PublicSuffixList.shared.position(in: host) { return true }
-        return false
+        var utf8 = host
+        return utf8.withUTF8 { PublicSuffixList.shared.position(in: $0) == .publicSuffix }
     }
 }
 
 /// The Public Suffix List's rules (`PublicSuffixRules.swift`, made by
-/// `Tools/make-public-suffixes.py`), read once into one table.
+/// `Tools/make-public-suffixes.py`), read once into one hash table over bytes.
 ///
-/// Each key is a suffix of some rule, labels whole: its flags say whether it is a rule
-/// itself, the parent of a wildcard rule (`ck` for `*.ck`), an exception (`www.ck` for
-/// `!www.ck`). Every suffix of a rule is a key, so a host's suffixes are looked up from
-/// its last label leftwards and the walk stops at the first that is not a key: no longer
-/// rule can match past it. A host of a registrable domain is two lookups.
+/// Each key is a suffix of some rule, labels whole, hashed from its last byte leftwards:
+/// a host's suffixes are then hashed in one pass from its end, each label adding to the
+/// hash of the suffix to its right. A key's flags say whether it is a rule itself, the
+/// parent of a wildcard rule (`ck` for `*.ck`), an exception (`www.ck` for `!www.ck`).
+/// Every suffix of a rule is a key, so the walk stops at the first suffix that is not:
+/// no longer rule can match past it. A host of a registrable domain is two lookups.
 public struct PublicSuffixList: Sendable {
     /// The list compiled into h5replay.
     public static let shared = PublicSuffixList(rules: rules)
@@ -38,36 +42,92 @@ public struct PublicSuffixList: Sendable {
         static let exception = Flags(rawValue: 4)
     }
 
-    private let table: [Substring: Flags]
+    /// Open addressing, a power of two long: a slot's hash (0 when empty), its flags, and
+    /// where its key's bytes sit in `keyBytes`, to confirm a hash match.
+    private var hashes: [UInt64]
+    private var flags: [Flags]
+    private var keyStarts: [UInt32]
+    private var keyLengths: [UInt16]
+    private var keyBytes: [UInt8] = []
+    private var mask: Int
     /// How many rules were read.
-    public let count: Int
+    public private(set) var count = 0
 
-    /// Reads rules one per line as the generated file holds them; blank lines are skipped.
+    /// Reads rules one per line as the generated file holds them; leading spaces and blank
+    /// lines are skipped.
     public init(rules text: String) {
-        var table: [Substring: Flags] = [:]
-        var count = 0
-        for line in text.split(separator: "\n") {
-            var rule = line.drop(while: { $0 == " " })
+        let lines = text.split(separator: "\n")
+        var size = 1
+        while size < lines.count * 4 { size <<= 1 }  // every rule's suffixes, at most half full
+        hashes = Array(repeating: 0, count: size)
+        flags = Array(repeating: [], count: size)
+        keyStarts = Array(repeating: 0, count: size)
+        keyLengths = Array(repeating: 0, count: size)
+        mask = size - 1
+        for line in lines {
+            var rule = Array(line.utf8.drop(while: { $0 == 0x20 }))
             guard !rule.isEmpty else { continue }
             count += 1
             var flag = Flags.rule
-            if rule.hasPrefix("!") {
-                rule = rule.dropFirst()
+            if rule.first == 0x21 {  // "!"
+                rule.removeFirst()
                 flag = .exception
-            } else if rule.hasPrefix("*.") {
-                rule = rule.dropFirst(2)
+            } else if rule.count > 2, rule[0] == 0x2A, rule[1] == 0x2E {  // "*."
+                rule.removeFirst(2)
                 flag = .wildcardParent
             }
-            table[rule, default: []].insert(flag)
-            // Every shorter suffix is a key, so the walk knows to go on.
-            var rest = rule
-            while let dot = rest.firstIndex(of: ".") {
-                rest = rest[rest.index(after: dot)...]
-                if table[rest] == nil { table[rest] = [] }
+            rule.withUnsafeBufferPointer { bytes in
+                // The rule and, so the walk knows to go on, each shorter suffix of it.
+                var hash = Self.seed
+                var i = bytes.count
+                while i > 0 {
+                    i -= 1
+                    if bytes[i] == 0x2E { insert(UnsafeBufferPointer(rebasing: bytes[(i + 1)...]), hash: hash, flags: []) }
+                    hash = Self.step(hash, bytes[i])
+                }
+                insert(bytes, hash: hash, flags: flag)
             }
         }
-        self.table = table
-        self.count = count
+    }
+
+    static let seed: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// FNV-1a, one byte.
+    @inline(__always) static func step(_ hash: UInt64, _ byte: UInt8) -> UInt64 { (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+
+    private mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, flags flag: Flags) {
+        let h = hash == 0 ? 1 : hash
+        var slot = Int(truncatingIfNeeded: h) & mask
+        while hashes[slot] != 0 {
+            if hashes[slot] == h, matches(slot, key) {
+                flags[slot].formUnion(flag)
+                return
+            }
+            slot = (slot + 1) & mask
+        }
+        hashes[slot] = h
+        flags[slot] = flag
+        keyStarts[slot] = UInt32(keyBytes.count)
+        keyLengths[slot] = UInt16(key.count)
+        keyBytes.append(contentsOf: key)
+    }
+
+    private func matches(_ slot: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(keyLengths[slot]) == key.count else { return false }
+        let start = Int(keyStarts[slot])
+        return keyBytes.withUnsafeBufferPointer { all in
+            UnsafeBufferPointer(rebasing: all[start..<(start + key.count)]).elementsEqual(key)
+        }
+    }
+
+    /// The flags of a key, nil when it is none.
+    private func lookup(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Flags? {
+        let h = hash == 0 ? 1 : hash
+        var slot = Int(truncatingIfNeeded: h) & mask
+        while hashes[slot] != 0 {
+            if hashes[slot] == h, matches(slot, key) { return flags[slot] }
+            slot = (slot + 1) & mask
+        }
+        return nil
     }
 
     /// Where a host's registrable domain starts, or why it has none.
@@ -76,16 +136,15 @@ public struct PublicSuffixList: Sendable {
         case address
         /// The whole host is a public suffix.
         case publicSuffix
-        /// The registrable domain (the label above the public suffix) starts here.
-        case site(String.Index)
+        /// The registrable domain (the label above the public suffix) starts at this byte.
+        case site(Int)
     }
 
-    /// The prevailing rule for a lowercase `host`: an exception when one matches, else the
+    /// The prevailing rule for a lowercase host: an exception when one matches, else the
     /// rule with the most labels, else the implicit `*`; and the label above it.
-    public func position(in host: String) -> Position {
-        let utf8 = host.utf8
+    public func position(in host: UnsafeBufferPointer<UInt8>) -> Position {
         var numeric = true
-        for c in utf8 {
+        for c in host {
             if c == 0x3A { return .address }
             if c != 0x2E, c < 48 || c > 57 { numeric = false }
         }
@@ -93,34 +152,38 @@ public struct PublicSuffixList: Sendable {
         var suffixLabels = 1  // the implicit `*` rule
         var parentIsWildcard = false
         var labels = 0
-        var start = utf8.endIndex
-        while true {
-            // The next label leftwards: from the dot before `start` back to a dot or the start.
-            var j = labels == 0 ? start : utf8.index(before: start)
-            while j > utf8.startIndex, utf8[utf8.index(before: j)] != 0x2E { j = utf8.index(before: j) }
-            start = j
+        var hash = Self.seed
+        var i = host.count
+        // Each turn: the next label leftwards joins the suffix, then the suffix is looked up.
+        walk: while true {
+            if labels > 0 { hash = Self.step(hash, 0x2E) }  // the dot between
+            while i > 0, host[i - 1] != 0x2E {
+                i -= 1
+                hash = Self.step(hash, host[i])
+            }
             labels += 1
-            guard let flags = table[Substring(utf8[start...])] else {
+            guard let found = lookup(UnsafeBufferPointer(rebasing: host[i...]), hash: hash) else {
                 if parentIsWildcard { suffixLabels = labels }
-                break
+                break walk
             }
-            if flags.contains(.exception) {
+            if found.contains(.exception) {
                 suffixLabels = labels - 1
-                break
+                break walk
             }
-            if flags.contains(.rule) || parentIsWildcard { suffixLabels = labels }
-            parentIsWildcard = flags.contains(.wildcardParent)
-            if start == utf8.startIndex { break }
+            if found.contains(.rule) || parentIsWildcard { suffixLabels = labels }
+            parentIsWildcard = found.contains(.wildcardParent)
+            if i == 0 { break walk }
+            i -= 1  // onto the dot
         }
         // The start of the label above the suffix: just after the suffix's leftmost dot.
         var dots = 0
-        var i = utf8.endIndex
-        while i > utf8.startIndex {
-            i = utf8.index(before: i)
-            guard utf8[i] == 0x2E else { continue }
+        var j = host.count
+        while j > 0 {
+            j -= 1
+            guard host[j] == 0x2E else { continue }
             dots += 1
-            if dots == suffixLabels + 1 { return .site(utf8.index(after: i)) }
+            if dots == suffixLabels + 1 { return .site(j + 1) }
         }
-        return dots == suffixLabels ? .site(utf8.startIndex) : .publicSuffix
+        return dots == suffixLabels ? .site(0) : .publicSuffix
     }
 }
