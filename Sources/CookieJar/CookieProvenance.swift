@@ -31,6 +31,10 @@ public struct CookieProvenance: Sendable, Hashable {
             case scriptSet = "script-set"
             case scriptDeleted = "script-deleted"
             case preExisting = "pre-existing"
+            /// Not an event but a better guess: a cookie inferred earlier with path "/" (a
+            /// guess) is this cookie, with the narrower path every request that carried it
+            /// lies under (`Walker.narrowPath`). Nothing happened in the page.
+            case pathNarrowed = "path-narrowed"
         }
         public var kind: Kind
         public var cookie: Cookie
@@ -48,14 +52,28 @@ public struct CookieProvenance: Sendable, Hashable {
     /// The cookies there from the start, in the order first seen: each pre-existing
     /// inference, except a host-only guess a later exchange showed to be its site's
     /// domain cookie (`Walker.widenPreexisting`: the same name and value on a domain its
-    /// host is under), which the wider cookie stands for.
+    /// host is under), which the wider cookie stands for; and with the path a later
+    /// exchange narrowed it to (`Walker.narrowPath`).
     public var startingCookies: [Cookie] {
         var all: [Cookie] = []
         var widened: [Cookie] = []
+        var narrowed: [Cookie] = []
         for events in inferred {
-            for event in events where event.kind == .preExisting {
-                all.append(event.cookie)
-                if !event.cookie.hostOnly { widened.append(event.cookie) }
+            for event in events {
+                switch event.kind {
+                case .preExisting:
+                    all.append(event.cookie)
+                    if !event.cookie.hostOnly { widened.append(event.cookie) }
+                case .pathNarrowed: narrowed.append(event.cookie)
+                case .scriptSet, .scriptDeleted: break
+                }
+            }
+        }
+        if !narrowed.isEmpty {
+            for i in all.indices where all[i].path == "/" {
+                if let n = narrowed.first(where: { $0.name == all[i].name && $0.domain == all[i].domain && $0.hostOnly == all[i].hostOnly && $0.value == all[i].value }) {
+                    all[i].path = n.path
+                }
             }
         }
         guard !widened.isEmpty else { return all }
@@ -166,7 +184,11 @@ public struct CookieProvenance: Sendable, Hashable {
     /// requests before a sequence newest first until the visitor returns false.
     public struct Walker {
         var jar = CookieStore()
-        var origin: [Cookie.Key: (kind: Kind, by: Int?, hop: Int?)] = [:]
+        /// Per cookie in the jar: where it came from, and for an inferred cookie whose path
+        /// is the guess "/", the directory of the first request that carried it, while
+        /// every request that carried it since lies under it (the path a cookie set with no
+        /// Path attribute by that page would have).
+        var origin: [Cookie.Key: (kind: Kind, by: Int?, hop: Int?, under: String?)] = [:]
         var sitesSeen = Set<String>()
         /// The latest requests with a target, oldest first, at most `recentCapacity`.
         var recent: [PastRequest] = []
@@ -223,10 +245,18 @@ public struct CookieProvenance: Sendable, Hashable {
             let evidence = exchange.evidenceGap == nil
             if evidence { sitesSeen.insert(target.site) }
 
+            // The jar's cookies the request's pairs account for, each once: two cookies of
+            // one name (paths "/home" and "/") are two pairs in a browser's header.
+            var accounted = IndexMarks()
             for (name, value) in recorded {
-                if let match = expected.first(where: { $0.name == name && $0.value == value }) {
+                if let i = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name && expected[$0].value == value }) {
+                    accounted.mark(i)
+                    let match = expected[i]
                     let from = origin[match.key]
                     carried.append(SentCookie(name: name, value: value, kind: from?.kind ?? .serverSet, setBy: from?.by, hop: from?.hop))
+                    if let under = from?.under, !CookieStore.pathMatches(target.path, under) {
+                        origin[match.key]?.under = nil  // carried outside it: no directory of its own
+                    }
                     continue
                 }
                 if let widened = widenPreexisting(name: name, value: value, to: target) {
@@ -239,22 +269,31 @@ public struct CookieProvenance: Sendable, Hashable {
                 let kind: Inference.Kind = firstToSite ? .preExisting : .scriptSet
                 let written = time - CookieProvenance.scriptLead
                 var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
-                if let replaced = expected.first(where: { $0.name == name }) {
+                var under: String? = CookieStore.defaultPath(target.path)
+                if let r = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name }) {
                     // A script overwrote a cookie the jar holds: keep its scope.
+                    accounted.mark(r)
+                    let replaced = expected[r]
                     cookie.domain = replaced.domain
                     cookie.hostOnly = replaced.hostOnly
                     cookie.path = replaced.path
                     cookie.creation = replaced.creation
+                    under = origin[replaced.key]?.under.flatMap { CookieStore.pathMatches(target.path, $0) ? $0 : nil }
                 }
                 jar.set(cookie, at: written)
                 let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
                 events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
                 let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
-                origin[cookie.key] = (provenance, exchange.sequence, nil)
+                origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
                 carried.append(SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
             }
-            // A cookie the jar would send that the request lacks was deleted by script.
-            for cookie in expected where evidence && !recorded.contains(where: { $0.name == cookie.name }) {
+            // A cookie the jar would send that the request lacks was deleted by script, unless
+            // its path was a guess that a narrower one explains.
+            for (i, cookie) in expected.enumerated() where evidence && !accounted[i] {
+                if let narrowed = narrowPath(of: cookie, lackedBy: target) {
+                    events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
+                    continue
+                }
                 jar.remove(cookie.key)
                 events.append(Inference(kind: .scriptDeleted, cookie: cookie, windowStart: nil))
             }
@@ -262,7 +301,7 @@ public struct CookieProvenance: Sendable, Hashable {
             // served from cache sets nothing (E3).
             for header in exchange.evidenceGap == .fromCache ? [] : exchange.response.headers.all("Set-Cookie") {
                 if case .stored(let cookie) = jar.receive(header, from: target, at: exchange.endedAt) {
-                    origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop)
+                    origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop, nil)
                 }
             }
             if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
@@ -297,8 +336,28 @@ public struct CookieProvenance: Sendable, Hashable {
             let firstSeen = origin.removeValue(forKey: guessed.key)?.by
             _ = jar.remove(guessed.key)
             jar.set(cookie, at: cookie.creation)
-            origin[cookie.key] = (.preExisting, firstSeen, nil)
+            origin[cookie.key] = (.preExisting, firstSeen, nil, nil)
             return (cookie, firstSeen)
+        }
+
+        /// A cookie inferred with the guessed path "/" that a request to its host lacks was
+        /// not deleted when every request that carried it lies under the first one's
+        /// directory and this request does not: it is that directory's cookie (a
+        /// Path=/home cookie read by `/home/...` and never sent to `/Common/...`, pcap2har's
+        /// `out-of-order`). The guess is replaced by the narrower cookie, which keeps its
+        /// origin; nil when the request lies under the directory too, a request outside it
+        /// carried the cookie, or the path was not a guess.
+        mutating func narrowPath(of cookie: Cookie, lackedBy target: RequestTarget) -> Cookie? {
+            guard cookie.path == "/", let from = origin[cookie.key], from.kind != .serverSet,
+                let under = from.under, under != "/", !CookieStore.pathMatches(target.path, under)
+            else { return nil }
+            var narrowed = cookie
+            narrowed.path = under
+            origin[cookie.key] = nil
+            _ = jar.remove(cookie.key)
+            jar.set(narrowed, at: narrowed.creation)
+            origin[narrowed.key] = (from.kind, from.by, from.hop, nil)
+            return narrowed
         }
 
         mutating func remember(_ request: PastRequest) {

@@ -109,6 +109,21 @@ struct JarPair {
         return cookie
     }
 
+    /// The path of a cookie inferred with the guess "/" replaced by the narrower one the
+    /// recording showed (`CookieProvenance.Inference.Kind.pathNarrowed`), in both jars and
+    /// on its way between them, origin and creation kept. Nothing happened in the page, so
+    /// the timeline shows nothing.
+    mutating func narrowPath(to cookie: Cookie) {
+        let guessed = Cookie.Key(name: cookie.name, domain: cookie.domain, path: "/")
+        for side in [JarSide.native, .web] {
+            if var held = self[side].remove(guessed) {
+                held.path = cookie.path
+                self[side].set(held, at: held.creation)
+            }
+        }
+        for i in pending.indices where pending[i].cookie.key == guessed { pending[i].cookie.path = cookie.path }
+    }
+
     /// Puts `cookie` in `side` at `time`, and schedules its synchronisation to the other
     /// jar after `syncDelay` (nil: it never propagates).
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {

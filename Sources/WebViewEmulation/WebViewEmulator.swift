@@ -524,6 +524,8 @@ public struct WebViewEmulator: Sendable {
                     if let copy = effect.copy { jars.copy(event.cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin) }
                     if effect.acceptedCrossSite { crossSite.append(event.cookie.name) }
                 }
+            case .pathNarrowed:
+                jars.narrowPath(to: event.cookie)
             case .scriptDeleted:
                 let origin = JarPair.Origin(rules: [], deletedByScriptAt: written)
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }
@@ -720,20 +722,4 @@ struct CookieHeaderChoice {
     var givenToLoad = false
     /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (A2, N5).
     var withheld: [String: (rule: RuleID, why: String)] = [:]
-}
-
-/// Which of a list's elements are marked: bits for the first 64 (a request's cookies fit),
-/// a set beyond.
-struct IndexMarks {
-    private var bits: UInt64 = 0
-    private var beyond: Set<Int> = []
-    private(set) var count = 0
-
-    subscript(i: Int) -> Bool { i < 64 ? bits & (1 << UInt64(i)) != 0 : beyond.contains(i) }
-
-    mutating func mark(_ i: Int) {
-        guard !self[i] else { return }
-        if i < 64 { bits |= 1 << UInt64(i) } else { beyond.insert(i) }
-        count += 1
-    }
 }

@@ -77,6 +77,49 @@ struct CookieProvenanceTests {
         #expect(p.inferred[1].first?.cookie.name == "tmp")
     }
 
+    @Test("a cookie only ever carried under one directory is that directory's cookie, not deleted by the next request outside it")
+    func pathNarrowed() throws {
+        // pcap2har's out-of-order: dcPrevPath goes to /home/... twice and to no other path.
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "http://www.news.example/"),
+            Self.exchange(1, at: 1, "http://www.news.example/home/0,7340,L-8,00.html", cookie: "dcPrevPath=8.Central"),
+            Self.exchange(2, at: 2, "http://www.news.example/Common/jquery.js"),
+            Self.exchange(3, at: 3, "http://www.news.example/home/0,7340,L-8,00.html", cookie: "dcPrevPath=8.Central"),
+            Self.exchange(4, at: 4, "http://www.news.example/home/other.html"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        #expect(p.sent[1].first?.kind == .scriptSet)
+        // #2 lies outside /home: the guessed path "/" narrows to /home; nothing deleted.
+        let narrowed = try #require(p.inferred[2].first)
+        #expect(narrowed.kind == .pathNarrowed && narrowed.cookie.path == "/home" && narrowed.cookie.name == "dcPrevPath")
+        // #3 carries the same cookie: the narrowed cookie explains it, written at #1.
+        #expect(p.sent[3].first.map { "\($0.kind.rawValue)@\($0.setBy ?? -1)" } == "script-set@1")
+        #expect(p.inferred[3].isEmpty)
+        // #4 lies under /home and lacks it: now it was deleted.
+        #expect(p.inferred[4].map(\.kind) == [.scriptDeleted])
+    }
+
+    @Test("a cookie carried under two directories keeps the path they share; a server's path is never narrowed")
+    func pathNarrowedOnlyWhereTheRecordingShowsIt() throws {
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://a.example/app/index.html", cookie: "pre=1", setCookie: ["srv=1; Path=/"]),
+            Self.exchange(1, at: 1, "https://a.example/api/user", cookie: "pre=1; srv=1"),
+            Self.exchange(2, at: 2, "https://a.example/other"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        // pre went to /app and /api: their shared directory is "/", so #2 lacking it is a
+        // deletion, as is srv, which the server set for "/".
+        #expect(p.inferred[2].map(\.kind) == [.scriptDeleted, .scriptDeleted])
+        // A cookie there from the start that narrows is placed with the narrower path.
+        let later = Recording(name: "q", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://a.example/m/index.html", cookie: "pre=1"),
+            Self.exchange(1, at: 1, "https://a.example/static/app.js"),
+        ])
+        let q = CookieProvenance(recording: later)
+        #expect(q.inferred[1].map(\.kind) == [.pathNarrowed])
+        #expect(q.startingCookies.map(\.path) == ["/m"])
+    }
+
     @Test("an expired cookie is not inferred as deleted")
     func expiredIsNotDeleted() {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [

@@ -58,6 +58,32 @@ struct FindingDetectorTests {
         }
     }
 
+    @Test("a cookie carried only under /home is no COOKIE_EXTRA on the page's other paths under any preset")
+    func pathScopedCookieIsNotDeleted() throws {
+        // pcap2har's out-of-order: before the path was inferred, every native-jar preset
+        // reported 83 COOKIE_EXTRA warnings, a deletion crossing the jars late (J2).
+        let t0 = 1_800_000_000.0
+        func exchange(_ sequence: Int, _ path: String, cookie: Bool, accept: String) -> Exchange {
+            Exchange(sequence: sequence, startedAt: t0 + Double(sequence) * 0.2, duration: 0.05,
+                request: RecordedRequest(method: "GET", url: "http://www.news.example\(path)", headers: [HeaderField("Accept", accept)] + (cookie ? [HeaderField("Cookie", "dcPrevPath=8.Central")] : [])),
+                response: RecordedResponse(status: 200, headers: []))
+        }
+        var exchanges = [
+            exchange(0, "/home/0,7340,L-8,00.html", cookie: true, accept: "text/html"),
+            exchange(1, "/Common/jquery.js", cookie: false, accept: "*/*"),
+            exchange(2, "/images/logo.gif", cookie: false, accept: "image/*"),
+            exchange(3, "/Ext/Comp/ticker.html", cookie: false, accept: "text/html"),
+            exchange(4, "/home/0,7340,L-8,00.html", cookie: true, accept: "text/html"),
+        ]
+        ExchangeClassifier.classify(&exchanges)
+        let recording = Recording(name: "news", sourceFormat: "test", exchanges: exchanges)
+        for preset in Preset.builtIn {
+            let result = WebViewEmulator(preset: preset).run(recording, provenance: CookieProvenance(recording: recording))
+            let extra = FindingDetector().findings(for: recording, result: result).filter { $0.code == .cookieExtra }
+            #expect(extra.isEmpty, "\(preset.name): \(extra.map(\.message))")
+        }
+    }
+
     @Test("COOKIE_MISSING names the cookie, keeps its value only in the value field, cites P3 and J3")
     func cookieMissing() throws {
         let findings = try Self.findings("script-cookie-api", "urlprotocol-naive")
