@@ -47,9 +47,8 @@ public enum ExchangeClassifier {
         // 3. X-Requested-With and Purpose.
         if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
         if let purpose = headers.first("Purpose") ?? headers.first("Sec-Purpose"), purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
-        // 4. Accept: text/html.
-        let acceptsHTML = headers.first("Accept")?.asciiLowercased.hasPrefix("text/html") == true
-        if acceptsHTML {
+        // 4. Accept: text/html, or what a browser of before 2012 sent for a document.
+        if let accept = headers.first("Accept"), isDocumentAccept(accept) {
             if request.method == "GET" { return .navigation }
             if isFormPost(request) { return .formSubmission }
         }
@@ -140,6 +139,20 @@ public enum ExchangeClassifier {
             i += 1
         }
         return false
+    }
+
+    /// Rule 4's Accept of a document load: one that starts with `text/html` (every browser
+    /// since about 2012), and the document Accept values of older engines a capture from
+    /// then holds: WebKit before 2011 (Safari 3-5, Chrome before 10, Android 2's browser)
+    /// sent `application/xml,application/xhtml+xml,text/html;q=0.9,...`, and Internet
+    /// Explorer 7 and 8 a list of image and `application/x-ms-application` types. No
+    /// script's request sends these by default. Android 2's browser asks for an image with
+    /// `text/xml, text/html, application/xhtml+xml, image/png, ...`, so naming those types
+    /// is not enough.
+    static func isDocumentAccept(_ accept: String) -> Bool {
+        let value = accept.asciiLowercased
+        return value.hasPrefix("text/html") || value.hasPrefix("application/xml,application/xhtml+xml,text/html")
+            || value.containsBytes("application/x-ms-application")
     }
 
     /// URL comparison that ignores the fragment and the default port.

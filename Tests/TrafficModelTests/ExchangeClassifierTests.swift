@@ -40,6 +40,21 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/fhs/fhs.xsl", headers: [("Accept", "text/xml,application/xml,application/xhtml+xml,*/*;q=0.1")])) == .stylesheet)
     }
 
+    @Test("rule 4 reads the document Accept of engines before 2012: old WebKit's, Internet Explorer's", arguments: [
+        // Chrome 8 and Safari 5 (pcap2har's github and pcapr.net captures).
+        ("application/xml,application/xhtml+xml,text/html;q=0.9,text/plain;q=0.8,image/png,*/*;q=0.5", Initiator.navigation),
+        // Internet Explorer 7 (pcap2har's sajal capture).
+        ("image/gif, image/x-xbitmap, image/jpeg, image/pjpeg, application/x-ms-application, application/x-ms-xbap, application/vnd.ms-xpsdocument, application/xaml+xml, */*", .navigation),
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", .navigation),
+        // What scripts send: XHR's and fetch's default, jQuery's xml and json data types.
+        ("*/*", .ajax), ("application/xml, text/xml, */*; q=0.01", .ajax), ("application/json, text/javascript, */*; q=0.01", .ajax),
+        // Android 2's browser loading an image (pcap2har's out-of-order capture).
+        ("text/xml, text/html, application/xhtml+xml, image/png, text/plain, */*;q=0.8", .ajax),
+    ])
+    func documentAccept(_ accept: String, _ initiator: Initiator) {
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/home", headers: [("Accept", accept)])) == initiator)
+    }
+
     @Test("body kinds", arguments: [
         ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b--", BodyKind.formData),
         ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"f\"; FileName=\"x.png\"\r\n\r\n1\r\n--b--", .formDataWithFile),
