@@ -99,8 +99,17 @@ struct RobustnessTests {
 
         #expect(try Self.integrityCheck(db) == "ok")
         let store = try ReportStore.open(path: db)
-        #expect(try store.recordingNames() == ["login-redirect"])
+        // On a busy machine the kill can land after the commit, while the process closes
+        // the database: then the recording is there whole. Either way, never a part of it.
+        let names = try store.recordingNames()
+        #expect(names == ["login-redirect"] || names == ["large", "login-redirect"], "\(names)")
         let queue = try DatabaseQueue(path: db)
+        func exchanges() throws -> Int {
+            try queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM exchange JOIN recording ON recording.id = exchange.recording_id WHERE recording.name = 'large'") ?? -1
+            }
+        }
+        let afterKill = try exchanges()
         let orphans = try queue.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM exchange WHERE recording_id NOT IN (SELECT id FROM recording)") ?? -1
         }
@@ -108,6 +117,9 @@ struct RobustnessTests {
         // And the same import, run again, completes.
         #expect(try CLITests.h5replay(["import", "--db", db, capture], in: dir).status == 0)
         #expect(try store.recordingNames() == ["large", "login-redirect"])
+        let whole = try exchanges()
+        #expect(whole > 1000)
+        if names.contains("large") { #expect(afterKill == whole, "the killed import left \(afterKill) of \(whole) exchanges") }
     }
 
     @Test("two processes replaying into one database at once both succeed")
