@@ -32,8 +32,9 @@ public struct CookieProvenance: Sendable, Hashable {
             case scriptDeleted = "script-deleted"
             case preExisting = "pre-existing"
             /// Not an event but a better guess: a cookie inferred earlier with path "/" (a
-            /// guess) is this cookie, with the narrower path every request that carried it
-            /// lies under (`Walker.narrowPath`). Nothing happened in the page.
+            /// guess) is this cookie, with the directory of the first request that carried
+            /// it, which every request that carried it lies under (`Walker.narrowPath`).
+            /// Nothing happened in the page.
             case pathNarrowed = "path-narrowed"
         }
         public var kind: Kind

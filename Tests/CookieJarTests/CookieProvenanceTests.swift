@@ -99,7 +99,7 @@ struct CookieProvenanceTests {
         #expect(p.inferred[4].map(\.kind) == [.scriptDeleted])
     }
 
-    @Test("a cookie carried under two directories keeps the path they share; a server's path is never narrowed")
+    @Test("a cookie carried outside the first request's directory is never narrowed, nor is a server's path")
     func pathNarrowedOnlyWhereTheRecordingShowsIt() throws {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
             Self.exchange(0, at: 0, "https://a.example/app/index.html", cookie: "pre=1", setCookie: ["srv=1; Path=/"]),
@@ -107,8 +107,8 @@ struct CookieProvenanceTests {
             Self.exchange(2, at: 2, "https://a.example/other"),
         ])
         let p = CookieProvenance(recording: recording)
-        // pre went to /app and /api: their shared directory is "/", so #2 lacking it is a
-        // deletion, as is srv, which the server set for "/".
+        // pre went to /app, then to /api outside it: it has no directory of its own, so #2
+        // lacking it is a deletion, as is srv, which the server set for "/".
         #expect(p.inferred[2].map(\.kind) == [.scriptDeleted, .scriptDeleted])
         // A cookie there from the start that narrows is placed with the narrower path.
         let later = Recording(name: "q", sourceFormat: "test", exchanges: [
