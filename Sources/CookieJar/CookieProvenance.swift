@@ -197,6 +197,9 @@ public struct CookieProvenance: Sendable, Hashable {
         let recentCapacity: Int
         /// The sequence of the first request that left `recent`, if one did.
         var forgottenBefore: Int?
+        /// The first exchange, when it was a document load: until its redirect chain ends,
+        /// no page of the session has run a script.
+        var firstDocument: Int??
         public var olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)?
         /// Per cookie, what the forgotten requests before a sequence answered: a later
         /// search reads back only the requests forgotten since, not all of them again (a
@@ -245,6 +248,10 @@ public struct CookieProvenance: Sendable, Hashable {
             // deletion.
             let evidence = exchange.evidenceGap == nil
             if evidence { sitesSeen.insert(target.site) }
+            if firstDocument == nil { firstDocument = exchange.initiator.isDocument ? exchange.sequence : .some(nil) }
+            // A redirect hop of the session's first document load: no page has loaded yet,
+            // so no script can have written a cookie.
+            let beforeAnyPage = exchange.redirect.map { $0.hop > 0 && $0.chainStart == firstDocument ?? nil } == true
 
             // The jar's cookies the request's pairs account for, each once: two cookies of
             // one name (paths "/home" and "/") are two pairs in a browser's header.
@@ -267,11 +274,14 @@ public struct CookieProvenance: Sendable, Hashable {
                 }
                 // Not explained by the jar: written by script, or there from the start.
                 // The inferred cookie is host-only on the request host, path "/", session.
-                let kind: Inference.Kind = firstToSite ? .preExisting : .scriptSet
+                var kind: Inference.Kind = firstToSite ? .preExisting : .scriptSet
                 let written = time - CookieProvenance.scriptLead
                 var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
                 var under: String? = CookieStore.defaultPath(target.path)
-                if let r = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name }) {
+                if kind == .scriptSet, beforeAnyPage, let start = thereFromTheStart(cookie, under: under!) {
+                    cookie = start
+                    kind = .preExisting
+                } else if let r = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name }) {
                     // A script overwrote a cookie the jar holds: keep its scope.
                     accounted.mark(r)
                     let replaced = expected[r]
@@ -359,6 +369,19 @@ public struct CookieProvenance: Sendable, Hashable {
             jar.set(narrowed, at: narrowed.creation)
             origin[narrowed.key] = (from.kind, from.by, from.hop, nil)
             return narrowed
+        }
+
+        /// A cookie first carried by a redirect hop of the session's first document load was
+        /// there from the start, since no page has run a script yet: scoped at "/" when no
+        /// earlier request to its host went without it, else at the hop's directory when
+        /// that explains them (a Path=/home cookie not sent to the `/` that redirected to
+        /// `/home/...`, pcap2har's `out-of-order`); nil when neither does.
+        func thereFromTheStart(_ cookie: Cookie, under directory: String) -> Cookie? {
+            if !recent.contains(where: { $0.lacks(cookie) }) { return cookie }
+            guard directory != "/" else { return nil }
+            var scoped = cookie
+            scoped.path = directory
+            return recent.contains(where: { $0.lacks(scoped) }) ? nil : scoped
         }
 
         mutating func remember(_ request: PastRequest) {

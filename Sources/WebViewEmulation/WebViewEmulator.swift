@@ -590,7 +590,13 @@ public struct WebViewEmulator: Sendable {
                 // The loadRequest header was fixed before this redirect chain set the cookie.
                 let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].all.first { $0.name == name }.flatMap { jars.origin(of: $0) } }.first
                 fromRedirect = origin?.fromRedirect ?? false
-                let why = "the Cookie header given to loadRequest was built before \(origin.map { "the " + $0.what } ?? "the cookie was set") and is carried unchanged to the redirect target"
+                let why: String
+                if let origin, case .setCookie = origin.source {
+                    why = "the Cookie header given to loadRequest was built before the \(origin.what) and is carried unchanged to the redirect target"
+                } else {
+                    // A cookie the first URL does not match (its path), or a script's.
+                    why = "the Cookie header given to loadRequest did not hold it (\(origin?.what ?? "set later")) and is carried unchanged to the redirect target"
+                }
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: [requestRule], certain: true, explanation: why, setByRedirect: fromRedirect))
                 continue
             }

@@ -99,6 +99,33 @@ struct CookieProvenanceTests {
         #expect(p.inferred[4].map(\.kind) == [.scriptDeleted])
     }
 
+    @Test("a cookie first carried by a redirect hop of the session's first page load was there from the start, at the path that explains the hop before it")
+    func preexistingOnTheFirstLoadsRedirect() throws {
+        // pcap2har's out-of-order: `/` redirects to /home/..., whose request carries
+        // dcPrevPath; no page has loaded yet, so no script wrote it.
+        func document(_ sequence: Int, _ url: String, cookie: String?, status: Int, location: String?) -> Exchange {
+            Exchange(sequence: sequence, startedAt: Self.t0 + Double(sequence) * 0.3, duration: 0.1,
+                request: RecordedRequest(method: "GET", url: url, headers: [HeaderField("Accept", "text/html")] + (cookie.map { [HeaderField("Cookie", $0)] } ?? [])),
+                response: RecordedResponse(status: status, headers: location.map { [HeaderField("Location", $0)] } ?? []))
+        }
+        var exchanges = [
+            document(0, "http://www.news.example/", cookie: "ga=1", status: 302, location: "/home/0,7340,L-8,00.html"),
+            document(1, "http://www.news.example/home/0,7340,L-8,00.html", cookie: "dcPrevPath=8.Central; ga=1", status: 200, location: nil),
+            Self.exchange(2, at: 1, "http://www.news.example/Common/jquery.js", cookie: "ga=1"),
+            Self.exchange(3, at: 2, "http://www.news.example/api/x", cookie: "ga=1; later=1"),
+        ]
+        ExchangeClassifier.classify(&exchanges)
+        #expect(exchanges[1].redirect?.hop == 1)
+        let p = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: exchanges))
+        let inferred = try #require(p.inferred[1].first)
+        #expect(inferred.kind == .preExisting && inferred.cookie.path == "/home")
+        #expect(p.sent[1].first { $0.name == "dcPrevPath" }?.kind == .preExisting)
+        #expect(p.startingCookies.map { "\($0.name)\($0.path)" } == ["ga/", "dcPrevPath/home"])
+        // Not sent to /Common: nothing deleted. Once a page has loaded, a new cookie is a script's.
+        #expect(p.inferred[2].isEmpty)
+        #expect(p.sent[3].first { $0.name == "later" }?.kind == .scriptSet)
+    }
+
     @Test("a cookie carried outside the first request's directory is never narrowed, nor is a server's path")
     func pathNarrowedOnlyWhereTheRecordingShowsIt() throws {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [

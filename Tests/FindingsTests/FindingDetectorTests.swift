@@ -84,6 +84,25 @@ struct FindingDetectorTests {
         }
     }
 
+    @Test("a cookie of /home there from the start is lost on the first load's redirect to /home when the loadRequest header is fixed (C2), and says why")
+    func fixedLoadHeaderLosesAPathCookie() throws {
+        let t0 = 1_800_000_000.0
+        func document(_ sequence: Int, _ path: String, cookie: String?, location: String?) -> Exchange {
+            Exchange(sequence: sequence, startedAt: t0 + Double(sequence) * 0.3, duration: 0.1,
+                request: RecordedRequest(method: "GET", url: "http://www.news.example\(path)", headers: [HeaderField("Accept", "text/html")] + (cookie.map { [HeaderField("Cookie", $0)] } ?? [])),
+                response: RecordedResponse(status: location == nil ? 200 : 302, headers: location.map { [HeaderField("Location", $0)] } ?? []))
+        }
+        var exchanges = [document(0, "/", cookie: nil, location: "/home/index.html"), document(1, "/home/index.html", cookie: "dcPrevPath=8", location: nil)]
+        ExchangeClassifier.classify(&exchanges)
+        let recording = Recording(name: "news", sourceFormat: "test", exchanges: exchanges)
+        let provenance = CookieProvenance(recording: recording)
+        #expect(FindingDetector().findings(for: recording, result: WebViewEmulator(preset: Preset.named("plain")!).run(recording, provenance: provenance)).isEmpty)
+        let findings = FindingDetector().findings(for: recording, result: WebViewEmulator(preset: Preset.named("plain-cookie-sync")!).run(recording, provenance: provenance))
+        let f = try #require(findings.first { $0.code == .cookieMissing })
+        #expect(f.sequence == 1 && f.rules == ["C2"])
+        #expect(f.message.contains("the Cookie header given to loadRequest did not hold it (there from the start) and is carried unchanged to the redirect target"))
+    }
+
     @Test("COOKIE_MISSING names the cookie, keeps its value only in the value field, cites P3 and J3")
     func cookieMissing() throws {
         let findings = try Self.findings("script-cookie-api", "urlprotocol-naive")
