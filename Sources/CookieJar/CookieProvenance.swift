@@ -199,7 +199,8 @@ public struct CookieProvenance: Sendable, Hashable {
         var forgottenBefore: Int?
         /// The first exchange, when it was a document load: until its redirect chain ends,
         /// no page of the session has run a script.
-        var firstDocument: Int??
+        var firstDocument: Int?
+        var sawFirst = false
         public var olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)?
         /// Per cookie, what the forgotten requests before a sequence answered: a later
         /// search reads back only the requests forgotten since, not all of them again (a
@@ -248,10 +249,13 @@ public struct CookieProvenance: Sendable, Hashable {
             // deletion.
             let evidence = exchange.evidenceGap == nil
             if evidence { sitesSeen.insert(target.site) }
-            if firstDocument == nil { firstDocument = exchange.initiator.isDocument ? exchange.sequence : .some(nil) }
+            if !sawFirst {
+                sawFirst = true
+                if exchange.initiator.isDocument { firstDocument = exchange.sequence }
+            }
             // A redirect hop of the session's first document load: no page has loaded yet,
             // so no script can have written a cookie.
-            let beforeAnyPage = exchange.redirect.map { $0.hop > 0 && $0.chainStart == firstDocument ?? nil } == true
+            let beforeAnyPage = exchange.redirect.map { $0.hop > 0 && $0.chainStart == firstDocument } == true
 
             // The jar's cookies the request's pairs account for, each once: two cookies of
             // one name (paths "/home" and "/") are two pairs in a browser's header.
