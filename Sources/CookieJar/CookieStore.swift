@@ -372,5 +372,6 @@ public struct CookieStore: Sendable, Hashable {
         host.utf8.contains(0x3A) || (host.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 } && host.split(separator: ".").count == 4)
     }
 
-    static func isPublicSuffix(_ domain: String) -> Bool { !isIPAddress(domain) && Site.isPublicSuffix(domain) }
+    /// An IP address is no public suffix (`Site` tells it first).
+    static func isPublicSuffix(_ domain: String) -> Bool { Site.isPublicSuffix(domain) }
 }

@@ -61,19 +61,23 @@ struct FindingDetectorTests {
     @Test("a cookie carried only under /home is no COOKIE_EXTRA on the page's other paths under any preset")
     func pathScopedCookieIsNotDeleted() throws {
         // pcap2har's out-of-order: before the path was inferred, every native-jar preset
-        // reported 83 COOKIE_EXTRA warnings, a deletion crossing the jars late (J2).
+        // reported 83 COOKIE_EXTRA warnings, a deletion crossing the jars late (J2). Here the
+        // script write before #1 is still on its way to NativeJar (J3) when #2 narrows its
+        // path, and lands after: it must land at the narrowed path.
         let t0 = 1_800_000_000.0
         func exchange(_ sequence: Int, _ path: String, cookie: Bool, accept: String) -> Exchange {
-            Exchange(sequence: sequence, startedAt: t0 + Double(sequence) * 0.2, duration: 0.05,
+            Exchange(sequence: sequence, startedAt: t0 + Double(sequence) * 0.4, duration: 0.05,
                 request: RecordedRequest(method: "GET", url: "http://www.news.example\(path)", headers: [HeaderField("Accept", accept)] + (cookie ? [HeaderField("Cookie", "dcPrevPath=8.Central")] : [])),
                 response: RecordedResponse(status: 200, headers: []))
         }
         var exchanges = [
-            exchange(0, "/home/0,7340,L-8,00.html", cookie: true, accept: "text/html"),
-            exchange(1, "/Common/jquery.js", cookie: false, accept: "*/*"),
-            exchange(2, "/images/logo.gif", cookie: false, accept: "image/*"),
-            exchange(3, "/Ext/Comp/ticker.html", cookie: false, accept: "text/html"),
-            exchange(4, "/home/0,7340,L-8,00.html", cookie: true, accept: "text/html"),
+            exchange(0, "/", cookie: false, accept: "text/html"),
+            exchange(1, "/home/0,7340,L-8,00.html", cookie: true, accept: "text/html"),
+            exchange(2, "/Common/jquery.js", cookie: false, accept: "*/*"),
+            exchange(3, "/images/logo.gif", cookie: false, accept: "image/*"),
+            exchange(4, "/Ext/Comp/ticker.html", cookie: false, accept: "text/html"),
+            exchange(5, "/home/0,7340,L-8,00.html", cookie: true, accept: "text/html"),
+            exchange(6, "/images/b.gif", cookie: false, accept: "image/*"),
         ]
         ExchangeClassifier.classify(&exchanges)
         let recording = Recording(name: "news", sourceFormat: "test", exchanges: exchanges)
