@@ -18,13 +18,13 @@ def hdrs(pairs):
     return [{"name": n, "value": v} for n, v in pairs]
 
 
-def entry(t_ms, method, url, req_headers, status, resp_headers, resp_text="", post=None, resource_type=None, duration=40, resp_mime="text/html"):
+def entry(t_ms, method, url, req_headers, status, resp_headers, resp_text="", post=None, resource_type=None, duration=40, resp_mime="text/html", ua=UA):
     e = {
         "startedDateTime": (BASE + timedelta(milliseconds=t_ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "time": duration,
         "request": {
             "method": method, "url": url, "httpVersion": "HTTP/1.1",
-            "headers": hdrs([("User-Agent", UA)] + req_headers),
+            "headers": hdrs([("User-Agent", ua)] + req_headers),
             "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
         },
         "response": {
@@ -109,6 +109,23 @@ FLOWS["native-login-first-request"] = har([
     entry(0, "GET", H + "/wallet", doc_headers([("Cookie", "token=4b1d2c")]), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=balance></div>"),
     entry(2500, "GET", H + "/api/balance", xhr_headers([("Cookie", "token=4b1d2c")]), 200, [("Content-Type", "application/json")], '{"balance":12.5}', resp_mime="application/json"),
 ], "A page opened after a native login: the first document request needs NativeJar's token.")
+# 5b. The app's native code logs in (NSURLSession: its User-Agent names CFNetwork) and
+#     the session cookie lands in NativeJar; the web view opens the account page 0.4 s
+#     later. A capture holds both kinds of traffic: the native calls are replayed outside
+#     the web view (NC1), and the page waits for J1 to bring the cookie over.
+NATIVE_UA = "BankApp/5.2 CFNetwork/1568.100.1 Darwin/24.0.0"
+BK = "https://m.bank.example"
+BKAPI = "https://api.bank.example"
+FLOWS["native-api-login"] = har([
+    entry(0, "POST", BKAPI + "/v1/login", [("Accept", "*/*"), ("Content-Type", "application/json"), ("Accept-Language", "en-GB,en;q=0.9")], 200,
+          [("Content-Type", "application/json"), ("Set-Cookie", "sid=c41f09; Domain=bank.example; Path=/; Secure; HttpOnly")], '{"ok":true}',
+          post=("application/json", '{"user":"alice","otp":"482913"}'), resp_mime="application/json", ua=NATIVE_UA),
+    entry(400, "GET", BK + "/account", doc_headers([("Cookie", "sid=c41f09")]), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=account></div>"),
+    entry(1800, "GET", BK + "/api/balance", xhr_headers([("Cookie", "sid=c41f09")]), 200, [("Content-Type", "application/json")], '{"balance":310.2}', resp_mime="application/json"),
+    entry(2500, "GET", BKAPI + "/v1/messages?unread=1", [("Accept", "*/*"), ("Cookie", "sid=c41f09")], 200, [("Content-Type", "application/json")], '{"unread":0}',
+          resp_mime="application/json", ua=NATIVE_UA),
+], "The app logs in natively (CFNetwork), then the web view opens the account page that needs the session cookie.")
+
 # 6. A 307 POST redirect on a document, after a first load that itself redirects with
 #    Set-Cookie on the 302 hop.
 P = "https://pay.example.com"

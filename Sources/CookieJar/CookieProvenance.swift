@@ -191,6 +191,10 @@ public struct CookieProvenance: Sendable, Hashable {
         /// Path attribute by that page would have).
         var origin: [Cookie.Key: (kind: Kind, by: Int?, hop: Int?, under: String?)] = [:]
         var sitesSeen = Set<String>()
+        /// Cookies a native response set (NC1) that no request of the page has carried
+        /// since: they reach the web view's jar only after a synchronisation, so a page
+        /// request that lacks one shows no deletion.
+        var nativeOnly = Set<Cookie.Key>()
         /// The latest requests with a target, oldest first, at most `recentCapacity`.
         var recent: [PastRequest] = []
         var recentHead = 0
@@ -237,6 +241,12 @@ public struct CookieProvenance: Sendable, Hashable {
         /// inferred just before it; then the response's Set-Cookie enters the jar.
         public mutating func add(_ exchange: Exchange) throws -> (sent: [SentCookie], inferred: [Inference]) {
             guard let target = exchange.request.target else { return ([], []) }
+            if exchange.initiator == .native {
+                // NC1: native code reads NativeJar, not the page's jar: what it carries or
+                // lacks says nothing of the page. Its Set-Cookie reaches the page through J1.
+                receiveSetCookies(exchange, target: target, native: true)
+                return ([], [])
+            }
             var carried: [SentCookie] = []
             var events: [Inference] = []
             let time = exchange.startedAt
@@ -264,6 +274,7 @@ public struct CookieProvenance: Sendable, Hashable {
                 if let i = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name && expected[$0].value == value }) {
                     accounted.mark(i)
                     let match = expected[i]
+                    if !nativeOnly.isEmpty { nativeOnly.remove(match.key) }
                     let from = origin[match.key]
                     carried.append(SentCookie(name: name, value: value, kind: from?.kind ?? .serverSet, setBy: from?.by, hop: from?.hop))
                     if let under = from?.under, !CookieStore.pathMatches(target.path, under) {
@@ -304,7 +315,7 @@ public struct CookieProvenance: Sendable, Hashable {
             }
             // A cookie the jar would send that the request lacks was deleted by script, unless
             // its path was a guess that a narrower one explains.
-            for (i, cookie) in expected.enumerated() where evidence && !accounted[i] {
+            for (i, cookie) in expected.enumerated() where evidence && !accounted[i] && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key)) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
                     events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
                     continue
@@ -312,15 +323,20 @@ public struct CookieProvenance: Sendable, Hashable {
                 jar.remove(cookie.key)
                 events.append(Inference(kind: .scriptDeleted, cookie: cookie, windowStart: nil))
             }
-            // The response's Set-Cookie lands in the jar when the response ends; a response
-            // served from cache sets nothing (E3).
+            receiveSetCookies(exchange, target: target, native: false)
+            if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
+            return (carried, events)
+        }
+
+        /// The response's Set-Cookie lands in the jar when the response ends; a response
+        /// served from cache sets nothing (E3).
+        mutating func receiveSetCookies(_ exchange: Exchange, target: RequestTarget, native: Bool) {
             for header in exchange.evidenceGap == .fromCache ? [] : exchange.response.headers.all("Set-Cookie") {
                 if case .stored(let cookie) = jar.receive(header, from: target, at: exchange.endedAt) {
                     origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop, nil)
+                    if native { nativeOnly.insert(cookie.key) } else if !nativeOnly.isEmpty { nativeOnly.remove(cookie.key) }
                 }
             }
-            if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
-            return (carried, events)
         }
 
         /// A cookie there from the start was placed host-only on the first host that

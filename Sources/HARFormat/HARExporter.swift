@@ -124,7 +124,7 @@ public struct HARExporter: Sendable {
         case .font: return "font"
         case .media: return "media"
         case .prefetch: return "prefetch"
-        case .ajax, .other: return "other"
+        case .ajax, .other, .native: return "other"
         }
     }
 }

@@ -35,6 +35,8 @@ public enum ObservedRun {
                     // A favicon is the browser's own chrome, not the page's traffic: Chromium
                     // asks for one, WebKit (WKWebView, WebKitGTK) does not.
                     if e.request.target?.path == "/favicon.ico" { continue }
+                    // The app's native code sent it (NC1): no page asks for it.
+                    if e.initiator == .native { continue }
                     var missing = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: .empty)
                     missing.observedMissing = true
                     outcomes.append(missing)

@@ -301,6 +301,10 @@ public enum Initiator: String, Sendable, Hashable, Codable, CaseIterable {
     case font
     case media
     case other
+    /// Sent by a program that is no browser engine: the app's native code (NSURLSession,
+    /// whose User-Agent names CFNetwork), or a tool on the capturing machine. It never
+    /// passes through the web view (NC1).
+    case native
 
     /// A load of a document: it sets the frame's URL.
     public var isDocument: Bool { self == .navigation || self == .formSubmission }

@@ -44,15 +44,19 @@ public enum ExchangeClassifier {
             default: break
             }
         }
-        // 3. X-Requested-With and Purpose.
+        // 3. A User-Agent that is no browser engine's: the app's native code or another
+        //    program (NC1). Every engine's, a web view's included, starts "Mozilla/" (old
+        //    Opera "Opera/"); NSURLSession's names the app and CFNetwork.
+        if let agent = headers.first("User-Agent"), !isEngineUserAgent(agent) { return .native }
+        // 4. X-Requested-With and Purpose.
         if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
         if let purpose = headers.first("Purpose") ?? headers.first("Sec-Purpose"), purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
-        // 4. Accept: text/html, or what a browser of before 2012 sent for a document.
+        // 5. Accept: text/html, or what a browser of before 2012 sent for a document.
         if let accept = headers.first("Accept"), isDocumentAccept(accept) {
             if request.method == "GET" { return .navigation }
             if isFormPost(request) { return .formSubmission }
         }
-        // 5. Path extension, else an ajax request of unknown API.
+        // 6. Path extension, else an ajax request of unknown API.
         // The last "." byte: an extension with any non-ASCII in it matches no case below,
         // so a dot a combining mark follows makes no difference.
         if let path = request.target?.path.asciiLowercased, let dot = path.utf8.lastIndex(of: 0x2E), !path.utf8[dot...].contains(0x2F) {
@@ -67,7 +71,7 @@ public enum ExchangeClassifier {
             default: break
             }
         }
-        // 6. A GET with no script marker whose answer is an image, a stylesheet, a script, a
+        // 7. A GET with no script marker whose answer is an image, a stylesheet, a script, a
         //    font or media was loaded by the element that shows it (an ad's `<img src=imgad?id=>`),
         //    not by an XHR: an ajax guess there would blame the JS bridge for what an image
         //    tag does. Old captures, without Sec-Fetch headers, need this most.
@@ -79,6 +83,15 @@ public enum ExchangeClassifier {
             if type.containsBytes("javascript") || type.hasPrefix("text/ecmascript") { return .script }
         }
         return .ajax
+    }
+
+    /// Whether a User-Agent is a browser engine's: "Mozilla/..." (every engine and web
+    /// view since the 1990s, wherever the app appends its own name) or "Opera/..." (Presto).
+    /// An empty value says nothing.
+    static func isEngineUserAgent(_ agent: String) -> Bool {
+        let bytes = agent.utf8.drop { $0 == 0x20 || $0 == 0x09 }
+        if bytes.isEmpty || agent.containsBytes("Mozilla/") { return true }
+        return bytes.starts(with: "Opera/".utf8) || bytes.starts(with: "Opera ".utf8)
     }
 
     static func initiator(resourceType: String, request: RecordedRequest) -> Initiator? {
@@ -187,7 +200,7 @@ public enum ExchangeClassifier {
     /// exchange already added:
     /// - a 3xx learns its `redirect.next` when the request for its Location arrives;
     /// - the top-level site is the first main-frame document's site (`Recording.topLevelSite`);
-    ///   until one arrives the first exchange's site stands in, and the exchanges before the
+    ///   until one arrives the first web view exchange's site stands in, and the exchanges before the
     ///   document are revised against the document's site.
     ///
     /// Exchanges come in as imported, without redirect links or frames of their own. The
@@ -240,6 +253,8 @@ public enum ExchangeClassifier {
         public private(set) var topSite: String?
         /// A document has settled `topSite`.
         var topSiteSettled = false
+        /// The first exchange from the web view has stood in for the document's site.
+        var topSiteGuessed = false
         /// Exchanges added so far.
         public private(set) var count = 0
 
@@ -294,8 +309,12 @@ public enum ExchangeClassifier {
             }
 
             let site = ExchangeClassifier.site(of: exchange)
-            if !topSiteSettled {
-                if sequence == 0 { topSite = site }
+            // The app's native requests (NC1) say nothing of the page's site.
+            if !topSiteSettled && exchange.initiator != .native {
+                if !topSiteGuessed {
+                    topSite = site
+                    topSiteGuessed = true
+                }
                 if exchange.initiator.isDocument && inputFrame == .main {
                     topSiteSettled = true
                     if sequence > 0 && site != topSite { revisions.append(.topSite(site, before: sequence)) }

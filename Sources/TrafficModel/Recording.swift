@@ -23,7 +23,7 @@ public struct Recording: Sendable, Hashable, Codable {
 
     /// The first top-level document's site, the default first party (BEHAVIOUR.md section 4).
     public var topLevelSite: String? {
-        let document = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main } ?? exchanges.first
+        let document = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main } ?? exchanges.first { $0.initiator != .native }
         return document?.request.target.map { Site.of(host: $0.host) }
     }
 }

@@ -82,6 +82,19 @@ public struct WebViewEmulator: Sendable {
             let chainStart = e.redirect?.chainStart ?? e.sequence
             let hop = e.redirect?.hop ?? 0
             var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
+            if e.initiator == .native {
+                // NC1: the app's native code sent it, outside the web view: no strategy or
+                // mitigation touches it, and what it carried is NativeJar's business. Its
+                // Set-Cookie goes to NativeJar, which WebJar learns through J1.
+                outcome.note(Change(rule: "NC1", what: "sent by native code, outside the web view; not compared"))
+                if let target = e.request.target, !facts.setCookies.isEmpty {
+                    var origin = JarPair.Origin(rules: ["NC1"], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
+                    origin.fromRedirect = e.response.isRedirect
+                    store(facts.setCookies, from: target, in: .native, at: e.endedAt, origin: origin, hooks: hooks, into: &jars)
+                }
+                outcomes.append(outcome)
+                continue
+            }
             if e.sequence == (input.firstDocument ?? 0) {
                 for mirror in firstLoadMirrors {
                     outcome.note(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the web view's first load"))
@@ -224,21 +237,7 @@ public struct WebViewEmulator: Sendable {
                     if plan.responseJar == .native {
                         outcome.note(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
                     }
-                    for setCookie in facts.setCookies {
-                        let result = jars.receive(setCookie, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, profile: profile)
-                        if case .ignored = result, outcome.deliveredHost != nil {
-                            // D2: a cookie for the name, refused by the IP it came from.
-                            jars.block(setCookie.name, from: plan.responseJar, by: "D2")
-                        }
-                        // C7 and the like: a copy the app schedules to the other jar.
-                        if case .stored(let cookie) = result {
-                            for hook in hooks.setCookieStored {
-                                if let copy = hook(StoredCookie(cookie: cookie, jar: plan.responseJar, time: e.endedAt, profile: profile)) {
-                                    jars.copy(cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin)
-                                }
-                            }
-                        }
-                    }
+                    store(facts.setCookies, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, hooks: hooks, into: &jars, byIP: outcome.deliveredHost != nil)
                 }
                 // CAPC2: after a native response, a jar copied into the other.
                 if plan.intercepted && plan.responseJar == .native {
@@ -284,6 +283,25 @@ public struct WebViewEmulator: Sendable {
         var separate = false
         if case .separate = jars.link { separate = true }
         return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
+    }
+
+    /// A response's Set-Cookie headers stored in the jar its transport writes, when it ends.
+    func store(_ setCookies: [SetCookie], from target: RequestTarget, in side: JarSide, at time: Double, origin: JarPair.Origin, hooks: ComposedHooks, into jars: inout JarPair, byIP: Bool = false) {
+        for setCookie in setCookies {
+            let result = jars.receive(setCookie, from: target, in: side, at: time, origin: origin, profile: profile)
+            if case .ignored = result, byIP {
+                // D2: a cookie for the name, refused by the IP it came from.
+                jars.block(setCookie.name, from: side, by: "D2")
+            }
+            // C7 and the like: a copy the app schedules to the other jar.
+            if case .stored(let cookie) = result {
+                for hook in hooks.setCookieStored {
+                    if let copy = hook(StoredCookie(cookie: cookie, jar: side, time: time, profile: profile)) {
+                        jars.copy(cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin)
+                    }
+                }
+            }
+        }
     }
 
     /// PF1-PF3: what each call a page load's prefetch makes meets; a hit whose page request

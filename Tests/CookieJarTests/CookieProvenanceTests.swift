@@ -147,6 +147,32 @@ struct CookieProvenanceTests {
         #expect(q.startingCookies.map(\.path) == ["/m"])
     }
 
+    @Test("native code's requests (NC1) say nothing of the page's jar; their Set-Cookie explains the page's cookie later, and a page request before the cookie crossed over shows no deletion")
+    func nativeRequests() throws {
+        var login = Self.exchange(0, at: 0, "https://api.bank.example/v1/login", cookie: "device=ios17", setCookie: ["sid=c4; Domain=bank.example; Path=/"])
+        login.initiator = .native
+        var messages = Self.exchange(3, at: 3, "https://api.bank.example/v1/messages", cookie: "sid=c4; device=ios17")
+        messages.initiator = .native
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            login,
+            // The web view has not received sid yet (J1): no script deleted it.
+            Self.exchange(1, at: 0.4, "https://m.bank.example/account"),
+            Self.exchange(2, at: 1.8, "https://m.bank.example/api/balance", cookie: "sid=c4"),
+            messages,
+            // Once the page has carried it, a request that lacks it again shows a deletion.
+            Self.exchange(4, at: 5, "https://m.bank.example/logout-done"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        // What native code carried is neither inferred nor listed: it is NativeJar's.
+        #expect(p.sent[0].isEmpty && p.inferred[0].isEmpty)
+        #expect(p.sent[3].isEmpty && p.inferred[3].isEmpty)
+        #expect(p.inferred[1].isEmpty)
+        #expect(p.sent[2].map { "\($0.name):\($0.kind.rawValue):\($0.setBy.map(String.init) ?? "-")" } == ["sid:server-set:0"])
+        #expect(p.inferred[4].map(\.kind) == [.scriptDeleted])
+        // device= reached the page's jar from nowhere the recording shows: it is not there from the start.
+        #expect(p.startingCookies.isEmpty)
+    }
+
     @Test("an expired cookie is not inferred as deleted")
     func expiredIsNotDeleted() {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [

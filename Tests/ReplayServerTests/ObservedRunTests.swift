@@ -45,4 +45,17 @@ struct ObservedRunTests {
         let cookies = Self.codes([Self.arrival(0, "POST", "/login", body: "user=alice"), Self.arrival(1, "GET", "/home"), Self.arrival(2, "GET", "/api/me", cookie: "sid=2")])
         #expect(cookies == ["COOKIE_MISSING #1", "COOKIE_STALE #2"])
     }
+
+    @Test("a request the app's native code sent (NC1) is no page's: a browser on `serve` never asks for it, and that is no finding")
+    func nativeRequestNotExpected() {
+        var exchanges = Self.recording.exchanges
+        exchanges.append(Exchange(sequence: 3, startedAt: 3,
+            request: RecordedRequest(method: "GET", url: "https://shop.example.com/v1/messages", headers: [HeaderField("User-Agent", "ShopApp/3.1 CFNetwork/1568.100.1 Darwin/24.0.0")]),
+            response: RecordedResponse(status: 200)))
+        ExchangeClassifier.classify(&exchanges)
+        #expect(exchanges[3].initiator == .native)
+        let withNative = Recording(name: "login", sourceFormat: "har", exchanges: exchanges)
+        let arrivals = [Self.arrival(0, "POST", "/login", body: "user=alice"), Self.arrival(1, "GET", "/home", cookie: "sid=1"), Self.arrival(2, "GET", "/api/me", cookie: "sid=1")]
+        #expect(ObservedRun.build(recordings: [withNative], arrivals: arrivals).flatMap(\.findings).isEmpty)
+    }
 }

@@ -55,6 +55,44 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/home", headers: [("Accept", accept)])) == initiator)
     }
 
+    @Test("a User-Agent that is no browser engine's marks a request of native code or another program (NC1); a web view's, with the app's name appended, is an engine's", arguments: [
+        ("BankApp/5.2 CFNetwork/1568.100.1 Darwin/24.0.0", Initiator.native),  // NSURLSession's default
+        ("okhttp/4.12.0", .native), ("Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP2A)", .native),
+        ("Charles/4.6.3", .native), ("puffin", .native), ("curl/8.4.0", .native),
+        // WKWebView, with and without `applicationNameForUserAgent`.
+        ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 BankApp/5.2", .navigation),
+        ("Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 5.1)", .navigation),
+        ("Opera/9.80 (Windows NT 6.1; U; en) Presto/2.10.289 Version/12.00", .navigation),
+        ("", .navigation),
+    ])
+    func nativeUserAgent(_ agent: String, _ initiator: Initiator) {
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("User-Agent", agent), ("Accept", "text/html")])) == initiator)
+    }
+
+    @Test("an exporter's _resourceType and the Sec-Fetch headers, which only engines send, outrank the User-Agent")
+    func engineMarksOutrankUserAgent() {
+        #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "xhr", headers: [("User-Agent", "MyApp/1.0")])) == .xhr)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("User-Agent", "MyApp/1.0"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])) == .navigation)
+    }
+
+    @Test("the app's native requests before the first page do not stand in for the page's site")
+    func nativeRequestsAndTopSite() {
+        var list = [
+            exchange("POST", url: "https://api.bank.example/v1/login", headers: [("User-Agent", "BankApp/5.2 CFNetwork/1568.100.1 Darwin/24.0.0")]),
+            exchange(url: "https://cdn.other.example/app.js", at: 0.1),
+            exchange(url: "https://m.shop.example/home", headers: [("Accept", "text/html")], at: 0.2),
+        ]
+        for i in list.indices { list[i].sequence = i }
+        // Before the document arrives, the first request from the web view stands in.
+        var stream = ExchangeClassifier.Stream()
+        _ = stream.add(&list[0])
+        _ = stream.add(&list[1])
+        #expect(stream.topSite == "other.example")
+        ExchangeClassifier.classify(&list)
+        #expect(list.map(\.initiator) == [.native, .script, .navigation])
+        #expect(Recording(name: "r", sourceFormat: "har", exchanges: Array(list.dropLast())).topLevelSite == "other.example")
+    }
+
     @Test("body kinds", arguments: [
         ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b--", BodyKind.formData),
         ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"f\"; FileName=\"x.png\"\r\n\r\n1\r\n--b--", .formDataWithFile),

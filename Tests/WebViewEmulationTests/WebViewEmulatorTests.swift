@@ -80,6 +80,40 @@ struct WebViewEmulatorTests {
         #expect(Self.run(Self.firstRequestCookie, "urlprotocol-naive", scenario: Scenario(preexisting: .native)).outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
     }
 
+    /// The app's native code logs in (NSURLSession's User-Agent), then the web view opens
+    /// the account page.
+    static var nativeLogin: Recording {
+        let native = HeaderField("User-Agent", "BankApp/5.2 CFNetwork/1568.100.1 Darwin/24.0.0")
+        return recording([
+            exchange(0, at: 0, "POST", "https://api.bank.example/v1/login", headers: [native, HeaderField("Content-Type", "application/json")], body: #"{"user":"alice"}"#,
+                responseHeaders: [HeaderField("Set-Cookie", "sid=c4; Domain=bank.example; Path=/; Secure")]),
+            exchange(1, at: 0.4, "GET", "https://m.bank.example/account", headers: [HeaderField("Accept", "text/html"), HeaderField("Cookie", "sid=c4")]),
+            exchange(2, at: 1.8, "GET", "https://m.bank.example/api/balance", headers: [HeaderField("X-Requested-With", "XMLHttpRequest"), HeaderField("Cookie", "sid=c4")]),
+        ])
+    }
+
+    @Test("NC1: native code's request goes as recorded under every preset, and its Set-Cookie lands in NativeJar, which a plain web view learns only through J1")
+    func nativeRequest() throws {
+        let recording = Self.nativeLogin
+        #expect(recording.exchanges[0].initiator == .native)
+        for preset in Preset.builtIn {
+            let result = WebViewEmulator(preset: preset).run(recording, provenance: CookieProvenance(recording: recording))
+            let login = result.outcomes[0]
+            // No strategy touches it: NSURLProtocol would have emptied this POST's body (P1).
+            #expect(login.deliveredBody == recording.exchanges[0].request.bodyFingerprint, "\(preset.name)")
+            #expect(login.bodyRules.isEmpty && login.corsRules.isEmpty && login.cookieDifferences.isEmpty && login.pageURL == nil, "\(preset.name)")
+            #expect(login.changes.map(\.rule) == ["NC1"], "\(preset.name)")
+            let stored = try #require(result.jarEvents.first { $0.name == "sid" }, "\(preset.name)")
+            #expect(stored.jar == .native && stored.rule == "NC1", "\(preset.name)")
+        }
+        let plain = Self.run(recording, "plain")
+        let missing = try #require(plain.outcomes[1].cookieDifferences.first)
+        #expect(missing.name == "sid" && missing.sentValue == nil && missing.rules.contains("NC1") && missing.rules.contains("J1"))
+        #expect(plain.outcomes[2].cookieDifferences.isEmpty)  // J1 has copied it by 1.8 s
+        // NSURLProtocol sends the page's requests natively: they read NativeJar at once (P3).
+        #expect(Self.run(recording, "urlprotocol-naive").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+    }
+
     @Test("J3 window: a script write long before the request is missed only possibly (a warning)")
     func scriptWindow() throws {
         let flow = Self.recording([

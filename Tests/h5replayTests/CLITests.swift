@@ -73,13 +73,19 @@ struct CLITests {
         let basePresets: Set<String> = ["plain", "urlprotocol-naive", "urlprotocol-forwarded", "schemehandler-naive"]
         let xhr = findings.filter { $0["recording"] as? String == "xhr-json-post" && basePresets.contains($0["preset"] as? String ?? "") }
         #expect(Set(xhr.map { "\($0["preset"]!):\($0["code"]!)" }) == ["urlprotocol-naive:BODY_LOST", "urlprotocol-forwarded:BODY_LOST"])
-        // Without interception the four basic flows are clean, and the native login's first
-        // request misses its cookie (N3); Recordings/expected pins every finding exactly.
+        // Without interception the four basic flows are clean; the native login's first
+        // request misses its cookie (N3), and so does the page opened right after the app's
+        // native login call (NC1, J1); Recordings/expected pins every finding exactly.
         let plain = findings.filter { $0["preset"] as? String == "plain" }
         let basic: Set<String> = ["login-redirect", "xhr-json-post", "fetch-blob-upload", "script-cookie-api"]
         #expect(!plain.contains { basic.contains($0["recording"] as? String ?? "") })
-        #expect(plain.first.map { "\($0["recording"]!):\($0["sequence"]!):\($0["code"]!)" } == "native-login-first-request:0:COOKIE_MISSING")
-        #expect((plain.first?["rules"] as? [String])?.contains("N3") == true)
+        let firstRequest = plain.filter { $0["recording"] as? String == "native-login-first-request" }
+        #expect(firstRequest.map { "\($0["sequence"]!):\($0["code"]!)" } == ["0:COOKIE_MISSING"])
+        #expect((firstRequest.first?["rules"] as? [String])?.contains("N3") == true)
+        let nativeCall = plain.filter { $0["recording"] as? String == "native-api-login" }
+        #expect(nativeCall.map { "\($0["sequence"]!):\($0["code"]!)" } == ["1:COOKIE_MISSING"])
+        let nativeCallRules = Set(nativeCall.first?["rules"] as? [String] ?? [])
+        #expect(nativeCallRules.isSuperset(of: ["NC1", "J1"]))
         #expect(!report.stdout.contains("\"B\""))  // the script-set cookie's value stays redacted
 
         // A second run reuses the unchanged recordings.
@@ -338,7 +344,7 @@ struct CLITests {
         #expect((presets.first { $0["name"] as? String == "tauri" }?["app"] as? [String: String])?["origin"] == "tauri://localhost")
         #expect((presets.first { $0["name"] as? String == "netease-schemehandler" }?["mitigations"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
         let rules = try #require(object["rules"] as? [[String: Any]])
-        #expect(rules.count == 89)  // BEHAVIOUR.md sections 1 to 4 (48), E1-E4, the app origin (A1-A3), the frameworks (25), the offline package (O1-O4), prefetch (PF1-PF3), HTTPDNS (D1-D5) and the web view pool (W1)
+        #expect(rules.count == 90)  // BEHAVIOUR.md sections 1 to 4 (48), E1-E4, native code (NC1), the app origin (A1-A3), the frameworks (25), the offline package (O1-O4), prefetch (PF1-PF3), HTTPDNS (D1-D5) and the web view pool (W1)
         #expect(rules.first { $0["id"] as? String == "P1" }?["confidence"] as? String == "source")
     }
 
