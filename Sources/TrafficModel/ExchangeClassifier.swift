@@ -157,7 +157,8 @@ public enum ExchangeClassifier {
     /// Rule 4's Accept of a document load: one that starts with `text/html` (every browser
     /// since about 2012), and the document Accept values of older engines a capture from
     /// then holds: WebKit before 2011 (Safari 3-5, Chrome before 10, Android 2's browser)
-    /// sent `application/xml,application/xhtml+xml,text/html;q=0.9,...`, and Internet
+    /// sent `application/xml,application/xhtml+xml,text/html;q=0.9,...`, Gecko before
+    /// Firefox 3 (Mozilla 1.x, Firefox 1 and 2) the same after `text/xml,`, and Internet
     /// Explorer 7 and 8 a list of image and `application/x-ms-application` types. No
     /// script's request sends these by default. Android 2's browser asks for an image with
     /// `text/xml, text/html, application/xhtml+xml, image/png, ...`, so naming those types
@@ -165,7 +166,7 @@ public enum ExchangeClassifier {
     static func isDocumentAccept(_ accept: String) -> Bool {
         let value = accept.asciiLowercased
         return value.hasPrefix("text/html") || value.hasPrefix("application/xml,application/xhtml+xml,text/html")
-            || value.containsBytes("application/x-ms-application")
+            || value.hasPrefix("text/xml,application/xml,application/xhtml+xml,text/html") || value.containsBytes("application/x-ms-application")
     }
 
     /// URL comparison that ignores the fragment and the default port.

@@ -40,11 +40,16 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/fhs/fhs.xsl", headers: [("Accept", "text/xml,application/xml,application/xhtml+xml,*/*;q=0.1")])) == .stylesheet)
     }
 
-    @Test("rule 4 reads the document Accept of engines before 2012: old WebKit's, Internet Explorer's", arguments: [
+    @Test("rule 5 reads the document Accept of engines before 2012: old WebKit's, old Gecko's, Internet Explorer's", arguments: [
         // Chrome 8 and Safari 5 (pcap2har's github and pcapr.net captures).
         ("application/xml,application/xhtml+xml,text/html;q=0.9,text/plain;q=0.8,image/png,*/*;q=0.5", Initiator.navigation),
         // Internet Explorer 7 (pcap2har's sajal capture).
         ("image/gif, image/x-xbitmap, image/jpeg, image/pjpeg, application/x-ms-application, application/x-ms-xbap, application/vnd.ms-xpsdocument, application/xaml+xml, */*", .navigation),
+        // Mozilla 1.6 (pcap2har's http capture: an ad frame's document) and Firefox 1 and 2.
+        ("text/xml,application/xml,application/xhtml+xml,text/html;q=0.9,text/plain;q=0.8,image/png,image/jpeg", .navigation),
+        ("text/xml,application/xml,application/xhtml+xml,text/html;q=0.9,text/plain;q=0.8,image/png,*/*;q=0.5", .navigation),
+        // Firefox 3.5's XSLT stylesheet request names no text/html.
+        ("text/xml,application/xml,application/xhtml+xml,*/*;q=0.1", .ajax),
         ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", .navigation),
         // What scripts send: XHR's and fetch's default, jQuery's xml and json data types.
         ("*/*", .ajax), ("application/xml, text/xml, */*; q=0.01", .ajax), ("application/json, text/javascript, */*; q=0.01", .ajax),
