@@ -44,19 +44,20 @@ public enum ExchangeClassifier {
             default: break
             }
         }
-        // 3. A User-Agent that is no browser engine's: the app's native code or another
-        //    program (NC1). Every engine's, a web view's included, starts "Mozilla/" (old
-        //    Opera "Opera/"); NSURLSession's names the app and CFNetwork.
+        // NC1, after the marks only engines send: a User-Agent that is no browser engine's
+        // is the app's native code or another program. Every engine's, a web view's
+        // included, starts "Mozilla/" (old Opera "Opera/"); NSURLSession's names the app
+        // and CFNetwork.
         if let agent = headers.first("User-Agent"), !isEngineUserAgent(agent) { return .native }
-        // 4. X-Requested-With and Purpose.
+        // 3. X-Requested-With and Purpose.
         if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
         if let purpose = headers.first("Purpose") ?? headers.first("Sec-Purpose"), purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
-        // 5. Accept: text/html, or what a browser of before 2012 sent for a document.
+        // 4. Accept: text/html, or what a browser of before 2012 sent for a document.
         if let accept = headers.first("Accept"), isDocumentAccept(accept) {
             if request.method == "GET" { return .navigation }
             if isFormPost(request) { return .formSubmission }
         }
-        // 6. Path extension, else an ajax request of unknown API.
+        // 5. Path extension, else an ajax request of unknown API.
         // The last "." byte: an extension with any non-ASCII in it matches no case below,
         // so a dot a combining mark follows makes no difference.
         if let path = request.target?.path.asciiLowercased, let dot = path.utf8.lastIndex(of: 0x2E), !path.utf8[dot...].contains(0x2F) {
@@ -71,7 +72,7 @@ public enum ExchangeClassifier {
             default: break
             }
         }
-        // 7. A GET with no script marker whose answer is an image, a stylesheet, a script, a
+        // 6. A GET with no script marker whose answer is an image, a stylesheet, a script, a
         //    font or media was loaded by the element that shows it (an ad's `<img src=imgad?id=>`),
         //    not by an XHR: an ajax guess there would blame the JS bridge for what an image
         //    tag does. Old captures, without Sec-Fetch headers, need this most.

@@ -40,7 +40,7 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/fhs/fhs.xsl", headers: [("Accept", "text/xml,application/xml,application/xhtml+xml,*/*;q=0.1")])) == .stylesheet)
     }
 
-    @Test("rule 5 reads the document Accept of engines before 2012: old WebKit's, old Gecko's, Internet Explorer's", arguments: [
+    @Test("rule 4 reads the document Accept of engines before 2012: old WebKit's, old Gecko's, Internet Explorer's", arguments: [
         // Chrome 8 and Safari 5 (pcap2har's github and pcapr.net captures).
         ("application/xml,application/xhtml+xml,text/html;q=0.9,text/plain;q=0.8,image/png,*/*;q=0.5", Initiator.navigation),
         // Internet Explorer 7 (pcap2har's sajal capture).
