@@ -23,7 +23,7 @@ public struct Finding: Sendable, Hashable, Codable {
         @usableFromInline var confidence: Confidence
         @usableFromInline var expected: FindingFields
         @usableFromInline var actual: FindingFields
-        @usableFromInline var detail: String
+        @usableFromInline var detail: FindingDetail
         @usableFromInline var alternative: String? = nil
         /// A message stored whole by an earlier version, read back as it was.
         @usableFromInline var storedMessage: String? = nil
@@ -123,12 +123,15 @@ public struct Finding: Sendable, Hashable, Codable {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.actual } }
         _modify { unique(); yield &header.pointee.actual }
     }
-    /// What happened to this exchange and why, in plain words, without the rules' own
-    /// statements: those come from the rule catalogue when the message is rendered.
-    @inlinable public var detail: String {
+    /// What happened to this exchange and why, as the parts of its sentence: rendered
+    /// (`detail`) when a report shows it, stored as parts.
+    @inlinable public var detailParts: FindingDetail {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.detail } }
         _modify { unique(); yield &header.pointee.detail }
     }
+    /// What happened to this exchange and why, in plain words, without the rules' own
+    /// statements: those come from the rule catalogue when the message is rendered.
+    public var detail: String { detailParts.text }
     /// When the recording cannot say what the page used (an XHR or a fetch, a Blob or an
     /// ArrayBuffer) and the model kept the worse: which possibility this is.
     @inlinable public var alternative: String? {
@@ -148,15 +151,21 @@ public struct Finding: Sendable, Hashable, Codable {
         return FindingText.message(detail: detail, rules: rules, alternative: alternative)
     }
 
-    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, detail: String, alternative: String? = nil) {
+    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, detail: FindingDetail, alternative: String? = nil) {
         self.init(fields: Fields(
             code: code, severity: severity, preset: preset, recording: recording, sequence: sequence, method: method, url: url,
             subject: subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail, alternative: alternative))
     }
 
+    /// A finding whose detail is one sentence written whole.
+    public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, detail: String, alternative: String? = nil) {
+        self.init(code: code, severity: severity, preset: preset, recording: recording, sequence: sequence, method: method, url: url,
+            subject: subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: FindingDetail(text: detail), alternative: alternative)
+    }
+
     /// Passes every free text of the finding through `transform` (secret redaction).
     public mutating func mapText(_ transform: (String) -> String) {
-        detail = transform(detail)
+        detailParts.values = detailParts.values.map(transform)
         alternative = alternative.map(transform)
         storedMessage = storedMessage.map(transform)
     }

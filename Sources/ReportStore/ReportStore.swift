@@ -353,8 +353,8 @@ public struct ReportStore: Sendable {
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             findingInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank) VALUES
-                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+                  rules, confidence, message, expected, actual, detail_form, detail_values, alternative, subjects, likelihood, rank) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             eventInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
@@ -416,9 +416,12 @@ public struct ReportStore: Sendable {
                     i.bind(12, f.confidence.rawValue)
                     i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: &$0) }
                     i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: &$0) }
-                    i.bind(15, f.detail); i.bind(16, f.alternative)
-                    i.bind(17) { ReportStore.appendStringArrayJSON(f.subjects, to: &$0) }
-                    i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue)
+                    let detail = f.detailParts
+                    i.bind(15, detail.form.rawValue)
+                    i.bind(16) { ReportStore.appendStringArrayJSON(detail.values, to: &$0) }
+                    i.bind(17, f.alternative)
+                    i.bind(18) { ReportStore.appendStringArrayJSON(f.subjects, to: &$0) }
+                    i.bind(19, f.likelihood); i.bind(20, f.rank.rawValue)
                     try i.run()
                 }
             }
@@ -557,7 +560,15 @@ public struct ReportStore: Sendable {
         let confidence = try value(Confidence.self, row.confidence, column: "confidence")
         let expected = try decodeObject(row.expected), actual = try decodeObject(row.actual)
         var finding: Finding
-        if let detail = row.detail {
+        if let form = row.detailForm {
+            guard let form = FindingDetail.Form(rawValue: form) else { throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "detail_form", value: form) }
+            let raw = row.detailValues ?? "[]"
+            guard let values = try? JSONDecoder().decode([String].self, from: Data(raw.utf8)) else {
+                throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "detail_values", value: raw)
+            }
+            finding = Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
+                subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: FindingDetail(form, values), alternative: row.alternative)
+        } else if let detail = row.detail {
             finding = Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
                 subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail, alternative: row.alternative)
         } else {
@@ -633,11 +644,33 @@ public struct ReportStore: Sendable {
         out.append(0x5D)
     }
 
+    /// Whether any byte is a control character, `"` or `\`: eight bytes at a time, each
+    /// test the classic "has a zero byte" trick on the word (exact for whether one exists).
+    static func needsJSONEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        var i = 0
+        let raw = UnsafeRawPointer(base)
+        while i + 8 <= bytes.count {
+            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // A byte below 0x20 (bytes of 0x80 and over never match: ~w clears their high bit).
+            if (w &- ones &* 0x20) & ~w & highs != 0 || hasZero(w ^ (ones &* 0x22)) || hasZero(w ^ (ones &* 0x5C)) { return true }
+            i += 8
+        }
+        while i < bytes.count {
+            let c = bytes[i]
+            if c < 0x20 || c == 0x22 || c == 0x5C { return true }
+            i += 1
+        }
+        return false
+    }
+
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
         // Most names and values need no escape: copied whole.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            guard !needsJSONEscape(bytes) else { return false }
             out.append(contentsOf: bytes)
             return true
         }

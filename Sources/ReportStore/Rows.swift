@@ -142,9 +142,15 @@ struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
     var message: String
     var expected: String
     var actual: String
+    /// The whole sentence, for rows written from v6 to v13; since v14 `detailForm` and
+    /// `detailValues` hold its parts.
     var detail: String?
     var alternative: String?
     var subjects: String?
     var likelihood: Double?
     var rank: String?
+    /// `FindingDetail.Form`'s raw value.
+    var detailForm: String?
+    /// The sentence's values, a JSON array of strings.
+    var detailValues: String?
 }

@@ -344,6 +344,25 @@ enum Schema {
             // cost every stored outcome one more b-tree insert.
             try db.execute(sql: "DROP INDEX outcome_on_run_id")
         }
+        migrator.registerMigration("v14: finding details stored as their parts") { db in
+            // A finding keeps its sentence's form and values; a report renders the words
+            // when it shows the finding. Rows written before keep their whole sentence in
+            // `detail`.
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN detail_form TEXT")
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN detail_values TEXT")
+            try db.execute(sql: "DROP VIEW new_finding")
+            try db.execute(sql: """
+                CREATE VIEW new_finding AS
+                SELECT f.run_id, b.id AS baseline_run_id, f.preset, f.code, f.severity, f.recording_name,
+                       f.sequence, f.method, f.url, f.subject, f.rules, f.confidence, f.message, f.detail,
+                       f.detail_form, f.detail_values
+                FROM finding f JOIN run b ON b.id <> f.run_id
+                WHERE NOT EXISTS (
+                  SELECT 1 FROM finding g
+                  WHERE g.run_id = b.id AND g.preset = f.preset AND g.code = f.code AND g.recording_name = f.recording_name
+                    AND g.sequence = f.sequence AND g.method = f.method AND g.url = f.url AND g.subject IS f.subject)
+                """)
+        }
         return migrator
     }
 }

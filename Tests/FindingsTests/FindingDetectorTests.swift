@@ -138,15 +138,15 @@ struct FindingDetectorTests {
     func folkloreCap() {
         let e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "POST", url: "https://a.example/", body: Data("x".utf8)), response: RecordedResponse(status: 200))
         let detector = FindingDetector()
-        #expect(detector.make(.bodyLost, e, "p", "r", ["H5"], expected: [:], actual: [:], sentence: "s").severity == .warning)
-        #expect(detector.make(.bodyLost, e, "p", "r", ["P1"], expected: [:], actual: [:], sentence: "s").severity == .error)
+        #expect(detector.make(.bodyLost, e, "p", "r", ["H5"], expected: [:], actual: [:], detail: FindingDetail(text: "s")).severity == .warning)
+        #expect(detector.make(.bodyLost, e, "p", "r", ["P1"], expected: [:], actual: [:], detail: FindingDetail(text: "s")).severity == .error)
     }
 
     @Test("a finding's identity is its recording, exchange, preset, code and subject")
     func identity() throws {
         let a = try #require(try Self.findings("xhr-json-post", "urlprotocol-naive").first)
         var b = a
-        b.detail = "reworded"
+        b.detailParts = FindingDetail(text: "reworded")
         b.rules = ["P1", "P4"]
         #expect(a.identity == b.identity)
         b.preset = "other"

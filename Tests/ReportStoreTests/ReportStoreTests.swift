@@ -195,6 +195,24 @@ struct ReportStoreTests {
         #expect(loaded.first?.message.contains("(P1, source)") == true)
         let stored = try store.writer.read { db in try String.fetchOne(db, sql: "SELECT message FROM finding WHERE run_id = ?", arguments: [run]) }
         #expect(stored == "")
+        // The detail is stored as its sentence's parts, not as the sentence.
+        let parts = try store.writer.read { db in try Row.fetchOne(db, sql: "SELECT detail, detail_form, detail_values FROM finding WHERE run_id = ?", arguments: [run]) }
+        #expect(parts?["detail"] as String? == nil)
+        #expect(parts?["detail_form"] as String? == "body-lost")
+        #expect(parts?["detail_values"] as String? == #"["The XHR POST m.example.com/api/order","52"]"#)
+        // A row an earlier version wrote, its sentence whole, reads back as it was.
+        try store.writer.write { db in
+            try db.execute(sql: "UPDATE finding SET detail = 'The page lost it', detail_form = NULL, detail_values = NULL WHERE run_id = ?", arguments: [run])
+        }
+        #expect(try store.findings(run: run).first?.detail == "The page lost it")
+        // An unknown form is an error naming the row and the value.
+        try store.writer.write { db in try db.execute(sql: "UPDATE finding SET detail_form = 'telepathy' WHERE run_id = ?", arguments: [run]) }
+        #expect {
+            try store.findings(run: run)
+        } throws: { error in
+            (error as? StoreError).map { "\($0)".contains("table finding, row") && "\($0)".contains("telepathy") } ?? false
+        }
+        try store.writer.write { db in try db.execute(sql: "UPDATE finding SET detail_form = NULL WHERE run_id = ?", arguments: [run]) }
         try store.writer.write { db in try db.execute(sql: "UPDATE finding SET code = 'BODY_VANISHED' WHERE run_id = ?", arguments: [run]) }
         #expect {
             try store.findings(run: run)
@@ -237,8 +255,8 @@ struct ReportStoreTests {
         }
         let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "p", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: count)
         let id = try store.saveRun(run, results: [ReportStore.RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
-        let details = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT detail FROM finding WHERE run_id = ? ORDER BY id", arguments: [id]) }
-        #expect(details == findings.map(\.detail))
+        let details = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT detail_values FROM finding WHERE run_id = ? ORDER BY id", arguments: [id]) }
+        #expect(details == findings.map { #"["\#($0.detail)"]"# })
     }
 
     @Test("a run that fails while its rows are written leaves no row; afterwards foreign keys hold again: a row naming no run is refused, deleting a run deletes its rows, a finished serve session leaves no arrival behind")
