@@ -112,8 +112,11 @@ public struct HARImporter: Sendable {
         // Time order, stable for equal times; diagnostics follow their exchanges.
         var sorted: [Exchange]
         var position = [Int](repeating: -1, count: clock.times.count)
+        // Classification's word on the recording as a whole (NC1's native requests).
+        let classified: [Diagnostic]
         if let inOrder {
             sorted = inOrder
+            classified = classifier.diagnostics
             exchanges = []
             for (k, entry) in entries.enumerated() { position[entry] = k }
         } else {
@@ -125,7 +128,7 @@ public struct HARImporter: Sendable {
                 position[entries[old]] = k
                 sorted[k].sequence = k
             }
-            ExchangeClassifier.classify(&sorted)
+            classified = ExchangeClassifier.classify(&sorted)
         }
         for i in diagnostics.indices {
             if let entry = diagnostics[i].sequence { diagnostics[i].sequence = position[entry] >= 0 ? position[entry] : nil }
@@ -136,7 +139,7 @@ public struct HARImporter: Sendable {
             (a.element.sequence.map { $0 + 1 } ?? 0, a.offset) < (b.element.sequence.map { $0 + 1 } ?? 0, b.offset)
         }.map(\.element)
         hashing.wait()
-        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: diagnostics)
+        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: classified + diagnostics)
     }
 
     /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for

@@ -146,8 +146,8 @@ public struct CaptureSession {
                 diagnostics.append(d)
             }
         }
-        ExchangeClassifier.classify(&exchanges)
-        return Recording(name: name, sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: sourceSHA256, exchanges: exchanges, diagnostics: diagnostics)
+        let classified = ExchangeClassifier.classify(&exchanges)
+        return Recording(name: name, sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: sourceSHA256, exchanges: exchanges, diagnostics: classified + diagnostics)
     }
 }
 

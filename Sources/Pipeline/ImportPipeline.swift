@@ -120,6 +120,9 @@ public struct ImportPipeline: Sendable {
             return Classified(sent: step.sent, inferred: step.inferred, revisions: revisions)
         }
 
+        /// What classification tells of the recording as a whole, once every exchange is in.
+        public var diagnostics: [Diagnostic] { classifier.diagnostics }
+
         public struct Classified {
             public var sent: [CookieProvenance.SentCookie]
             public var inferred: [CookieProvenance.Inference]
@@ -229,8 +232,9 @@ public struct ImportPipeline: Sendable {
                     try stream.add(&exchange, initiator: nil, diagnostics: diagnostics)
                     if writer.exchangeCount % 4096 == 0 { progress?("\(path): \(writer.exchangeCount) exchanges") }
                 }
-                let result = try writer.finish(name: name, sourceSHA256: sha256, diagnostics: unplaced, replace: replace)
-                let imported = ImportedRecording(name: name, exchangeCount: writer.exchangeCount, diagnostics: unplaced + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                let recordingLevel = stream.stage.diagnostics + unplaced
+                let result = try writer.finish(name: name, sourceSHA256: sha256, diagnostics: recordingLevel, replace: replace)
+                let imported = ImportedRecording(name: name, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                 return [(imported, result)]
             }
         } catch let error as HARImportError {
@@ -327,7 +331,7 @@ public struct ImportPipeline: Sendable {
                 return try clients.map { client in
                     let writer = streams[client]!.writer
                     let recordingName = clients.count > 1 ? CaptureSession.recordingName(name, client: client) : name
-                    let diagnostics = source.leadingDiagnostics + end.diagnostics
+                    let diagnostics = source.leadingDiagnostics + streams[client]!.stage.diagnostics + end.diagnostics
                     let result = try writer.finish(name: recordingName, sourceSHA256: source.keepsSHA256 ? end.sha256 : nil, diagnostics: diagnostics, replace: replace)
                     let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                     return (imported, result)

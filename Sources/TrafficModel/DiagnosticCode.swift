@@ -37,6 +37,12 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     case midStreamStart = "mid-stream-start"
     /// a captured request that got no response
     case noResponse = "no-response"
+    /// requests sent by a program that is no browser engine (NC1): the app's native code or
+    /// a tool; replayed outside the web view, compared with nothing
+    case nativeRequests = "native-requests"
+    /// no request of the recording came from a browser engine (NC1): nothing to replay
+    /// through a web view
+    case noPageRequests = "no-page-requests"
     /// TCP connections that carried no HTTP
     case nonHttpConnections = "non-http-connections"
     /// packet timestamps going back in time
@@ -84,6 +90,8 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .malformedPackets: return .warning
         case .midStreamStart: return .note
         case .noResponse: return .warning
+        case .nativeRequests: return .note
+        case .noPageRequests: return .warning
         case .nonHttpConnections: return .note
         case .packetsOutOfTimeOrder: return .note
         case .requestBodyLimit: return .warning

@@ -5,13 +5,16 @@ import Foundation
 public enum ExchangeClassifier {
     /// Fills `initiator`, `frame`, `bodyKind` and `redirect` on every exchange, in place.
     /// `exchanges` must already be in time order with sequences 0..<n.
-    public static func classify(_ exchanges: inout [Exchange]) {
+    /// Returns the recording-level diagnostics classification gives (`Stream.diagnostics`).
+    @discardableResult
+    public static func classify(_ exchanges: inout [Exchange]) -> [Diagnostic] {
         var stream = Stream()
         for i in exchanges.indices {
             for revision in stream.add(&exchanges[i]) {
                 revision.apply(to: &exchanges)
             }
         }
+        return stream.diagnostics
     }
 
     // MARK: - Initiator
@@ -259,6 +262,21 @@ public enum ExchangeClassifier {
         var topSiteGuessed = false
         /// Exchanges added so far.
         public private(set) var count = 0
+        /// Exchanges classified native (NC1), and the first few User-Agents among them.
+        public private(set) var nativeCount = 0
+        var nativeAgents: [String] = []
+
+        /// What classification tells of the recording as a whole: how many of its requests
+        /// no browser engine sent (NC1), and whether any request is left for a web view.
+        public var diagnostics: [Diagnostic] {
+            guard nativeCount > 0 else { return [] }
+            let agents = nativeAgents.map { "`\($0)`" }.joined(separator: ", ")
+            let pinning = "a web view whose User-Agent does not start with Mozilla/ needs a scenario sidecar that pins its requests' initiators"
+            if nativeCount == count {
+                return [Diagnostic(.noPageRequests, message: "none of the \(count) request(s) came from a browser engine (User-Agent \(agents)): each is replayed outside the web view and compared with nothing (NC1); \(pinning)")]
+            }
+            return [Diagnostic(.nativeRequests, message: "\(nativeCount) of \(count) request(s) were sent by a program that is no browser engine (User-Agent \(agents)): the app's native code or a tool; they are replayed outside the web view and compared with nothing (NC1)")]
+        }
 
         public init() {}
 
@@ -296,6 +314,8 @@ public enum ExchangeClassifier {
                     revisions.append(.redirectNext(sequence: from.sequence, next: sequence))
                 }
             }
+
+            if exchange.initiator == .native { countNative(exchange) }
 
             // The frame: an iframe document, a request an iframe document referred, or the
             // frame of the chain a redirect target belongs to.
@@ -342,6 +362,13 @@ public enum ExchangeClassifier {
                 countAwaiting(at: parsed?.path, by: 1)
             }
             return revisions
+        }
+
+        mutating func countNative(_ exchange: Exchange) {
+            nativeCount += 1
+            if nativeAgents.count < 3, let agent = exchange.request.headers.first("User-Agent"), !nativeAgents.contains(agent) {
+                nativeAgents.append(agent.count > 80 ? String(agent.prefix(77)) + "..." : agent)
+            }
         }
 
         /// Whether a waiting 3xx may have this request's URL as its Location.

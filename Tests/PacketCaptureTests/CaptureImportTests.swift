@@ -35,6 +35,23 @@ struct CaptureImportTests {
         #expect(recordings[0].exchanges[0].serverAddress == (v6 ? "[2001:db8::2]:80" : "10.0.0.2:80"))
     }
 
+    @Test("a capture's requests from no browser engine (NC1) are counted on the recording: a note beside the page's, a warning when there is no other")
+    func nativeRequests() throws {
+        func request(_ agent: String, _ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: api.bank.example\r\nUser-Agent: \(agent)\r\nAccept: */*\r\n\r\n" }
+        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        var native = CaptureBuilder()
+        native.connection(clientPort: 50001, request: request("BankApp/5.2 CFNetwork/1568.100.1 Darwin/24.0.0", "/v1/messages"), response: ok)
+        let alone = try native.importing().recordings[0]
+        #expect(alone.exchanges.map(\.initiator) == [.native])
+        let warning = try #require(alone.diagnostics.first { $0.code == DiagnosticCode.noPageRequests.rawValue })
+        #expect(warning.severity == .warning && warning.message.contains("`BankApp/5.2 CFNetwork/1568.100.1 Darwin/24.0.0`") && warning.message.contains("NC1"))
+        var mixed = native
+        mixed.connection(clientPort: 50002, request: request("Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15", "/v1/page"), response: ok)
+        let both = try mixed.importing().recordings[0]
+        #expect(both.diagnostics.filter { $0.code.hasPrefix("n") && $0.code.contains("requests") }.map(\.code) == [DiagnosticCode.nativeRequests.rawValue])
+        #expect(both.diagnostics.first { $0.code == DiagnosticCode.nativeRequests.rawValue }?.message.hasPrefix("1 of 2 request(s)") == true)
+    }
+
     @Test("pcapng reads like pcap, and the recording says which it was")
     func pcapng() throws {
         var b = CaptureBuilder()

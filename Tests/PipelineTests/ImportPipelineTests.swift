@@ -22,6 +22,24 @@ struct ImportPipelineTests {
         }
     }
 
+    @Test("requests from no browser engine (NC1) are counted on the recording, read whole or streamed into the store alike")
+    func nativeRequestDiagnostics() throws {
+        let charles = RealWorldCorpusTests.conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/har_files/charles.har").path
+        var files = [(Self.root.appendingPathComponent("Recordings/native-api-login.har").path, DiagnosticCode.nativeRequests, "2 of 4 request(s)")]
+        if FileManager.default.fileExists(atPath: charles) { files.append((charles, .noPageRequests, "none of the 1 request(s)")) }
+        for (path, code, start) in files {
+            let whole = try ImportPipeline().read(path, name: "r")[0]
+            let said = try #require(whole.diagnostics.first { $0.code == code.rawValue }, "\(path)")
+            #expect(said.severity == code.severity && said.message.hasPrefix(start), "\(path): \(said.message)")
+            let store = try ReportStore.inMemory()
+            let imported = try ImportPipeline().importFile(path, name: "r", replace: false, into: store)
+            #expect(imported[0].0.diagnostics.contains(said), "\(path)")
+            #expect(try #require(try store.recording(named: "r")).diagnostics.contains(said), "\(path)")
+        }
+        // A flow of the page alone says nothing of the kind.
+        #expect(try ImportPipeline().read(Self.root.appendingPathComponent("Recordings/login-redirect.har").path, name: "r")[0].diagnostics.isEmpty)
+    }
+
     @Test("a recording stored before provenance was kept gets it when the pipeline opens the store, not from a migration")
     func provenanceBackfill() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-backfill-\(getpid()).sqlite").path
