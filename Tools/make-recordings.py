@@ -126,6 +126,20 @@ FLOWS["native-api-login"] = har([
           resp_mime="application/json", ua=NATIVE_UA),
 ], "The app logs in natively (CFNetwork), then the web view opens the account page that needs the session cookie.")
 
+# 5c. A chat page: a login XHR sets the session cookie, then the page opens a WebSocket
+#     that needs it. WebKit opens WebSockets itself (WS1): where the login's Set-Cookie went
+#     to NativeJar (an interceptor), the handshake a moment later reads WebJar without it.
+CH = "https://chat.example.com"
+FLOWS["websocket-after-login"] = har([
+    entry(0, "GET", CH + "/room/7", doc_headers(), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=messages></div>"),
+    entry(800, "POST", CH + "/api/login", xhr_headers([("Content-Type", "application/json"), ("Origin", CH)]), 200,
+          [("Content-Type", "application/json"), ("Set-Cookie", "chat_sid=5e11a0; Path=/; Secure; HttpOnly")], '{"ok":true}',
+          post=("application/json", '{"user":"alice"}'), resp_mime="application/json"),
+    entry(1100, "GET", "wss://chat.example.com/ws/room/7", [("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Origin", CH), ("Sec-WebSocket-Version", "13"),
+          ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-Fetch-Dest", "websocket"), ("Sec-Fetch-Mode", "websocket"), ("Cookie", "chat_sid=5e11a0")], 101,
+          [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")], resp_mime="", resource_type="websocket"),
+], "A chat page logs in by XHR, then opens a WebSocket that needs the session cookie.")
+
 # 6. A 307 POST redirect on a document, after a first load that itself redirects with
 #    Set-Cookie on the 302 hop.
 P = "https://pay.example.com"

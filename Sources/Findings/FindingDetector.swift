@@ -271,6 +271,7 @@ public struct FindingDetector: Sendable {
         case .fetch: what = "fetch"
         case .ajax: what = "request"
         case .beacon: what = "beacon"
+        case .websocket: what = "WebSocket handshake"
         default: what = e.initiator.rawValue
         }
         let hop = (e.redirect?.hop ?? 0) > 0 ? " (redirect hop \(e.redirect!.hop))" : ""

@@ -124,6 +124,7 @@ public struct HARExporter: Sendable {
         case .font: return "font"
         case .media: return "media"
         case .prefetch: return "prefetch"
+        case .websocket: return "websocket"
         case .ajax, .other, .native: return "other"
         }
     }

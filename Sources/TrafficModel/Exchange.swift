@@ -305,6 +305,9 @@ public enum Initiator: String, Sendable, Hashable, Codable, CaseIterable {
     /// whose User-Agent names CFNetwork), or a tool on the capturing machine. It never
     /// passes through the web view (NC1).
     case native
+    /// A WebSocket's opening handshake (`Upgrade: websocket`): WebKit's own, which no
+    /// interceptor sees and no CORS check applies to (WS1).
+    case websocket
 
     /// A load of a document: it sets the frame's URL.
     public var isDocument: Bool { self == .navigation || self == .formSubmission }

@@ -34,6 +34,9 @@ public enum ExchangeClassifier {
             case "document", "iframe", "frame":
                 if mode == nil || mode == "navigate" { return isFormPost(request) ? .formSubmission : .navigation }
             case "empty":
+                // No site for a request with no destination: the browser's own (its sync, an
+                // extension's background fetch), not a page's, which always has one (NC1).
+                if headers.first("Sec-Fetch-Site")?.caseInsensitiveEquals("none") == true { return .native }
                 // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API.
                 if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
                     return headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
@@ -44,6 +47,7 @@ public enum ExchangeClassifier {
             case "font": return .font
             case "audio", "video", "track": return .media
             case "report": return .beacon
+            case "websocket": return .websocket
             default: break
             }
         }
@@ -52,6 +56,8 @@ public enum ExchangeClassifier {
         // included, starts "Mozilla/" (old Opera "Opera/"); NSURLSession's names the app
         // and CFNetwork.
         if let agent = headers.first("User-Agent"), !isEngineUserAgent(agent) { return .native }
+        // A WebSocket's handshake asks to upgrade the connection (RFC 6455 section 4.1).
+        if request.method == "GET", headers.first("Upgrade")?.caseInsensitiveEquals("websocket") == true { return .websocket }
         // 3. X-Requested-With and Purpose.
         if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
         if let purpose = headers.first("Purpose") ?? headers.first("Sec-Purpose"), purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
@@ -110,7 +116,8 @@ public enum ExchangeClassifier {
         case "font": return .font
         case "media": return .media
         case "prefetch": return .prefetch
-        default: return nil  // "other", "manifest", "websocket"...: fall through to the headers.
+        case "websocket": return .websocket
+        default: return nil  // "other", "manifest"...: fall through to the headers.
         }
     }
 

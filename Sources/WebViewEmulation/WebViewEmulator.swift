@@ -120,7 +120,13 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             let plan: TransportPlan
-            if hop == 0 {
+            if e.initiator == .websocket {
+                // WS1: WebKit opens WebSockets itself: no NSURLProtocol (registered for http
+                // and https, not ws and wss), scheme handler or XHR and fetch bridge sees the
+                // handshake, and no CORS check applies; it carries WebJar's cookies.
+                plan = Self.webSocketPlan
+                outcome.note(Change(rule: "WS1", what: "a WebSocket handshake: WebKit's own, under every strategy"))
+            } else if hop == 0 {
                 plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
                 if e.redirect?.next != nil { plans[chainStart] = plan }
                 // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
@@ -173,8 +179,9 @@ public struct WebViewEmulator: Sendable {
             }
             if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
             // A1: a script's request from the app's page to a server reads the response only
-            // if CORS lets the app origin read it.
-            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax,
+            // if CORS lets the app origin read it. A request the recording holds no response
+            // for (status 0: it failed, or the exporter kept no more, E1) gives none to judge.
+            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax, e.response.status > 0,
                 let target = e.request.target, target.scheme == "http" || target.scheme == "https",
                 !e.request.headers.contains("Access-Control-Request-Method"),  // the engine's own preflight
                 let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
@@ -284,6 +291,9 @@ public struct WebViewEmulator: Sendable {
         if case .separate = jars.link { separate = true }
         return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
     }
+
+    /// WS1: how every preset opens a WebSocket.
+    static let webSocketPlan = TransportPlan(requestJar: .web, requestJarRule: "WS1", responseJar: .web, responseJarRule: "WS1", bodyLostBy: nil, redirects: .engine, redirectRule: "WS1", intercepted: false)
 
     /// A response's Set-Cookie headers stored in the jar its transport writes, when it ends.
     func store(_ setCookies: [SetCookie], from target: RequestTarget, in side: JarSide, at time: Double, origin: JarPair.Origin, hooks: ComposedHooks, into jars: inout JarPair, byIP: Bool = false) {

@@ -74,6 +74,25 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(headers: [("User-Agent", agent), ("Accept", "text/html")])) == initiator)
     }
 
+    @Test("a request with no destination and no site is the browser's own (its sync, an extension's fetch), not a page's (NC1)")
+    func browsersOwnRequest() {
+        let sync = [("User-Agent", "Chrome MAC 116.0.5845.179"), ("Sec-Fetch-Site", "none"), ("Sec-Fetch-Mode", "no-cors"), ("Sec-Fetch-Dest", "empty")]
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", headers: sync)) == .native)
+        // A page's fetch always has a site; a typed URL's document load has none and is a page load.
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "cors"), ("Sec-Fetch-Dest", "empty")])) == .ajax)
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Site", "none"), ("Sec-Fetch-Mode", "navigate"), ("Sec-Fetch-Dest", "document")])) == .navigation)
+    }
+
+    @Test("a WebSocket's handshake is its own kind (WS1): by the exporter's type, by Sec-Fetch-Dest, or by its Upgrade header")
+    func webSocket() {
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "wss://chat.example/ws", resourceType: "websocket")) == .websocket)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "wss://chat.example/ws", headers: [("Sec-Fetch-Dest", "websocket"), ("Sec-Fetch-Mode", "websocket")])) == .websocket)
+        // mitmproxy's export of a Chrome WebSocket: an https URL, Upgrade, and no Accept.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://demo.piesocket.com/v3/channel_123", headers: [("Connection", "Upgrade"), ("Upgrade", "websocket"), ("User-Agent", "Mozilla/5.0 (Macintosh)")])) == .websocket)
+        // A native client's WebSocket is native code's.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "wss://chat.example/ws", headers: [("Upgrade", "websocket"), ("User-Agent", "okhttp/4.12.0")])) == .native)
+    }
+
     @Test("an exporter's _resourceType and the Sec-Fetch headers, which only engines send, outrank the User-Agent")
     func engineMarksOutrankUserAgent() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "xhr", headers: [("User-Agent", "MyApp/1.0")])) == .xhr)

@@ -114,6 +114,26 @@ struct WebViewEmulatorTests {
         #expect(Self.run(recording, "urlprotocol-naive").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
     }
 
+    @Test("WS1: a WebSocket handshake is WebKit's own under every preset: no interceptor changes it, no CORS check, and it reads WebJar, which an intercepted login's cookie reaches only through J1")
+    func webSocket() throws {
+        let recording = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://chat.example.com/room", headers: [HeaderField("Accept", "text/html")]),
+            Self.exchange(1, at: 0.8, "POST", "https://chat.example.com/api/login", headers: [HeaderField("X-Requested-With", "XMLHttpRequest"), HeaderField("Content-Type", "application/json")], body: "{}",
+                responseHeaders: [HeaderField("Set-Cookie", "chat_sid=5e; Path=/; Secure")]),
+            Self.exchange(2, at: 1.1, "GET", "wss://chat.example.com/ws", headers: [HeaderField("Upgrade", "websocket"), HeaderField("Connection", "Upgrade"), HeaderField("Cookie", "chat_sid=5e")], status: 101),
+        ])
+        #expect(recording.exchanges[2].initiator == .websocket)
+        for preset in Preset.builtIn {
+            let ws = WebViewEmulator(preset: preset).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2]
+            #expect(ws.changes.first?.rule == "WS1", "\(preset.name)")
+            #expect(ws.corsRules.isEmpty && ws.urlRules.isEmpty && ws.addedHeaders.isEmpty && ws.bodyRules.isEmpty && ws.thirdPartyRules.isEmpty, "\(preset.name)")
+        }
+        #expect(Self.run(recording, "plain").outcomes[2].cookieDifferences.isEmpty)
+        // NSURLProtocol stored the login's cookie in NativeJar (P3); the handshake 0.3 s later reads WebJar.
+        let missing = try #require(Self.run(recording, "urlprotocol-naive").outcomes[2].cookieDifferences.first)
+        #expect(missing.name == "chat_sid" && missing.sentValue == nil && missing.rules.contains("WS1") && missing.rules.contains("J1"))
+    }
+
     @Test("J3 window: a script write long before the request is missed only possibly (a warning)")
     func scriptWindow() throws {
         let flow = Self.recording([
