@@ -12,6 +12,8 @@ what the page saw, and what the engine's cookie manager holds. `Tools/lab/run` s
 once per experiment, in its own process (an engine crash is an observation, never a hang).
 Needs Debian's gir1.2-webkit2-4.1, gir1.2-soup-3.0, python3-gi and a display (Xvfb).
 """
+import base64
+import hashlib
 import json
 import os
 import sys
@@ -52,6 +54,20 @@ class Origin:
                 received.append({"at": name, "method": self.command, "path": self.path,
                                  "headers": {k.lower(): v for k, v in self.headers.items()},
                                  "bodyLength": len(body), "body": body.decode("utf-8", "replace")[:2000]})
+                if self.headers.get("Upgrade", "").lower() == "websocket":
+                    # A WebSocket's opening handshake (RFC 6455 section 4.2.2), answered
+                    # without Access-Control-Allow-Origin; then the connection closes.
+                    key = self.headers.get("Sec-WebSocket-Key", "")
+                    accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+                    self.send_response(101)
+                    self.send_header("Upgrade", "websocket")
+                    self.send_header("Connection", "Upgrade")
+                    self.send_header("Sec-WebSocket-Accept", accept)
+                    self.end_headers()
+                    self.wfile.flush()
+                    time.sleep(0.3)
+                    self.close_connection = True
+                    return
                 status, headers, payload = experiments.answer(routes, self.command, self.path, origin.urls)
                 self.send_response(status)
                 for k, v in headers:

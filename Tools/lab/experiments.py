@@ -381,6 +381,30 @@ def app_cookie_experiment(itp):
 app_cookie_experiment(True)
 app_cookie_experiment(False)
 
+experiment(
+    id="websocket-from-app-scheme", rules=["WS1"], pageAt="app", itp=False,
+    title="a page on the custom scheme logs in on an HTTP origin (its cookie stored), then opens a WebSocket there that is answered without Access-Control-Allow-Origin",
+    api=CORS_API,
+    script="""
+  results.login = await fetchIt("GET", urls.api + "/login", undefined, {credentials: "include"});
+  results.socket = await new Promise(resolve => {
+    try {
+      const ws = new WebSocket(urls.api.replace("http:", "ws:") + "/socket");
+      ws.onopen = () => { resolve("open"); ws.close(); };
+      ws.onerror = () => resolve("error");
+      setTimeout(() => resolve("timeout"), 3000);
+    } catch (e) { resolve(String(e)); }
+  });
+""",
+    checks=lambda r: [
+        check("WS1", "the handshake goes to the server, past the custom scheme's handler", "server",
+              "server" if arrivals(r, "api", "/socket") else "not sent"),
+        check("WS1", "no CORS check: the socket opens though the answer carries no Access-Control-Allow-Origin", "open", (r.get("saw") or {}).get("socket", "no report")),
+        check("WS1", "the handshake carries the web view's cookie for the origin", "sent",
+              "sent" if arrivals(r, "api", "/socket") and "api_session" in arrivals(r, "api", "/socket")[0]["headers"].get("cookie", "") else "not sent"),
+    ],
+)
+
 
 def iframe_experiment(itp):
     return experiment(
