@@ -37,11 +37,11 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     case midStreamStart = "mid-stream-start"
     /// a captured request that got no response
     case noResponse = "no-response"
-    /// requests sent by a program that is no browser engine (NC1): the app's native code or
-    /// a tool; replayed outside the web view, compared with nothing
+    /// requests that were not a page's (NC1): the app's native code, a tool or the browser
+    /// itself sent them; replayed outside the web view, compared with nothing
     case nativeRequests = "native-requests"
-    /// no request of the recording came from a browser engine (NC1): nothing to replay
-    /// through a web view
+    /// no request of the recording came from a page (NC1): nothing to replay through a
+    /// web view
     case noPageRequests = "no-page-requests"
     /// TCP connections that carried no HTTP
     case nonHttpConnections = "non-http-connections"

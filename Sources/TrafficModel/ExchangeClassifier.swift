@@ -212,8 +212,8 @@ public enum ExchangeClassifier {
     /// exchange already added:
     /// - a 3xx learns its `redirect.next` when the request for its Location arrives;
     /// - the top-level site is the first main-frame document's site (`Recording.topLevelSite`);
-    ///   until one arrives the first web view exchange's site stands in, and the exchanges before the
-    ///   document are revised against the document's site.
+    ///   until one arrives the site of the first exchange from the web view stands in, and
+    ///   the exchanges before the document are revised against the document's site.
     ///
     /// Exchanges come in as imported, without redirect links or frames of their own. The
     /// result is the same as classifying the whole list at once: each 3xx is followed by
@@ -280,9 +280,9 @@ public enum ExchangeClassifier {
             let agents = nativeAgents.map { "`\($0)`" }.joined(separator: ", ")
             let pinning = "a web view whose User-Agent does not start with Mozilla/ needs a scenario sidecar that pins its requests' initiators"
             if nativeCount == count {
-                return [Diagnostic(.noPageRequests, message: "none of the \(count) request(s) came from a browser engine (User-Agent \(agents)): each is replayed outside the web view and compared with nothing (NC1); \(pinning)")]
+                return [Diagnostic(.noPageRequests, message: "none of the \(count) request(s) came from a page (User-Agent \(agents)): each is replayed outside the web view and compared with nothing (NC1); \(pinning)")]
             }
-            return [Diagnostic(.nativeRequests, message: "\(nativeCount) of \(count) request(s) were sent by a program that is no browser engine (User-Agent \(agents)): the app's native code or a tool; they are replayed outside the web view and compared with nothing (NC1)")]
+            return [Diagnostic(.nativeRequests, message: "\(nativeCount) of \(count) request(s) were not a page's (User-Agent \(agents)): the app's native code, a tool or the browser itself sent them; they are replayed outside the web view and compared with nothing (NC1)")]
         }
 
         public init() {}
@@ -373,9 +373,9 @@ public enum ExchangeClassifier {
 
         mutating func countNative(_ exchange: Exchange) {
             nativeCount += 1
-            if nativeAgents.count < 3, let agent = exchange.request.headers.first("User-Agent"), !nativeAgents.contains(agent) {
-                nativeAgents.append(agent.count > 80 ? String(agent.prefix(77)) + "..." : agent)
-            }
+            guard nativeAgents.count < 3, let agent = exchange.request.headers.first("User-Agent") else { return }
+            let shown = agent.count > 80 ? String(agent.prefix(77)) + "..." : agent
+            if !nativeAgents.contains(shown) { nativeAgents.append(shown) }
         }
 
         /// Whether a waiting 3xx may have this request's URL as its Location.
