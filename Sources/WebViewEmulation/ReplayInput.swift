@@ -123,11 +123,12 @@ public final class ReplayInput: Sendable {
     /// strategy sends natively).
     public func replay(_ preset: Preset, profile: Profile = Profile()) -> EmulationResult {
         guard let httpdns = scenario.httpdns else {
-            return WebViewEmulator(preset: preset, profile: preset.profile(over: profile), scenario: scenario).run(self)
+            // The emulator replays under this input's scenario: it need not hold a copy.
+            return WebViewEmulator(preset: preset, profile: preset.profile(over: profile)).run(self)
         }
         var withHTTPDNS = preset
         withHTTPDNS.mitigations.append(httpdns)
-        return WebViewEmulator(preset: withHTTPDNS, profile: withHTTPDNS.profile(over: profile), scenario: scenario).run(self)
+        return WebViewEmulator(preset: withHTTPDNS, profile: withHTTPDNS.profile(over: profile)).run(self)
     }
 }
 

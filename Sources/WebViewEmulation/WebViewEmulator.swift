@@ -13,6 +13,8 @@ import TrafficModel
 public struct WebViewEmulator: Sendable {
     public var preset: Preset
     public var profile: Profile
+    /// The scenario `run(_:provenance:)` builds its replay input with; `run(_:)` replays
+    /// under the input's own.
     public var scenario: Scenario
 
     public init(preset: Preset, profile: Profile = Profile(), scenario: Scenario = Scenario()) {
@@ -29,6 +31,7 @@ public struct WebViewEmulator: Sendable {
 
     public func run(_ input: ReplayInput) -> EmulationResult {
         let exchanges = input.recording.exchanges
+        let scenario = input.scenario
         let provenance = input.provenance
         let hooks = preset.hooks
         var jars = JarPair()
@@ -38,7 +41,7 @@ public struct WebViewEmulator: Sendable {
         // The plan of each load that redirects, by the sequence of its first hop.
         var plans: [Int: TransportPlan] = [:]
         let base = EmulationContext(profile: profile, scenario: scenario)
-        placePreexisting(input.startingCookies, exchanges: exchanges, into: &jars)
+        placePreexisting(input.startingCookies, exchanges: exchanges, scenario: scenario, into: &jars)
         // W1: a pooled web view's document-start scripts were built when it was created, at
         // the session's start, with the NativeJar of then.
         let pooledNativeJar = jars.native
@@ -492,7 +495,7 @@ public struct WebViewEmulator: Sendable {
     /// the cookies inferred to have been there from the start, in the jars the scenario
     /// names. Either jar learns the other's start cookies through J1; a cookie only in
     /// NativeJar is what N3 (the first-request cookie problem) is about.
-    private func placePreexisting(_ startingCookies: [Cookie], exchanges: [Exchange], into jars: inout JarPair) {
+    private func placePreexisting(_ startingCookies: [Cookie], exchanges: [Exchange], scenario: Scenario, into jars: inout JarPair) {
         guard let first = exchanges.first else { return }
         let start = first.startedAt - CookieProvenance.scriptLead
         let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
