@@ -26,7 +26,11 @@ public final class ReplayInput: Sendable {
     public init(recording original: Recording, provenance: CookieProvenance? = nil, scenario: Scenario = Scenario()) {
         let recording = scenario.applied(to: original)
         self.recording = recording
-        self.provenance = provenance ?? CookieProvenance(recording: original)
+        // A pinned initiator can change what provenance reads (a request pinned native says
+        // nothing of the page's jar, NC1; a document load starts the first page): then the
+        // provenance is the pinned recording's, not the one stored with the original.
+        let pinsInitiators = scenario.overrides.contains { $0.initiator != nil }
+        self.provenance = pinsInitiators ? CookieProvenance(recording: recording) : provenance ?? CookieProvenance(recording: original)
         startingCookies = self.provenance.startingCookies
         self.scenario = scenario
         let exchanges = recording.exchanges

@@ -114,6 +114,23 @@ struct WebViewEmulatorTests {
         #expect(Self.run(recording, "urlprotocol-naive").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
     }
 
+    @Test("a scenario can pin a request as native code's (NC1): every preset then leaves it alone, and cookie provenance reads nothing into it")
+    func pinnedNative() throws {
+        // An app whose web view's User-Agent names only the app, and whose native code sends the same.
+        let recording = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://m.bank.example/account", headers: [HeaderField("Accept", "text/html")]),
+            Self.exchange(1, at: 1, "POST", "https://api.bank.example/v1/sync", headers: [HeaderField("Content-Type", "application/json"), HeaderField("Cookie", "device=ios")], body: "{}"),
+        ])
+        #expect(recording.exchanges[1].initiator == .ajax)
+        var scenario = Scenario()
+        scenario.overrides = [Scenario.Override(urlPattern: "https://api.bank.example/*", initiator: .native)]
+        let input = ReplayInput(recording: recording, provenance: CookieProvenance(recording: recording), scenario: scenario)
+        #expect(input.recording.exchanges[1].initiator == .native)
+        #expect(input.provenance.sent[1].isEmpty && input.provenance.inferred[1].isEmpty)
+        let result = input.replay(Preset.named("urlprotocol-naive")!)
+        #expect(result.outcomes[1].changes.map(\.rule) == ["NC1"] && result.outcomes[1].bodyRules.isEmpty)
+    }
+
     @Test("WS1: a WebSocket handshake is WebKit's own under every preset: no interceptor changes it, no CORS check, and it reads WebJar, which an intercepted login's cookie reaches only through J1")
     func webSocket() throws {
         let recording = Self.recording([
