@@ -111,7 +111,19 @@ extension H5Replay {
                 // A folder stands for the recordings in it.
                 let items = try ImportPipeline.SourceFile.expandingFolders(recordings)
                 let files = items.filter { FileManager.default.fileExists(atPath: $0) }
-                var imported = try importer.importFiles(files, replace: true, into: store, inHand: keep).map(\.0.name)[...]
+                let results = try importer.importFiles(files, replace: true, into: store, inHand: keep)
+                // What the import warns of in a file named here (a capture with no page's
+                // request, NC1; entries with no response) goes to stderr, as `import` prints it.
+                for (recording, _) in results {
+                    let warnings = recording.diagnostics.filter { $0.severity != .note }
+                    for d in warnings.prefix(3) {
+                        FileHandle.standardError.write(Data("\(recording.name): \(d.severity.rawValue): \(secrets.redactor.text(d.message))\n".utf8))
+                    }
+                    if warnings.count > 3 || recording.moreDiagnostics > 0 {
+                        FileHandle.standardError.write(Data("\(recording.name): more diagnostics; `h5replay show \(recording.name)` lists them\n".utf8))
+                    }
+                }
+                var imported = results.map(\.0.name)[...]
                 for item in items {
                     if FileManager.default.fileExists(atPath: item) {
                         // One file may hold several recordings (a capture split by client): none here.

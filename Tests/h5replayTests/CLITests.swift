@@ -108,6 +108,21 @@ struct CLITests {
         }
     }
 
+    @Test("`replay FILE` of a capture with no page's request says so on stderr, naming the User-Agent, instead of a silent clean matrix")
+    func nativeOnlyCapture() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A HAR of a tool's own request (as Charles exports one), and no page's.
+        let har = #"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[{"startedDateTime":"2026-11-01T10:00:00.000Z","time":10,"#
+            + #""request":{"method":"GET","url":"https://api.bank.example/v1/messages","httpVersion":"HTTP/1.1","headers":[{"name":"User-Agent","value":"curl/8.4.0"},{"name":"Accept","value":"*/*"}],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"#
+            + #""response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[],"cookies":[],"content":{"size":2,"mimeType":"text/plain","text":"ok"},"redirectURL":"","headersSize":-1,"bodySize":2},"cache":{},"timings":{"send":0,"wait":10,"receive":0}}]}}"#
+        try Data(har.utf8).write(to: dir.appendingPathComponent("curl.har"))
+        let result = try Self.h5replay(["replay", "curl.har", "--preset", "plain,urlprotocol-naive"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("curl: warning: none of the 1 request(s) came from a page (User-Agent `curl/8.4.0`)"), "\(result.stderr)")
+        #expect(!result.stdout.contains("warning:"))
+    }
+
     @Test("an odd HAR entry is skipped with a warning naming its path; a file that is not HAR exits 2 and leaves the database as it was")
     func malformedImport() throws {
         let dir = try Self.workspace()
