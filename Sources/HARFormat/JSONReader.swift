@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TrafficModel
 
 /// One JSON text, or one HAR entry, read into a flat list of tokens over the source bytes
 /// (a "tape"): no value is turned into a Swift object until the importer asks for it, and a
@@ -379,7 +380,6 @@ struct JSONReader {
         var high: UInt64 = 0
         let n = bytes.count
         let base = bytes.baseAddress!
-        let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         while i < n {
             // Eight bytes at a time up to the first quote, backslash or control character
@@ -388,9 +388,7 @@ struct JSONReader {
             // the byte to stop at.
             while i + 8 <= n {
                 let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                let quote = w ^ (ones &* 0x22)
-                let slash = w ^ (ones &* 0x5C)
-                let special = (((quote &- ones) & ~quote) | ((slash &- ones) & ~slash) | ((w &- ones &* 0x20) & ~w)) & highs
+                let special = JSONBytes.special(w)
                 if special != 0 {
                     let ahead = special.trailingZeroBitCount >> 3
                     // Bytes before the stop: only their high bits count.

@@ -644,33 +644,11 @@ public struct ReportStore: Sendable {
         out.append(0x5D)
     }
 
-    /// Whether any byte is a control character, `"` or `\`: eight bytes at a time, each
-    /// test the classic "has a zero byte" trick on the word (exact for whether one exists).
-    static func needsJSONEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return false }
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
-        var i = 0
-        let raw = UnsafeRawPointer(base)
-        while i + 8 <= bytes.count {
-            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            // A byte below 0x20 (bytes of 0x80 and over never match: ~w clears their high bit).
-            if (w &- ones &* 0x20) & ~w & highs != 0 || hasZero(w ^ (ones &* 0x22)) || hasZero(w ^ (ones &* 0x5C)) { return true }
-            i += 8
-        }
-        while i < bytes.count {
-            let c = bytes[i]
-            if c < 0x20 || c == 0x22 || c == 0x5C { return true }
-            i += 1
-        }
-        return false
-    }
-
     static func appendJSONString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
         // Most names and values need no escape: copied whole.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard !needsJSONEscape(bytes) else { return false }
+            guard !bytes.needsJSONEscape else { return false }
             out.append(contentsOf: bytes)
             return true
         }

@@ -120,7 +120,36 @@ extension String {
     }
 }
 
+/// JSON string bytes tested eight at a time: the JSON reader and the store's writer share it.
+public enum JSONBytes {
+    /// A flag (0x80) on each byte of `word` that is `"`, `\` or a control character, by
+    /// the "has a zero byte" trick: whether any is flagged is exact, and the lowest flag is
+    /// the first such byte (only a byte above a flagged one can be flagged falsely). Bytes
+    /// of 0x80 and over are never flagged.
+    @inlinable public static func special(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        return (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)) & highs
+    }
+}
+
 extension UnsafeBufferPointer where Element == UInt8 {
+    /// Whether any byte must be escaped in a JSON string: a control character, `"` or `\`.
+    public var needsJSONEscape: Bool {
+        guard let base = baseAddress else { return false }
+        var i = 0
+        while i + 8 <= count {
+            if JSONBytes.special(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) != 0 { return true }
+            i += 8
+        }
+        while i < count {
+            let c = base[i]
+            if c < 0x20 || c == 0x22 || c == 0x5C { return true }
+            i += 1
+        }
+        return false
+    }
+
     /// `range` without its leading and trailing SP and HTAB (OWS, the WSP of cookie
     /// syntax): the one trim the byte-level splitters share.
     public func owsTrimmed(_ range: Range<Int>) -> Range<Int> {

@@ -113,8 +113,11 @@ public enum CORSCheck {
     static let safelisted: Set<String> = ["accept", "accept-language", "content-language", "range"]
     static let simpleContentTypes: Set<String> = ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"]
 
-    /// Nil when a page on `origin` may read the response of `e`.
+    /// Nil when a page on `origin` may read the response of `e`, or when the recording
+    /// holds no response to judge (status 0: the request failed, or the exporter kept no
+    /// more, E1).
     public static func check(_ e: Exchange, from origin: String, in exchanges: [Exchange]) -> Reason? {
+        guard e.response.status > 0 else { return nil }
         let response = e.response.headers
         let credentialed = e.request.headers.first("Cookie").map { !$0.isEmpty } ?? false
         guard let allow = response.first("Access-Control-Allow-Origin")?.trimmingOWS else { return .noAllowOrigin }

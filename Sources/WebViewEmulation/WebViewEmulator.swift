@@ -182,9 +182,8 @@ public struct WebViewEmulator: Sendable {
             }
             if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
             // A1: a script's request from the app's page to a server reads the response only
-            // if CORS lets the app origin read it. A request the recording holds no response
-            // for (status 0: it failed, or the exporter kept no more, E1) gives none to judge.
-            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax, e.response.status > 0,
+            // if CORS lets the app origin read it.
+            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax,
                 let target = e.request.target, target.scheme == "http" || target.scheme == "https",
                 !e.request.headers.contains("Access-Control-Request-Method"),  // the engine's own preflight
                 let reason = CORSCheck.check(e, from: page.origin, in: exchanges)

@@ -80,6 +80,23 @@ struct ContainsBytesTests {
         #expect(haystack[...].containsBytes(needle) == found)
     }
 
+    @Test("whether JSON text needs an escape, eight bytes at a time, agrees with a byte-by-byte test wherever the byte stands and whatever surrounds it")
+    func jsonEscape() {
+        let fillers: [UInt8] = [0x61, 0x7F, 0x80, 0xC3, 0xFF, 0x21, 0x23, 0x5B, 0x5D]
+        for special in [0x00, 0x09, 0x0A, 0x1F, 0x22, 0x5C] as [UInt8] {
+            for length in 0...20 {
+                for filler in fillers {
+                    for at in -1..<length {
+                        var bytes = [UInt8](repeating: filler, count: length)
+                        if at >= 0 { bytes[at] = special }
+                        let expected = bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+                        bytes.withUnsafeBufferPointer { #expect($0.needsJSONEscape == expected, "\(bytes)") }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("byte prefixes and suffixes: octets, not characters", arguments: [
         ("/a/b", "/a", true, false),
         ("/a", "/a", true, true),

@@ -30,6 +30,9 @@ struct FrameworkPresetTests {
             return CORSCheck.check(e, from: origin, in: before + [e])
         }
         #expect(check([]) == .noAllowOrigin)
+        // No response recorded (status 0, E1): nothing to judge.
+        let unanswered = M.exchange(0, at: 1, "GET", Self.api + "/v1/x", status: 0)
+        #expect(CORSCheck.check(unanswered, from: origin, in: [unanswered]) == nil)
         #expect(check([("Access-Control-Allow-Origin", "https://m.example.com")]) == .otherOrigin("https://m.example.com"))
         #expect(check([("Access-Control-Allow-Origin", "*")]) == nil)
         #expect(check([("Access-Control-Allow-Origin", "*")], request: [("Cookie", "a=1")]) == .wildcardWithCredentials)
