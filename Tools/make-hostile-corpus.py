@@ -16,7 +16,9 @@ message naming the file), never crash and never leave a partial recording:
   a 1 MB header line, a header flood, a response without a request, pipelining past a
   `Connection: close`;
 - gzip, deflate and brotli bombs;
-- HAR with wrong types, huge strings, deep nesting, truncated JSON, and non-HAR JSON.
+- HAR with wrong types, huge strings, deep nesting, truncated JSON, and non-HAR JSON;
+- recordings compressed whole (gzip, zlib as mitmproxy's .zhar): cut short at several
+  points, corrupted, padded, or holding no recording.
 """
 import gzip
 import json
@@ -264,7 +266,36 @@ def main():
     for name, data in hars().items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
+    for name, data in compressed(base, rng).items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
     print(len(os.listdir(out)))
+
+
+def compressed(capture, rng):
+    """Compressed recordings: one name extension each, so the recording's name is the stem."""
+    har = json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}).encode()
+    gz = gzip.compress(capture, mtime=0)
+    out = {"gzip-capture.gz": gz, "zlib-capture.zhar": zlib.compress(capture, 9), "gzip-har.gz": gzip.compress(har, mtime=0)}
+    for frac in (0.1, 0.5, 0.9, 0.999):
+        out[f"gzip-capture-cut-{frac}.gz"] = gz[: int(len(gz) * frac)]
+    out["gzip-har-cut.gz"] = gzip.compress(har, mtime=0)[:-10]
+    out["gzip-header-only.gz"] = gz[:10]
+    for seed in range(3):
+        out[f"gzip-capture-corrupt-{seed}.gz"] = corrupt_stream(gz, 0.01, rng)
+    out["gzip-capture-padded.gz"] = gz + b"\0" * 512
+    out["gzip-text.gz"] = gzip.compress(b"hello, this is no recording\n" * 100, mtime=0)
+    out["zlib-random.zhar"] = zlib.compress(bytes(rng.randrange(256) for _ in range(4096)))
+    return out
+
+
+def corrupt_stream(data, rate, rng):
+    """Each byte after the 10-byte gzip header changed with probability `rate`."""
+    body = bytearray(data)
+    for i in range(10, len(body)):
+        if rng.random() < rate:
+            body[i] = rng.randrange(256)
+    return bytes(body)
 
 
 if __name__ == "__main__":

@@ -186,21 +186,23 @@ public enum CaptureImporter {
     /// With `detachBodies`, bodies leave each exchange on the builder thread and `bodies`
     /// receives them, in completion order, before the exchange itself is emitted.
     /// `emit` may change the exchange in place (classify it) rather than copy it; once it
-    /// returns, the exchange is freed on another thread.
+    /// returns, the exchange is freed on another thread. `displayPath` names the file in
+    /// messages when `path` is a copy of it (a compressed capture inflated).
     public static func stream(
-        path: String, options: CaptureSession.Options = .init(), detachBodies: Bool = false,
+        path: String, displayPath: String? = nil, options: CaptureSession.Options = .init(), detachBodies: Bool = false,
         bodies: ((Data, BodyFingerprint) throws -> Void)? = nil,
         progress: ((Int, Int) -> Void)? = nil,
         emit: (inout HTTPStreamCollector.Collected) throws -> Void
     ) throws -> StreamEnd {
+        let label = displayPath ?? path
         let source: PcapSource
         do {
             source = try PcapSource.open(file: path)
         } catch {
-            throw Failure(description: error.description)
+            throw Failure(description: displayPath.map { error.description.replacingOccurrences(of: path, with: $0) } ?? error.description)
         }
         guard PacketDecoder.supportedLinkTypes.contains(source.linkType) else {
-            throw Failure(description: "\(path): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
+            throw Failure(description: "\(label): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
         // Three threads: one reads and parses packets, one builds exchanges (content
@@ -248,10 +250,10 @@ public enum CaptureImporter {
         progress?(session.decoder.counts.packets, session.exchangeCount)
         var diagnostics = session.summaryDiagnostics
         if outOfOrder > 0 {
-            diagnostics.append(Diagnostic(.packetsOutOfTimeOrder, message: "\(path): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
+            diagnostics.append(Diagnostic(.packetsOutOfTimeOrder, message: "\(label): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
         }
         if let readError {
-            diagnostics.insert(Diagnostic(.captureTruncated, message: "\(path): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
+            diagnostics.insert(Diagnostic(.captureTruncated, message: "\(label): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
         }
         return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics)
     }
@@ -261,10 +263,10 @@ public enum CaptureImporter {
     ///
     /// With `bodySink`, bodies go to it as exchanges are built and the recordings hold them
     /// detached (`RecordedRequest.bodyDetached`, `RecordedResponse.detachedBody`).
-    public static func read(path: String, name: String, options: CaptureSession.Options = .init(), bodySink: ((Data, BodyFingerprint) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
+    public static func read(path: String, displayPath: String? = nil, name: String, options: CaptureSession.Options = .init(), bodySink: ((Data, BodyFingerprint) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
         var collected: [HTTPStreamCollector.Collected] = []
-        let end = try stream(path: path, options: options, detachBodies: bodySink != nil, bodies: bodySink, progress: progress) { collected.append($0) }
-        let recordings = end.session.recordings(from: collected, name: name, sourceFormat: end.format, sourcePath: path, sourceSHA256: end.sha256, summary: end.diagnostics)
+        let end = try stream(path: path, displayPath: displayPath, options: options, detachBodies: bodySink != nil, bodies: bodySink, progress: progress) { collected.append($0) }
+        let recordings = end.session.recordings(from: collected, name: name, sourceFormat: end.format, sourcePath: displayPath ?? path, sourceSHA256: end.sha256, summary: end.diagnostics)
         return (recordings, end.session)
     }
 }

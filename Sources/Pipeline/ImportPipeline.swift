@@ -30,11 +30,16 @@ public struct ImportPipeline: Sendable {
 
     // MARK: - Stage 1: the source file
 
-    /// A file to import, its format told by its first bytes.
+    /// A file to import, its format told by its first bytes: a HAR, a pcap or pcapng
+    /// capture, or either compressed whole (gzip, or zlib as mitmproxy's `.zhar`), told by
+    /// the first bytes it inflates to.
     public struct SourceFile: Sendable {
         public enum Format: String, Sendable { case har, pcap, pcapng }
+        /// The file as given: what messages name and the recording keeps as its source.
         public var path: String
         public var format: Format
+        /// The compression the recording is wrapped in; nil when it is not.
+        public var compression: CompressedFile.Wrapper?
 
         /// Reads the first bytes of `path` and tells its format; a clear error otherwise.
         public init(path: String) throws {
@@ -42,28 +47,87 @@ public struct ImportPipeline: Sendable {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw InputError(file: path, problem: "no such file") }
             if isDirectory.boolValue { throw InputError(file: path, problem: "is a folder, not a recording", fix: "pass the recording files in it") }
-            let head: Data
+            var head: Data
+            var problem: String?
             do {
                 let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
                 defer { try? handle.close() }
                 head = try handle.read(upToCount: 64) ?? Data()
+                if let wrapper = CompressedFile.wrapper(of: head) {
+                    compression = wrapper
+                    try handle.seek(toOffset: 0)
+                    let start = try handle.read(upToCount: 1 << 16) ?? Data()
+                    (head, problem) = CompressedFile.head(of: start, wrapper: wrapper, count: 64, whole: start.count < 1 << 16)
+                }
             } catch {
                 throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
+            }
+            let wrapped = compression.map { "\($0.rawValue)-compressed, and what it holds is " } ?? ""
+            if let compression, let problem, head.count < 64 {
+                throw InputError(file: path, problem: "\(compression.rawValue)-compressed: \(problem)")
             }
             if CaptureImporter.looksLikeCapture(head) {
                 format = CaptureImporter.format(of: head) == "pcapng" ? .pcapng : .pcap
             } else if head.isEmpty {
-                throw InputError(file: path, place: "offset 0", problem: "the file is empty")
+                throw InputError(file: path, place: "offset 0", problem: compression == nil ? "the file is empty" : "\(wrapped)empty or not inflatable")
             } else if HARImporter.looksLikeHAR(head) {
                 format = .har
             } else {
-                throw InputError(file: path, place: "offset 0", problem: "not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng")
+                throw InputError(file: path, place: "offset 0", problem: "\(wrapped)not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng, or one of them compressed with gzip or zlib")
+            }
+        }
+
+        /// The file the importers read: `path` itself, or an inflated copy in a private
+        /// temporary folder when it is compressed. `discard()` it when the import is done.
+        public func readable(limit: Int, flag: String = "--max-inflated-bytes") throws -> Readable {
+            guard let compression else { return Readable(path: path, folder: nil) }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString)")
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw InputError(file: path, problem: "cannot make a temporary folder to inflate it into: \((error as NSError).localizedDescription)", fix: "set TMPDIR to a writable folder")
+            }
+            var copy = Readable(path: folder.appendingPathComponent(defaultName + "." + format.rawValue).path, folder: folder.path)
+            do throws(CompressedFile.Failure) {
+                let inflated = try CompressedFile.inflate(path, wrapper: compression, into: copy.path, limit: limit)
+                if inflated.endedEarly {
+                    // A capture cut short keeps the records before the cut, as a truncated
+                    // pcap does (and as Wireshark opens a cut .pcap.gz); half a HAR is no HAR.
+                    guard format != .har else { throw CompressedFile.Failure(description: inflated.endedEarlyText(compression)) }
+                    copy.endedEarly = Diagnostic(.captureTruncated, message: "\(path): \(inflated.endedEarlyText(compression)); everything inflated before the cut is read")
+                }
+            } catch {
+                copy.discard()
+                throw InputError(file: path, problem: "\(compression.rawValue)-compressed: \(error.description)", fix: error.description.contains("more than") ? "raise the limit with \(flag)" : nil)
+            }
+            return copy
+        }
+
+        /// A file ready to read, and the temporary folder that holds it when it is an
+        /// inflated copy.
+        public struct Readable: Sendable {
+            public var path: String
+            var folder: String?
+            /// A compressed capture that ended early: said on its recordings.
+            public var endedEarly: Diagnostic?
+
+            /// Removes the inflated copy; nothing for a file read in place.
+            public func discard() {
+                if let folder { try? FileManager.default.removeItem(atPath: folder) }
             }
         }
 
         /// The extensions a folder's recordings carry: a folder given where recordings are
         /// expected stands for its files with these, in name order.
-        public static let extensions: Set<String> = ["har", "pcap", "pcapng"]
+        public static let extensions: Set<String> = ["har", "pcap", "pcapng", "zhar"]
+
+        /// Whether a folder's file is a recording by its name: one of `extensions`, or a
+        /// recording's name with `.gz` after it (`session.har.gz`, `capture.pcap.gz`).
+        static func isRecordingName(_ name: String) -> Bool {
+            var ext = (name as NSString).pathExtension.lowercased()
+            if ext == "gz" { ext = ((name as NSString).deletingPathExtension as NSString).pathExtension.lowercased() }
+            return extensions.contains(ext)
+        }
 
         /// `paths` with each folder replaced by the recording files directly in it.
         public static func expandingFolders(_ paths: [String]) throws -> [String] {
@@ -76,9 +140,9 @@ public struct ImportPipeline: Sendable {
                 } catch {
                     throw InputError(file: path, problem: "cannot list the folder: \((error as NSError).localizedDescription)")
                 }
-                let files = names.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+                let files = names.filter(isRecordingName).sorted()
                 guard !files.isEmpty else {
-                    throw InputError(file: path, problem: "the folder holds no recording", fix: "put .har, .pcap or .pcapng files in it, or pass the files")
+                    throw InputError(file: path, problem: "the folder holds no recording", fix: "put .har, .pcap or .pcapng files in it (or them compressed: .zhar, .har.gz, .pcap.gz), or pass the files")
                 }
                 return files.map { (path as NSString).appendingPathComponent($0) }
             }
@@ -89,7 +153,11 @@ public struct ImportPipeline: Sendable {
 
         public static func defaultName(for path: String) -> String {
             let file = (path as NSString).lastPathComponent
-            let stem = (file as NSString).deletingPathExtension
+            var stem = (file as NSString).deletingPathExtension
+            // `session.har.gz` is `session`, as `session.har` is.
+            if (file as NSString).pathExtension.lowercased() == "gz", extensions.contains((stem as NSString).pathExtension.lowercased()) {
+                stem = (stem as NSString).deletingPathExtension
+            }
             return stem.isEmpty ? file : stem
         }
     }
@@ -136,24 +204,31 @@ public struct ImportPipeline: Sendable {
     public func read(_ path: String, name: String?, splitByClient: Bool = false) throws -> [Recording] {
         let source = try SourceFile(path: path)
         let recordingName = name ?? source.defaultName
+        // A compressed HAR read whole is bounded by the HAR limit once inflated.
+        let file = try source.readable(limit: source.format == .har ? limits.maxHarBytes : limits.maxInflatedBytes, flag: source.format == .har ? "--max-har-bytes" : "--max-inflated-bytes")
+        defer { file.discard() }
         switch source.format {
         case .pcap, .pcapng:
             do {
-                return try CaptureImporter.read(path: path, name: recordingName, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
+                var recordings = try CaptureImporter.read(path: file.path, displayPath: path, name: recordingName, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
                     progress?("\(path): \(packets) packets, \(exchanges) exchanges")
                 }.recordings
+                if let cut = file.endedEarly {
+                    for k in recordings.indices { recordings[k].diagnostics.insert(cut, at: 0) }
+                }
+                return recordings
             } catch let error as CaptureImporter.Failure {
                 throw InputError(error.description)
             }
         case .har:
-            if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > limits.maxHarBytes {
+            if let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int, size > limits.maxHarBytes {
                 throw InputError(file: path, problem: "the file is \(size) bytes, over the HAR size limit of \(limits.maxHarBytes)", fix: "raise it with --max-har-bytes")
             }
             let data: Data
             do {
                 // Mapped, not copied: the reader makes one pass and the kernel may drop the
                 // pages behind it.
-                data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+                data = try Data(contentsOf: URL(fileURLWithPath: file.path), options: .alwaysMapped)
             } catch {
                 throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
             }
@@ -196,11 +271,15 @@ public struct ImportPipeline: Sendable {
         do {
             let source = try SourceFile(path: path)
             if source.format != .har {
-                let capture = CaptureSource(path: path, format: source.format.rawValue, recordedPath: path)
+                let file = try source.readable(limit: limits.maxInflatedBytes)
+                defer { file.discard() }
+                let capture = CaptureSource(path: file.path, format: source.format.rawValue, recordedPath: path, leadingDiagnostics: file.endedEarly.map { [$0] } ?? [])
                 return try importCapture(capture, name: name ?? source.defaultName, replace: replace, splitByClient: splitByClient, redact: redact, into: store)
             }
             if inHand == nil {
-                return try importHAR(path, name: name ?? source.defaultName, replace: replace, redact: redact, into: store)
+                let file = try source.readable(limit: limits.maxInflatedBytes)
+                defer { file.discard() }
+                return try importHAR(file.path, displayPath: path, name: name ?? source.defaultName, replace: replace, redact: redact, into: store)
             }
             var recordings = try read(path, name: name, splitByClient: splitByClient)
             if let redact {
@@ -220,8 +299,10 @@ public struct ImportPipeline: Sendable {
     /// walked and its row stored as it comes, all in one transaction, and the file's pages
     /// let go once read. Memory holds a batch of entries, never the recording, so the file
     /// may be larger than memory; `--max-har-bytes` bounds only HAR files read whole.
-    func importHAR(_ path: String, name: String, replace: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
-        let file = try MappedFile(path: path)
+    /// `path` is the file read; `displayPath` the one given, when `path` is its inflated copy.
+    func importHAR(_ readPath: String, displayPath: String? = nil, name: String, replace: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+        let path = displayPath ?? readPath
+        let file = try MappedFile(path: readPath)
         let sha256 = file.sha256Hex()
         do {
             return try store.importStreaming { _, open in
@@ -308,7 +389,8 @@ public struct ImportPipeline: Sendable {
     /// stored as soon as it is in time order, bodies as they are built, all in one
     /// transaction, so memory does not grow with the capture.
     public func importCapture(_ source: CaptureSource, name: String, replace: Bool, splitByClient: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
-        let path = source.path
+        // Messages name the file as given; `source.path` may be its inflated copy.
+        let path = source.recordedPath ?? source.path
         do {
             return try store.importStreaming { sink, open in
                 // One writer per client with --split client, else one for the capture.
@@ -320,7 +402,7 @@ public struct ImportPipeline: Sendable {
                     return stream
                 }
                 let end = try CaptureImporter.stream(
-                    path: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
+                    path: source.path, displayPath: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
                     bodies: { try sink.store($0, $1) },
                     progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") }
                 ) { item in
@@ -392,6 +474,9 @@ public struct ImportLimits: Sendable {
     public var maxDecodedBytes = ContentDecoder().maxDecodedBytes
     public var maxDecodeRatio = ContentDecoder().maxRatio
     public var maxOpenFlows = TCPLimits().maxOpenFlows
+    /// Largest size a compressed recording (`.zhar`, `.har.gz`, `.pcap.gz`) may inflate
+    /// to; the inflated copy is written to the temporary folder while it is read.
+    public var maxInflatedBytes = 32 << 30
     /// `--strict-http`: captures refuse every framing oddity rather than decode it as a
     /// browser would.
     public var strictHTTP = false

@@ -22,6 +22,10 @@ extension H5Replay {
                 diagnostic on the recording; the exchange is kept and marked. `--split client`
                 makes one recording per client address (NAME-ADDRESS).
 
+                Any of them compressed whole reads as the file itself: gzip (session.har.gz,
+                capture.pcap.gz) or zlib (mitmproxy's .zhar). It is inflated into the
+                temporary folder while it is read (--max-inflated-bytes bounds it).
+
                 Each file is stored in one transaction: all of it or nothing. The files of one
                 call are imported in order; one failing stops the call, and the files before
                 it stay imported.
@@ -29,6 +33,7 @@ extension H5Replay {
                 Examples:
                   h5replay import login.har
                   h5replay import staging.pcapng --split client
+                  h5replay import flows.zhar bug-4711.har.gz
                 """)
 
         @OptionGroup var database: DatabaseOptions

@@ -153,11 +153,14 @@ struct LimitOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Captures: TCP connections tracked at once; past it the least recently active is closed.", valueName: "n"))
     var maxOpenFlows: Int = TCPLimits().maxOpenFlows
 
+    @Option(name: .long, help: ArgumentHelp("Compressed recordings (.zhar, .har.gz, .pcap.gz): largest size one may inflate to, in bytes; the inflated copy is written to the temporary folder (TMPDIR) while it is read.", valueName: "bytes"))
+    var maxInflatedBytes: Int = ImportLimits().maxInflatedBytes
+
     @Flag(name: .long, help: ArgumentHelp("Captures: refuse every HTTP framing oddity (bare LF, obs-fold, odd chunk sizes, odd Content-Length...) as llhttp's strict mode does, instead of decoding what Chromium or WebKitGTK decode and noting it (framing-tolerated, framing-ambiguous)."))
     var strictHttp = false
 
     func validate() throws {
-        for (flag, value) in [("--max-har-bytes", maxHarBytes), ("--max-header-bytes", maxHeaderBytes), ("--max-header-count", maxHeaderCount), ("--max-body-bytes", maxBodyBytes), ("--max-decoded-bytes", maxDecodedBytes), ("--max-decode-ratio", maxDecodeRatio), ("--max-open-flows", maxOpenFlows)] where value <= 0 {
+        for (flag, value) in [("--max-har-bytes", maxHarBytes), ("--max-header-bytes", maxHeaderBytes), ("--max-header-count", maxHeaderCount), ("--max-body-bytes", maxBodyBytes), ("--max-decoded-bytes", maxDecodedBytes), ("--max-decode-ratio", maxDecodeRatio), ("--max-open-flows", maxOpenFlows), ("--max-inflated-bytes", maxInflatedBytes)] where value <= 0 {
             throw ValidationError("\(flag) must be positive")
         }
     }
@@ -171,6 +174,7 @@ struct LimitOptions: ParsableArguments {
         limits.maxDecodedBytes = maxDecodedBytes
         limits.maxDecodeRatio = maxDecodeRatio
         limits.maxOpenFlows = maxOpenFlows
+        limits.maxInflatedBytes = maxInflatedBytes
         limits.strictHTTP = strictHttp
         return limits
     }

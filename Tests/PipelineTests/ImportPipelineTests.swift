@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HTTPWire
 import Testing
 import TrafficModel
 import WebViewEmulation
@@ -17,8 +18,113 @@ struct ImportPipelineTests {
         let bogus = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bogus-\(getpid()).txt")
         try Data("hello".utf8).write(to: bogus)
         defer { try? FileManager.default.removeItem(at: bogus) }
-        #expect(throws: InputError(file: bogus.path, place: "offset 0", problem: "not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng")) {
+        #expect(throws: InputError(file: bogus.path, place: "offset 0", problem: "not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng, or one of them compressed with gzip or zlib")) {
             try ImportPipeline.SourceFile(path: bogus.path)
+        }
+    }
+
+    /// `gzip -c FILE` into the temporary folder, named `name`.
+    static func gzipped(_ file: String, as name: String) throws -> String {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-gz-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let path = out.appendingPathComponent(name).path
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-c", file]
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        gzip.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try gzip.run()
+        gzip.waitUntilExit()
+        #expect(gzip.terminationStatus == 0)
+        return path
+    }
+
+    @Test("a HAR or capture compressed whole (.har.gz, .pcap.gz) imports as the file itself, named as it, and leaves no inflated copy")
+    func gzipCompressed() throws {
+        for (file, format) in [("login-redirect.har", ImportPipeline.SourceFile.Format.har), ("browser-xhr-fetch.pcap", .pcap)] {
+            let plain = Self.root.appendingPathComponent("Recordings/\(file)").path
+            let gz = try Self.gzipped(plain, as: file + ".gz")
+            defer { try? FileManager.default.removeItem(atPath: (gz as NSString).deletingLastPathComponent) }
+            let source = try ImportPipeline.SourceFile(path: gz)
+            #expect(source.format == format && source.compression == .gzip && source.defaultName == (file as NSString).deletingPathExtension)
+            let readable = try source.readable(limit: 1 << 30)
+            #expect(readable.path != gz && FileManager.default.fileExists(atPath: readable.path))
+            readable.discard()
+            #expect(!FileManager.default.fileExists(atPath: (readable.path as NSString).deletingLastPathComponent))
+
+            let expected = try ImportPipeline().read(plain, name: "r")[0]
+            let read = try ImportPipeline().read(gz, name: "r")[0]
+            #expect(read.exchanges == expected.exchanges && read.sourcePath == gz)
+            // Streamed into the store: the same exchanges, and the file named as given.
+            let store = try ReportStore.inMemory()
+            let imported = try ImportPipeline().importFile(gz, name: nil, replace: false, into: store)
+            #expect(imported.map(\.0.name) == [source.defaultName])
+            let stored = try #require(try store.recording(named: source.defaultName))
+            #expect(stored.exchanges.map(\.request.url) == expected.exchanges.map(\.request.url))
+            #expect(stored.exchanges.map { $0.response.detachedBody ?? BodyFingerprint($0.response.body) } == expected.exchanges.map { $0.response.detachedBody ?? BodyFingerprint($0.response.body) })
+            #expect(stored.sourcePath == gz)
+            // Cut short (a download interrupted): a capture keeps what inflated before the
+            // cut, as a truncated pcap does, and says so; half a HAR is refused.
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: gz))
+            let cut = (gz as NSString).deletingLastPathComponent + "/cut-" + file + ".gz"
+            try bytes.prefix(bytes.count * 3 / 4).write(to: URL(fileURLWithPath: cut))
+            if format == .pcap {
+                let partial = try ImportPipeline().read(cut, name: "r")[0]
+                #expect(partial.diagnostics.first?.code == DiagnosticCode.captureTruncated.rawValue)
+                #expect(partial.diagnostics.first?.message.hasPrefix("\(cut): the gzip data ends early, after \(bytes.count * 3 / 4) compressed bytes") == true)
+                #expect(partial.exchanges.count < expected.exchanges.count && expected.exchanges.map(\.request.url).starts(with: partial.exchanges.map(\.request.url)))
+                let cutStore = try ReportStore.inMemory()
+                let stored = try ImportPipeline().importFile(cut, name: "r", replace: false, into: cutStore)
+                #expect(stored[0].0.diagnostics.first?.code == DiagnosticCode.captureTruncated.rawValue && stored[0].0.exchangeCount == partial.exchanges.count)
+            } else {
+                #expect(throws: InputError.self) { try ImportPipeline().read(cut, name: "r") }
+            }
+            // A folder's compressed recordings are its recordings.
+            #expect(try ImportPipeline.SourceFile.expandingFolders([(gz as NSString).deletingLastPathComponent]) == [cut, gz].sorted())
+        }
+    }
+
+    @Test("mitmproxy's .zhar (its HAR through zlib) imports; a compressed file that is no recording, cut or too large is refused naming it")
+    func zlibCompressed() throws {
+        let zhar = RealWorldCorpusTests.conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/flows/compressed.zhar").path
+        if FileManager.default.fileExists(atPath: zhar) {
+            let source = try ImportPipeline.SourceFile(path: zhar)
+            #expect(source.format == .har && source.compression == .zlib)
+            let recording = try ImportPipeline().read(zhar, name: nil)[0]
+            #expect(recording.name == "compressed")
+            #expect(recording.exchanges.map { "\($0.request.method) \($0.request.url) \($0.response.status)" } == ["GET https://example.com/ 200", "POST https://httpbin.org/post 200"])
+            #expect(recording.exchanges[1].request.bodyFingerprint.length == 23)
+        }
+        let har = Self.root.appendingPathComponent("Recordings/login-redirect.har").path
+        let gz = try Self.gzipped(har, as: "session.har.gz")
+        let folder = (gz as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var limits = ImportLimits()
+        limits.maxInflatedBytes = 100
+        #expect(throws: InputError(file: gz, problem: "gzip-compressed: it inflates to more than 100 bytes", fix: "raise the limit with --max-inflated-bytes")) {
+            try ImportPipeline(limits: limits).importFile(gz, name: nil, replace: false, into: try ReportStore.inMemory())
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: gz))
+        let cut = folder + "/cut.har.gz"
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
+        #expect(throws: InputError(file: cut, problem: "gzip-compressed: the gzip data ends early, after \(bytes.count / 2) compressed bytes (\(try inflatedCount(cut)) inflated)")) {
+            try ImportPipeline().read(cut, name: nil)
+        }
+        let text = try Self.gzipped(Self.root.appendingPathComponent("README.md").path, as: "notes.har.gz")
+        defer { try? FileManager.default.removeItem(atPath: (text as NSString).deletingLastPathComponent) }
+        #expect(throws: InputError(file: text, place: "offset 0", problem: "gzip-compressed, and what it holds is not a recording h5replay reads", fix: "expected HAR JSON, pcap or pcapng, or one of them compressed with gzip or zlib")) {
+            try ImportPipeline.SourceFile(path: text)
+        }
+    }
+
+    /// How many bytes the start of a cut gzip file inflates to, as the error counts them.
+    func inflatedCount(_ path: String) throws -> Int {
+        let out = path + ".out"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        do {
+            return try CompressedFile.inflate(path, wrapper: .gzip, into: out, limit: 1 << 30).bytes
+        } catch {
+            return -1
         }
     }
 

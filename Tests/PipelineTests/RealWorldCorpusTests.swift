@@ -20,11 +20,12 @@ struct RealWorldCorpusTests {
     /// Every real recording the corpus has, by path.
     static var files: [String] {
         let har = conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/har_files")
-        // mitmproxy's own flows: a WebSocket, an event stream, entries with no response.
+        // mitmproxy's own flows: a WebSocket, an event stream, entries with no response, and
+        // a HAR saved compressed (.zhar, zlib).
         let flows = conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/flows")
         let pcap = conformance.appendingPathComponent("pcap2har-andrewf/tests")
         var out: [String] = []
-        for (dir, ext) in [(har, ".har"), (flows, ".har"), (pcap, ".pcap")] {
+        for (dir, ext) in [(har, ".har"), (flows, ".har"), (flows, ".zhar"), (pcap, ".pcap")] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
             // empty.pcap holds no packet: the import refuses it, as its own test checks.
             out += names.filter { $0.hasSuffix(ext) && $0 != "empty.pcap" }.sorted().map { dir.appendingPathComponent($0).path }
