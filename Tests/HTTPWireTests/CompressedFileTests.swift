@@ -9,7 +9,7 @@ struct CompressedFileTests {
     static let har = Array(#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[]}}"#.utf8)
 
     static func temporary(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-cf-\(getpid())-\(name)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-cf-\(getpid())-\(UUID().uuidString)-\(name)").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }
