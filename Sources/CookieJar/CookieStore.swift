@@ -43,6 +43,25 @@ public struct CookieStore: Sendable, Hashable {
         for list in byDomain.values { for cookie in list { visit(cookie) } }
     }
 
+    /// The first cookie named `name` that `accept` takes, in `all`'s order (domain, path),
+    /// without sorting the jar: `all.first { $0.name == name && accept($0) }` in one pass.
+    public func first(named name: String, where accept: (Cookie) -> Bool = { _ in true }) -> Cookie? {
+        var best: Cookie?
+        func consider(_ cookies: [Cookie]) {
+            for cookie in cookies where cookie.name == name && accept(cookie) {
+                // One name per (domain, path) in a jar: the key order is (domain, path).
+                if let b = best, (b.domain, b.path) <= (cookie.domain, cookie.path) { continue }
+                best = cookie
+            }
+        }
+        if !keptByDomain {
+            consider(list)
+        } else {
+            for cookies in byDomain.values { consider(cookies) }
+        }
+        return best
+    }
+
     /// The cookies stored for exactly `domain`.
     private func stored(in domain: String) -> [Cookie] {
         keptByDomain ? byDomain[domain] ?? [] : list.filter { $0.domain == domain }
@@ -266,12 +285,32 @@ public struct CookieStore: Sendable, Hashable {
     /// paths first, then earlier creation.
     public func cookies(for url: RequestTarget, at time: Double, api: API = .http) -> [Cookie] {
         var out: [Cookie] = []
-        func take(_ list: [Cookie]) {
+        // What every cookie is compared with, worked out once per request.
+        let host = url.host, path = url.path, hostBytes = host.utf8.count
+        // Worked out when a cookie first needs them: most jars' cookies are host-only.
+        var lazy = (hostIsIP: Bool?.none, secure: Bool?.none)
+        func take(_ list: [Cookie], _ lazy: inout (hostIsIP: Bool?, secure: Bool?)) {
             for cookie in list {
-                // The host-only flag asks for an exact host; otherwise the host domain-matches.
-                if cookie.hostOnly ? cookie.domain != url.host : !CookieStore.domainMatches(url.host, cookie.domain) { continue }
-                if !CookieStore.pathMatches(url.path, cookie.path) { continue }
-                if cookie.secure && !url.isSecure { continue }
+                // The host-only flag asks for an exact host; otherwise the host domain-matches
+                // (5.1.3): an equal length only as the same host, a longer domain never, a
+                // shorter one as a suffix (octets) after a dot of a host name.
+                let domainBytes = cookie.domain.utf8.count
+                if domainBytes == hostBytes {
+                    if cookie.domain != host { continue }
+                } else {
+                    if cookie.hostOnly || domainBytes > hostBytes || !host.hasByteSuffix(cookie.domain)
+                        || host.utf8[host.utf8.index(host.utf8.endIndex, offsetBy: -domainBytes - 1)] != UInt8(ascii: ".")
+                    {
+                        continue
+                    }
+                    if lazy.hostIsIP == nil { lazy.hostIsIP = CookieStore.isIPAddress(host) }
+                    if lazy.hostIsIP! { continue }
+                }
+                if !CookieStore.pathMatches(path, cookie.path) { continue }
+                if cookie.secure {
+                    if lazy.secure == nil { lazy.secure = url.isSecure }
+                    if !lazy.secure! { continue }
+                }
                 if cookie.httpOnly && api == .script { continue }
                 if cookie.isExpired(at: time) { continue }
                 // Room for the whole list at the first match: most of a jar goes with most requests.
@@ -280,19 +319,18 @@ public struct CookieStore: Sendable, Hashable {
             }
         }
         if !keptByDomain {
-            take(list)
+            take(list, &lazy)
         } else if byDomain.count <= 4 {
             // A jar of a few domains (most flows): reading every list costs less than
             // hashing each parent domain of the host.
-            for list in byDomain.values { take(list) }
+            for list in byDomain.values { take(list, &lazy) }
         } else {
             // The request host's list, then each parent domain's, read in place.
-            let host = url.host
-            if let list = byDomain[host] { take(list) }
+            if let list = byDomain[host] { take(list, &lazy) }
             var start = host.utf8.startIndex
             while let dot = host.utf8[start...].firstIndex(of: UInt8(ascii: ".")) {
                 start = host.utf8.index(after: dot)
-                if let list = byDomain[String(host[start...])] { take(list) }
+                if let list = byDomain[String(host[start...])] { take(list, &lazy) }
             }
         }
         if out.count < 2 { return out }
@@ -368,8 +406,27 @@ public struct CookieStore: Sendable, Hashable {
         return requestPath.utf8[requestPath.utf8.index(requestPath.utf8.startIndex, offsetBy: cookiePath.utf8.count)] == UInt8(ascii: "/")
     }
 
+    /// An IPv6 address (any ":"), or four runs of digits between dots: one pass over the
+    /// bytes, no allocation (it runs once per request).
     static func isIPAddress(_ host: String) -> Bool {
-        host.utf8.contains(0x3A) || (host.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 } && host.split(separator: ".").count == 4)
+        func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            var runs = 0, inRun = false, name = false
+            for byte in bytes {
+                if byte == 0x3A { return true }
+                if byte >= 48 && byte <= 57 {
+                    if !inRun { runs += 1 }
+                    inRun = true
+                } else if byte == 46 {
+                    inRun = false
+                } else {
+                    name = true
+                }
+            }
+            return !name && runs == 4
+        }
+        if let known = host.utf8.withContiguousStorageIfAvailable(scan) { return known }
+        var copy = host
+        return copy.withUTF8(scan)
     }
 
     /// An IP address is no public suffix (`Site` tells it first).

@@ -618,7 +618,7 @@ public struct WebViewEmulator: Sendable {
             var fromRedirect = false
             if header.fixedAtLoad {
                 // The loadRequest header was fixed before this redirect chain set the cookie.
-                let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].all.first { $0.name == name }.flatMap { jars.origin(of: $0) } }.first
+                let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].first(named: name).flatMap { jars.origin(of: $0) } }.first
                 fromRedirect = origin?.fromRedirect ?? false
                 let why: String
                 if let origin, case .setCookie = origin.source {
@@ -659,7 +659,7 @@ public struct WebViewEmulator: Sendable {
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
                 why = "it was \(origin.what) in \(side.other.jarName) only"
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
-            } else if let elsewhere = jars[side].all.first(where: { $0.name == name }) {
+            } else if let elsewhere = jars[side].first(named: name) {
                 // D2: held, but for another host (a Set-Cookie stored under an HTTPDNS IP).
                 if let origin = jars.origin(of: elsewhere) { rules += origin.rules }
                 why = "\(side.jarName) holds it only for \(elsewhere.domain)"
@@ -687,10 +687,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     private func otherJarOrigin(named name: String, side: JarSide, jars: JarPair) -> JarPair.Origin? {
-        for cookie in jars[side.other].all where cookie.name == name {
-            if let origin = jars.origin(of: cookie) { return origin }
-        }
-        return nil
+        jars[side.other].first(named: name) { jars.origin(of: $0) != nil }.flatMap { jars.origin(of: $0) }
     }
 
     // MARK: - End of flow
