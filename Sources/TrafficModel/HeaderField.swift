@@ -160,8 +160,12 @@ extension UnsafeBufferPointer where Element == UInt8 {
     }
 }
 
-/// Both strings' UTF-8 as contiguous bytes (native strings already are).
+/// Both strings' UTF-8 as contiguous bytes: read in place when they already are (native
+/// and small strings), without the copies `withUTF8` on a `var` makes.
 private func withBytes<R>(_ a: String, _ b: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let inPlace = a.utf8.withContiguousStorageIfAvailable({ x in b.utf8.withContiguousStorageIfAvailable { y in body(x, y) } }), let result = inPlace {
+        return result
+    }
     var (a, b) = (a, b)
     return a.withUTF8 { x in b.withUTF8 { y in body(x, y) } }
 }
