@@ -11,14 +11,36 @@ public struct Outcome: Sendable, Hashable {
         @usableFromInline var deliveredMethod: String
         @usableFromInline var deliveredURL: String
         @usableFromInline var deliveredBody: BodyFingerprint
-        @usableFromInline var bodyRules: [RuleID] = []
-        @usableFromInline var redirectReissueRules: [RuleID] = []
         @usableFromInline var sentCookies: [SentCookie] = []
         @usableFromInline var cookieDifferences: [CookieDifference] = []
-        @usableFromInline var pageURL: String?
-        @usableFromInline var redirectRules: [RuleID] = []
         @usableFromInline var changes: [Change] = []
-        @usableFromInline var bodyReason: String?
+        /// The fields most outcomes leave empty, behind a reference of their own: nil
+        /// until one is set, so an outcome that is the recorded request is made and freed
+        /// without two dozen empty lists.
+        @usableFromInline nonisolated(unsafe) var rare: RareBox?
+
+        @usableFromInline static func == (a: Fields, b: Fields) -> Bool {
+            a.sequence == b.sequence && a.deliveredMethod == b.deliveredMethod && a.deliveredURL == b.deliveredURL && a.deliveredBody == b.deliveredBody
+                && a.sentCookies == b.sentCookies && a.cookieDifferences == b.cookieDifferences && a.changes == b.changes
+                && (a.rare === b.rare || (a.rare?.fields ?? RareFields()) == (b.rare?.fields ?? RareFields()))
+        }
+
+        @usableFromInline func hash(into hasher: inout Hasher) {
+            hasher.combine(sequence)
+            hasher.combine(deliveredURL)
+            hasher.combine(changes)
+            hasher.combine(rare?.fields ?? RareFields())
+        }
+    }
+
+    /// The rarely set fields (every rule list but the changes, the redirect and CORS
+    /// verdicts, HTTPDNS's host...).
+    @usableFromInline struct RareFields: Sendable, Hashable {
+        @usableFromInline var bodyRules: [RuleID] = []
+        @usableFromInline var redirectReissueRules: [RuleID] = []
+        @usableFromInline var pageURL: String? = nil
+        @usableFromInline var redirectRules: [RuleID] = []
+        @usableFromInline var bodyReason: String? = nil
         @usableFromInline var urlRules: [RuleID] = []
         @usableFromInline var addedHeaders: [HeaderAddition] = []
         @usableFromInline var preflightRules: [RuleID] = []
@@ -27,17 +49,26 @@ public struct Outcome: Sendable, Hashable {
         @usableFromInline var tooLargeRules: [RuleID] = []
         @usableFromInline var streamOnlyRules: [RuleID] = []
         @usableFromInline var responseRules: [RuleID] = []
-        @usableFromInline var alternative: String?
+        @usableFromInline var alternative: String? = nil
         @usableFromInline var thirdPartyRules: [RuleID] = []
         @usableFromInline var crossSiteCookies: [String] = []
         @usableFromInline var corsRules: [RuleID] = []
-        @usableFromInline var corsReason: CORSCheck.Reason?
+        @usableFromInline var corsReason: CORSCheck.Reason? = nil
         @usableFromInline var removedHeaders: [HeaderAddition] = []
         @usableFromInline var bodyReencoded: Bool = false
-        @usableFromInline var offline: OfflineVerdict?
-        @usableFromInline var deliveredHost: String?
-        @usableFromInline var deliveredHostRule: RuleID?
+        @usableFromInline var offline: OfflineVerdict? = nil
+        @usableFromInline var deliveredHost: String? = nil
+        @usableFromInline var deliveredHostRule: RuleID? = nil
         @usableFromInline var failedRules: [RuleID] = []
+
+        @usableFromInline init() {}
+    }
+
+    @usableFromInline final class RareBox: ManagedBuffer<RareFields, Never> {
+        @usableFromInline static func make(_ fields: RareFields) -> RareBox {
+            unsafeDowncast(RareBox.create(minimumCapacity: 0) { _ in fields }, to: RareBox.self)
+        }
+        @usableFromInline var fields: RareFields { withUnsafeMutablePointerToHeader { $0.pointee } }
     }
 
     /// The fields' one reference: a buffer whose header is reached through a pointer, not
@@ -61,6 +92,25 @@ public struct Outcome: Sendable, Hashable {
         if !isKnownUniquelyReferenced(&box) { box = Self.box(box.withUnsafeMutablePointerToHeader { $0.pointee }) }
     }
 
+    /// The rare fields, for a read; nil while none was ever set. Valid while `box` holds them.
+    @usableFromInline var rarePointer: UnsafeMutablePointer<RareFields>? {
+        box.withUnsafeMutablePointerToHeader { $0.pointee.rare?.withUnsafeMutablePointerToHeader { $0 } }
+    }
+
+    /// The rare fields, for a change: made on first use, copied first when shared.
+    @usableFromInline var uniqueRare: UnsafeMutablePointer<RareFields> {
+        mutating get {
+            unique()
+            let fields = header
+            if fields.pointee.rare == nil {
+                fields.pointee.rare = RareBox.make(RareFields())
+            } else if !isKnownUniquelyReferenced(&fields.pointee.rare) {
+                fields.pointee.rare = RareBox.make(fields.pointee.rare!.fields)
+            }
+            return fields.pointee.rare!.withUnsafeMutablePointerToHeader { $0 }
+        }
+    }
+
     @inlinable public var sequence: Int {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.sequence } }
         _modify { unique(); yield &header.pointee.sequence }
@@ -79,13 +129,13 @@ public struct Outcome: Sendable, Hashable {
     }
     /// The rules that emptied or changed the body on its way; empty when it arrived intact.
     @inlinable public var bodyRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyRules } }
-        _modify { unique(); yield &header.pointee.bodyRules }
+        get { rarePointer?.pointee.bodyRules ?? [] }
+        _modify { yield &uniqueRare.pointee.bodyRules }
     }
     /// Set when the redirect handling itself re-issued this hop with another method or no body.
     @inlinable public var redirectReissueRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.redirectReissueRules } }
-        _modify { unique(); yield &header.pointee.redirectReissueRules }
+        get { rarePointer?.pointee.redirectReissueRules ?? [] }
+        _modify { yield &uniqueRare.pointee.redirectReissueRules }
     }
     /// The cookies the request carried, in header order.
     @inlinable public var sentCookies: [SentCookie] {
@@ -99,12 +149,12 @@ public struct Outcome: Sendable, Hashable {
     }
     /// For the first request of a redirect chain: the URL the page (or loader) ends at.
     @inlinable public var pageURL: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.pageURL } }
-        _modify { unique(); yield &header.pointee.pageURL }
+        get { rarePointer?.pointee.pageURL ?? nil }
+        _modify { yield &uniqueRare.pointee.pageURL }
     }
     @inlinable public var redirectRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.redirectRules } }
-        _modify { unique(); yield &header.pointee.redirectRules }
+        get { rarePointer?.pointee.redirectRules ?? [] }
+        _modify { yield &uniqueRare.pointee.redirectRules }
     }
     /// Every change the emulator made, tagged with its rule.
     @inlinable public var changes: [Change] {
@@ -113,104 +163,104 @@ public struct Outcome: Sendable, Hashable {
     }
     /// Why the body was lost, when a rule says more than "removed" (H3's invalid header).
     @inlinable public var bodyReason: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyReason } }
-        _modify { unique(); yield &header.pointee.bodyReason }
+        get { rarePointer?.pointee.bodyReason ?? nil }
+        _modify { yield &uniqueRare.pointee.bodyReason }
     }
     /// The rules that changed the URL reaching the server (B2's id parameter).
     @inlinable public var urlRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.urlRules } }
-        _modify { unique(); yield &header.pointee.urlRules }
+        get { rarePointer?.pointee.urlRules ?? [] }
+        _modify { yield &uniqueRare.pointee.urlRules }
     }
     /// Request headers the page did not send that reach the server.
     @inlinable public var addedHeaders: [HeaderAddition] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.addedHeaders } }
-        _modify { unique(); yield &header.pointee.addedHeaders }
+        get { rarePointer?.pointee.addedHeaders ?? [] }
+        _modify { yield &uniqueRare.pointee.addedHeaders }
     }
     /// The rules that add a CORS preflight before this request (B9, H4).
     @inlinable public var preflightRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.preflightRules } }
-        _modify { unique(); yield &header.pointee.preflightRules }
+        get { rarePointer?.pointee.preflightRules ?? [] }
+        _modify { yield &uniqueRare.pointee.preflightRules }
     }
     /// The rules by which the request is never sent (B4, S4).
     @inlinable public var stalledRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.stalledRules } }
-        _modify { unique(); yield &header.pointee.stalledRules }
+        get { rarePointer?.pointee.stalledRules ?? [] }
+        _modify { yield &uniqueRare.pointee.stalledRules }
     }
     /// The rules that flag a body too large to move into a header (H5).
     @inlinable public var tooLargeRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.tooLargeRules } }
-        _modify { unique(); yield &header.pointee.tooLargeRules }
+        get { rarePointer?.pointee.tooLargeRules ?? [] }
+        _modify { yield &uniqueRare.pointee.tooLargeRules }
     }
     /// The rules by which the body reaches the handler only as a stream (S3).
     @inlinable public var streamOnlyRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.streamOnlyRules } }
-        _modify { unique(); yield &header.pointee.streamOnlyRules }
+        get { rarePointer?.pointee.streamOnlyRules ?? [] }
+        _modify { yield &uniqueRare.pointee.streamOnlyRules }
     }
     /// The rules by which the page receives a different response (X2).
     @inlinable public var responseRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.responseRules } }
-        _modify { unique(); yield &header.pointee.responseRules }
+        get { rarePointer?.pointee.responseRules ?? [] }
+        _modify { yield &uniqueRare.pointee.responseRules }
     }
     /// Which possibility this is when the model evaluated several and kept the worse:
     /// "a fetch", "an XHR with a Blob body"; nil when there was one.
     @inlinable public var alternative: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.alternative } }
-        _modify { unique(); yield &header.pointee.alternative }
+        get { rarePointer?.pointee.alternative ?? nil }
+        _modify { yield &uniqueRare.pointee.alternative }
     }
     /// The rules by which a third-party request went through a global interceptor (P2).
     @inlinable public var thirdPartyRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.thirdPartyRules } }
-        _modify { unique(); yield &header.pointee.thirdPartyRules }
+        get { rarePointer?.pointee.thirdPartyRules ?? [] }
+        _modify { yield &uniqueRare.pointee.thirdPartyRules }
     }
     /// Script-set cookies a setter hook accepted for a site the page may not set (C9).
     @inlinable public var crossSiteCookies: [String] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.crossSiteCookies } }
-        _modify { unique(); yield &header.pointee.crossSiteCookies }
+        get { rarePointer?.pointee.crossSiteCookies ?? [] }
+        _modify { yield &uniqueRare.pointee.crossSiteCookies }
     }
     /// The rules by which the page may not read the response (A1), and why.
     @inlinable public var corsRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.corsRules } }
-        _modify { unique(); yield &header.pointee.corsRules }
+        get { rarePointer?.pointee.corsRules ?? [] }
+        _modify { yield &uniqueRare.pointee.corsRules }
     }
     @inlinable public var corsReason: CORSCheck.Reason? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.corsReason } }
-        _modify { unique(); yield &header.pointee.corsReason }
+        get { rarePointer?.pointee.corsReason ?? nil }
+        _modify { yield &uniqueRare.pointee.corsReason }
     }
     /// Request headers the page sent that do not reach the server (FIA2).
     @inlinable public var removedHeaders: [HeaderAddition] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.removedHeaders } }
-        _modify { unique(); yield &header.pointee.removedHeaders }
+        get { rarePointer?.pointee.removedHeaders ?? [] }
+        _modify { yield &uniqueRare.pointee.removedHeaders }
     }
     /// What the offline package did for this request, when the run has one (O1-O4).
     @inlinable public var offline: OfflineVerdict? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.offline } }
-        _modify { unique(); yield &header.pointee.offline }
+        get { rarePointer?.pointee.offline ?? nil }
+        _modify { yield &uniqueRare.pointee.offline }
     }
     /// The host the request really went to, when not the recorded one (an HTTPDNS IP, D1):
     /// its cookies are read and stored under it, by `deliveredHostRule`.
     @inlinable public var deliveredHost: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredHost } }
-        _modify { unique(); yield &header.pointee.deliveredHost }
+        get { rarePointer?.pointee.deliveredHost ?? nil }
+        _modify { yield &uniqueRare.pointee.deliveredHost }
     }
     @inlinable public var deliveredHostRule: RuleID? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.deliveredHostRule } }
-        _modify { unique(); yield &header.pointee.deliveredHostRule }
+        get { rarePointer?.pointee.deliveredHostRule ?? nil }
+        _modify { yield &uniqueRare.pointee.deliveredHostRule }
     }
 
     /// An observed run (`serve`): the request never arrived at the replay origin.
     @inlinable public var observedMissing: Bool {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.observedMissing } }
-        _modify { unique(); yield &header.pointee.observedMissing }
+        get { rarePointer?.pointee.observedMissing ?? false }
+        _modify { yield &uniqueRare.pointee.observedMissing }
     }
     /// The body that arrives is the page's rebuilt in other bytes, its content kept (CAPH5).
     @inlinable public var bodyReencoded: Bool {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.bodyReencoded } }
-        _modify { unique(); yield &header.pointee.bodyReencoded }
+        get { rarePointer?.pointee.bodyReencoded ?? false }
+        _modify { yield &uniqueRare.pointee.bodyReencoded }
     }
     /// The rules by which the request fails before any server answers (D4, D5).
     @inlinable public var failedRules: [RuleID] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.failedRules } }
-        _modify { unique(); yield &header.pointee.failedRules }
+        get { rarePointer?.pointee.failedRules ?? [] }
+        _modify { yield &uniqueRare.pointee.failedRules }
     }
 
     /// Adds a change, with room for a usual outcome's few from the first: an outcome's

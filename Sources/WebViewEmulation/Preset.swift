@@ -1,24 +1,76 @@
 /// A named strategy with its mitigations: one column of the side-by-side matrix
 /// (BEHAVIOUR.md section 5).
 public struct Preset: Sendable {
-    public var name: String
-    public var summary: String
+    /// The parts sit behind one reference: a preset is copied into every replay, and a
+    /// copy then costs one retain rather than one per name, list and hook.
+    final class Storage: Sendable {
+        let name: String
+        let summary: String
+        let strategy: any InterceptionStrategy
+        let mitigations: [any Mitigation]
+        let framework: String?
+        let app: AppShell?
+        let hooks: ComposedHooks
+        let profileOverride: ProfileOverride?
+
+        init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, hooks: ComposedHooks? = nil) {
+            self.name = name
+            self.summary = summary
+            self.strategy = strategy
+            self.mitigations = mitigations
+            self.framework = framework
+            self.app = app
+            self.profileOverride = profileOverride
+            self.hooks = hooks ?? ComposedHooks(mitigations, strategy: strategy)
+        }
+
+        /// This storage with one part changed; the hooks gathered again when the strategy
+        /// or the mitigations change.
+        func with(name: String? = nil, summary: String? = nil, strategy: (any InterceptionStrategy)? = nil, mitigations: [any Mitigation]? = nil,
+            framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil) -> Storage {
+            Storage(name: name ?? self.name, summary: summary ?? self.summary, strategy: strategy ?? self.strategy, mitigations: mitigations ?? self.mitigations,
+                framework: framework ?? self.framework, app: app ?? self.app, profileOverride: profileOverride ?? self.profileOverride,
+                hooks: strategy == nil && mitigations == nil ? hooks : nil)
+        }
+    }
+
+    private var storage: Storage
+
+    public var name: String {
+        get { storage.name }
+        set { storage = storage.with(name: newValue) }
+    }
+    public var summary: String {
+        get { storage.summary }
+        set { storage = storage.with(summary: newValue) }
+    }
     public var strategy: any InterceptionStrategy {
-        didSet { hooks = ComposedHooks(mitigations, strategy: strategy) }
+        get { storage.strategy }
+        set { storage = storage.with(strategy: newValue) }
     }
     public var mitigations: [any Mitigation] {
-        didSet { hooks = ComposedHooks(mitigations, strategy: strategy) }
+        get { storage.mitigations }
+        set { storage = storage.with(mitigations: newValue) }
     }
     /// The framework the preset speaks for (`Capacitor`, `Cordova`...), nil for an app's
     /// own interception: `h5replay presets` groups by it.
-    public var framework: String?
+    public var framework: String? {
+        get { storage.framework }
+        set { storage = storage.with(framework: .some(newValue)) }
+    }
     /// The custom scheme the framework serves the page from, nil when the page stays on
     /// its server's origin (A1-A3).
-    public var app: AppShell?
+    public var app: AppShell? {
+        get { storage.app }
+        set { storage = storage.with(app: .some(newValue)) }
+    }
     /// The mitigations' hooks gathered once, for every replay under this preset.
-    private(set) var hooks: ComposedHooks
+    var hooks: ComposedHooks { storage.hooks }
     /// Profile numbers this preset overrides (from a preset file), applied over the run's.
-    public var profileOverride: ProfileOverride?
+    public var profileOverride: ProfileOverride? {
+        get { storage.profileOverride }
+        set { storage = storage.with(profileOverride: .some(newValue)) }
+    }
 
     /// The profile this preset replays under, given the run's.
     public func profile(over base: Profile) -> Profile {
@@ -26,13 +78,7 @@ public struct Preset: Sendable {
     }
 
     public init(name: String, summary: String, framework: String? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, mitigations: [any Mitigation] = []) {
-        self.name = name
-        self.summary = summary
-        self.framework = framework
-        self.app = app
-        self.strategy = strategy
-        self.mitigations = mitigations
-        hooks = ComposedHooks(mitigations, strategy: strategy)
+        storage = Storage(name: name, summary: summary, strategy: strategy, mitigations: mitigations, framework: framework, app: app, profileOverride: nil)
     }
 
     /// A preset composed as a strategy and the mitigations layered on it, in order:

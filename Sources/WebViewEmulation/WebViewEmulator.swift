@@ -68,15 +68,18 @@ public struct WebViewEmulator: Sendable {
             appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
         }
 
+        // One context for the whole flow, its per-exchange facts set afresh for each
+        // exchange: a copy of the base per exchange cost more than the assignments.
+        var context = base
         for e in exchanges {
             let facts = input.facts[e.sequence]
             let time = e.startedAt
             jars.completeSyncs(upTo: time)
-            var context = base
             context.documentURL = facts.documentURL
             context.crossOrigin = facts.crossOrigin
             context.uploadListener = facts.uploadListener
             context.nativeMultipart = facts.nativeMultipart
+            context.appPage = nil
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
             let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument)
