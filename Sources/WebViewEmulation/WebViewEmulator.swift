@@ -498,7 +498,7 @@ public struct WebViewEmulator: Sendable {
     /// names. Either jar learns the other's start cookies through J1; a cookie only in
     /// NativeJar is what N3 (the first-request cookie problem) is about.
     private func placePreexisting(_ startingCookies: [Cookie], exchanges: [Exchange], scenario: Scenario, into jars: inout JarPair) {
-        guard let first = exchanges.first else { return }
+        guard let first = exchanges.first, !(startingCookies.isEmpty && scenario.nativeCookies.isEmpty && scenario.webCookies.isEmpty) else { return }
         let start = first.startedAt - CookieProvenance.scriptLead
         let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
         let webOnly = JarPair.Origin(rules: [], source: .atSessionStart)
@@ -697,6 +697,7 @@ public struct WebViewEmulator: Sendable {
 
     /// Once every synchronisation has completed, the cookies on which the jars disagree.
     private func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
+        guard jars.native.count + jars.web.count > 0 else { return [] }
         // Only the keys whose live values differ are sorted and explained.
         var differing: [Cookie.Key] = []
         func collect(_ side: CookieStore, against other: CookieStore) {
