@@ -140,6 +140,22 @@ FLOWS["websocket-after-login"] = har([
           [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")], resp_mime="", resource_type="websocket"),
 ], "A chat page logs in by XHR, then opens a WebSocket that needs the session cookie.")
 
+# 5d. A live-scores page: a login XHR sets the session cookie, then the page opens an
+#     EventSource that needs it. An EventSource is no XHR or fetch (ES1): a bridge that
+#     patches those carries the login through native code, its Set-Cookie into NativeJar,
+#     while WebKit itself opens the event stream a moment later with WebJar's cookies.
+LS = "https://live.example.com"
+FLOWS["eventsource-after-login"] = har([
+    entry(0, "GET", LS + "/match/381", doc_headers(), 200, [("Content-Type", "text/html; charset=utf-8")], "<div id=score></div>"),
+    entry(700, "POST", LS + "/api/login", xhr_headers([("Content-Type", "application/json"), ("Origin", LS)]), 200,
+          [("Content-Type", "application/json"), ("Set-Cookie", "live_sid=7a20c3; Path=/; Secure; HttpOnly")], '{"ok":true}',
+          post=("application/json", '{"user":"alice"}'), resp_mime="application/json"),
+    entry(1000, "GET", LS + "/api/events?match=381", [("Accept", "text/event-stream"), ("Cache-Control", "no-cache"), ("Sec-Fetch-Dest", "empty"),
+          ("Sec-Fetch-Mode", "cors"), ("Sec-Fetch-Site", "same-origin"), ("Cookie", "live_sid=7a20c3")], 200,
+          [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")], "event: score\ndata: {\"home\":1,\"away\":0}\n\n",
+          resp_mime="text/event-stream", resource_type="eventsource"),
+], "A live-scores page logs in by XHR, then opens an EventSource that needs the session cookie.")
+
 # 6. A 307 POST redirect on a document, after a first load that itself redirects with
 #    Set-Cookie on the 302 hop.
 P = "https://pay.example.com"

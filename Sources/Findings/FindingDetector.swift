@@ -272,6 +272,7 @@ public struct FindingDetector: Sendable {
         case .ajax: what = "request"
         case .beacon: what = "beacon"
         case .websocket: what = "WebSocket handshake"
+        case .eventSource: what = "EventSource"
         default: what = e.initiator.rawValue
         }
         let hop = (e.redirect?.hop ?? 0) > 0 ? " (redirect hop \(e.redirect!.hop))" : ""

@@ -125,6 +125,7 @@ public struct HARExporter: Sendable {
         case .media: return "media"
         case .prefetch: return "prefetch"
         case .websocket: return "websocket"
+        case .eventSource: return "eventsource"
         case .ajax, .other, .native: return "other"
         }
     }

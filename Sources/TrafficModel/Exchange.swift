@@ -308,11 +308,14 @@ public enum Initiator: String, Sendable, Hashable, Codable, CaseIterable {
     /// A WebSocket's opening handshake (`Upgrade: websocket`): WebKit's own, which no
     /// interceptor sees and no CORS check applies to (WS1).
     case websocket
+    /// An `EventSource`'s request (server-sent events): page script opens it, but it is
+    /// neither XHR nor fetch, so bridges that patch those do not see it (ES1).
+    case eventSource = "eventsource"
 
     /// A load of a document: it sets the frame's URL.
     public var isDocument: Bool { self == .navigation || self == .formSubmission }
     /// A request issued by page script.
-    public var isScripted: Bool { self == .xhr || self == .fetch || self == .ajax || self == .beacon }
+    public var isScripted: Bool { self == .xhr || self == .fetch || self == .ajax || self == .beacon || self == .eventSource }
 }
 
 /// Which frame issued a request.

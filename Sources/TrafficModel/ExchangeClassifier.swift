@@ -37,8 +37,10 @@ public enum ExchangeClassifier {
                 // No site for a request with no destination: the browser's own (its sync, an
                 // extension's background fetch), not a page's, which always has one (NC1).
                 if headers.first("Sec-Fetch-Site")?.caseInsensitiveEquals("none") == true { return .native }
-                // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API.
+                // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API,
+                // and EventSource's own headers an EventSource (ES1).
                 if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
+                    if isEventSource(request) { return .eventSource }
                     return headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
                 }
             case "script", "worker", "sharedworker", "serviceworker": return .script
@@ -58,6 +60,7 @@ public enum ExchangeClassifier {
         if let agent = headers.first("User-Agent"), !isEngineUserAgent(agent) { return .native }
         // A WebSocket's handshake asks to upgrade the connection (RFC 6455 section 4.1).
         if request.method == "GET", headers.first("Upgrade")?.caseInsensitiveEquals("websocket") == true { return .websocket }
+        if isEventSource(request) { return .eventSource }
         // 3. X-Requested-With and Purpose.
         if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
         if let purpose = headers.first("Purpose") ?? headers.first("Sec-Purpose"), purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
@@ -95,6 +98,19 @@ public enum ExchangeClassifier {
         return .ajax
     }
 
+    /// Whether a request is an `EventSource`'s (ES1): a GET with exactly the headers
+    /// engines give it (WebKit's and Chromium's EventSource: `Accept: text/event-stream`
+    /// and `Cache-Control: no-cache`, `Last-Event-ID` on a reconnection) and no script
+    /// marker. A fetch-based event-stream library sends the Accept alone.
+    static func isEventSource(_ request: RecordedRequest) -> Bool {
+        let headers = request.headers
+        guard request.method == "GET", request.bodyFingerprint.isEmpty,
+            headers.first("Accept")?.trimmingOWS.caseInsensitiveEquals("text/event-stream") == true,
+            headers.first("X-Requested-With") == nil
+        else { return false }
+        return headers.first("Cache-Control")?.trimmingOWS.caseInsensitiveEquals("no-cache") == true || headers.first("Last-Event-ID") != nil
+    }
+
     /// Whether a User-Agent is a browser engine's: "Mozilla/..." (every engine and web
     /// view since the 1990s, wherever the app appends its own name) or "Opera/..." (Presto).
     /// An empty value says nothing.
@@ -117,6 +133,7 @@ public enum ExchangeClassifier {
         case "media": return .media
         case "prefetch": return .prefetch
         case "websocket": return .websocket
+        case "eventsource": return .eventSource
         default: return nil  // "other", "manifest"...: fall through to the headers.
         }
     }

@@ -128,7 +128,8 @@ public enum CORSCheck {
         } else if credentialed, response.first("Access-Control-Allow-Credentials")?.lowercased() != "true" {
             return .noAllowCredentials
         }
-        if let because = preflightReason(e.request), !answeredPreflight(for: e, from: origin, in: exchanges) {
+        // An EventSource is never preflighted: WebKit sends it as it is (ES1).
+        if e.initiator != .eventSource, let because = preflightReason(e.request), !answeredPreflight(for: e, from: origin, in: exchanges) {
             return .preflightUnanswered(because: because)
         }
         return nil

@@ -126,6 +126,7 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             let plan: TransportPlan
+            var eventSourceUnbridged = false
             if e.initiator == .websocket {
                 // WS1: WebKit opens WebSockets itself: no NSURLProtocol (registered for http
                 // and https, not ws and wss), scheme handler or XHR and fetch bridge sees the
@@ -134,6 +135,16 @@ public struct WebViewEmulator: Sendable {
                 outcome.note(Change(rule: "WS1", what: "a WebSocket handshake: WebKit's own, under every strategy"))
             } else if hop == 0 {
                 plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
+                if e.initiator == .eventSource {
+                    // ES1: neither XHR nor fetch, so a bridge that patches those does not
+                    // see it; the strategy's transport carries it as any subresource. Where
+                    // an XHR would have gone another way, its cookie differences cite ES1.
+                    outcome.note(Change(rule: "ES1", what: "an EventSource: no XHR or fetch bridge sees it"))
+                    var asXHR = e
+                    asXHR.initiator = .xhr
+                    let bridged = preset.strategy.plan(for: asXHR, in: context)
+                    eventSourceUnbridged = bridged.requestJar != plan.requestJar || bridged.intercepted != plan.intercepted
+                }
                 if e.redirect?.next != nil { plans[chainStart] = plan }
                 // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
                 if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e) {
@@ -186,7 +197,7 @@ public struct WebViewEmulator: Sendable {
             if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
             // A1: a script's request from the app's page to a server reads the response only
             // if CORS lets the app origin read it.
-            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax,
+            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax || e.initiator == .eventSource,
                 let target = e.request.target, target.scheme == "http" || target.scheme == "https",
                 !e.request.headers.contains("Access-Control-Request-Method"),  // the engine's own preflight
                 let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
@@ -227,6 +238,9 @@ public struct WebViewEmulator: Sendable {
                     outcome.note(Change(rule: RuleID(gap.rule), what: "cookies not compared: \(gap.reason)"))
                 } else {
                     outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
+                    if eventSourceUnbridged {
+                        for k in outcome.cookieDifferences.indices { outcome.cookieDifferences[k].rules.insert("ES1", at: min(1, outcome.cookieDifferences[k].rules.count)) }
+                    }
                 }
                 if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
                     outcome.note(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))

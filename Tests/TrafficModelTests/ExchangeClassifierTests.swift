@@ -93,6 +93,23 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "wss://chat.example/ws", headers: [("Upgrade", "websocket"), ("User-Agent", "okhttp/4.12.0")])) == .native)
     }
 
+    @Test("an EventSource is its own kind (ES1): by the exporter's type, or by the headers WebKit and Chromium give it; a fetch asking for an event stream stays a script's request")
+    func eventSource() {
+        let url = "https://live.example/api/events"
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, resourceType: "eventsource")) == .eventSource)
+        let own = [("Accept", "text/event-stream"), ("Cache-Control", "no-cache")]
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, headers: own + [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")])) == .eventSource)
+        // An old capture, without Sec-Fetch headers; a reconnection with Last-Event-ID.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, headers: own)) == .eventSource)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, headers: [("Accept", "text/event-stream"), ("Last-Event-ID", "42")])) == .eventSource)
+        // fetch-event-source and its kind send the Accept alone; an XHR says so; a POST is none.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, headers: [("Accept", "text/event-stream"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")])) == .ajax)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, headers: own + [("X-Requested-With", "XMLHttpRequest")])) == .xhr)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", url: url, headers: own, body: "{}")) != .eventSource)
+        // A native SSE client (mitmproxy's event_stream.har) is native code's.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: url, headers: own + [("User-Agent", "AndroidClient/3.6.0")])) == .native)
+    }
+
     @Test("an exporter's _resourceType and the Sec-Fetch headers, which only engines send, outrank the User-Agent")
     func engineMarksOutrankUserAgent() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "xhr", headers: [("User-Agent", "MyApp/1.0")])) == .xhr)

@@ -46,6 +46,12 @@ struct FrameworkPresetTests {
         #expect(check([("Access-Control-Allow-Origin", origin)], method: "PUT", before: [preflight]) == nil)
         // The engine's own headers never ask for a preflight.
         #expect(check([("Access-Control-Allow-Origin", origin)], request: [("User-Agent", "x"), ("Referer", "capacitor://localhost/"), ("Sec-Fetch-Mode", "cors"), ("Accept", "*/*")]) == nil)
+        // An EventSource's reconnection carries Last-Event-ID, which would ask a script's
+        // request for a preflight; WebKit never preflights an EventSource (ES1).
+        var stream = M.exchange(0, at: 1, "GET", Self.api + "/v1/events", headers: [("Accept", "text/event-stream"), ("Last-Event-ID", "7")], responseHeaders: [("Access-Control-Allow-Origin", origin)])
+        #expect(CORSCheck.check(stream, from: origin, in: [stream]) == .preflightUnanswered(because: "the header Last-Event-ID"))
+        stream.initiator = .eventSource
+        #expect(CORSCheck.check(stream, from: origin, in: [stream]) == nil)
     }
 
     @Test("capacitor: the first document is the bundled page (A3); API cookies are third-party from iOS 14 (A2), not before")
