@@ -405,6 +405,43 @@ experiment(
     ],
 )
 
+experiment(
+    id="eventsource-from-app-scheme", rules=["ES1"], pageAt="app", itp=False,
+    title="a page on the custom scheme logs in on an HTTP origin, wraps XMLHttpRequest and fetch as a JS bridge does, then opens an EventSource there with credentials",
+    api=dict(CORS_API, **{
+        "GET /events": (200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("Access-Control-Allow-Origin", "{app}"),
+                              ("Access-Control-Allow-Credentials", "true")], "data: hi\n\n"),
+    }),
+    script="""
+  results.login = await fetchIt("GET", urls.api + "/login", undefined, {credentials: "include"});
+  // A bridge's patch: every XHR and fetch the page makes from now on is counted.
+  let bridged = 0;
+  const open = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (...args) { bridged += 1; return open.apply(this, args); };
+  const originalFetch = window.fetch;
+  window.fetch = function (...args) { bridged += 1; return originalFetch.apply(this, args); };
+  results.stream = await new Promise(resolve => {
+    try {
+      const source = new EventSource(urls.api + "/events", {withCredentials: true});
+      source.onmessage = event => { resolve("message " + event.data); source.close(); };
+      source.onerror = () => { resolve("error"); source.close(); };
+      setTimeout(() => { resolve("timeout"); source.close(); }, 3000);
+    } catch (e) { resolve(String(e)); }
+  });
+  results.bridged = String(bridged);
+""",
+    checks=lambda r: [
+        check("ES1", "a bridge that wraps XMLHttpRequest and fetch sees no call for the EventSource", "0", (r.get("saw") or {}).get("bridged", "no report")),
+        check("ES1", "WebKit asks for the event stream itself: Accept and Cache-Control", "text/event-stream; no-cache",
+              "; ".join([arrivals(r, "api", "/events")[0]["headers"].get("accept", "none"), arrivals(r, "api", "/events")[0]["headers"].get("cache-control", "none")])
+              if arrivals(r, "api", "/events") else "not sent"),
+        check("ES1", "no preflight goes before it", "none", "none" if not arrivals(r, "api", "/events", "OPTIONS") else "OPTIONS"),
+        check("ES1", "with withCredentials it carries the web view's cookie for the origin", "sent",
+              "sent" if arrivals(r, "api", "/events") and "api_session" in arrivals(r, "api", "/events")[0]["headers"].get("cookie", "") else "not sent"),
+        check("ES1", "the page reads the stream when the answer allows the app origin with credentials", "message hi", (r.get("saw") or {}).get("stream", "no report")),
+    ],
+)
+
 
 def iframe_experiment(itp):
     return experiment(
