@@ -110,18 +110,24 @@ def serve(port, ready=None, announce=False):
     server.serve_forever()
 
 
-def flow(rng, round_):
-    """One H5 session: login redirect, pages, script, JSON, form and binary uploads."""
-    yield "GET", "/login", None, {}
-    yield "GET", "/home", None, {"Accept-Encoding": "gzip"}
-    yield "GET", "/app.js", None, {"Accept-Encoding": "deflate"}
+DOCUMENT = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+SCRIPTED = {"Accept": "*/*"}
+
+
+def flow(rng, round_, origin):
+    """One H5 session: login redirect, pages, script, JSON, form and binary uploads, each
+    with the Accept and Referer a web view sends (the page's requests, not the browser's)."""
+    page = {"Referer": origin + "/home"}
+    yield "GET", "/login", None, dict(DOCUMENT)
+    yield "GET", "/home", None, dict(DOCUMENT, **{"Accept-Encoding": "gzip", "Referer": origin + "/login"})
+    yield "GET", "/app.js", None, dict(SCRIPTED, **page, **{"Accept-Encoding": "deflate"})
     for n in range(3):
-        yield "GET", f"/page/{round_ * 10 + n}", None, {"Accept-Encoding": "gzip, deflate"}
-        yield "GET", "/api/profile", None, {"X-Requested-With": "XMLHttpRequest"}
-    yield "POST", "/api/order", json.dumps({"order": round_, "items": list(range(20))}).encode(), {"Content-Type": "application/json"}
-    yield "POST", "/api/form", f"a={round_}&b=%E4%B8%AD".encode(), {"Content-Type": "application/x-www-form-urlencoded"}
+        yield "GET", f"/page/{round_ * 10 + n}", None, dict(DOCUMENT, **page, **{"Accept-Encoding": "gzip, deflate"})
+        yield "GET", "/api/profile", None, dict(SCRIPTED, **page, **{"X-Requested-With": "XMLHttpRequest"})
+    yield "POST", "/api/order", json.dumps({"order": round_, "items": list(range(20))}).encode(), dict(SCRIPTED, **page, **{"Content-Type": "application/json", "Origin": origin})
+    yield "POST", "/api/form", f"a={round_}&b=%E4%B8%AD".encode(), dict(DOCUMENT, **page, **{"Content-Type": "application/x-www-form-urlencoded", "Origin": origin})
     size = rng.choice([512, 4096, 20000, 70000])
-    yield "POST", "/api/upload", rng.randbytes(size), {"Content-Type": "application/octet-stream"}
+    yield "POST", "/api/upload", rng.randbytes(size), dict(SCRIPTED, **page, **{"Content-Type": "application/octet-stream", "Origin": origin})
 
 
 def client(port, rounds, manifest=None, seed=1, stop=None):
@@ -135,7 +141,7 @@ def client(port, rounds, manifest=None, seed=1, stop=None):
         conn.connect()
         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         cookies = {}
-        for method, path, body, headers in flow(rng, round_):
+        for method, path, body, headers in flow(rng, round_, f"http://127.0.0.1:{port}"):
             headers = dict(headers)
             headers["User-Agent"] = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 h5traffic"
             if cookies:

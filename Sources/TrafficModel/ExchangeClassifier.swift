@@ -60,6 +60,14 @@ public enum ExchangeClassifier {
         if let agent = headers.first("User-Agent"), !isEngineUserAgent(agent) { return .native }
         // A WebSocket's handshake asks to upgrade the connection (RFC 6455 section 4.1).
         if request.method == "GET", headers.first("Upgrade")?.caseInsensitiveEquals("websocket") == true { return .websocket }
+        // NC1 again: every request a page makes carries an Accept (the Fetch standard
+        // gives one to each that has none; XHR has sent "*/*" since the 2000s), and a
+        // Referer or an Origin unless a policy withholds the Referer. An engine's request
+        // with none of the three is the browser's own service: Chrome's autofill query in
+        // pcap2har's github.pcap, its safe-browsing and sync calls.
+        if headers.first("User-Agent") != nil, headers.first("Accept") == nil, headers.first("Referer") == nil, headers.first("Origin") == nil {
+            return .native
+        }
         if isEventSource(request) { return .eventSource }
         // 3. X-Requested-With and Purpose.
         if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }

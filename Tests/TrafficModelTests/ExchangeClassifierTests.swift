@@ -93,6 +93,21 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "wss://chat.example/ws", headers: [("Upgrade", "websocket"), ("User-Agent", "okhttp/4.12.0")])) == .native)
     }
 
+    @Test("an engine's request with no Accept, Referer or Origin is the browser's own (NC1): Chrome's autofill query in pcap2har's github.pcap")
+    func browserOwnRequest() {
+        let chrome9 = ("User-Agent", "Mozilla/5.0 (X11; U; Linux x86_64; en-US) AppleWebKit/534.10 (KHTML, like Gecko) Chrome/8.0.552.237 Safari/534.10")
+        let autofill = exchange("POST", url: "http://toolbarqueries.clients.google.com/tbproxy/af/query", headers: [chrome9, ("Content-Type", "text/plain"), ("Accept-Encoding", "gzip,deflate,sdch")], body: "<autofillquery/>")
+        #expect(ExchangeClassifier.initiator(of: autofill) == .native)
+        // A page's request has an Accept, and a Referer or an Origin: any one keeps it the page's.
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", url: "http://a.example/api", headers: [chrome9, ("Accept", "*/*")], body: "x")) == .ajax)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", url: "http://a.example/api", headers: [chrome9, ("Referer", "http://a.example/")], body: "x")) == .ajax)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", url: "http://a.example/api", headers: [chrome9, ("Origin", "http://a.example")], body: "x")) == .ajax)
+        // A WebSocket's handshake sends no Accept and stays WebKit's (WS1); without any
+        // User-Agent nothing is said of the sender.
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://chat.example/ws", headers: [chrome9, ("Upgrade", "websocket")])) == .websocket)
+        #expect(ExchangeClassifier.initiator(of: exchange("POST", url: "http://a.example/api", headers: [("Content-Type", "text/plain")], body: "x")) == .ajax)
+    }
+
     @Test("an EventSource is its own kind (ES1): by the exporter's type, or by the headers WebKit and Chromium give it; a fetch asking for an event stream stays a script's request")
     func eventSource() {
         let url = "https://live.example/api/events"
