@@ -49,10 +49,10 @@ public enum CompressedFile {
                     let status = CZlib.inflate(&stream, Z_SYNC_FLUSH)
                     if status == Z_OK { continue }
                     if status == Z_BUF_ERROR, whole {
-                        problem = "the \(wrapper.rawValue) data ends early, after \(raw.count) compressed bytes (\(count - Int(stream.avail_out)) inflated)"
+                        problem = Inflated(bytes: count - Int(stream.avail_out), compressedBytes: raw.count, endedEarly: true).endedEarlyText(wrapper)
                     } else if status != Z_STREAM_END, status != Z_BUF_ERROR {
                         let message = stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-                        problem = "the \(wrapper.rawValue) data is corrupt at compressed byte \(raw.count - Int(stream.avail_in)): \(message)"
+                        problem = corruptText(wrapper, at: raw.count - Int(stream.avail_in), message)
                     }
                     break
                 }
@@ -60,6 +60,11 @@ public enum CompressedFile {
             }
         }
         return (Data(out[..<produced]), problem)
+    }
+
+    /// The words for a stream zlib refused at compressed byte `at`.
+    static func corruptText(_ wrapper: Wrapper, at: Int, _ message: String) -> String {
+        "the \(wrapper.rawValue) data is corrupt at compressed byte \(at): \(message)"
     }
 
     /// What an inflation wrote.
@@ -164,7 +169,7 @@ public enum CompressedFile {
                         default:
                             let at = consumed + raw.count - Int(stream.avail_in)
                             let message = stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-                            throw Failure(description: "the \(wrapper.rawValue) data is corrupt at compressed byte \(at): \(message)")
+                            throw Failure(description: corruptText(wrapper, at: at, message))
                         }
                     } while !ended && (stream.avail_in > 0 || stream.avail_out == 0)
                     offset = raw.count - Int(stream.avail_in)

@@ -63,13 +63,14 @@ public struct ImportPipeline: Sendable {
                 throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
             }
             let wrapped = compression.map { "\($0.rawValue)-compressed, and what it holds is " } ?? ""
-            if let compression, let problem, head.count < 64 {
+            // A start that inflates to fewer bytes than asked for says why: cut or corrupt.
+            if let compression, let problem {
                 throw InputError(file: path, problem: "\(compression.rawValue)-compressed: \(problem)")
             }
             if CaptureImporter.looksLikeCapture(head) {
                 format = CaptureImporter.format(of: head) == "pcapng" ? .pcapng : .pcap
             } else if head.isEmpty {
-                throw InputError(file: path, place: "offset 0", problem: compression == nil ? "the file is empty" : "\(wrapped)empty or not inflatable")
+                throw InputError(file: path, place: "offset 0", problem: compression == nil ? "the file is empty" : "\(wrapped)empty")
             } else if HARImporter.looksLikeHAR(head) {
                 format = .har
             } else {
@@ -270,16 +271,15 @@ public struct ImportPipeline: Sendable {
     public func importFile(_ path: String, name: String?, replace: Bool, splitByClient: Bool = false, redact: SecretNames? = nil, into store: ReportStore, inHand: ((Recording, CookieProvenance) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         do {
             let source = try SourceFile(path: path)
-            if source.format != .har {
+            if source.format != .har || inHand == nil {
+                // Streamed: a capture, or a HAR no caller keeps in hand.
                 let file = try source.readable(limit: limits.maxInflatedBytes)
                 defer { file.discard() }
+                if source.format == .har {
+                    return try importHAR(file.path, displayPath: path, name: name ?? source.defaultName, replace: replace, redact: redact, into: store)
+                }
                 let capture = CaptureSource(path: file.path, format: source.format.rawValue, recordedPath: path, leadingDiagnostics: file.endedEarly.map { [$0] } ?? [])
                 return try importCapture(capture, name: name ?? source.defaultName, replace: replace, splitByClient: splitByClient, redact: redact, into: store)
-            }
-            if inHand == nil {
-                let file = try source.readable(limit: limits.maxInflatedBytes)
-                defer { file.discard() }
-                return try importHAR(file.path, displayPath: path, name: name ?? source.defaultName, replace: replace, redact: redact, into: store)
             }
             var recordings = try read(path, name: name, splitByClient: splitByClient)
             if let redact {
@@ -299,7 +299,8 @@ public struct ImportPipeline: Sendable {
     /// walked and its row stored as it comes, all in one transaction, and the file's pages
     /// let go once read. Memory holds a batch of entries, never the recording, so the file
     /// may be larger than memory; `--max-har-bytes` bounds only HAR files read whole.
-    /// `path` is the file read; `displayPath` the one given, when `path` is its inflated copy.
+    /// `readPath` is the file read; `displayPath` the one given, when `readPath` is its
+    /// inflated copy.
     func importHAR(_ readPath: String, displayPath: String? = nil, name: String, replace: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         let path = displayPath ?? readPath
         let file = try MappedFile(path: readPath)
