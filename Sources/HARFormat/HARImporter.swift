@@ -108,6 +108,7 @@ public struct HARImporter: Sendable {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
         try Self.checkShape(root, context: context)
+        let recorder = Recorder(root: root, context: context)
 
         // Time order, stable for equal times; diagnostics follow their exchanges.
         var sorted: [Exchange]
@@ -130,6 +131,7 @@ public struct HARImporter: Sendable {
             }
             classified = ExchangeClassifier.classify(&sorted)
         }
+        for k in sorted.indices { recorder.settle(&sorted[k]) }
         for i in diagnostics.indices {
             if let entry = diagnostics[i].sequence { diagnostics[i].sequence = position[entry] >= 0 ? position[entry] : nil }
         }
@@ -160,6 +162,7 @@ public struct HARImporter: Sendable {
         var clock = EntryClock()
         var ranges: [Range<Int>] = []
         var released = 0
+        let recorder: Recorder
         do {
             var reader = JSONReader(bytes)
             let root = try reader.forEachEntry { _, view, range in
@@ -172,6 +175,7 @@ public struct HARImporter: Sendable {
             }
             release(offset + released..<raw.count)
             try Self.checkShape(root, context: context)
+            recorder = Recorder(root: root, context: context)
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
@@ -187,6 +191,7 @@ public struct HARImporter: Sendable {
                 return
             }
             if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
+            recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
             try handle(exchange, diagnostics.filter { $0.sequence != nil })
         }
@@ -391,13 +396,56 @@ public struct HARImporter: Sendable {
 
     /// Why the entry's request is no evidence of the page's cookies (E1-E3), or the gap an
     /// h5replay export wrote (`_evidenceGap`).
+    ///
+    /// An entry with no response (status 0) is left without a gap here: whether its headers
+    /// are what was sent depends on who recorded it, which the file says in `log.creator`,
+    /// read once the entries are (`Recorder.settle`).
     static func evidenceGap(_ entry: JSONNode, status: Int, headers: [HeaderField]) throws -> EvidenceGap? {
         if let written = try entry["_evidenceGap"].optionalString(), let gap = EvidenceGap(rawValue: written) { return gap }
         if fromCache(entry) { return .fromCache }
-        if status == 0 { return .noResponse }
+        if status == 0 { return nil }
         let request = entry["request"]
         if headers.isEmpty, request["headersSize"].number.map({ Int($0) }) ?? -1 == -1 { return .noRequestHeaders }
         return nil
+    }
+
+    /// Who wrote the HAR, as far as an entry without a response is concerned (rule E1).
+    enum Recorder {
+        /// A browser's developer tools (and anything not known to be otherwise): an entry
+        /// with no response holds only the provisional request headers, without the Cookie
+        /// header the engine would have sent.
+        case browser
+        /// A proxy, a capture converter or h5replay itself: the request headers are what
+        /// went on the wire, the Cookie header included, response or not.
+        case wire
+
+        /// Words in `log.creator.name` of recorders that saw the request itself.
+        static let wireRecorders = ["mitmproxy", "charles", "proxyman", "fiddler", "pcap2har", "browsermob", "burp", "http toolkit", "httptoolkit", "whistle", "owasp zap", "reqable"]
+
+        init(creator: String?) {
+            let name = creator?.asciiLowercased ?? ""
+            // h5replay's own export and record journal write exactly "h5replay" (and every
+            // gap as `_evidenceGap`); the bundled flows' generator writes a browser's entries.
+            self = name == "h5replay" || Self.wireRecorders.contains { name.contains($0) } ? .wire : .browser
+        }
+
+        /// The recorder named by the document's `log.creator.name`.
+        init(root: JSONTape, context: ImportContext) {
+            let name = withExtendedLifetime(context) {
+                root.withView { view in try? JSONNode(view: view, index: 0, context: context)["log"]["creator"]["name"].optionalString() }
+            }
+            self.init(creator: name ?? nil)
+        }
+
+        /// An entry with no response and no gap of its own: E1 when a browser recorded it;
+        /// from a recorder on the wire, the request is evidence unless it has no headers (E2).
+        func settle(_ exchange: inout Exchange) {
+            guard exchange.response.status == 0, exchange.evidenceGap == nil else { return }
+            switch self {
+            case .browser: exchange.evidenceGap = .noResponse
+            case .wire: if exchange.request.headers.isEmpty { exchange.evidenceGap = .noRequestHeaders }
+            }
+        }
     }
 
     /// Chrome marks a response served from its cache with `_fromCache` ("memory" or

@@ -71,6 +71,16 @@ public struct HTTPStreamCollector: TCPStreamSink {
         var proto: StreamProtocol = .undetermined
         var connection: HTTPConnection?
         var reportedError = false
+        /// The client's SYN, when the capture saw the connection open.
+        var synAt: Double?
+        /// The server's SYN-ACK.
+        var establishedAt: Double?
+        /// The first byte the client sent.
+        var firstDataAt: Double?
+        /// When the page issued the connection's first request, if before its first byte
+        /// (`HTTPStreamCollector.issueTime`); nil once that request is handed on.
+        var firstIssuedAt: Double?
+        var firstDelivered = false
 
         init(client: Endpoint, server: Endpoint, midStream: Bool) {
             self.client = client
@@ -87,6 +97,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public var client: Endpoint
         public var server: Endpoint
         public var flow: TCPFlowID
+        /// When the page issued the request, when that was before its first byte: the SYN
+        /// of the connection it opened (`issueTime`).
+        public var issuedAt: Double? = nil
     }
 
     public var options: Options
@@ -96,17 +109,71 @@ public struct HTTPStreamCollector: TCPStreamSink {
     /// Recording-level diagnostics (per connection: parse errors, tunnels).
     public var diagnostics: [Diagnostic] = []
     var flows: [TCPFlowID: FlowState] = [:]
+    /// The latest packet time any connection reported.
+    var latestTime = -Double.infinity
 
     public init(options: Options = Options()) {
         self.options = options
     }
 
     public mutating func opened(_ flow: TCPFlowID, client: Endpoint, server: Endpoint, midStream: Bool, time: Double) {
-        flows[flow] = FlowState(client: client, server: server, midStream: midStream)
+        let state = FlowState(client: client, server: server, midStream: midStream)
+        if !midStream { state.synAt = time }
+        flows[flow] = state
+        latestTime = max(latestTime, time)
+    }
+
+    public mutating func established(_ flow: TCPFlowID, time: Double) {
+        guard let state = flows[flow], state.synAt != nil, state.establishedAt == nil else { return }
+        state.establishedAt = time
+        latestTime = max(latestTime, time)
+    }
+
+    // MARK: When a request was issued
+    //
+    // A browser's HAR dates a request from when the page issued it: the time to open a
+    // connection (and to look up its host) comes after `startedDateTime` and counts in
+    // `time`. A capture sees the request's first byte only once the connection is open,
+    // a round trip or more later. The first request of a connection the capture saw open
+    // is dated from the connection's SYN, as pcap2har dates it, so that a capture and a HAR
+    // of the same traffic agree on the order of cookie writes and requests. A connection
+    // opened ahead of its request (a browser's preconnect) is told by its first byte coming
+    // well after the handshake: its request keeps the time of its first byte.
+
+    /// How long after the SYN-ACK the first byte may come for the request to have been
+    /// waiting for the connection: a handshake's time again, and at least 50 ms.
+    static func promptness(syn: Double, established: Double) -> Double { max(0.05, established - syn) }
+    /// How long a connection may wait for its SYN-ACK and still date its first request.
+    static let handshakeLimit = 3.0
+
+    /// The time the connection's first request was issued, when that was its SYN.
+    static func issueTime(_ state: FlowState) -> Double? {
+        guard let syn = state.synAt, let established = state.establishedAt, let first = state.firstDataAt,
+              established >= syn, established - syn <= handshakeLimit, first >= established,
+              first - established <= promptness(syn: syn, established: established) else { return nil }
+        return syn
+    }
+
+    /// The earliest time a request still to come on this connection may be dated from,
+    /// while that is before its first byte: until its first byte, or until the handshake
+    /// is too slow or the first byte too late for the SYN to date it.
+    func issueFloor(_ state: FlowState) -> Double? {
+        if state.firstDelivered { return nil }
+        if let issued = state.firstIssuedAt { return issued }
+        guard state.firstDataAt == nil, let syn = state.synAt else { return nil }
+        if let established = state.establishedAt {
+            return latestTime - established <= Self.promptness(syn: syn, established: established) ? syn : nil
+        }
+        return latestTime - syn <= Self.handshakeLimit ? syn : nil
     }
 
     public mutating func data(_ flow: TCPFlowID, fromClient: Bool, _ bytes: UnsafeRawBufferPointer, time: Double) {
         guard let state = flows[flow] else { return }
+        if time > latestTime { latestTime = time }
+        if fromClient, state.firstDataAt == nil {
+            state.firstDataAt = time
+            state.firstIssuedAt = Self.issueTime(state)
+        }
         if state.proto == .undetermined {
             state.proto = Self.detect(bytes, fromClient: fromClient, state: state)
             switch state.proto {
@@ -150,8 +217,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
     /// packet's time. Costs one step per open connection.
     public var earliestOpenRequestStart: Double? {
         var earliest: Double?
-        for state in flows.values where state.proto == .http {
-            guard let start = state.connection?.earliestUndeliveredRequestStart else { continue }
+        for state in flows.values where state.proto == .http || state.proto == .undetermined {
+            guard let start = issueFloor(state) ?? state.connection?.earliestUndeliveredRequestStart else { continue }
             if earliest == nil || start < earliest! { earliest = start }
         }
         return earliest
@@ -197,9 +264,13 @@ public struct HTTPStreamCollector: TCPStreamSink {
                 }
                 continue
             }
+            // The connection's first request: dated from its SYN when it waited for it.
+            let issuedAt = state.firstDelivered ? nil : state.firstIssuedAt
+            state.firstDelivered = true
+            state.firstIssuedAt = nil
             if request.head.method == "CONNECT" { continue }
             counts.exchanges += 1
-            pending.append(Pending(parts: parts, client: state.client, server: state.server, flow: flow))
+            pending.append(Pending(parts: parts, client: state.client, server: state.server, flow: flow, issuedAt: issuedAt))
         }
         state.connection!.completed.removeAll(keepingCapacity: true)
     }
@@ -280,8 +351,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
         } else {
             diagnostics.append(Diagnostic(.noResponse, message: "request \(where_): no response in the capture"))
         }
+        let startedAt = min(item.issuedAt ?? request.startTime, request.startTime)
         let exchange = Exchange(
-            sequence: 0, startedAt: request.startTime, duration: max(0, end - request.startTime),
+            sequence: 0, startedAt: startedAt, duration: max(0, end - startedAt),
             connectionID: String(item.flow), serverAddress: item.server.description,
             request: recordedRequest, response: recordedResponse,
             evidenceGap: request.complete ? nil : .requestCut)

@@ -2,6 +2,8 @@
 public protocol TCPStreamSink {
     /// A new connection. `midStream` is true when the capture began after its handshake.
     mutating func opened(_ flow: TCPFlowID, client: Endpoint, server: Endpoint, midStream: Bool, time: Double)
+    /// The server's SYN-ACK of a connection the capture saw open (retransmissions repeat it).
+    mutating func established(_ flow: TCPFlowID, time: Double)
     /// In-order bytes of one direction. The buffer is valid only during the call.
     mutating func data(_ flow: TCPFlowID, fromClient: Bool, _ bytes: UnsafeRawBufferPointer, time: Double)
     /// `length` bytes of one direction the capture does not have.
@@ -144,6 +146,7 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
             }
             flow.lastSeen = now
             let fromClient = segment.source == flow.client
+            if segment.isSYN, segment.isACK, !fromClient { sink.established(flow.id, time: now) }
             if fromClient {
                 receive(segment, &flow.toServer, id: flow.id, fromClient: true)
             } else {

@@ -153,7 +153,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
     /// "no response (status 0)", for `show` and findings.
     public var reason: String {
         switch self {
-        case .noResponse: return "no response (status 0): the exporter keeps only provisional request headers"
+        case .noResponse: return "no response (status 0): a browser's export keeps only provisional request headers"
         case .noRequestHeaders: return "no request headers recorded"
         case .fromCache: return "served from cache: no request reached the network"
         case .requestCut: return "the captured request is cut short by a gap"

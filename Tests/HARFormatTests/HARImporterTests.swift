@@ -241,6 +241,31 @@ struct HARImporterTests {
         #expect(none.evidenceGap == .noResponse)
     }
 
+    @Test("an entry with no response is no evidence of cookies from a browser's export (E1), and is from a proxy's or a capture converter's", arguments: [
+        ("WebInspector", EvidenceGap?.some(.noResponse)), ("Firefox", .noResponse), (nil, .noResponse),
+        ("mitmproxy", nil), ("Charles Proxy", nil), ("pcap2har", nil), ("h5replay", nil),
+    ] as [(String?, EvidenceGap?)])
+    func noResponseByRecorder(creator: String?, gap: EvidenceGap?) throws {
+        let withCookie = entry(url: "https://a.example/sent", requestExtra: #", "headers": [{"name": "Cookie", "value": "sid=1"}]"#, response: #""response": {"status": 0, "headers": [], "content": {"size": 0}}"#)
+            .replacingOccurrences(of: #""headers": [] ,"#, with: "")
+        let noHeaders = entry(url: "https://a.example/bare", started: "2024-01-02T03:04:06Z", response: #""response": {"status": 0, "headers": [], "content": {"size": 0}}"#)
+        // The creator after the entries, as some exporters write it: read all the same.
+        let creator = creator.map { #", "creator": {"name": "\#($0)", "version": "1"}"# } ?? ""
+        let json = #"{"log": {"version": "1.2", "entries": [\#(withCookie), \#(noHeaders)]\#(creator)}}"#
+        var streamed: [Exchange] = []
+        let bytes = Array(json.utf8)
+        _ = try bytes.withUnsafeBufferPointer { raw in
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _ in streamed.append(exchange) }
+        }
+        for exchanges in [try importing(json).exchanges, streamed] {
+            let sent = try #require(exchanges.first { $0.request.url.hasSuffix("/sent") })
+            #expect(sent.evidenceGap == gap, "\(creator): the request with a Cookie header")
+            // With no request headers at all, neither kind of recorder says what was sent (E2 at least).
+            let bare = try #require(exchanges.first { $0.request.url.hasSuffix("/bare") })
+            #expect(bare.evidenceGap == gap ?? .noRequestHeaders)
+        }
+    }
+
     @Test("a file that is not JSON, or JSON without log.entries, is rejected")
     func notAHAR() throws {
         #expect(throws: HARImportError.self) { try importing("{\"log\": ") }

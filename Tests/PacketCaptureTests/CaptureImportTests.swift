@@ -300,6 +300,58 @@ struct CaptureImportTests {
         #expect(left[4...].allSatisfy { $0.packet > slowEnds && $0.packet < capture.packets.count }, "later ones leave as they end")
     }
 
+    /// Connection A opens with a SYN; while it waits for its SYN-ACK, connection B (seen
+    /// mid-stream) sends and answers a request; then A's first request goes, at once, and a
+    /// second one later. `preconnect` makes A's first byte come long after its handshake.
+    static func dated(preconnect: Bool) -> CaptureBuilder {
+        var c = CaptureBuilder()
+        func seg(_ from: Int, _ port: Int, _ seq: UInt32, _ flags: UInt8, _ payload: String = "", after: Double) {
+            c.add(c.frame(c.ip(from: from, transport: c.tcp(from: from, clientPort: port, serverPort: 80, seq: seq, flags: flags, payload: Array(payload.utf8)))), after: after)
+        }
+        let first = "GET /first HTTP/1.1\r\nHost: a.example\r\n\r\n"
+        let second = "GET /second HTTP/1.1\r\nHost: a.example\r\n\r\n"
+        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let b = "GET /b HTTP/1.1\r\nHost: a.example\r\n\r\n"
+        seg(1, 50001, 1000, 0x02, after: 0)                                      // A: SYN at t0
+        seg(1, 50002, 7000, 0x18, b, after: 0.002)                               // B: request, t0 + 2 ms
+        seg(2, 50002, 9000, 0x18, ok, after: 0.001)                              // B: response
+        seg(2, 50001, 5000, 0x12, after: 0.030)                                  // A: SYN-ACK, t0 + 33 ms
+        seg(1, 50001, 1001, 0x18, first, after: preconnect ? 2.0 : 0.001)        // A: first request
+        seg(2, 50001, 5001, 0x18, ok, after: 0.020)
+        seg(1, 50001, 1001 + UInt32(first.utf8.count), 0x18, second, after: 0.5) // A: second request
+        seg(2, 50001, 5001 + UInt32(ok.utf8.count), 0x18, ok, after: 0.020)
+        return c
+    }
+
+    @Test("a connection's first request is dated from its SYN, as a browser's HAR dates it; a preconnected connection's and later requests keep their first byte's time", arguments: [false, true])
+    func issueTime(preconnect: Bool) throws {
+        let capture = Self.dated(preconnect: preconnect)
+        let t0 = capture.packets[0].time
+        let exchanges = try capture.importing().recordings[0].exchanges
+        let first = try #require(exchanges.first { $0.request.url.hasSuffix("/first") })
+        let second = try #require(exchanges.first { $0.request.url.hasSuffix("/second") })
+        let firstByte = capture.packets[4].time
+        if preconnect {
+            #expect(abs(first.startedAt - firstByte) < 1e-6)
+            #expect(exchanges.map { $0.request.url.split(separator: "/").last! } == ["b", "first", "second"])
+        } else {
+            #expect(abs(first.startedAt - t0) < 1e-6, "the SYN's time, before B's request")
+            #expect(abs(first.endedAt - capture.packets[5].time) < 1e-6, "the wait for the connection counts in its duration")
+            #expect(exchanges.map { $0.request.url.split(separator: "/").last! } == ["first", "b", "second"])
+        }
+        #expect(abs(second.startedAt - capture.packets[6].time) < 1e-6)
+
+        // Streamed a packet at a time, B waits for A's first request: the order is the same.
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+        try capture.pcap().write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var options = CaptureSession.Options()
+        options.batchPackets = 1
+        var emitted: [String] = []
+        _ = try CaptureImporter.stream(path: url.path, options: options) { emitted.append($0.exchange.request.url) }
+        #expect(emitted == exchanges.map(\.request.url))
+    }
+
     @Test("a streaming read hands exchanges on in the order a whole-capture read numbers them")
     func streamOrder() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")

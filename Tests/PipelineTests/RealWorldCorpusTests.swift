@@ -85,4 +85,60 @@ struct RealWorldCorpusTests {
             Issue.record("\(name): differs from Tests/PipelineTests/Corpus/\(name).json at line \((first?.offset ?? min(e.count, a.count)) + 1): expected \(first.map { String($0.element.0) } ?? "(end)"), got \(first.map { String($0.element.1) } ?? "(end)")")
         }
     }
+
+    /// pcap2har's captures beside the HAR it made of each: the same traffic, seen once as
+    /// packets and once by a converter that read the same packets.
+    static var capturePairs: [String] {
+        let pcap = conformance.appendingPathComponent("pcap2har-andrewf/tests")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: pcap.path)) ?? []
+        return names.filter { $0.hasSuffix(".pcap") && $0 != "empty.pcap" && names.contains($0 + ".har") }.sorted().map { pcap.appendingPathComponent($0).path }
+    }
+
+    /// Each exchange as a reader matches two recordings of the same traffic: by request
+    /// and how many times the request came before (the recorders number exchanges apart),
+    /// and the findings on it under every preset, by preset, code and cookies.
+    static func comparable(_ path: String) throws -> (exchanges: Set<String>, findings: [(exchange: String, finding: String)]) {
+        let recordings = try ImportPipeline().read(path, name: nil)
+        let runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
+        var exchanges = Set<String>()
+        var findings: [(String, String)] = []
+        for (recording, results) in zip(recordings, recordings.map { runner.replay([$0]) }) {
+            var seen: [String: Int] = [:]
+            let keys = recording.exchanges.map { e -> String in
+                let request = "\(e.request.method) \(e.request.url)"
+                seen[request, default: 0] += 1
+                return "\(request) #\(seen[request]!)"
+            }
+            exchanges.formUnion(keys)
+            for result in results {
+                findings += result.findings.map { (keys[$0.sequence], "\(result.preset) \($0.code.rawValue) \($0.subjects.joined(separator: ","))") }
+            }
+        }
+        return (exchanges, findings)
+    }
+
+    /// What `a` holds more times than `b`.
+    static func excess(_ a: [String], over b: [String]) -> [String] {
+        var left = b
+        return a.filter { item in
+            guard let k = left.firstIndex(of: item) else { return true }
+            left.remove(at: k)
+            return false
+        }
+    }
+
+    @Test("a capture and the HAR pcap2har made of it give the same findings under every preset", arguments: Self.capturePairs)
+    func captureAgreesWithItsHAR(_ path: String) throws {
+        let capture = try Self.comparable(path)
+        let har = try Self.comparable(path + ".har")
+        // out-of-order.pcap ends inside a packet record: pcap2har kept the request in it,
+        // libpcap stops before it. No other exchange is in one and not the other.
+        let inOneOnly = capture.exchanges.symmetricDifference(har.exchanges)
+        #expect(inOneOnly.count <= (path.hasSuffix("out-of-order.pcap") ? 1 : 0), "\((path as NSString).lastPathComponent): \(inOneOnly.sorted())")
+        let both = capture.exchanges.intersection(har.exchanges)
+        let fromCapture = capture.findings.filter { both.contains($0.exchange) }.map { "\($0.exchange): \($0.finding)" }.sorted()
+        let fromHAR = har.findings.filter { both.contains($0.exchange) }.map { "\($0.exchange): \($0.finding)" }.sorted()
+        #expect(!fromCapture.isEmpty || !path.hasSuffix("missing_response.pcap"), "the capture with cookies gives findings to compare")
+        #expect(fromCapture == fromHAR, "\((path as NSString).lastPathComponent): more from the capture \(Self.excess(fromCapture, over: fromHAR)); more from the HAR \(Self.excess(fromHAR, over: fromCapture))")
+    }
 }
