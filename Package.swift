@@ -145,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "ReportStore", "WebViewEmulation", "Findings", "TrafficModel", "HARFormat", "PacketCapture", "HTTPWire", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Pipeline", "ReportStore", "WebViewEmulation", "Findings", "TrafficModel", "CookieJar", "HARFormat", "PacketCapture", "HTTPWire", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Corpus"]
         ),
         .testTarget(

@@ -449,10 +449,17 @@ public struct HARImporter: Sendable {
     }
 
     /// Chrome marks a response served from its cache with `_fromCache` ("memory" or
-    /// "disk"); such an entry never reached the network (rule E3).
+    /// "disk"); such an entry never reached the network (rule E3). Firefox writes one its
+    /// image or memory cache served with no timings at all (`"timings": {}`), no HTTP
+    /// version and no response headers, under request headers it made up without Cookie.
     static func fromCache(_ entry: JSONNode) -> Bool {
         let node = entry["_fromCache"]
-        if node.isMissing { return false }
+        if node.isMissing {
+            let timings = entry["timings"], response = entry["response"]
+            return timings.kind == .object && timings.count == 0
+                && (try? response["httpVersion"].optionalString()) ?? nil == ""
+                && response["headers"].kind == .array && response["headers"].count == 0
+        }
         if node.kind == .string, let text = try? node.string() { return !text.isEmpty }
         return node.bool ?? false
     }

@@ -1,3 +1,4 @@
+import CookieJar
 import Foundation
 import Testing
 import TrafficModel
@@ -57,6 +58,56 @@ struct RealWorldCorpusTests {
                 #expect(results.allSatisfy { $0.findings.isEmpty }, "chrome.har: \(results.flatMap(\.findings).map { "\($0.preset) \($0.code.rawValue) #\($0.sequence)" })")
             }
         }
+    }
+
+    @Test("Firefox's image-cache entries, whose made-up request headers carry no Cookie, are no evidence that a cookie was absent (E3)", .enabled(if: FileManager.default.fileExists(atPath: conformance.path), "../shared/conformance is not here"))
+    func firefoxCacheHits() throws {
+        // mitmproxy's real Firefox HAR, given a session cookie: set by the page's response
+        // and carried by every request to the site that reached the network; the five images Firefox's
+        // cache served keep the headers Firefox wrote for them.
+        let file = Self.conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/har_files/firefox.har")
+        var har = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        var log = try #require(har["log"] as? [String: Any])
+        var entries = try #require(log["entries"] as? [[String: Any]])
+        var cacheHits: [String] = []
+        for k in entries.indices {
+            var request = try #require(entries[k]["request"] as? [String: Any])
+            var response = try #require(entries[k]["response"] as? [String: Any])
+            var headers = try #require(request["headers"] as? [[String: String]])
+            if (entries[k]["timings"] as? [String: Any])?.isEmpty == true {
+                cacheHits.append(try #require(request["url"] as? String))
+            } else if k > 0, (request["url"] as? String)?.hasPrefix("https://mitmproxy.org/") == true {
+                headers.append(["name": "Cookie", "value": "sid=1"])
+            }
+            if k == 0 {
+                var responseHeaders = try #require(response["headers"] as? [[String: String]])
+                responseHeaders.append(["name": "Set-Cookie", "value": "sid=1; Path=/"])
+                response["headers"] = responseHeaders
+            }
+            request["headers"] = headers
+            entries[k]["request"] = request
+            entries[k]["response"] = response
+        }
+        #expect(cacheHits.count == 5)
+        // The findings with the cache hits, and of the same HAR without them: the same.
+        func findings(_ entries: [[String: Any]]) throws -> (recording: Recording, findings: [String]) {
+            log["entries"] = entries
+            har["log"] = log
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-firefox-\(UUID().uuidString).har").path
+            try JSONSerialization.data(withJSONObject: har).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let recording = try #require(try ImportPipeline().read(path, name: "firefox").first)
+            let results = ReplayRunner(presets: Preset.builtIn, profile: Profile()).replay([recording])
+            return (recording, results.flatMap { result in result.findings.map { "\(result.preset) \($0.code.rawValue) \($0.url) \($0.subjects)" } }.sorted())
+        }
+        let with = try findings(entries)
+        let without = try findings(entries.filter { entry in !cacheHits.contains(((entry["request"] as? [String: Any])?["url"] as? String) ?? "") })
+        let hits = with.recording.exchanges.filter { cacheHits.contains($0.request.url) }
+        #expect(hits.count == 5 && hits.allSatisfy { $0.evidenceGap == .fromCache })
+        let inferred = CookieProvenance(recording: with.recording).inferred.flatMap { $0 }
+        #expect(inferred.isEmpty, "no script write or deletion is inferred: \(inferred.map { "\($0.kind) \($0.cookie.name)" })")
+        #expect(!with.findings.isEmpty, "the cookie gives findings to compare (capacitor's bundled page never receives it)")
+        #expect(with.findings == without.findings, "more with the cache hits: \(Self.excess(with.findings, over: without.findings))")
     }
 
     @Test("each real recording's findings under every preset match its reviewed golden", arguments: Self.files)
