@@ -449,10 +449,13 @@ public struct HARImporter: Sendable {
     }
 
     /// Chrome marks a response served from its cache with `_fromCache` ("memory" or
-    /// "disk"); such an entry never reached the network (rule E3). Firefox writes one its
-    /// image or memory cache served with no timings at all (`"timings": {}`), no HTTP
-    /// version and no response headers, under request headers it made up without Cookie.
+    /// "disk"); such an entry never reached the network (rule E3). WebKit's Web Inspector
+    /// (Safari's, and the one a WKWebView's HAR comes from) writes `_fetchType` "Memory
+    /// Cache" or "Disk Cache". Firefox writes one its image or memory cache served with no
+    /// timings at all (`"timings": {}`), no HTTP version and no response headers. Their
+    /// request headers, if any, are made up without Cookie.
     static func fromCache(_ entry: JSONNode) -> Bool {
+        if let fetchType = try? entry["_fetchType"].optionalString(), fetchType == "Memory Cache" || fetchType == "Disk Cache" { return true }
         let node = entry["_fromCache"]
         if node.isMissing {
             let timings = entry["timings"], response = entry["response"]
