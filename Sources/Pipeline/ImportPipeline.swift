@@ -459,6 +459,15 @@ final class StreamingRecording {
                     if updated != frame { changed.append((sequence, updated)) }
                 }
                 for (sequence, frame) in changed { try writer.setFrame(frame, of: sequence) }
+            case .iframe(let sequences):
+                // A document read as the main frame's next page was an iframe's: it and the
+                // requests it referred are stored again as the iframe's.
+                let revised = Set(sequences)
+                var changed: [(Int, Frame)] = []
+                try writer.visitFrames(before: (sequences.max() ?? 0) + 1) { sequence, _, frame in
+                    if revised.contains(sequence) { changed.append((sequence, Frame(kind: .iframe, thirdParty: frame.thirdParty))) }
+                }
+                for (sequence, frame) in changed { try writer.setFrame(frame, of: sequence) }
             }
         }
         if let redact { redact.redactAtRest(&e) }

@@ -233,12 +233,15 @@ public enum ExchangeClassifier {
     /// documents, never the exchanges.
     ///
     /// `add` settles an exchange's initiator, body kind, frame and redirect membership at
-    /// once, but two facts are only known later; each comes back as a `Revision` of an
+    /// once, but three facts are only known later; each comes back as a `Revision` of an
     /// exchange already added:
     /// - a 3xx learns its `redirect.next` when the request for its Location arrives;
     /// - the top-level site is the first main-frame document's site (`Recording.topLevelSite`);
     ///   until one arrives the site of the first exchange from the web view stands in, and
-    ///   the exchanges before the document are revised against the document's site.
+    ///   the exchanges before the document are revised against the document's site;
+    /// - a document without Sec-Fetch-Dest is the main frame's until the page before it and
+    ///   then the document itself go on loading side by side (`followMainFrame`): it, and
+    ///   the requests it referred, were an iframe's.
     ///
     /// Exchanges come in as imported, without redirect links or frames of their own. The
     /// result is the same as classifying the whole list at once: each 3xx is followed by
@@ -251,6 +254,9 @@ public enum ExchangeClassifier {
             /// The top-level site is `site`: exchanges before `before` are third party when
             /// their site differs from it.
             case topSite(String?, before: Int)
+            /// The exchanges at `sequences` were an iframe's: a document read as the main
+            /// frame's next page, whose page went on loading, and the requests it referred.
+            case iframe(sequences: [Int])
 
             /// Applies the revision to exchanges held in memory.
             public func apply(to exchanges: inout [Exchange]) {
@@ -261,6 +267,8 @@ public enum ExchangeClassifier {
                     for k in 0..<before {
                         exchanges[k].frame.thirdParty = Stream.isThirdParty(ExchangeClassifier.site(of: exchanges[k]), top: top)
                     }
+                case .iframe(let sequences):
+                    for k in sequences { exchanges[k].frame.kind = .iframe }
                 }
             }
         }
@@ -286,6 +294,21 @@ public enum ExchangeClassifier {
         var awaitingPaths: [String: Int] = [:]
         var awaitingUnparsed = 0
         var iframeDocuments = Set<String>()
+        /// A document the main frame loaded, as far as the requests after it tell: the URL
+        /// they refer to it by (its last hop's), its exchanges, when it ended, and the
+        /// requests that referred to it.
+        struct MainDocument: Sendable {
+            var url: String
+            var sequences: [Int]
+            var endedAt: Double
+            var referrers: [Int] = []
+        }
+        /// The main frame's documents, latest last (`followMainFrame`).
+        var pages: [MainDocument] = []
+        /// Documents read as the main frame's that an earlier page went on loading past.
+        var suspects: [MainDocument] = []
+        /// Documents of either list kept.
+        static let documentsKept = 8
         /// The site exchanges are compared with for `thirdParty`.
         public private(set) var topSite: String?
         /// A document has settled `topSite`.
@@ -376,6 +399,10 @@ public enum ExchangeClassifier {
                 }
             }
             exchange.frame = Frame(kind: kind, thirdParty: Self.isThirdParty(site, top: topSite))
+            if kind == .main && exchange.initiator != .native {
+                revisions += followMainFrame(&exchange, sequence: sequence, chainStart: claimedBy?.chainStart)
+                kind = exchange.frame.kind
+            }
 
             // A 3xx waits for the request of its Location.
             if exchange.response.isRedirect, let location = exchange.response.location,
@@ -394,6 +421,64 @@ public enum ExchangeClassifier {
                 countAwaiting(at: parsed?.path, by: 1)
             }
             return revisions
+        }
+
+        /// How long after a document ended a request from the page before it shows that page
+        /// still loading: past the old page's unload, whose beacons and pings go out as the
+        /// next document arrives.
+        static let pageGoneAfter = 0.5
+
+        /// Follows the main frame's documents. Without Sec-Fetch-Dest (older browsers and
+        /// captures, cache hits) an iframe's document reads as the main frame's next page.
+        /// A request from an earlier page, well after that document ended, shows that page
+        /// still loading: the document is a suspect, an iframe's or a page left for a while
+        /// (a back navigation restores a page from the back-forward cache without a request).
+        /// A request the suspect refers to after that shows it loading beside the page: it
+        /// was an iframe's, and so were the requests it referred. Returns the revision of
+        /// those already added; `exchange` itself is then the iframe's.
+        mutating func followMainFrame(_ exchange: inout Exchange, sequence: Int, chainStart: Int?) -> [Revision] {
+            if exchange.initiator.isDocument {
+                let url = ExchangeClassifier.normalize(exchange.request)
+                if let chainStart, pages.last?.sequences.first == chainStart {
+                    // The next hop of the document's redirect chain.
+                    pages[pages.count - 1].sequences.append(sequence)
+                    pages[pages.count - 1].url = url
+                    pages[pages.count - 1].endedAt = exchange.endedAt
+                } else {
+                    pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt))
+                    if pages.count > Self.documentsKept { pages.removeFirst() }
+                }
+                return []
+            }
+            guard let current = pages.last, let referer = exchange.request.headers.first("Referer") else { return [] }
+            let from = ExchangeClassifier.normalize(referer)
+            if from == current.url {
+                pages[pages.count - 1].referrers.append(sequence)
+                return []
+            }
+            if let k = pages.dropLast().lastIndex(where: { $0.url == from }) {
+                if exchange.initiator != .beacon && exchange.startedAt > current.endedAt + Self.pageGoneAfter {
+                    suspects += pages[(k + 1)...]
+                    if suspects.count > Self.documentsKept { suspects.removeFirst(suspects.count - Self.documentsKept) }
+                    pages.removeSubrange((k + 1)...)
+                }
+                return []
+            }
+            guard let j = suspects.lastIndex(where: { $0.url == from }) else { return [] }
+            let frame = suspects.remove(at: j)
+            iframeDocuments.insert(frame.url)
+            exchange.frame.kind = .iframe
+            let revised = frame.sequences + frame.referrers
+            // A redirect of the document still waiting for its next hop: that hop is the
+            // iframe's too.
+            for (key, list) in awaiting where list.contains(where: { revised.contains($0.chainStart) }) {
+                awaiting[key] = list.map { waiting in
+                    var waiting = waiting
+                    if revised.contains(waiting.chainStart) { waiting.chainFrame = .iframe }
+                    return waiting
+                }
+            }
+            return [.iframe(sequences: revised)]
         }
 
         mutating func countNative(_ exchange: Exchange) {

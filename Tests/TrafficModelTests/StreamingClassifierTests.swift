@@ -73,6 +73,8 @@ enum BatchClassifier {
     static func assignFrames(_ exchanges: inout [Exchange]) {
         let topSite = Recording(name: "", sourceFormat: "", exchanges: exchanges).topLevelSite
         var iframeDocuments = Set<String>()
+        var pages: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int])] = []
+        var suspects: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int])] = []
         for i in exchanges.indices {
             let e = exchanges[i]
             var kind = Frame.Kind.main
@@ -87,6 +89,31 @@ enum BatchClassifier {
             }
             let site = e.request.target?.site
             exchanges[i].frame = Frame(kind: kind, thirdParty: topSite != nil && site != nil && site != topSite)
+            guard kind == .main, e.initiator != .native else { continue }
+            // The main frame's documents: one an earlier page went on loading past, and that
+            // went on loading beside it, was an iframe's.
+            if e.initiator.isDocument {
+                if let start = e.redirect?.chainStart, start != i, pages.last?.sequences.first == start {
+                    pages[pages.count - 1].sequences.append(i)
+                    pages[pages.count - 1].url = normalize(e.request.url)
+                    pages[pages.count - 1].endedAt = e.endedAt
+                } else {
+                    pages = Array((pages + [(normalize(e.request.url), [i], e.endedAt, [])]).suffix(8))
+                }
+            } else if let referer = e.request.headers.first("Referer").map(normalize), let current = pages.last {
+                if referer == current.url {
+                    pages[pages.count - 1].referrers.append(i)
+                } else if let k = pages.dropLast().lastIndex(where: { $0.url == referer }) {
+                    if e.initiator != .beacon && e.startedAt > current.endedAt + 0.5 {
+                        suspects = Array((suspects + pages[(k + 1)...]).suffix(8))
+                        pages = Array(pages[...k])
+                    }
+                } else if let j = suspects.lastIndex(where: { $0.url == referer }) {
+                    let frame = suspects.remove(at: j)
+                    for k in frame.sequences + frame.referrers + [i] { exchanges[k].frame.kind = .iframe }
+                    iframeDocuments.insert(frame.url)
+                }
+            }
         }
     }
 }
@@ -135,10 +162,17 @@ struct StreamingClassifierTests {
 
     @Test("2,000 random flows: every initiator, frame, body kind and redirect link is the same")
     func randomFlows() {
+        var iframeRevisions = 0
         for seed in UInt64(1)...2000 {
             let flow = Self.randomFlow(seed: seed)
             var streamed = flow
-            ExchangeClassifier.classify(&streamed)
+            var stream = ExchangeClassifier.Stream()
+            for i in streamed.indices {
+                for revision in stream.add(&streamed[i]) {
+                    if case .iframe = revision { iframeRevisions += 1 }
+                    revision.apply(to: &streamed)
+                }
+            }
             var batch = flow
             BatchClassifier.classify(&batch)
             if let k = streamed.indices.first(where: { streamed[$0] != batch[$0] }) {
@@ -146,6 +180,59 @@ struct StreamingClassifierTests {
                 return
             }
         }
+        // The flows exercise the revision of a document read as the main frame's to an iframe's.
+        #expect(iframeRevisions >= 10, "\(iframeRevisions) iframe revisions")
+    }
+
+    /// A page, a document loaded from it at 1 s (no Sec-Fetch-Dest, as older browsers,
+    /// captures and cache hits record it), a request that document referred, then requests
+    /// of the page at `pageAgain`.
+    static func frames(pageAgain: [(time: Double, initiatorHeader: HeaderField)]) -> [Exchange] {
+        func html(_ k: Int, _ t: Double, _ url: String, referer: String?) -> Exchange {
+            var headers = [HeaderField("Accept", "text/html,application/xhtml+xml")]
+            if let referer { headers.append(HeaderField("Referer", referer)) }
+            return Exchange(sequence: k, startedAt: t, duration: 0.1, request: RecordedRequest(method: "GET", url: url, headers: headers), response: RecordedResponse(status: 200))
+        }
+        func sub(_ k: Int, _ t: Double, _ url: String, referer: String, _ header: HeaderField) -> Exchange {
+            Exchange(sequence: k, startedAt: t, duration: 0.05, request: RecordedRequest(method: header.name == "Content-Type" ? "POST" : "GET", url: url, headers: [HeaderField("Referer", referer), header]), response: RecordedResponse(status: 200))
+        }
+        var flow = [
+            html(0, 0, "http://a.example/", referer: nil),
+            sub(1, 0.2, "http://a.example/app.js", referer: "http://a.example/", HeaderField("Accept", "*/*")),
+            html(2, 1, "http://ads.example/frame", referer: "http://a.example/"),
+            sub(3, 1.2, "http://ads.example/ad.png", referer: "http://ads.example/frame", HeaderField("Accept", "image/png")),
+        ]
+        for (k, request) in pageAgain.enumerated() {
+            flow.append(sub(4 + k, request.time, "http://a.example/more\(k)", referer: "http://a.example/", request.initiatorHeader))
+        }
+        return flow
+    }
+
+    @Test("a document loading beside the page that went on loading past it is an iframe's, with what it referred; a page left and restored (back-forward cache) or an unload beacon leaves it the main frame's")
+    func iframeByReferer() {
+        func adRequest(_ k: Int, at time: Double) -> Exchange {
+            Exchange(sequence: k, startedAt: time, request: RecordedRequest(method: "GET", url: "http://ads.example/track\(k).png", headers: [HeaderField("Referer", "http://ads.example/frame")]), response: RecordedResponse(status: 200))
+        }
+        var flow = Self.frames(pageAgain: [(2.5, HeaderField("Accept", "image/png")), (3, HeaderField("Accept", "*/*"))])
+        flow += [adRequest(6, at: 3.5), adRequest(7, at: 4)]
+        ExchangeClassifier.classify(&flow)
+        #expect(flow.map(\.frame.kind) == [.main, .main, .iframe, .iframe, .main, .main, .iframe, .iframe])
+        #expect(flow[2].frame.thirdParty && flow[3].frame.thirdParty)
+
+        // The page's requests after the document, and none of the document's after them:
+        // a page left for the next one and restored without a request. The next stays main.
+        var restored = Self.frames(pageAgain: [(6, HeaderField("Accept", "image/png")), (6.5, HeaderField("Accept", "*/*"))])
+        ExchangeClassifier.classify(&restored)
+        #expect(restored.allSatisfy { $0.frame.kind == .main })
+
+        // The page's own requests as the next document arrives (unload pings) and a beacon
+        // later: the main frame did go on to the next page.
+        var navigated = Self.frames(pageAgain: [(1.15, HeaderField("Accept", "image/png")), (3, HeaderField("Content-Type", "text/plain;charset=UTF-8"))])
+        navigated[5].resourceType = "ping"
+        navigated.append(adRequest(6, at: 3.5))
+        ExchangeClassifier.classify(&navigated)
+        #expect(navigated[5].initiator == .beacon)
+        #expect(navigated.allSatisfy { $0.frame.kind == .main })
     }
 
     @Test("a revision reaches an exchange already added: the top site and a redirect's next")
