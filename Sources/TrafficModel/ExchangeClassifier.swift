@@ -307,8 +307,9 @@ public enum ExchangeClassifier {
         var pages: [MainDocument] = []
         /// Documents read as the main frame's that an earlier page went on loading past.
         var suspects: [MainDocument] = []
-        /// Documents of either list kept.
+        /// Documents of either list kept, and requests remembered as referred by each.
         static let documentsKept = 8
+        static let referrersKept = 4096
         /// The site exchanges are compared with for `thirdParty`.
         public private(set) var topSite: String?
         /// A document has settled `topSite`.
@@ -453,7 +454,12 @@ public enum ExchangeClassifier {
             guard let current = pages.last, let referer = exchange.request.headers.first("Referer") else { return [] }
             let from = ExchangeClassifier.normalize(referer)
             if from == current.url {
-                pages[pages.count - 1].referrers.append(sequence)
+                if current.referrers.count < Self.referrersKept {
+                    pages[pages.count - 1].referrers.append(sequence)
+                } else {
+                    // A document this busy is the page: memory stays bounded.
+                    pages.removeFirst(pages.count - 1)
+                }
                 return []
             }
             if let k = pages.dropLast().lastIndex(where: { $0.url == from }) {

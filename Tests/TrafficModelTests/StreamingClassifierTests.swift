@@ -102,7 +102,7 @@ enum BatchClassifier {
                 }
             } else if let referer = e.request.headers.first("Referer").map(normalize), let current = pages.last {
                 if referer == current.url {
-                    pages[pages.count - 1].referrers.append(i)
+                    if current.referrers.count < 4096 { pages[pages.count - 1].referrers.append(i) } else { pages = [current] }
                 } else if let k = pages.dropLast().lastIndex(where: { $0.url == referer }) {
                     if e.initiator != .beacon && e.startedAt > current.endedAt + 0.5 {
                         suspects = Array((suspects + pages[(k + 1)...]).suffix(8))
