@@ -453,9 +453,13 @@ public struct HARImporter: Sendable {
     /// (Safari's, and the one a WKWebView's HAR comes from) writes `_fetchType` "Memory
     /// Cache" or "Disk Cache". Firefox writes one its image or memory cache served with no
     /// timings at all (`"timings": {}`), no HTTP version and no response headers. Their
-    /// request headers, if any, are made up without Cookie.
+    /// request headers, if any, are made up without Cookie. A response a service worker gave
+    /// (Chrome's `_fetchedViaServiceWorker`, WebKit's `_fetchType` "Service Worker") is the
+    /// same to the page: its request went to the worker, not to the network, and carried no
+    /// Cookie; what the worker fetched, if anything, is the worker's own request.
     static func fromCache(_ entry: JSONNode) -> Bool {
-        if let fetchType = try? entry["_fetchType"].optionalString(), fetchType == "Memory Cache" || fetchType == "Disk Cache" { return true }
+        if let fetchType = try? entry["_fetchType"].optionalString(), fetchType == "Memory Cache" || fetchType == "Disk Cache" || fetchType == "Service Worker" { return true }
+        if entry["response"]["_fetchedViaServiceWorker"].bool == true { return true }
         let node = entry["_fromCache"]
         if node.isMissing {
             let timings = entry["timings"], response = entry["response"]

@@ -97,8 +97,8 @@ public struct Exchange: Sendable, Hashable, Codable {
     }
     /// Why this exchange's Cookie header says nothing about which cookies the page had,
     /// nil when it does, as its importer knew it: a HAR entry with no response (E1) or no
-    /// request headers recorded (E2), one served from cache (E3), a captured request cut
-    /// short (E4).
+    /// request headers recorded (E2), one served from cache or by a service worker (E3), a
+    /// captured request cut short (E4).
     @inlinable public var evidenceGap: EvidenceGap? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.evidenceGap } }
         _modify { unique(); yield &header.pointee.evidenceGap }
@@ -155,7 +155,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .noResponse: return "no response (status 0): a browser's export keeps only provisional request headers"
         case .noRequestHeaders: return "no request headers recorded"
-        case .fromCache: return "served from cache: no request reached the network"
+        case .fromCache: return "served from cache or by a service worker: the page's request reached no network"
         case .requestCut: return "the captured request is cut short by a gap"
         }
     }

@@ -266,6 +266,27 @@ struct HARImporterTests {
         }
     }
 
+    @Test("an entry a browser's cache or a service worker served is no evidence of cookies (E3), in each exporter's words")
+    func servedWithoutNetwork() throws {
+        let plain = #""response": {"status": 200, "httpVersion": "HTTP/1.1", "headers": [{"name": "Content-Type", "value": "text/css"}], "content": {"size": 0}}"#
+        let entries = [
+            (entry(url: "https://a.example/chrome-cache").replacingOccurrences(of: #""time": 12,"#, with: #""time": 12, "_fromCache": "disk","#), true),
+            (entry(url: "https://a.example/chrome-worker", response: #""response": {"status": 200, "headers": [], "content": {"size": 0}, "_fetchedViaServiceWorker": true}"#), true),
+            (entry(url: "https://a.example/chrome-network", response: #""response": {"status": 200, "headers": [], "content": {"size": 0}, "_fetchedViaServiceWorker": false}"#), false),
+            (entry(url: "https://a.example/webkit-memory").replacingOccurrences(of: #""time": 12,"#, with: #""time": 12, "_fetchType": "Memory Cache","#), true),
+            (entry(url: "https://a.example/webkit-worker").replacingOccurrences(of: #""time": 12,"#, with: #""time": 12, "_fetchType": "Service Worker","#), true),
+            (entry(url: "https://a.example/webkit-network", response: plain).replacingOccurrences(of: #""time": 12,"#, with: #""time": 12, "_fetchType": "Network Load","#), false),
+            (entry(url: "https://a.example/firefox-cache", response: #""response": {"status": 200, "httpVersion": "", "headers": [], "content": {"size": 0}}"#).replacingOccurrences(of: #""time": 12,"#, with: #""time": 12, "timings": {},"#), true),
+            (entry(url: "https://a.example/firefox-network", response: plain).replacingOccurrences(of: #""time": 12,"#, with: #""time": 12, "timings": {"send": 0, "wait": 5, "receive": 1},"#), false),
+        ]
+        let recording = try importing(har(entries.map { $0.0.replacingOccurrences(of: #""headers": [] "#, with: #""headers": [{"name": "Accept", "value": "*/*"}] "#) }.joined(separator: ",")))
+        for (json, cached) in entries {
+            let url = try #require(json.firstMatch(of: /"url": "([^"]+)"/)).1
+            let exchange = try #require(recording.exchanges.first { $0.request.url == url })
+            #expect((exchange.evidenceGap == .fromCache) == cached, "\(url): \(String(describing: exchange.evidenceGap))")
+        }
+    }
+
     @Test("a file that is not JSON, or JSON without log.entries, is rejected")
     func notAHAR() throws {
         #expect(throws: HARImportError.self) { try importing("{\"log\": ") }
