@@ -302,6 +302,14 @@ public enum ExchangeClassifier {
             var sequences: [Int]
             var endedAt: Double
             var referrers: [Int] = []
+            /// Whether a Referer names this document. Some browsers (Android 2's) send the
+            /// document's `%20` as spaces: a Referer with a space is compared decoded.
+            func isReferred(by from: String, decoded fromDecoded: inout String?) -> Bool {
+                if url == from { return true }
+                guard from.utf8.contains(0x20) else { return false }
+                if fromDecoded == nil { fromDecoded = from.removingPercentEncoding ?? from }
+                return (url.removingPercentEncoding ?? url) == fromDecoded
+            }
         }
         /// The main frame's documents, latest last (`followMainFrame`).
         var pages: [MainDocument] = []
@@ -453,7 +461,8 @@ public enum ExchangeClassifier {
             }
             guard let current = pages.last, let referer = exchange.request.headers.first("Referer") else { return [] }
             let from = ExchangeClassifier.normalize(referer)
-            if from == current.url {
+            var fromDecoded: String?
+            if current.isReferred(by: from, decoded: &fromDecoded) {
                 if current.referrers.count < Self.referrersKept {
                     pages[pages.count - 1].referrers.append(sequence)
                 } else {
@@ -462,7 +471,7 @@ public enum ExchangeClassifier {
                 }
                 return []
             }
-            if let k = pages.dropLast().lastIndex(where: { $0.url == from }) {
+            if let k = pages.dropLast().lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) {
                 if exchange.initiator != .beacon && exchange.startedAt > current.endedAt + Self.pageGoneAfter {
                     suspects += pages[(k + 1)...]
                     if suspects.count > Self.documentsKept { suspects.removeFirst(suspects.count - Self.documentsKept) }
@@ -470,9 +479,11 @@ public enum ExchangeClassifier {
                 }
                 return []
             }
-            guard let j = suspects.lastIndex(where: { $0.url == from }) else { return [] }
+            guard let j = suspects.lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) else { return [] }
             let frame = suspects.remove(at: j)
             iframeDocuments.insert(frame.url)
+            // Its requests to come may name it with spaces for `%20`, as this one may have.
+            if let decoded = frame.url.removingPercentEncoding, decoded != frame.url { iframeDocuments.insert(decoded) }
             exchange.frame.kind = .iframe
             let revised = frame.sequences + frame.referrers
             // A redirect of the document still waiting for its next hop: that hop is the

@@ -101,17 +101,22 @@ enum BatchClassifier {
                     pages = Array((pages + [(normalize(e.request.url), [i], e.endedAt, [])]).suffix(8))
                 }
             } else if let referer = e.request.headers.first("Referer").map(normalize), let current = pages.last {
-                if referer == current.url {
+                // A Referer with spaces (Android 2 sends `%20` so) names a document decoded.
+                func names(_ url: String) -> Bool {
+                    url == referer || referer.contains(" ") && url.removingPercentEncoding == (referer.removingPercentEncoding ?? referer)
+                }
+                if names(current.url) {
                     if current.referrers.count < 4096 { pages[pages.count - 1].referrers.append(i) } else { pages = [current] }
-                } else if let k = pages.dropLast().lastIndex(where: { $0.url == referer }) {
+                } else if let k = pages.dropLast().lastIndex(where: { names($0.url) }) {
                     if e.initiator != .beacon && e.startedAt > current.endedAt + 0.5 {
                         suspects = Array((suspects + pages[(k + 1)...]).suffix(8))
                         pages = Array(pages[...k])
                     }
-                } else if let j = suspects.lastIndex(where: { $0.url == referer }) {
+                } else if let j = suspects.lastIndex(where: { names($0.url) }) {
                     let frame = suspects.remove(at: j)
                     for k in frame.sequences + frame.referrers + [i] { exchanges[k].frame.kind = .iframe }
                     iframeDocuments.insert(frame.url)
+                    iframeDocuments.insert(frame.url.removingPercentEncoding ?? frame.url)
                 }
             }
         }
@@ -218,6 +223,15 @@ struct StreamingClassifierTests {
         ExchangeClassifier.classify(&flow)
         #expect(flow.map(\.frame.kind) == [.main, .main, .iframe, .iframe, .main, .main, .iframe, .iframe])
         #expect(flow[2].frame.thirdParty && flow[3].frame.thirdParty)
+
+        // Android 2 names a document whose URL holds `%20` with spaces in the Referer.
+        var spaced = Self.frames(pageAgain: [(2.5, HeaderField("Accept", "image/png"))])
+        spaced[2].request.url = "http://ads.example/frame?t=a%20b"
+        spaced[3].request.headers = [HeaderField("Referer", "http://ads.example/frame?t=a b")]
+        spaced.append(Exchange(sequence: 5, startedAt: 3, request: RecordedRequest(method: "GET", url: "http://ads.example/t.png", headers: [HeaderField("Referer", "http://ads.example/frame?t=a b")]), response: RecordedResponse(status: 200)))
+        spaced.append(Exchange(sequence: 6, startedAt: 3.5, request: RecordedRequest(method: "GET", url: "http://ads.example/u.png", headers: [HeaderField("Referer", "http://ads.example/frame?t=a b")]), response: RecordedResponse(status: 200)))
+        ExchangeClassifier.classify(&spaced)
+        #expect(spaced.map(\.frame.kind) == [.main, .main, .iframe, .iframe, .main, .iframe, .iframe])
 
         // The page's requests after the document, and none of the document's after them:
         // a page left for the next one and restored without a request. The next stays main.
