@@ -197,7 +197,19 @@ def main(experiment_id):
     # The page itself comes from the scheme handler or the HTTP origin, as the experiment says.
     routes = spec["handler" if page_at == "app" else page_at]
     routes.setdefault("GET /index.html", (200, [("Content-Type", "text/html")], html))
-    view.load_uri(urls[page_at] + "/index.html")
+
+    # Cookies in the store before the page loads, as a user's earlier visit left them:
+    # (origin, name, value). The page loads once the last is stored.
+    starting = list(spec.get("startingCookies", []))
+
+    def add_next(*_):
+        if not starting:
+            view.load_uri(urls[page_at] + "/index.html")
+            return
+        origin, name, value = starting.pop(0)
+        host = urls[origin].split("://", 1)[1].rsplit(":", 1)[0]
+        cookies.add_cookie(Soup.Cookie.new(name, value, host, "/", -1), None, lambda mgr, res: (mgr.add_cookie_finish(res), add_next()))
+    add_next()
 
     def timeout():
         result["timedOut"] = True

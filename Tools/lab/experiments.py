@@ -405,6 +405,35 @@ experiment(
     ],
 )
 
+def websocket_itp_experiment(itp):
+    return experiment(
+        id=f"websocket-from-app-scheme-itp-{'on' if itp else 'off'}", rules=["WS1", "A2"], pageAt="app", itp=itp,
+        title=f"the API's cookie already in the store (an earlier visit), a page on the custom scheme opens a WebSocket to the API, ITP {'on' if itp else 'off'}",
+        api=CORS_API,
+        startingCookies=[("api", "api_session", "a1")],
+        script="""
+  results.socket = await new Promise(resolve => {
+    try {
+      const ws = new WebSocket(urls.api.replace("http:", "ws:") + "/socket");
+      ws.onopen = () => { resolve("open"); ws.close(); };
+      ws.onerror = () => resolve("error");
+      setTimeout(() => resolve("timeout"), 3000);
+    } catch (e) { resolve(String(e)); }
+  });
+""",
+        checks=lambda r, itp=itp: [
+            check("WS1", "the handshake goes to the server, past the custom scheme's handler", "server",
+                  "server" if arrivals(r, "api", "/socket") else "not sent"),
+            check("A2", f"ITP {'on' if itp else 'off'}: the API's cookie, third-party to the page on the app's scheme, goes on the handshake",
+                  "not sent" if itp else "sent",
+                  "sent" if arrivals(r, "api", "/socket") and "api_session" in arrivals(r, "api", "/socket")[0]["headers"].get("cookie", "") else "not sent"),
+        ],
+    )
+
+
+websocket_itp_experiment(True)
+websocket_itp_experiment(False)
+
 experiment(
     id="eventsource-from-app-scheme", rules=["ES1"], pageAt="app", itp=False,
     title="a page on the custom scheme logs in on an HTTP origin, wraps XMLHttpRequest and fetch as a JS bridge does, then opens an EventSource there with credentials",
