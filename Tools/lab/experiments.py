@@ -381,12 +381,8 @@ def app_cookie_experiment(itp):
 app_cookie_experiment(True)
 app_cookie_experiment(False)
 
-experiment(
-    id="websocket-from-app-scheme", rules=["WS1"], pageAt="app", itp=False,
-    title="a page on the custom scheme logs in on an HTTP origin (its cookie stored), then opens a WebSocket there that is answered without Access-Control-Allow-Origin",
-    api=CORS_API,
-    script="""
-  results.login = await fetchIt("GET", urls.api + "/login", undefined, {credentials: "include"});
+# A page's WebSocket to the API origin, and what the handshake brought there.
+WEBSOCKET_SCRIPT = """
   results.socket = await new Promise(resolve => {
     try {
       const ws = new WebSocket(urls.api.replace("http:", "ws:") + "/socket");
@@ -395,15 +391,30 @@ experiment(
       setTimeout(() => resolve("timeout"), 3000);
     } catch (e) { resolve(String(e)); }
   });
-""",
+"""
+
+
+def socket_reached(r):
+    return "server" if arrivals(r, "api", "/socket") else "not sent"
+
+
+def socket_cookie(r):
+    return "sent" if arrivals(r, "api", "/socket") and "api_session" in arrivals(r, "api", "/socket")[0]["headers"].get("cookie", "") else "not sent"
+
+
+experiment(
+    id="websocket-from-app-scheme", rules=["WS1"], pageAt="app", itp=False,
+    title="a page on the custom scheme logs in on an HTTP origin (its cookie stored), then opens a WebSocket there that is answered without Access-Control-Allow-Origin",
+    api=CORS_API,
+    script="""
+  results.login = await fetchIt("GET", urls.api + "/login", undefined, {credentials: "include"});""" + WEBSOCKET_SCRIPT,
     checks=lambda r: [
-        check("WS1", "the handshake goes to the server, past the custom scheme's handler", "server",
-              "server" if arrivals(r, "api", "/socket") else "not sent"),
+        check("WS1", "the handshake goes to the server, past the custom scheme's handler", "server", socket_reached(r)),
         check("WS1", "no CORS check: the socket opens though the answer carries no Access-Control-Allow-Origin", "open", (r.get("saw") or {}).get("socket", "no report")),
-        check("WS1", "the handshake carries the web view's cookie for the origin", "sent",
-              "sent" if arrivals(r, "api", "/socket") and "api_session" in arrivals(r, "api", "/socket")[0]["headers"].get("cookie", "") else "not sent"),
+        check("WS1", "the handshake carries the web view's cookie for the origin", "sent", socket_cookie(r)),
     ],
 )
+
 
 def websocket_itp_experiment(itp):
     return experiment(
@@ -411,22 +422,11 @@ def websocket_itp_experiment(itp):
         title=f"the API's cookie already in the store (an earlier visit), a page on the custom scheme opens a WebSocket to the API, ITP {'on' if itp else 'off'}",
         api=CORS_API,
         startingCookies=[("api", "api_session", "a1")],
-        script="""
-  results.socket = await new Promise(resolve => {
-    try {
-      const ws = new WebSocket(urls.api.replace("http:", "ws:") + "/socket");
-      ws.onopen = () => { resolve("open"); ws.close(); };
-      ws.onerror = () => resolve("error");
-      setTimeout(() => resolve("timeout"), 3000);
-    } catch (e) { resolve(String(e)); }
-  });
-""",
+        script=WEBSOCKET_SCRIPT,
         checks=lambda r, itp=itp: [
-            check("WS1", "the handshake goes to the server, past the custom scheme's handler", "server",
-                  "server" if arrivals(r, "api", "/socket") else "not sent"),
+            check("WS1", "the handshake goes to the server, past the custom scheme's handler", "server", socket_reached(r)),
             check("A2", f"ITP {'on' if itp else 'off'}: the API's cookie, third-party to the page on the app's scheme, goes on the handshake",
-                  "not sent" if itp else "sent",
-                  "sent" if arrivals(r, "api", "/socket") and "api_session" in arrivals(r, "api", "/socket")[0]["headers"].get("cookie", "") else "not sent"),
+                  "not sent" if itp else "sent", socket_cookie(r)),
         ],
     )
 
