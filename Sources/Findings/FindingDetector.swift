@@ -143,21 +143,22 @@ public struct FindingDetector: Sendable {
             }
 
             // Cookies: one finding per code for the exchange, naming every cookie.
-            var byCode: [(FindingCode, [CookieDifference])] = []
-            for difference in outcome.cookieDifferences {
-                let code: FindingCode
-                switch (difference.recordedValue, difference.sentValue) {
-                case (.some, .none) where difference.setByRedirect: code = .redirectCookieLost
-                case (.some, .none): code = .cookieMissing
-                case (.none, .some): code = .cookieExtra
-                default: code = .cookieStale
-                }
-                if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
-            }
-            for (code, differences) in byCode {
+            let differences = outcome.cookieDifferences
+            func emit(_ code: FindingCode, _ differences: [CookieDifference]) {
                 let kept = differences.allSatisfy({ $0.likelihood >= minLikelihood }) ? differences : differences.filter { $0.likelihood >= minLikelihood }
-                guard !kept.isEmpty else { continue }
+                guard !kept.isEmpty else { return }
                 out.append(cookieFinding(code, kept, e, label: label, preset: result.preset, recording: recording.name))
+            }
+            if let first = differences.first, differences.allSatisfy({ Self.code(of: $0) == Self.code(of: first) }) {
+                // One code for every cookie (most exchanges): the outcome's own list.
+                emit(Self.code(of: first), differences)
+            } else {
+                var byCode: [(FindingCode, [CookieDifference])] = []
+                for difference in differences {
+                    let code = Self.code(of: difference)
+                    if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
+                }
+                for (code, group) in byCode { emit(code, group) }
             }
         }
 
@@ -178,13 +179,22 @@ public struct FindingDetector: Sendable {
             for d in divergences {
                 values += [d.name, d.domain, d.path, d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both", d.explanation]
             }
-            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0])
-            finding.subjects = subjects
+            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects)
             // The end of the flow is no request: rank by the cookies alone.
             finding.rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
             out.append(finding)
         }
         return out
+    }
+
+    /// The finding a cookie difference gives.
+    static func code(of difference: CookieDifference) -> FindingCode {
+        switch (difference.recordedValue, difference.sentValue) {
+        case (.some, .none) where difference.setByRedirect: return .redirectCookieLost
+        case (.some, .none): return .cookieMissing
+        case (.none, .some): return .cookieExtra
+        default: return .cookieStale
+        }
     }
 
     /// Whether the scenario names the cookie as important.
@@ -194,7 +204,13 @@ public struct FindingDetector: Sendable {
 
     /// Every rule of `items`, each once, in the order first met.
     static func unionRules<Item>(_ items: [Item], _ rules: (Item) -> [RuleID]) -> [RuleID] {
+        // One item (most cookie findings): its own list, shared, when it names each rule once.
+        if items.count == 1 {
+            let only = rules(items[0])
+            if only.indices.allSatisfy({ i in !only[..<i].contains(only[i]) }) { return only }
+        }
         var out: [RuleID] = []
+        out.reserveCapacity(items.count * 4)
         for item in items { out.appendNew(rules(item)) }
         return out
     }
@@ -221,8 +237,7 @@ public struct FindingDetector: Sendable {
             expected["cookies"] = names.joined(separator: ", ")
             actual["cookies"] = names.joined(separator: ", ")
         }
-        var finding = make(code, e, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(form, values), subject: first.name)
-        finding.subjects = names
+        var finding = make(code, e, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(form, values), subject: first.name, subjects: names)
         // Calibration: a certain cookie keeps the code's severity; otherwise the likeliest
         // decides: a warning from one chance in ten, info below.
         let likelihood = differences.reduce(0) { max($0, $1.likelihood) }
@@ -237,7 +252,7 @@ public struct FindingDetector: Sendable {
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
     /// the message ends with the rules, their statements' clauses and confidence.
-    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, detail: FindingDetail, subject: String? = nil) -> Finding {
+    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, detail: FindingDetail, subject: String? = nil, subjects: [String]? = nil) -> Finding {
         let confidence = catalog.confidence(of: rules)
         var severity = code.defaultSeverity
         if confidence == .folklore && severity == .error { severity = .warning }
@@ -245,7 +260,7 @@ public struct FindingDetector: Sendable {
             code: code, severity: severity, preset: preset, recording: recording,
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
             rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail)
-        finding.subjects = subject.map { [$0] } ?? []
+        finding.subjects = subjects ?? subject.map { [$0] } ?? []
         finding.rank = Rank.of(e)
         return finding
     }

@@ -44,15 +44,15 @@ public struct HTTPDNS: Mitigation, Hashable {
             }
             let direct = e.request.url.replacingOccurrences(of: "://" + target.host, with: "://" + ip, options: .caseInsensitive, range: e.request.url.range(of: "://" + target.host, options: .caseInsensitive))
             outcome.deliveredURL = direct
-            outcome.note(Change(rule: "D1", what: "sent to \(ip) with Host: \(target.host)"))
+            outcome.note(Change(rule: "D1", note: .sentToIP(ip, host: target.host)))
             if target.isSecure && !check {
                 outcome.failedRules = ["D4"]
-                outcome.note(Change(rule: "D4", what: "the certificate names \(target.host), not \(ip)"))
+                outcome.note(Change(rule: "D4", note: .certificateNamesHost(target.host, ip: ip)))
                 return
             }
             if target.isSecure && !sni && (shared[ip] ?? 0) > 1 {
                 outcome.failedRules = ["D5"]
-                outcome.note(Change(rule: "D5", what: "without SNI, \(ip) cannot tell which of its names' certificates to send"))
+                outcome.note(Change(rule: "D5", note: .noSNI(ip: ip)))
                 return
             }
             if !copies {

@@ -282,6 +282,21 @@ enum CookieNote: Sendable, Hashable {
     case synchronised(from: JarSide)
     case text(String)
 
+    /// `text`, appended to `out` in pieces, with no string of its own.
+    func write(to out: inout String) {
+        guard case let .setCookie(exchange, status) = self else {
+            out += text
+            return
+        }
+        out += "Set-Cookie on exchange "
+        out += String(exchange)
+        if let status {
+            out += " (a "
+            out += String(status)
+            out += " redirect)"
+        }
+    }
+
     var text: String {
         switch self {
         case let .setCookie(exchange, status): return "Set-Cookie on exchange \(exchange)" + (status.map { " (a \($0) redirect)" } ?? "")

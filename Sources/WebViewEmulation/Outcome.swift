@@ -318,6 +318,16 @@ enum ChangeNote: Sendable, Hashable {
     case notHookedByBridge(base: String)
     case headerForcesPreflight(String)
     case bodyRestoredFromHeader(String)
+    case mirroredBeforeFirstLoad(from: JarSide, to: JarSide)
+    case pageOrigin(String)
+    case unreadableResponse(origin: String, reason: CORSCheck.Reason)
+    case cookiesNotCompared(reason: String)
+    case hopResentWithoutBody(status: Int)
+    case hopReissuedAcrossIPC(status: Int)
+    case hopReloadedAsGET(status: Int)
+    case sentToIP(String, host: String)
+    case certificateNamesHost(String, ip: String)
+    case noSNI(ip: String)
 
     var text: String {
         switch self {
@@ -328,6 +338,16 @@ enum ChangeNote: Sendable, Hashable {
         case .notHookedByBridge(let base): return "not hooked by the JS bridge; sent through \(base)"
         case .headerForcesPreflight(let name): return "\(name) header forces a CORS preflight"
         case .bodyRestoredFromHeader(let name): return "body restored from the \(name) header"
+        case .mirroredBeforeFirstLoad(let from, let to): return "\(from.jarName) copied into \(to.jarName) before the web view's first load"
+        case .pageOrigin(let origin): return "the page's origin is \(origin)"
+        case .unreadableResponse(let origin, let reason): return "the page at \(origin) may not read the response: \(reason.text)"
+        case .cookiesNotCompared(let reason): return "cookies not compared: \(reason)"
+        case .hopResentWithoutBody(let status): return "the session re-sent the \(status) hop with the body it had: none"
+        case .hopReissuedAcrossIPC(let status): return "the \(status) hop was re-issued across IPC without its body"
+        case .hopReloadedAsGET(let status): return "the document's \(status) was reloaded as a GET without body"
+        case .sentToIP(let ip, let host): return "sent to \(ip) with Host: \(host)"
+        case .certificateNamesHost(let host, let ip): return "the certificate names \(host), not \(ip)"
+        case .noSNI(let ip): return "without SNI, \(ip) cannot tell which of its names' certificates to send"
         }
     }
 }

@@ -93,6 +93,11 @@ extension Array where Element == RuleID {
     public mutating func appendNew(_ rules: [RuleID]) {
         for rule in rules where !contains(rule) { append(rule) }
     }
+
+    /// Appends `rule` unless the list has it.
+    public mutating func appendNew(_ rule: RuleID) {
+        if !contains(rule) { append(rule) }
+    }
 }
 
 /// How sure the model is of a rule (BEHAVIOUR.md, "Confidence marks"), weakest first.

@@ -103,7 +103,7 @@ public struct WebViewEmulator: Sendable {
             }
             if e.sequence == (input.firstDocument ?? 0) {
                 for mirror in firstLoadMirrors {
-                    outcome.note(Change(rule: mirror.rule, what: "\(mirror.from.jarName) copied into \(mirror.to.jarName) before the web view's first load"))
+                    outcome.note(Change(rule: mirror.rule, note: .mirroredBeforeFirstLoad(from: mirror.from, to: mirror.to)))
                 }
             }
             if let page = prefetchPages[e.sequence] {
@@ -113,7 +113,7 @@ public struct WebViewEmulator: Sendable {
             if let app, chainStart == input.firstDocument {
                 // A3: the bundled page; no server sees this load.
                 outcome.note(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
-                outcome.note(Change(rule: app.originRule, what: "the page's origin is \(app.origin)"))
+                outcome.note(Change(rule: app.originRule, note: .pageOrigin(app.origin)))
                 outcomes.append(outcome)
                 continue
             }
@@ -204,7 +204,7 @@ public struct WebViewEmulator: Sendable {
             {
                 outcome.corsRules = ["A1", page.originRule]
                 outcome.corsReason = reason
-                outcome.note(Change(rule: "A1", what: "the page at \(page.origin) may not read the response: \(reason.text)"))
+                outcome.note(Change(rule: "A1", note: .unreadableResponse(origin: page.origin, reason: reason)))
             }
             // Cookies: the jar the transport reads, compared with the recorded header.
             if !outcome.failedRules.isEmpty {
@@ -235,7 +235,7 @@ public struct WebViewEmulator: Sendable {
                 outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
                 if let gap = e.evidenceGap {
                     // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
-                    outcome.note(Change(rule: RuleID(gap.rule), what: "cookies not compared: \(gap.reason)"))
+                    outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
                 } else {
                     outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
                     if eventSourceUnbridged {
@@ -427,19 +427,19 @@ public struct WebViewEmulator: Sendable {
             if earlier.deliveredBody.isEmpty {
                 outcome.deliveredBody = .empty
                 outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
-                outcome.note(Change(rule: plan.redirectRule, what: "the session re-sent the \(exchanges[previous].response.status) hop with the body it had: none"))
+                outcome.note(Change(rule: plan.redirectRule, note: .hopResentWithoutBody(status: exchanges[previous].response.status)))
             }
         case .forwarded:
             // Each forwarded hop crosses IPC again without its body (P4 forwarded).
             outcome.deliveredBody = .empty
             outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
-            outcome.note(Change(rule: plan.redirectRule, what: "the \(exchanges[previous].response.status) hop was re-issued across IPC without its body"))
+            outcome.note(Change(rule: plan.redirectRule, note: .hopReissuedAcrossIPC(status: exchanges[previous].response.status)))
         case .reloadDocument where chainStartIsDocument:
             // S5 reload-document: the Location is loaded afresh with a GET.
             outcome.deliveredMethod = "GET"
             outcome.deliveredBody = .empty
             outcome.redirectReissueRules = [plan.redirectRule]
-            outcome.note(Change(rule: plan.redirectRule, what: "the document's \(exchanges[previous].response.status) was reloaded as a GET without body"))
+            outcome.note(Change(rule: plan.redirectRule, note: .hopReloadedAsGET(status: exchanges[previous].response.status)))
         case .reloadDocument:
             // Subresource redirects are followed silently by the handler's session.
             let earlier = outcomes[previous]
@@ -627,11 +627,11 @@ public struct WebViewEmulator: Sendable {
             let sentInstead = firstUnmatched { $0.name == name }
             let sentValue = sentInstead.map { sentCookies[$0].value }
             if let i = sentInstead { matched.mark(i) }
-            var rules: [RuleID] = [requestRule]
-            if let blocker = jars.blocker(of: name, in: side) { rules.append(blocker) }
+            var rules = Self.ruleList(requestRule)
+            if let blocker = jars.blocker(of: name, in: side) { rules.appendNew(blocker) }
             var certain = true
             var likelihood = 1.0
-            var why: String
+            var why = ""
             var fromRedirect = false
             if header.fixedAtLoad {
                 // The loadRequest header was fixed before this redirect chain set the cookie.
@@ -647,11 +647,25 @@ public struct WebViewEmulator: Sendable {
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: [requestRule], certain: true, explanation: why, setByRedirect: fromRedirect))
                 continue
             }
+            // Each explanation is written into one buffer: pieces appended to a string made
+            // by interpolation would copy it to a larger one again and again.
+            why.reserveCapacity(256)
             if let sync = jars.pendingSync(named: name, to: side) {
                 fromRedirect = sync.origin.fromRedirect
-                rules += sync.origin.rules + [sync.rule]
+                rules.appendNew(sync.origin.rules)
+                rules.appendNew(sync.rule)
                 let early = sync.due - time
-                why = "it was \(sync.origin.what) in \(side.other.jarName), and the synchronisation to \(side.jarName) (\(sync.rule)) was due \(Self.seconds(early)) after this request"
+                why += "it was "
+                sync.origin.source.write(to: &why)
+                why += " in "
+                why += side.other.jarName
+                why += ", and the synchronisation to "
+                why += side.jarName
+                why += " ("
+                why += sync.rule.rawValue
+                why += ") was due "
+                why += Self.seconds(early)
+                why += " after this request"
                 if let written = sync.origin.writtenAt {
                     let delay = sync.due - written
                     // The write fell anywhere in its window, as likely at one moment as at
@@ -664,43 +678,82 @@ public struct WebViewEmulator: Sendable {
                     if delay <= window || !bounded {
                         certain = false
                         likelihood = window > 0 ? min(1, max(0, delay / window)) : 1
-                        why += bounded
-                            ? "; the script wrote it within the \(Self.seconds(window)) before the request and the \(sync.rule) delay is \(Self.seconds(delay)), so it is missed only if the write came late"
-                            : "; no earlier request bounds when the script wrote it (within the \(Self.seconds(window)) since the session started), and the \(sync.rule) delay is \(Self.seconds(delay))"
+                        if bounded {
+                            why += "; the script wrote it within the "
+                            why += Self.seconds(window)
+                            why += " before the request and the "
+                            why += sync.rule.rawValue
+                            why += " delay is "
+                            why += Self.seconds(delay)
+                            why += ", so it is missed only if the write came late"
+                        } else {
+                            why += "; no earlier request bounds when the script wrote it (within the "
+                            why += Self.seconds(window)
+                            why += " since the session started), and the "
+                            why += sync.rule.rawValue
+                            why += " delay is "
+                            why += Self.seconds(delay)
+                        }
                     }
                 }
             } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {
                 fromRedirect = origin.fromRedirect
-                rules += origin.rules
-                if let held = jars.heldBack[name] { rules.append(held) }
-                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
-                why = "it was \(origin.what) in \(side.other.jarName) only"
+                rules.appendNew(origin.rules)
+                if let held = jars.heldBack[name] { rules.appendNew(held) }
+                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.appendNew("J3") }
+                why += "it was "
+                origin.source.write(to: &why)
+                why += " in "
+                why += side.other.jarName
+                why += " only"
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
             } else if let elsewhere = jars[side].first(named: name) {
                 // D2: held, but for another host (a Set-Cookie stored under an HTTPDNS IP).
-                if let origin = jars.origin(of: elsewhere) { rules += origin.rules }
-                why = "\(side.jarName) holds it only for \(elsewhere.domain)"
+                if let origin = jars.origin(of: elsewhere) { rules.appendNew(origin.rules) }
+                why += side.jarName
+                why += " holds it only for "
+                why += elsewhere.domain
             } else {
-                why = "\(side.jarName) does not hold it"
+                why += side.jarName
+                why += " does not hold it"
             }
-            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: rules.uniqued, certain: certain, explanation: why)
+            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: rules, certain: certain, explanation: why)
             difference.likelihood = likelihood
             difference.setByRedirect = fromRedirect
             out.append(difference)
         }
         for (i, cookie) in sentCookies.enumerated() where !matched[i] {
-            var rules: [RuleID] = [requestRule]
-            var why = "\(side.jarName) still holds it"
+            var rules = Self.ruleList(requestRule)
+            var why = ""
+            why.reserveCapacity(128)
+            why += side.jarName
+            why += " still holds it"
             if let sync = jars.pendingSync(named: cookie.name, to: side), sync.isDeletion {
-                rules.append(sync.rule)
-                why += ": its deletion (\(sync.rule)) reaches \(side.jarName) \(Self.seconds(sync.due - time)) after this request"
+                rules.appendNew(sync.rule)
+                why += ": its deletion ("
+                why += sync.rule.rawValue
+                why += ") reaches "
+                why += side.jarName
+                why += " "
+                why += Self.seconds(sync.due - time)
+                why += " after this request"
             } else if let origin = jars.origin(of: cookie.key, in: side) {
-                rules += origin.rules
-                why += " (\(origin.what))"
+                rules.appendNew(origin.rules)
+                why += " ("
+                origin.source.write(to: &why)
+                why += ")"
             }
-            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: rules.uniqued, certain: true, explanation: why))
+            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: rules, certain: true, explanation: why))
         }
         return out
+    }
+
+    /// A difference's rules, starting with `first`, with room for the few that follow.
+    static func ruleList(_ first: RuleID) -> [RuleID] {
+        var rules: [RuleID] = []
+        rules.reserveCapacity(6)
+        rules.append(first)
+        return rules
     }
 
     private func otherJarOrigin(named name: String, side: JarSide, jars: JarPair) -> JarPair.Origin? {

@@ -92,6 +92,7 @@ if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(
     var evaluations = 0
     for _ in 0..<rounds { evaluations += emulate(inputs, labels: labels, detector: FindingDetector(), keep: &kept) }
     print("emulation_evaluations=\(evaluations)")
+    print("emulation_findings=\(kept.count)")
     exit(0)
 }
 
