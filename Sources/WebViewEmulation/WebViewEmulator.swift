@@ -232,7 +232,7 @@ public struct WebViewEmulator: Sendable {
                 if !plan.intercepted && !header.givenToLoad {
                     withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, thirdPartyToApp: thirdPartyToApp, target: target)
                 }
-                outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
+                outcome.sentJarCookies = header.cookies
                 if let gap = e.evidenceGap {
                     // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
@@ -781,17 +781,23 @@ public struct WebViewEmulator: Sendable {
             let n = jars.native.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
             let w = jars.web.cookie(for: key).flatMap { $0.isExpired(at: time) ? nil : $0 }
             var rules: [RuleID] = []
-            var parts: [String] = []
+            rules.reserveCapacity(6)
+            // "NativeJar: how it got there; WebJar: how it got there", in one buffer.
+            var explanation = ""
+            explanation.reserveCapacity(96)
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
-                if cookie == nil, let blocker = jars.blocker(of: key.name, in: side) { rules.append(blocker) }
-                if cookie != nil, let held = jars.heldBack[key.name] { rules.append(held) }
+                if cookie == nil, let blocker = jars.blocker(of: key.name, in: side) { rules.appendNew(blocker) }
+                if cookie != nil, let held = jars.heldBack[key.name] { rules.appendNew(held) }
                 guard let cookie, let origin = jars.origin(of: cookie) else { continue }
-                rules += origin.rules
-                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.append("J3") }
-                parts.append("\(side.jarName): \(origin.what)")
+                rules.appendNew(origin.rules)
+                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.appendNew("J3") }
+                if !explanation.isEmpty { explanation += "; " }
+                explanation += side.jarName
+                explanation += ": "
+                origin.source.write(to: &explanation)
             }
             if rules.isEmpty { rules = ["J1"] }
-            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: rules.uniqued, explanation: parts.joined(separator: "; ")))
+            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: rules, explanation: explanation))
         }
         return out
     }
