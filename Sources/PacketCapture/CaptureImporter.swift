@@ -212,8 +212,8 @@ public enum CaptureImporter {
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
         // Three threads: one reads and parses packets, one builds exchanges (content
-        // decoding, hashing) and hashes the file, and this one puts exchanges in time order
-        // and hands them to `emit`, which stores them.
+        // decoding, hashing), and this one puts exchanges in time order and hands them to
+        // `emit`, which stores them. Whichever is waiting on another hashes the file.
         let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies, hashing: path)
         var order = TimeOrder()
         var lastEmitted = -Double.infinity
@@ -434,7 +434,11 @@ final class CapturePipeline: @unchecked Sendable {
         defer { freeing = [] }  // after the unlock below: freed outside the lock
         condition.lock()
         defer { condition.unlock() }
-        while parsed.count >= Self.maxParsedBatches && !cancelled { condition.wait() }
+        while parsed.count >= Self.maxParsedBatches && !cancelled {
+            // Waiting on the builder: hash the source file meanwhile.
+            if hashIdle() { continue }
+            condition.wait()
+        }
         if cancelled { return false }
         parsed.append((batch, watermark))
         packets = session.decoder.counts.packets
@@ -446,9 +450,32 @@ final class CapturePipeline: @unchecked Sendable {
 
     // MARK: Builder thread
 
-    /// Hashes the next block of the source file; false when the file is done. One buffer
-    /// is read into again and again: a fresh 4 MB block per read cost the builder thread
-    /// more in page faults and zeroing than the hashing itself.
+    /// Called with `condition` locked by a thread that would otherwise wait: hashes the
+    /// next block of the source file, with `condition` unlocked meanwhile, unless the file
+    /// is done or another thread is hashing it. True when it hashed (the caller looks
+    /// again at what it waits for).
+    ///
+    /// Whichever thread is idle hashes: the builder, the busiest, is idle only while the
+    /// reader parses, and on a processor without SHA instructions the file's hash was a
+    /// fifth of its work.
+    private func hashIdle() -> Bool {
+        guard fileLeft, hashLock.try() else { return false }
+        condition.unlock()
+        let more = hashBlock()
+        hashLock.unlock()
+        condition.lock()
+        if !more { fileLeft = false }
+        return true
+    }
+
+    /// Guards `file`, `hasher` and `hashBuffer`: one thread hashes at a time, in file order.
+    private let hashLock = NSLock()
+    /// Whether some of the file is still to hash; read and written with `condition` locked.
+    private var fileLeft = true
+
+    /// Hashes the next block of the source file; false when the file is done. Called with
+    /// `hashLock` held. One buffer is read into again and again: a fresh 4 MB block per
+    /// read cost the builder thread more in page faults and zeroing than the hashing itself.
     private func hashBlock() -> Bool {
         guard let handle = file else { return false }
         let buffer = hashBuffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
@@ -476,19 +503,17 @@ final class CapturePipeline: @unchecked Sendable {
         while true {
             condition.lock()
             while parsed.isEmpty && !readerDone && !cancelled {
-                if file != nil {
-                    // Idle: hash the source file meanwhile.
-                    condition.unlock()
-                    _ = hashBlock()
-                    condition.lock()
-                    continue
-                }
+                // Idle: hash the source file meanwhile.
+                if hashIdle() { continue }
                 condition.wait()
             }
             if cancelled || (parsed.isEmpty && readerDone) {
                 let hashRest = !cancelled
                 condition.unlock()
+                // The rest of the file, waiting for a thread hashing a block to finish it.
+                hashLock.lock()
                 while hashRest && hashBlock() {}
+                hashLock.unlock()
                 condition.lock()
                 builderDone = true
                 condition.broadcast()
@@ -527,7 +552,11 @@ final class CapturePipeline: @unchecked Sendable {
             self.spent += spent
             spent.removeAll()
         }
-        while built.isEmpty && builtWatermark == takenWatermark && !builderDone { condition.wait() }
+        while built.isEmpty && builtWatermark == takenWatermark && !builderDone {
+            // Waiting on the builder: hash the source file meanwhile.
+            if hashIdle() { continue }
+            condition.wait()
+        }
         let items = built
         built.removeAll(keepingCapacity: true)
         takenWatermark = builtWatermark
@@ -551,6 +580,6 @@ final class CapturePipeline: @unchecked Sendable {
         let session = self.session!
         let error = readError
         condition.unlock()
-        return (session, error, hasher.finalizeHex())
+        return hashLock.withLock { (session, error, hasher.finalizeHex()) }
     }
 }

@@ -352,6 +352,34 @@ struct CaptureImportTests {
         #expect(emitted == exchanges.map(\.request.url))
     }
 
+    @Test("the capture's SHA-256 is the file's, block by block whichever thread hashes each", arguments: [1, 2048])
+    func fileDigest(batchPackets: Int) throws {
+        // 2,000 connections with 3 KB responses: a capture of several hashing blocks, so that
+        // the reader, the builder and the consumer each get the chance to hash some of it.
+        var b = CaptureBuilder()
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 3000)
+        for k in 0..<2000 {
+            let port = 20000 + k
+            let request = Array("GET /item\(k) HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
+            let response = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+            b.segment(from: 1, clientPort: port, seq: 100, flags: 0x02)
+            b.segment(from: 2, clientPort: port, seq: 900, flags: 0x12)
+            b.segment(from: 1, clientPort: port, seq: 101, payload: request)
+            b.segment(from: 2, clientPort: port, seq: 901, payload: response)
+        }
+        let data = b.pcap()
+        #expect(data.count > 5 << 20)
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+        try data.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var options = CaptureSession.Options()
+        options.batchPackets = batchPackets
+        var count = 0
+        let end = try CaptureImporter.stream(path: url.path, options: options, detachBodies: true, bodies: { _, _ in }) { _ in count += 1 }
+        #expect(count == 2000)
+        #expect(end.sha256 == data.sha256Hex)
+    }
+
     @Test("a streaming read hands exchanges on in the order a whole-capture read numbers them")
     func streamOrder() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
