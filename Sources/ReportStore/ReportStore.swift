@@ -395,15 +395,7 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, result.recording); i.bind(3, recordingID); i.bind(4, result.preset)
                     i.bind(5, o.sequence); i.bind(6, o.deliveredMethod); i.bind(7, o.deliveredURL)
                     i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
-                    i.bind(10) { out in
-                        var first = true
-                        o.forEachSentCookieName { name in
-                            if !first { out.append(0x2C) }
-                            first = false
-                            var name = name
-                            name.withUTF8 { out.append(contentsOf: $0) }
-                        }
-                    }
+                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, { $0.name }, to: &out) }
                     i.bind(11, o.pageURL)
                     i.bind(12) { ReportStore.appendChangesJSON(o.changes, to: &$0) }
                     try i.run()

@@ -1,4 +1,3 @@
-import CookieJar
 import TrafficModel
 
 /// What happened to one recorded exchange under one preset: what reached the server,
@@ -12,9 +11,7 @@ public struct Outcome: Sendable, Hashable {
         @usableFromInline var deliveredMethod: String
         @usableFromInline var deliveredURL: String
         @usableFromInline var deliveredBody: BodyFingerprint
-        /// The cookies as the jar gave them: the list the lookup made, kept rather than
-        /// copied into names and values.
-        @usableFromInline var sent: [Cookie] = []
+        @usableFromInline var sentCookies: [SentCookie] = []
         @usableFromInline var cookieDifferences: [CookieDifference] = []
         @usableFromInline var changes: [Change] = []
         /// The fields most outcomes leave empty, behind a reference of their own: nil
@@ -24,7 +21,7 @@ public struct Outcome: Sendable, Hashable {
 
         @usableFromInline static func == (a: Fields, b: Fields) -> Bool {
             a.sequence == b.sequence && a.deliveredMethod == b.deliveredMethod && a.deliveredURL == b.deliveredURL && a.deliveredBody == b.deliveredBody
-                && a.sent.elementsEqual(b.sent, by: { $0.name == $1.name && $0.value == $1.value }) && a.cookieDifferences == b.cookieDifferences && a.changes == b.changes
+                && a.sentCookies == b.sentCookies && a.cookieDifferences == b.cookieDifferences && a.changes == b.changes
                 && (a.rare === b.rare || (a.rare?.fields ?? RareFields()) == (b.rare?.fields ?? RareFields()))
         }
 
@@ -141,17 +138,9 @@ public struct Outcome: Sendable, Hashable {
         _modify { yield &uniqueRare.pointee.redirectReissueRules }
     }
     /// The cookies the request carried, in header order.
-    public var sentCookies: [SentCookie] {
-        box.withUnsafeMutablePointerToHeader { $0.pointee.sent.map { SentCookie(name: $0.name, value: $0.value) } }
-    }
-    /// Visits the name of each cookie the request carried, in header order, without a list.
-    public func forEachSentCookieName(_ visit: (String) -> Void) {
-        box.withUnsafeMutablePointerToHeader { for cookie in $0.pointee.sent { visit(cookie.name) } }
-    }
-    /// The cookies the request carried, as the jar gave them.
-    var sentJarCookies: [Cookie] {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sent } }
-        _modify { unique(); yield &header.pointee.sent }
+    @inlinable public var sentCookies: [SentCookie] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sentCookies } }
+        _modify { unique(); yield &header.pointee.sentCookies }
     }
     /// Every cookie whose presence or value differs from the recording, and why.
     @inlinable public var cookieDifferences: [CookieDifference] {

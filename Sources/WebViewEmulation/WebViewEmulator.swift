@@ -232,7 +232,7 @@ public struct WebViewEmulator: Sendable {
                 if !plan.intercepted && !header.givenToLoad {
                     withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, thirdPartyToApp: thirdPartyToApp, target: target)
                 }
-                outcome.sentJarCookies = header.cookies
+                outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
                 if let gap = e.evidenceGap {
                     // E1-E4: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
