@@ -66,7 +66,7 @@ struct JarPair {
     private(set) var events: [JarEvent] = []
     /// Adds to the jar timeline, with room for a usual flow's changes from the first.
     private mutating func record(_ event: JarEvent) {
-        if events.capacity == 0 { events.reserveCapacity(16) }
+        if events.capacity == 0 { events.reserveCapacity(8) }
         events.append(event)
     }
 
@@ -97,7 +97,7 @@ struct JarPair {
 
     /// The tag of a new origin, for the cookie it describes.
     private mutating func tag(_ origin: Origin) -> UInt32 {
-        if origins.capacity == 0 { origins.reserveCapacity(16) }
+        if origins.capacity == 0 { origins.reserveCapacity(8) }
         origins.append(origin)
         return UInt32(origins.count)
     }
