@@ -264,7 +264,7 @@ struct JarPair {
         if let index = pending.firstIndex(where: { $0.due > sync.due }) {
             pending.insert(sync, at: index)
         } else {
-            if pending.capacity == 0 { pending.reserveCapacity(8) }
+            if pending.capacity == 0 { pending.reserveCapacity(4) }
             pending.append(sync)
         }
     }
