@@ -678,22 +678,13 @@ public struct WebViewEmulator: Sendable {
                     if delay <= window || !bounded {
                         certain = false
                         likelihood = window > 0 ? min(1, max(0, delay / window)) : 1
-                        if bounded {
-                            why += "; the script wrote it within the "
-                            why += Self.seconds(window)
-                            why += " before the request and the "
-                            why += sync.rule.rawValue
-                            why += " delay is "
-                            why += Self.seconds(delay)
-                            why += ", so it is missed only if the write came late"
-                        } else {
-                            why += "; no earlier request bounds when the script wrote it (within the "
-                            why += Self.seconds(window)
-                            why += " since the session started), and the "
-                            why += sync.rule.rawValue
-                            why += " delay is "
-                            why += Self.seconds(delay)
-                        }
+                        why += bounded ? "; the script wrote it within the " : "; no earlier request bounds when the script wrote it (within the "
+                        why += Self.seconds(window)
+                        why += bounded ? " before the request and the " : " since the session started), and the "
+                        why += sync.rule.rawValue
+                        why += " delay is "
+                        why += Self.seconds(delay)
+                        if bounded { why += ", so it is missed only if the write came late" }
                     }
                 }
             } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {

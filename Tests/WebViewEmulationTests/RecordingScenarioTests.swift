@@ -129,5 +129,6 @@ struct RecordingScenarioTests {
         #expect(plain.divergences.map(\.name) == ["ab_bucket"])
         #expect(plain.divergences.first?.rules == ["J3"])
         #expect(plain.divergences.first?.webValue == "B" && plain.divergences.first?.nativeValue == nil)
+        #expect(plain.divergences.first?.explanation == "WebJar: written by script")
     }
 }

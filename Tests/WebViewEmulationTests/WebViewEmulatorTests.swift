@@ -166,6 +166,9 @@ struct WebViewEmulatorTests {
         let simMissing = try #require(sim.outcomes[1].cookieDifferences.first)
         #expect(simMissing.certain)
         #expect(simMissing.rules.contains("J3"))
+        // The words a report gives, piece by piece as the emulator writes them.
+        #expect(missing.explanation == "it was written by script in WebJar, and the synchronisation to NativeJar (J3) was due 999 ms after this request; the script wrote it within the 5.0 s before the request and the J3 delay is 1.0 s, so it is missed only if the write came late")
+        #expect(simMissing.explanation == "it was written by script in WebJar only, and on the simulator a document.cookie write never reaches NativeJar")
     }
 
     @Test("P3: intercepted requests read the jar their Set-Cookie went to, and the jars converge through J1")
