@@ -86,22 +86,33 @@ public struct ReplayRunner: Sendable {
 
     /// Replays and stores the run in `store`; returns the run's id.
     public func run(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> Int64 {
-        try runKeeping(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision).row.id!
+        try run(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision) { _ in }.id!
+    }
+
+    /// Replays and stores the run, and returns it with every result's findings and
+    /// coverage in hand (their outcomes let go), so a report of this run reads nothing back.
+    public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
+        var kept: [ReportStore.RunResult] = []
+        let row = try run(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision) { result in
+            var result = result
+            result.outcomes = []
+            result.jarEvents = []
+            kept.append(result)
+        }
+        return (row, kept)
     }
 
     /// Replays and stores the run in one transaction, a slice of recordings at a time: each
-    /// slice's outcomes and jar events are stored and let go while the next is replayed,
-    /// so memory holds the findings and two slices, never every outcome of a large
-    /// corpus. Returns the stored run and its findings in hand, so a report of this run
-    /// reads nothing back.
-    public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
+    /// slice's results are stored, handed to `each` and let go while the next is replayed,
+    /// so memory holds two slices, never every outcome or finding of a large corpus (what
+    /// `each` keeps is its own). Returns the stored run.
+    public func run(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?, each: (ReportStore.RunResult) throws -> Void) throws -> RunRow {
         let started = Date()
         var row = RunRow(
             id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(started), toolVersion: toolVersion,
             profile: profile.name, ios: profile.ios.description, simulator: profile.simulator,
             presets: presets.map(\.name).joined(separator: ","), label: label, gitRevision: gitRevision,
             recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
-        var kept: [ReportStore.RunResult] = []
         // Slices in recording order, as the run's indexes hold them, so that each slice's
         // rows are appended to the indexes (`RunWriter.add` orders within a slice).
         let recordings = ReportStore.byteOrder(recordings.map(\.name)).map { recordings[$0] }
@@ -113,17 +124,12 @@ public struct ReplayRunner: Sendable {
             // thread's work, and the replay's cores would otherwise wait for it.
             try overlapping(slices, prepare: { replay($0) }) { _, results in
                 try writer.add(results)
-                // What the report needs: which recordings were replayed, the findings and coverage.
-                kept += results.map {
-                    var kept = ReportStore.RunResult(recording: $0.recording, preset: $0.preset, outcomes: [], findings: $0.findings, replayed: !$0.outcomes.isEmpty)
-                    kept.coverage = $0.coverage
-                    return kept
-                }
+                for result in results { try each(result) }
             }
             row.finishedAt = ReportStore.timestamp(Date())
             try writer.finish(at: row.finishedAt)
         }
-        return (row, kept)
+        return row
     }
 
     /// Recordings replayed, stored and let go at a time.

@@ -3,16 +3,27 @@ import Findings
 import ReportStore
 
 /// What every report format renders: a run, its recordings and presets, its findings.
+///
+/// A model loaded from the store holds every finding. The model of a run just replayed
+/// (`Builder`) may hold only the findings the terminal report shows: the matrix, the
+/// counts and the one-line summaries come from tallies made as the results went by, so a
+/// corpus of a thousand recordings does not keep its hundreds of thousands of findings
+/// to print three per code.
 public struct ReportModel: Sendable {
     public var run: RunRow
     public var recordings: [String]
     public var presets: [String]
-    public var findings: [Finding] {
-        didSet { cells = Self.count(findings) }
-    }
+    /// Every finding, in report order; or, when `holdsEveryFinding` is false, the most
+    /// important `Builder.shownPerCode` of each preset and code. Rewriting them (as the
+    /// redactor does) leaves the counts as they were.
+    public var findings: [Finding]
+    /// False for a model that kept only the findings a report shows.
+    public private(set) var holdsEveryFinding = true
     /// Counts per recording and preset, made in one pass: a matrix of a thousand recordings
     /// under ten presets asks ten thousand times.
     private var cells: [String: Cell]
+    /// Per preset and code, what the counts and summaries say of all its findings.
+    private var tallies: [String: [FindingCode: Tally]]
     /// What an offline package and a prefetch config did, by recording and preset; empty
     /// when the run had neither.
     public var coverage: [String: [String: [CoverageItem]]] = [:]
@@ -22,20 +33,134 @@ public struct ReportModel: Sendable {
         self.recordings = recordings
         self.presets = presets
         self.findings = findings
-        cells = Self.count(findings)
+        var tally = Tallies()
+        for f in findings { tally.add(f) }
+        cells = tally.cells
+        tallies = tally.byPreset
     }
 
-    private static func count(_ findings: [Finding]) -> [String: Cell] {
+    /// What the counts of a run's findings are made of, a finding at a time.
+    struct Tallies {
         var cells: [String: Cell] = [:]
-        for f in findings {
+        var byPreset: [String: [FindingCode: Tally]] = [:]
+
+        mutating func add(_ f: Finding) {
             let key = f.recording + "\u{1F}" + f.preset
             switch f.severity {
             case .error: cells[key, default: Cell()].errors += 1
             case .warning: cells[key, default: Cell()].warnings += 1
             case .info: cells[key, default: Cell()].infos += 1
             }
+            if byPreset[f.preset]?[f.code] == nil {
+                byPreset[f.preset, default: [:]][f.code] = Tally(f)
+            } else {
+                byPreset[f.preset]![f.code]!.add(f)
+            }
         }
-        return cells
+    }
+
+    /// All the findings of one preset and code, in the few figures the reports give:
+    /// how many, of which methods, how many unlikely, how many cookies, and the most
+    /// important (which orders the codes).
+    public struct Tally: Sendable {
+        public private(set) var count = 0
+        public private(set) var errors = 0
+        /// Findings less likely than `FindingDetector.warningLikelihood`.
+        public private(set) var unlikely = 0
+        /// Cookies concerned: each finding's subjects, or one.
+        public private(set) var cookies = 0
+        /// The method when every finding has the same one.
+        public private(set) var method: String?
+        public private(set) var mostImportant: Finding
+
+        init(_ f: Finding) {
+            mostImportant = f
+            method = f.method
+            add(f, first: true)
+        }
+
+        mutating func add(_ f: Finding, first: Bool = false) {
+            count += 1
+            if f.severity == .error { errors += 1 }
+            if (f.likelihood ?? 1) < FindingDetector.warningLikelihood { unlikely += 1 }
+            cookies += max(f.subjects.count, 1)
+            if method != f.method { method = nil }
+            // The first of equals stays, as the first of a list in report order would.
+            if !first, Finding.moreImportant(f, mostImportant) { mostImportant = f }
+        }
+    }
+
+    /// Per code, the tallies of one preset's findings.
+    public func tallies(preset: String) -> [FindingCode: Tally] { tallies[preset] ?? [:] }
+
+    /// Codes in order of their most important finding, then by name.
+    public static func ordered(_ tallies: [FindingCode: Tally]) -> [FindingCode] {
+        tallies.keys.sorted { a, b in
+            let (x, y) = (tallies[a]!.mostImportant, tallies[b]!.mostImportant)
+            return Finding.moreImportant(x, y) || (!Finding.moreImportant(y, x) && a.rawValue < b.rawValue)
+        }
+    }
+
+    /// How many findings the run had, held or not.
+    public var findingCount: Int { cells.values.reduce(0) { $0 + $1.errors + $1.warnings + $1.infos } }
+
+    /// The model of a run just replayed, made from its results as they come (each slice is
+    /// let go once added): the counts of every finding, and the findings themselves, all of
+    /// them or the most important few of each preset and code.
+    public struct Builder {
+        /// Findings kept per preset and code; nil keeps every finding.
+        public let shownPerCode: Int?
+        var tally = Tallies()
+        var replayed: Set<String> = []
+        var coverage: [String: [String: [CoverageItem]]] = [:]
+        /// Every result's findings, when all are kept.
+        var results: [ReportStore.RunResult] = []
+        /// Per preset and code, the most important findings, each with the order it came in
+        /// (ties of importance are shown in the order the report lists them).
+        var shown: [String: [FindingCode: [(finding: Finding, arrival: Int)]]] = [:]
+        var arrivals = 0
+
+        public init(shownPerCode: Int?) { self.shownPerCode = shownPerCode }
+
+        public mutating func add(_ result: ReportStore.RunResult) {
+            if result.replayed { replayed.insert(result.recording) }
+            if !result.coverage.isEmpty { coverage[result.recording, default: [:]][result.preset] = result.coverage }
+            for f in result.findings { tally.add(f) }
+            guard let limit = shownPerCode else {
+                results.append(ReportStore.RunResult(recording: result.recording, preset: result.preset, outcomes: [], findings: result.findings, replayed: result.replayed))
+                return
+            }
+            guard limit > 0 else { return }
+            for f in result.findings {
+                arrivals += 1
+                var list = shown[f.preset]?[f.code] ?? []
+                // Results come in recording order, a recording's findings in exchange order:
+                // a later finding goes after every one at least as important.
+                var at = list.count
+                while at > 0, Finding.moreImportant(f, list[at - 1].finding) { at -= 1 }
+                guard at < limit else { continue }
+                list.insert((f, arrivals), at: at)
+                if list.count > limit { list.removeLast() }
+                shown[f.preset, default: [:]][f.code] = list
+            }
+        }
+
+        public func model(run: RunRow) -> ReportModel {
+            let names = replayed.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            var model: ReportModel
+            if shownPerCode == nil {
+                model = ReportModel(run: run, recordings: names, presets: run.presetList, findings: ReportModel.reportOrder(results))
+            } else {
+                let kept = shown.values.flatMap { $0.values.flatMap { $0 } }.sorted { $0.arrival < $1.arrival }.map(\.finding)
+                model = ReportModel(run: run, recordings: names, presets: run.presetList, findings: [])
+                model.findings = ReportModel.reportOrder([ReportStore.RunResult(recording: "", preset: "", outcomes: [], findings: kept)])
+                model.cells = tally.cells
+                model.tallies = tally.byPreset
+                model.holdsEveryFinding = false
+            }
+            model.coverage = coverage
+            return model
+        }
     }
 
     /// Loads the run `id` (the latest when nil) from `store`.
@@ -49,11 +174,9 @@ public struct ReportModel: Sendable {
     /// The run just replayed, from its results in hand: nothing read back. The same order
     /// as `load` gives (recordings by name; findings by recording, preset, exchange, code).
     public init(run: RunRow, results: [ReportStore.RunResult]) {
-        let names = Array(Set(results.filter(\.replayed).map(\.recording))).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        self.init(run: run, recordings: names, presets: run.presetList, findings: Self.reportOrder(results))
-        for result in results where !result.coverage.isEmpty {
-            coverage[result.recording, default: [:]][result.preset] = result.coverage
-        }
+        var builder = Builder(shownPerCode: nil)
+        for result in results { builder.add(result) }
+        self = builder.model(run: run)
     }
 
     /// The results' findings by recording, preset, exchange and code, then as they came:
@@ -138,24 +261,23 @@ public struct ReportModel: Sendable {
     /// "2 POST bodies lost, 1 redirect hidden from a document, 87 requests missing cookies
     /// (80 unlikely)". Codes in order of their most important finding.
     public func summary(preset: String, recording: String? = nil) -> String {
-        let list = findings.filter { $0.preset == preset && (recording == nil || $0.recording == recording) }
-        guard !list.isEmpty else { return "nothing found" }
-        var byCode: [FindingCode: [Finding]] = [:]
-        for f in list { byCode[f.code, default: []].append(f) }
-        let codes = byCode.keys.sorted { a, b in
-            let (x, y) = (byCode[a]!.min(by: Finding.moreImportant)!, byCode[b]!.min(by: Finding.moreImportant)!)
-            return Finding.moreImportant(x, y) || (!Finding.moreImportant(y, x) && a.rawValue < b.rawValue)
+        let tallies: [FindingCode: Tally]
+        if let recording {
+            var one = Tallies()
+            for f in findings where f.preset == preset && f.recording == recording { one.add(f) }
+            tallies = one.byPreset[preset] ?? [:]
+        } else {
+            tallies = self.tallies(preset: preset)
         }
-        return codes.map { Self.phrase($0, byCode[$0]!) }.joined(separator: ", ")
+        guard !tallies.isEmpty else { return "nothing found" }
+        return Self.ordered(tallies).map { Self.phrase($0, tallies[$0]!) }.joined(separator: ", ")
     }
 
     /// "2 POST bodies lost", "87 requests missing cookies (80 unlikely)".
-    static func phrase(_ code: FindingCode, _ list: [Finding]) -> String {
-        let n = list.count
-        let methods = Set(list.map(\.method))
-        let method = methods.count == 1 ? methods.first! + " " : ""
-        let unlikely = list.filter { ($0.likelihood ?? 1) < FindingDetector.warningLikelihood }.count
-        let cookies = list.reduce(0) { $0 + max($1.subjects.count, 1) }
+    static func phrase(_ code: FindingCode, _ tally: Tally) -> String {
+        let n = tally.count
+        let method = tally.method.map { $0 + " " } ?? ""
+        let (unlikely, cookies) = (tally.unlikely, tally.cookies)
         let qualifier = unlikely > 0 ? " (\(unlikely) unlikely)" : ""
         let s = n == 1 ? "" : "s"
         switch code {
@@ -167,7 +289,7 @@ public struct ReportModel: Sendable {
         case .headerAdded: return "\(n) header\(s) added"
         case .preflightAdded: return "\(n) preflight\(s) added"
         case .redirectHidden:
-            let documents = list.filter { $0.severity == .error }.count
+            let documents = tally.errors
             return documents > 0 ? "\(n) redirect\(s) hidden (\(documents) from a document)" : "\(n) redirect\(s) hidden from scripts"
         case .redirectMethodChanged: return "\(n) redirect\(s) re-issued with another method or no body"
         case .redirectCookieLost: return "\(n) request\(s) missing a redirect's cookies"

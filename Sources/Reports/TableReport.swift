@@ -35,24 +35,22 @@ public struct TableReport: Sendable {
         out += coverage(model)
         guard details else { return out }
         for preset in model.presets {
-            let findings = model.findings.filter { $0.preset == preset }
-            guard !findings.isEmpty else { continue }
+            let tallies = model.tallies(preset: preset)
+            guard !tallies.isEmpty else { continue }
             out += "\n" + paint("\(preset)", bold: true) + ": " + model.summary(preset: preset) + "\n"
             var byCode: [FindingCode: [Finding]] = [:]
-            for f in findings { byCode[f.code, default: []].append(f) }
-            let codes = byCode.keys.sorted { a, b in
-                let (x, y) = (byCode[a]!.min(by: Finding.moreImportant)!, byCode[b]!.min(by: Finding.moreImportant)!)
-                return Finding.moreImportant(x, y) || (!Finding.moreImportant(y, x) && a.rawValue < b.rawValue)
-            }
-            for code in codes {
-                let list = byCode[code]!.sorted(by: Finding.moreImportant)
-                out += "  \(paint(code.rawValue, severity: list[0].severity)) (\(list.count))\n"
+            for f in model.findings where f.preset == preset { byCode[f.code, default: []].append(f) }
+            for code in ReportModel.ordered(tallies) {
+                let tally = tallies[code]!
+                // What the model holds of the code: every finding, or the most important.
+                let list = (byCode[code] ?? []).sorted(by: Finding.moreImportant)
+                out += "  \(paint(code.rawValue, severity: tally.mostImportant.severity)) (\(tally.count))\n"
                 let shown = verbose ? list : Array(list.prefix(Self.shownPerCode))
                 for f in shown {
                     out += "    [\(f.severity.rawValue)] \(f.recording) #\(f.sequence) (\(Self.qualifiers(f))): \(f.message)\n"
                 }
-                if shown.count < list.count {
-                    out += "    ... and \(list.count - shown.count) more, less important (--verbose shows all)\n"
+                if shown.count < tally.count {
+                    out += "    ... and \(tally.count - shown.count) more, less important (--verbose shows all)\n"
                 }
             }
         }

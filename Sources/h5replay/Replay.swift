@@ -75,10 +75,12 @@ extension H5Replay {
             let exchanges = loaded.reduce(0) { $0 + $1.exchanges.count }
             FileHandle.standardError.write(Data("replaying \(loaded.count) recording(s), \(exchanges) exchange(s), under \(runner.presets.count) preset(s), \(runner.profile.name)...\n".utf8))
             let git = ProcessInfo.processInfo.environment["GITHUB_SHA"] ?? ProcessInfo.processInfo.environment["CI_COMMIT_SHA"]
-            let (row, results) = try runner.runKeeping(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git)
+            // Rendered from the results as they went by; `report` reads a stored run back.
+            // Unless every finding is printed, only those the report shows are kept.
+            var builder = ReportModel.Builder(shownPerCode: verbose ? nil : quiet ? 0 : TableReport.shownPerCode)
+            let row = try runner.run(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git) { builder.add($0) }
             let runID = row.id!
-            // Rendered from the results in hand; `report` reads a stored run back.
-            let model = ReportModel(run: row, results: results)
+            let model = builder.model(run: row)
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet, verbose: verbose), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")

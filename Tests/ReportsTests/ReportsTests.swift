@@ -1,5 +1,6 @@
 import Foundation
 import Pipeline
+import Findings
 import HARFormat
 import ReportStore
 import Testing
@@ -44,6 +45,32 @@ struct ReportsTests {
         #expect(inHand.findings.count > 100)
         #expect(inHand.findings == stored.findings)
         #expect(inHand.recordings == stored.recordings)
+    }
+
+    @Test("a replay that keeps only the findings the table shows prints the same table as the stored run, counts and all")
+    func shownOnly() throws {
+        let store = try ReportStore.inMemory()
+        let folder = Self.root.appendingPathComponent("Recordings")
+        var recordings: [Recording] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).filter({ $0.hasSuffix(".har") }).sorted() {
+            let r = try HARImporter().recording(from: try Data(contentsOf: folder.appendingPathComponent(file)), file: file, name: String(file.dropLast(4)))
+            try store.save(r)
+            recordings.append(r)
+        }
+        var builder = ReportModel.Builder(shownPerCode: TableReport.shownPerCode)
+        let row = try ReplayRunner(presets: Preset.builtIn, profile: Profile()).run(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil) { builder.add($0) }
+        let kept = builder.model(run: row)
+        let stored = try #require(try ReportModel.load(from: store, run: row.id))
+        #expect(!kept.holdsEveryFinding && stored.holdsEveryFinding)
+        // Three per preset and code at most, of many more.
+        #expect(kept.findings.count < stored.findings.count / 2)
+        #expect(kept.findingCount == stored.findings.count)
+        let table = TableReport(color: false, showSecrets: false)
+        let text = table.render(kept)
+        #expect(text == table.render(stored))
+        #expect(text.contains("more, less important (--verbose shows all)"))
+        for preset in stored.presets { #expect(kept.summary(preset: preset) == stored.summary(preset: preset)) }
+        for severity in Findings.Severity.allCases { #expect(kept.count(severity) == stored.count(severity)) }
     }
 
     @Test("the JSON report carries the contract's fields")
