@@ -184,7 +184,15 @@ struct ImportPipelineTests {
         #expect(imported.map(\.0.name) == (0..<100).map { String(format: "r%03d", $0) })
         #expect(try store.recordingNames().count == 100)
         let recordings = try store.recordingNames().map { try #require(try store.recording(named: $0)) }
-        let runner = ReplayRunner(presets: Array(Preset.builtIn.prefix(2)), profile: Profile())
+        var runner = ReplayRunner(presets: Array(Preset.builtIn.prefix(2)), profile: Profile())
+        // Slices of about 100 exchanges, in order, every recording in one.
+        runner.sliceExchanges = 100
+        let slices = runner.slices(recordings)
+        #expect(slices.count > 3)
+        #expect(slices.flatMap { $0.map(\.name) } == recordings.map(\.name))
+        for slice in slices where slice.count > 1 {
+            #expect(slice.reduce(0) { $0 + $1.exchanges.count } <= 100)
+        }
         let (row, results) = try runner.runKeeping(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil)
         #expect(results.count == 200)
         let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT recording_name) FROM outcome WHERE run_id = ?", arguments: [row.id])! }
