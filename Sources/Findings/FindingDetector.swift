@@ -177,7 +177,11 @@ public struct FindingDetector: Sendable {
             var values: [String] = []
             values.reserveCapacity(divergences.count * 5)
             for d in divergences {
-                values += [d.name, d.domain, d.path, d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both", d.explanation]
+                values.append(d.name)
+                values.append(d.domain)
+                values.append(d.path)
+                values.append(d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both")
+                values.append(d.explanation)
             }
             var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects)
             // The end of the flow is no request: rank by the cookies alone.
@@ -221,9 +225,13 @@ public struct FindingDetector: Sendable {
         let first = differences[0]
         let names = differences.map(\.name)
         let one = differences.count == 1
-        var values = [label]
+        var values: [String] = []
         values.reserveCapacity(1 + differences.count * 2)
-        for d in differences { values += [d.name, d.explanation] }
+        values.append(label)
+        for d in differences {
+            values.append(d.name)
+            values.append(d.explanation)
+        }
         let form: FindingDetail.Form
         switch code {
         case .redirectCookieLost: form = .redirectCookieLost
