@@ -167,10 +167,11 @@ public struct ReportStore: Sendable {
 
     static func loadRecording(_ db: Database, id: Int64) throws -> Recording? {
         guard let row = try RecordingRow.fetchOne(db, key: id) else { return nil }
-        let rows = try ExchangeRow.fetchAll(db, sql: "SELECT * FROM exchange WHERE recording_id = ? ORDER BY sequence", arguments: [id])
+        let rows = try ExchangeRow.fetchAll(db, recordingID: id)
         let bodyStatement = try db.cachedStatement(sql: "SELECT content FROM body WHERE sha256 = ?")
-        func body(_ hash: String) throws -> Data {
-            try Data.fetchOne(bodyStatement, arguments: [hash]) ?? Data()
+        // An empty body (most requests') needs no lookup.
+        func body(_ hash: String, length: Int) throws -> Data {
+            length == 0 ? Data() : try Data.fetchOne(bodyStatement, arguments: [hash]) ?? Data()
         }
         var exchanges: [Exchange] = []
         exchanges.reserveCapacity(rows.count)
@@ -183,8 +184,8 @@ public struct ReportStore: Sendable {
             let redirect = r.redirectChainStart.map { RedirectLink(chainStart: $0, hop: r.redirectHop ?? 0, next: r.redirectNext) }
             exchanges.append(Exchange(
                 sequence: r.sequence, startedAt: r.startedAt, duration: r.duration, connectionID: r.connectionId, serverAddress: r.serverAddress,
-                request: RecordedRequest(method: r.method, url: r.url, httpVersion: r.httpVersion, headers: try decodeHeaders(r.requestHeaders), body: try body(r.requestBodySha256)),
-                response: RecordedResponse(status: r.status, statusText: r.statusText, httpVersion: r.responseHttpVersion, headers: try decodeHeaders(r.responseHeaders), body: try body(r.responseBodySha256), encodedLength: r.responseEncodedLength, bodyMissing: r.responseBodyMissing, redirectURL: r.redirectUrl),
+                request: RecordedRequest(method: r.method, url: r.url, httpVersion: r.httpVersion, headers: try decodeHeaders(r.requestHeaders), body: try body(r.requestBodySha256, length: r.requestBodyLength)),
+                response: RecordedResponse(status: r.status, statusText: r.statusText, httpVersion: r.responseHttpVersion, headers: try decodeHeaders(r.responseHeaders), body: try body(r.responseBodySha256, length: r.responseBodyLength), encodedLength: r.responseEncodedLength, bodyMissing: r.responseBodyMissing, redirectURL: r.redirectUrl),
                 initiator: try known(Initiator(rawValue: r.initiator), "initiator", r.initiator),
                 frame: try known(Frame(label: r.frame), "frame", r.frame),
                 bodyKind: try known(BodyKind(rawValue: r.bodyKind), "body_kind", r.bodyKind),
@@ -623,7 +624,8 @@ public struct ReportStore: Sendable {
     // MARK: - Encoding helpers
 
     /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
-    /// a large capture. `decodeHeaders` reads it back with JSONDecoder.
+    /// a large capture. `decodeHeaders` reads it back by hand too (`HeaderJSONReader`):
+    /// JSONDecoder was a fifth of reading a recording back.
     static func encodeHeaders(_ headers: [HeaderField]) -> String {
         var out: [UInt8] = []
         appendHeaderJSON(headers, to: &out)
@@ -685,7 +687,13 @@ public struct ReportStore: Sendable {
     }
 
     static func decodeHeaders(_ text: String) throws -> [HeaderField] {
-        try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
+        var text = text
+        if let headers = text.withUTF8({ bytes -> [HeaderField]? in
+            var reader = HeaderJSONReader(bytes: bytes)
+            return reader.read()
+        }) { return headers }
+        // Any other shape a JSON reader accepts (whitespace, numbers in a pair): read as before.
+        return try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
     }
 
     /// `{"a":"1","b":"2"}`, keys in byte order (the fields' own order): a finding's

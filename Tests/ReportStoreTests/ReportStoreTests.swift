@@ -387,4 +387,20 @@ struct HeaderJSONTests {
         #expect(text.contains(#"\u001f"#) && text.contains(#"\n"#) && text.contains(#"\""#))
     }
 
+    @Test("header JSON from other writers reads as a JSON reader reads it: escapes of every kind, pairs short or long, whitespace; a text that is not JSON is refused")
+    func otherWriters() throws {
+        // What JSONEncoder wrote before the hand-written form: escaped slashes, \u escapes,
+        // a surrogate pair for a character beyond the first plane.
+        #expect(try ReportStore.decodeHeaders(#"[["Referer","https:\/\/a.example\/x"],["X-Cookie","\ud83c\udf6a \u00e9\b\f"]]"#)
+            == [HeaderField("Referer", "https://a.example/x"), HeaderField("X-Cookie", "🍪 é\u{08}\u{0C}")])
+        // A pair of one string, or of three: the name, and the value or nothing.
+        #expect(try ReportStore.decodeHeaders(#"[["Only"],["A","1","extra"],[]]"#) == [HeaderField("Only", ""), HeaderField("A", "1"), HeaderField("", "")])
+        // Whitespace between tokens, as a pretty-printing writer leaves it.
+        #expect(try ReportStore.decodeHeaders("[ [\"A\", \"1\"],\n [\"B\", \"2\"] ]") == [HeaderField("A", "1"), HeaderField("B", "2")])
+        #expect(try ReportStore.decodeHeaders("[]") == [])
+        for broken in [#"[["A","1"]"#, #"[["A","1\q"]]"#, #"[["A",1]]"#, "", #"[["A","\ud83c"]]"#] {
+            #expect(throws: (any Error).self, "\(broken)") { try ReportStore.decodeHeaders(broken) }
+        }
+    }
+
 }
