@@ -545,7 +545,7 @@ public struct ReportStore: Sendable {
     /// The findings of a run, in recording, preset, sequence and code order.
     public func findings(run: Int64) throws -> [Finding] {
         let rows: [FindingRow] = try writer.read { db in
-            try FindingRow.fetchAll(db, sql: "SELECT * FROM finding WHERE run_id = ? ORDER BY recording_name, preset, sequence, code, id", arguments: [run])
+            try FindingRow.fetchAll(db, run: run)
         }
         return try rows.map(Self.finding)
     }
@@ -564,7 +564,7 @@ public struct ReportStore: Sendable {
         if let form = row.detailForm {
             guard let form = FindingDetail.Form(rawValue: form) else { throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "detail_form", value: form) }
             let raw = row.detailValues ?? "[]"
-            guard let values = try? JSONDecoder().decode([String].self, from: Data(raw.utf8)) else {
+            guard let values = decodeStrings(raw) else {
                 throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "detail_values", value: raw)
             }
             finding = Finding(code: code, severity: severity, preset: row.preset, recording: row.recordingName, sequence: row.sequence, method: row.method, url: row.url,
@@ -577,7 +577,7 @@ public struct ReportStore: Sendable {
                 subject: row.subject, rules: rules, confidence: confidence, expected: expected, actual: actual, storedMessage: row.message)
         }
         if let subjects = row.subjects {
-            guard let list = try? JSONDecoder().decode([String].self, from: Data(subjects.utf8)) else {
+            guard let list = decodeStrings(subjects) else {
                 throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "subjects", value: subjects)
             }
             finding.subjects = list
@@ -624,8 +624,7 @@ public struct ReportStore: Sendable {
     // MARK: - Encoding helpers
 
     /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
-    /// a large capture. `decodeHeaders` reads it back by hand too (`HeaderJSONReader`):
-    /// JSONDecoder was a fifth of reading a recording back.
+    /// a large capture. `decodeHeaders` reads it back by hand too (`StoredJSONReader`).
     static func encodeHeaders(_ headers: [HeaderField]) -> String {
         var out: [UInt8] = []
         appendHeaderJSON(headers, to: &out)
@@ -687,11 +686,7 @@ public struct ReportStore: Sendable {
     }
 
     static func decodeHeaders(_ text: String) throws -> [HeaderField] {
-        var text = text
-        if let headers = text.withUTF8({ bytes -> [HeaderField]? in
-            var reader = HeaderJSONReader(bytes: bytes)
-            return reader.read()
-        }) { return headers }
+        if let headers = StoredJSONReader.read(text, { $0.headerList() }) { return headers }
         // Any other shape a JSON reader accepts (whitespace, numbers in a pair): read as before.
         return try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
     }
@@ -745,7 +740,17 @@ public struct ReportStore: Sendable {
     }
 
     static func decodeObject(_ text: String) throws -> FindingFields {
-        try JSONDecoder().decode(FindingFields.self, from: Data(text.utf8))
+        if let pairs = StoredJSONReader.read(text, { $0.stringObject() }) {
+            var fields = FindingFields()
+            for (key, value) in pairs { fields[key] = value }
+            return fields
+        }
+        return try JSONDecoder().decode(FindingFields.self, from: Data(text.utf8))
+    }
+
+    /// `["a","b"]`: a finding's subjects or its sentence's values; nil when not a list of strings.
+    static func decodeStrings(_ text: String) -> [String]? {
+        StoredJSONReader.read(text, { $0.stringList() }) ?? (try? JSONDecoder().decode([String].self, from: Data(text.utf8)))
     }
 
     /// `2026-11-24T13:07:00.123Z`: ISO 8601 in UTC, to the millisecond. Written by hand: a

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 
-// One Codable struct per table read through GRDB's records (GRDB's recommended practice),
-// columns in snake_case, each with the `Columns` its queries name. Tables written only
-// through prepared statements (body, outcome, cookie rows) have no record.
+// One struct per table read through GRDB's records, columns in snake_case: Codable, each
+// with the `Columns` its queries name, for the tables read a row or a few at a time; decoded
+// by column index (`init(row:)`) for the two read by the thousand, exchanges and findings.
+// Tables written only through prepared statements (body, outcome, cookie rows) have no record.
 
 public struct RecordingRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
     public static let databaseTableName = "recording"
@@ -164,10 +165,10 @@ public struct RunRow: Codable, FetchableRecord, MutablePersistableRecord, Sendab
     }
 }
 
-struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
-    static let databaseTableName = "finding"
-    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
-    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+/// A finding as stored, read for every finding of a run a report or gate loads: decoded
+/// by column index from a fixed selection, as `ExchangeRow` is. Written through
+/// `RunWriter`'s prepared statement.
+struct FindingRow: FetchableRecord {
     var id: Int64?
     var runId: Int64
     var preset: String
@@ -196,4 +197,38 @@ struct FindingRow: Codable, FetchableRecord, MutablePersistableRecord {
     var detailForm: String?
     /// The sentence's values, a JSON array of strings.
     var detailValues: String?
+
+    /// The columns `init(row:)` reads, in its order.
+    static let selection = "id, run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values"
+
+    /// A run's findings by recording, preset, exchange and code, then as stored.
+    static func fetchAll(_ db: Database, run: Int64) throws -> [FindingRow] {
+        try fetchAll(db.cachedStatement(sql: "SELECT \(selection) FROM finding WHERE run_id = ? ORDER BY recording_name, preset, sequence, code, id"), arguments: [run])
+    }
+
+    init(row: Row) throws {
+        id = try row.decode(atIndex: 0)
+        runId = try row.decode(atIndex: 1)
+        preset = try row.decode(atIndex: 2)
+        code = try row.decode(atIndex: 3)
+        severity = try row.decode(atIndex: 4)
+        recordingName = try row.decode(atIndex: 5)
+        recordingId = try row.decode(atIndex: 6)
+        sequence = try row.decode(atIndex: 7)
+        method = try row.decode(atIndex: 8)
+        url = try row.decode(atIndex: 9)
+        subject = try row.decode(atIndex: 10)
+        rules = try row.decode(atIndex: 11)
+        confidence = try row.decode(atIndex: 12)
+        message = try row.decode(atIndex: 13)
+        expected = try row.decode(atIndex: 14)
+        actual = try row.decode(atIndex: 15)
+        detail = try row.decode(atIndex: 16)
+        alternative = try row.decode(atIndex: 17)
+        subjects = try row.decode(atIndex: 18)
+        likelihood = try row.decode(atIndex: 19)
+        rank = try row.decode(atIndex: 20)
+        detailForm = try row.decode(atIndex: 21)
+        detailValues = try row.decode(atIndex: 22)
+    }
 }

@@ -58,10 +58,13 @@ public struct Gate: Sendable {
         }
         out += "; fails on \(failOn.rawValue)\(failOn == .error ? "" : " and above")"
         out += allow.isEmpty ? "\n" : "; allowed: \(allow.sorted().joined(separator: ", "))\n"
+        // Looked up per listed finding: a scan of the failing list each time was
+        // quadratic in a large run's findings.
+        let failing = Set(r.failing.map(\.identity))
         func list(_ title: String, _ findings: [Finding], marking: Bool) -> String {
             var s = "\n\(title) (\(findings.count))\n"
             for f in findings {
-                let mark = marking ? (r.failing.contains { $0.identity == f.identity } ? "FAIL " : isAllowed(f) ? "allowed " : "") : ""
+                let mark = marking ? (failing.contains(f.identity) ? "FAIL " : isAllowed(f) ? "allowed " : "") : ""
                 s += "  \(mark)[\(f.severity.rawValue)] \(f.code.rawValue) \(f.preset) \(f.recording) #\(f.sequence) \(f.method) \(f.url)\(f.subject.map { " (\($0))" } ?? "")\n    \(f.message)\n"
             }
             return s

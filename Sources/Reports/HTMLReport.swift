@@ -49,16 +49,17 @@ public struct HTMLReport: Sendable {
             <p class="totals"><span class="sev error">\(model.count(.error)) error(s)</span> <span class="sev warning">\(model.count(.warning)) warning(s)</span> <span class="sev info">\(model.count(.info)) info</span></p></header>
 
             """
-        out += matrix(model)
+        let byCell = model.findingsByCell()
+        out += matrix(model, byCell)
         out += coverage(model)
         for recording in model.recordings {
             out += "<section class=\"recording\" id=\"\(anchor(recording))\"><h2>\(h(recording))</h2>\n"
             if let r = context.recordings[recording] { out += chains(r, model: model, context: context) }
             for preset in model.presets {
-                let findings = model.findings.filter { $0.recording == recording && $0.preset == preset }
+                let findings = byCell[ReportModel.cellKey(recording: recording, preset: preset)] ?? []
                 let events = context.jarEvents["\(recording)|\(preset)"] ?? []
                 let ordered = findings.sorted(by: Finding.moreImportant)
-                let summary = findings.isEmpty ? "no findings" : "\(findings.count) finding(s): " + h(model.summary(preset: preset, recording: recording))
+                let summary = findings.isEmpty ? "no findings" : "\(findings.count) finding(s): " + h(ReportModel.summary(of: findings))
                 out += "<details class=\"preset\" id=\"\(anchor(recording + "-" + preset))\"\(findings.isEmpty ? "" : " open")><summary><b>\(h(preset))</b>: \(summary)</summary>\n"
                 // The most important few open; the rest folded under one line.
                 for f in ordered.prefix(TableReport.shownPerCode) { out += card(f) }
@@ -103,7 +104,7 @@ public struct HTMLReport: Sendable {
         return " <small>(measured in \(m.engine))</small>"
     }
 
-    private func matrix(_ model: ReportModel) -> String {
+    private func matrix(_ model: ReportModel, _ byCell: [String: [Finding]]) -> String {
         var out = "<section><h2>Side by side</h2><table class=\"matrix\" id=\"matrix\"><thead><tr><th>recording</th>"
         for p in model.presets { out += "<th>\(h(p))</th>" }
         out += "</tr></thead><tbody>\n"
@@ -113,7 +114,7 @@ public struct HTMLReport: Sendable {
                 let c = model.cell(recording: r, preset: p)
                 let cls = c.errors > 0 ? "error" : c.warnings > 0 ? "warning" : c.infos > 0 ? "info" : "ok"
                 let text = c.isClean ? "ok" : [c.errors > 0 ? "\(c.errors) error" : nil, c.warnings > 0 ? "\(c.warnings) warning" : nil, c.infos > 0 ? "\(c.infos) info" : nil].compactMap { $0 }.joined(separator: ", ")
-                let codes = Set(model.findings.filter { $0.recording == r && $0.preset == p }.map(\.code.rawValue)).sorted().joined(separator: " ")
+                let codes = Set((byCell[ReportModel.cellKey(recording: r, preset: p)] ?? []).map(\.code.rawValue)).sorted().joined(separator: " ")
                 out += "<td class=\"cell \(cls)\"><a href=\"#\(anchor(r + "-" + p))\">\(text)</a>\(codes.isEmpty ? "" : "<small>\(h(codes))</small>")</td>"
             }
             out += "</tr>\n"

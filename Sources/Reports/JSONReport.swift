@@ -23,51 +23,205 @@ public struct JSONReport: Sendable {
     public func render(_ model: ReportModel) throws -> String {
         let model = redactor.apply(model)
         let run = model.run
-        var runObject: [String: Any] = [
-            "id": run.id ?? 0,
-            "profile": run.profile,
-            "ios": run.ios,
-            "simulator": run.simulator,
-            "presets": model.presets,
-            "startedAt": run.startedAt,
-            "toolVersion": run.toolVersion,
-        ]
-        runObject["label"] = run.label ?? NSNull()
-        var matrix: [[String: Any]] = []
-        for recording in model.recordings {
-            for preset in model.presets {
-                let cell = model.cell(recording: recording, preset: preset)
-                matrix.append(["recording": recording, "preset": preset, "errors": cell.errors, "warnings": cell.warnings, "infos": cell.infos])
+        var json = PrettyJSON()
+        // The document is written a member at a time: a run of 200,000 findings made into
+        // Foundation objects for JSONSerialization took minutes and gigabytes.
+        json.object(at: 0, [
+            ("coverage", .raw { json, indent in
+                json.array(at: indent, model.coveragePairs) { pair in
+                    let counts = model.coverageCounts(recording: pair.recording, preset: pair.preset) ?? ReportModel.CoverageCounts()
+                    let items = model.coverage[pair.recording]?[pair.preset] ?? []
+                    return .object([
+                        ("recording", .string(pair.recording)), ("preset", .string(pair.preset)),
+                        ("offline", .object([
+                            ("hit", .int(counts.offline["hit"] ?? 0)), ("stale", .int(counts.offline["stale"] ?? 0)),
+                            ("miss", .int(counts.offline["miss"] ?? 0)), ("notInterceptable", .int(counts.offline["not-interceptable"] ?? 0)),
+                        ])),
+                        ("prefetch", .object([
+                            ("hit", .int(counts.prefetch["hit"] ?? 0)), ("mismatch", .int(counts.prefetch["mismatch"] ?? 0)),
+                            ("stale", .int(counts.prefetch["stale"] ?? 0)), ("unused", .int(counts.prefetch["unused"] ?? 0)),
+                        ])),
+                        ("items", .array(items.map {
+                            .object([
+                                ("kind", .string($0.kind.rawValue)), ("sequence", .int($0.sequence)), ("verdict", .string($0.verdict)),
+                                ("method", .string($0.method)), ("url", .string($0.url)), ("detail", .string($0.detail)),
+                            ])
+                        })),
+                    ])
+                }
+            }),
+            ("run", .object([
+                ("id", .int(Int(run.id ?? 0))), ("profile", .string(run.profile)), ("ios", .string(run.ios)),
+                ("simulator", .bool(run.simulator)), ("presets", .array(model.presets.map { .string($0) })),
+                ("startedAt", .string(run.startedAt)), ("toolVersion", .string(run.toolVersion)),
+                ("label", run.label.map { .string($0) } ?? .null),
+            ])),
+            ("summary", .object([
+                ("errors", .int(model.count(.error))), ("warnings", .int(model.count(.warning))),
+                ("infos", .int(model.count(.info))), ("findings", .int(model.findings.count)),
+            ])),
+            ("matrix", .raw { json, indent in
+                let cells = model.recordings.flatMap { recording in model.presets.map { (recording, $0) } }
+                json.array(at: indent, cells) { recording, preset in
+                    let cell = model.cell(recording: recording, preset: preset)
+                    return .object([
+                        ("recording", .string(recording)), ("preset", .string(preset)),
+                        ("errors", .int(cell.errors)), ("warnings", .int(cell.warnings)), ("infos", .int(cell.infos)),
+                    ])
+                }
+            }),
+            ("findings", .raw { json, indent in
+                json.array(at: indent, model.findings) { f in
+                    .object([
+                        ("preset", .string(f.preset)), ("code", .string(f.code.rawValue)), ("severity", .string(f.severity.rawValue)),
+                        ("recording", .string(f.recording)), ("sequence", .int(f.sequence)), ("method", .string(f.method)), ("url", .string(f.url)),
+                        ("subject", f.subject.map { .string($0) } ?? .null), ("subjects", .array(f.subjects.map { .string(redactor.text($0)) })),
+                        ("likelihood", f.likelihood.map { .double($0) } ?? .null), ("rank", .string(f.rank.rawValue)),
+                        ("rules", .array(f.rules.map { .string($0.rawValue) })), ("confidence", .string(f.confidence.rawValue)),
+                        ("message", .string(f.message)),
+                        ("expected", .object(redactor.fields(f.expected).map { ($0.key, .string($0.value)) })),
+                        ("actual", .object(redactor.fields(f.actual).map { ($0.key, .string($0.value)) })),
+                    ])
+                }
+            }),
+        ])
+        return String(decoding: json.out, as: UTF8.self)
+    }
+}
+
+/// JSON written as JSONSerialization writes it with `.prettyPrinted, .sortedKeys,
+/// .withoutEscapingSlashes` (the report's format since its first version, byte for byte):
+/// two spaces a level, `"key" : value`, an empty list or object as its brackets around an
+/// empty line, members in Foundation's order of keys, integral numbers without a fraction,
+/// control characters as `\u00xx` but for the five with short escapes.
+struct PrettyJSON {
+    indirect enum Value {
+        case string(String)
+        case int(Int)
+        case double(Double)
+        case bool(Bool)
+        case null
+        case array([Value])
+        case object([(String, Value)])
+        /// A member written by its own code, at the indent given (a long list, element by element).
+        case raw((inout PrettyJSON, Int) -> Void)
+    }
+
+    var out: [UInt8] = []
+    /// Each set of keys met, in the order JSONSerialization sorts it (a collation of
+    /// Foundation's own, neither byte order nor a plain case-insensitive one): asked of
+    /// JSONSerialization once per set, as a permutation of the keys in the order given.
+    var orders: [[String]: [Int]] = [:]
+
+    mutating func write(_ value: Value, at indent: Int) {
+        switch value {
+        case .string(let s): string(s)
+        case .int(let i): ascii(String(i))
+        case .double(let d):
+            var text = d.description
+            if text.hasSuffix(".0") { text.removeLast(2) }
+            ascii(text)
+        case .bool(let b): ascii(b ? "true" : "false")
+        case .null: ascii("null")
+        case .array(let items): array(at: indent, items) { $0 }
+        case .object(let members): object(at: indent, members)
+        case .raw(let write): write(&self, indent)
+        }
+    }
+
+    mutating func array<C: Collection>(at indent: Int, _ items: C, _ element: (C.Element) -> Value) {
+        out.append(UInt8(ascii: "["))
+        open(items.isEmpty, indent)
+        var first = true
+        for item in items {
+            if !first { out.append(contentsOf: [UInt8(ascii: ","), 0x0A]) }
+            first = false
+            pad(indent + 2)
+            write(element(item), at: indent + 2)
+        }
+        close(indent)
+        out.append(UInt8(ascii: "]"))
+    }
+
+    mutating func object(at indent: Int, _ members: [(String, Value)]) {
+        out.append(UInt8(ascii: "{"))
+        open(members.isEmpty, indent)
+        for (k, i) in order(members.map(\.0)).enumerated() {
+            if k > 0 { out.append(contentsOf: [UInt8(ascii: ","), 0x0A]) }
+            pad(indent + 2)
+            string(members[i].0)
+            ascii(" : ")
+            write(members[i].1, at: indent + 2)
+        }
+        close(indent)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// After an opening bracket: a line break, and for an empty container the empty line.
+    private mutating func open(_ empty: Bool, _ indent: Int) {
+        out.append(0x0A)
+        if empty { out.append(0x0A) }
+    }
+
+    private mutating func close(_ indent: Int) {
+        if out.last != 0x0A { out.append(0x0A) }
+        pad(indent)
+    }
+
+    private mutating func pad(_ n: Int) { out.append(contentsOf: repeatElement(0x20, count: n)) }
+
+    private mutating func ascii(_ s: String) { out.append(contentsOf: s.utf8) }
+
+    /// The members' indexes in JSONSerialization's order of their keys.
+    mutating func order(_ keys: [String]) -> [Int] {
+        if keys.count < 2 { return Array(keys.indices) }
+        if let known = orders[keys] { return known }
+        var index: [String: Int] = [:]
+        for (i, key) in keys.enumerated() where index[key] == nil { index[key] = i }
+        // `{"key":0,...}` as JSONSerialization sorts it: the numbers, read in the order
+        // written, are the members' indexes in that order.
+        var order: [Int] = []
+        if let data = try? JSONSerialization.data(withJSONObject: index, options: [.sortedKeys]) {
+            var inString = false, escaped = false
+            var number: Int?
+            for byte in data {
+                if inString {
+                    if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false }
+                } else if byte == 0x22 {
+                    inString = true
+                } else if (0x30...0x39).contains(byte) {
+                    number = (number ?? 0) * 10 + Int(byte - 0x30)
+                } else if let n = number {
+                    order.append(n)
+                    number = nil
+                }
             }
         }
-        let findings: [[String: Any]] = model.findings.map { f in
-            [
-                "preset": f.preset, "code": f.code.rawValue, "severity": f.severity.rawValue,
-                "recording": f.recording, "sequence": f.sequence, "method": f.method, "url": f.url,
-                "subject": f.subject ?? NSNull(), "subjects": f.subjects.map(redactor.text),
-                "likelihood": f.likelihood ?? NSNull(), "rank": f.rank.rawValue,
-                "rules": f.rules.map(\.rawValue), "confidence": f.confidence.rawValue, "message": f.message,
-                "expected": redactor.fields(f.expected).dictionary, "actual": redactor.fields(f.actual).dictionary,
-            ]
+        // Never expected: JSONSerialization failing, or keys given twice. Byte order then.
+        if order.count != keys.count || Set(order).count != keys.count {
+            order = keys.indices.sorted { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) }
         }
-        let coverage: [[String: Any]] = model.coveragePairs.map { pair in
-            let counts = model.coverageCounts(recording: pair.recording, preset: pair.preset) ?? ReportModel.CoverageCounts()
-            let items = model.coverage[pair.recording]?[pair.preset] ?? []
-            return [
-                "recording": pair.recording, "preset": pair.preset,
-                "offline": ["hit": counts.offline["hit"] ?? 0, "stale": counts.offline["stale"] ?? 0, "miss": counts.offline["miss"] ?? 0, "notInterceptable": counts.offline["not-interceptable"] ?? 0],
-                "prefetch": ["hit": counts.prefetch["hit"] ?? 0, "mismatch": counts.prefetch["mismatch"] ?? 0, "stale": counts.prefetch["stale"] ?? 0, "unused": counts.prefetch["unused"] ?? 0],
-                "items": items.map { ["kind": $0.kind.rawValue, "sequence": $0.sequence, "verdict": $0.verdict, "method": $0.method, "url": $0.url, "detail": $0.detail] as [String: Any] },
-            ]
+        orders[keys] = order
+        return order
+    }
+
+    mutating func string(_ s: String) {
+        out.append(0x22)
+        for c in s.utf8 {
+            switch c {
+            case 0x22: out.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+            default: out.append(c)
+            }
         }
-        let object: [String: Any] = [
-            "coverage": coverage,
-            "run": runObject,
-            "summary": ["errors": model.count(.error), "warnings": model.count(.warning), "infos": model.count(.info), "findings": model.findings.count],
-            "matrix": matrix,
-            "findings": findings,
-        ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+        out.append(0x22)
     }
 }

@@ -16,6 +16,7 @@ public struct JUnitReport: Sendable {
         let errors = model.findings.filter { $0.severity == .error }
         let failingCases = Set(errors.map { "\($0.preset)|\($0.recording)" }).count
         let total = model.recordings.count * model.presets.count
+        let byCell = model.findingsByCell()
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites name=\"h5replay\" tests=\"\(total)\" failures=\"\(failingCases)\" errors=\"0\" time=\"0\">\n"
         for preset in model.presets {
@@ -27,7 +28,7 @@ public struct JUnitReport: Sendable {
             if let label = model.run.label { out += "      <property name=\"label\" value=\"\(attr(label))\"/>\n" }
             out += "    </properties>\n"
             for recording in model.recordings {
-                let findings = model.findings.filter { $0.preset == preset && $0.recording == recording }
+                let findings = byCell[ReportModel.cellKey(recording: recording, preset: preset)] ?? []
                 out += "    <testcase name=\"\(attr(recording))\" classname=\"h5replay.\(attr(preset))\" time=\"0\""
                 guard !findings.isEmpty else {
                     out += "/>\n"

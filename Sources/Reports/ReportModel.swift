@@ -45,7 +45,7 @@ public struct ReportModel: Sendable {
         var byPreset: [String: [FindingCode: Tally]] = [:]
 
         mutating func add(_ f: Finding) {
-            let key = f.recording + "\u{1F}" + f.preset
+            let key = ReportModel.cellKey(recording: f.recording, preset: f.preset)
             switch f.severity {
             case .error: cells[key, default: Cell()].errors += 1
             case .warning: cells[key, default: Cell()].warnings += 1
@@ -243,8 +243,19 @@ public struct ReportModel: Sendable {
         public var isClean: Bool { errors == 0 && warnings == 0 && infos == 0 }
     }
 
+    /// The findings held, by recording and preset (keyed as `cellKey` makes), each list in
+    /// report order: made once by a renderer that walks the matrix, where filtering every
+    /// cell's findings out of the whole list cost recordings x presets x findings.
+    public func findingsByCell() -> [String: [Finding]] {
+        var out: [String: [Finding]] = [:]
+        for f in findings { out[Self.cellKey(recording: f.recording, preset: f.preset), default: []].append(f) }
+        return out
+    }
+
+    public static func cellKey(recording: String, preset: String) -> String { recording + "\u{1F}" + preset }
+
     public func cell(recording: String, preset: String) -> Cell {
-        cells[recording + "\u{1F}" + preset] ?? Cell()
+        cells[Self.cellKey(recording: recording, preset: preset)] ?? Cell()
     }
 
     public func count(_ severity: Severity) -> Int {
@@ -261,16 +272,20 @@ public struct ReportModel: Sendable {
     /// "2 POST bodies lost, 1 redirect hidden from a document, 87 requests missing cookies
     /// (80 unlikely)". Codes in order of their most important finding.
     public func summary(preset: String, recording: String? = nil) -> String {
-        let tallies: [FindingCode: Tally]
-        if let recording {
-            var one = Tallies()
-            for f in findings where f.preset == preset && f.recording == recording { one.add(f) }
-            tallies = one.byPreset[preset] ?? [:]
-        } else {
-            tallies = self.tallies(preset: preset)
-        }
+        guard let recording else { return Self.summary(tallies(preset: preset)) }
+        return Self.summary(of: findings.filter { $0.preset == preset && $0.recording == recording })
+    }
+
+    /// The same line for a list of one preset's findings (a cell of the matrix).
+    public static func summary(of findings: [Finding]) -> String {
+        var one = Tallies()
+        for f in findings { one.add(f) }
+        return summary(one.byPreset.values.first ?? [:])
+    }
+
+    static func summary(_ tallies: [FindingCode: Tally]) -> String {
         guard !tallies.isEmpty else { return "nothing found" }
-        return Self.ordered(tallies).map { Self.phrase($0, tallies[$0]!) }.joined(separator: ", ")
+        return ordered(tallies).map { phrase($0, tallies[$0]!) }.joined(separator: ", ")
     }
 
     /// "2 POST bodies lost", "87 requests missing cookies (80 unlikely)".

@@ -96,6 +96,74 @@ struct ReportsTests {
         #expect(summary["findings"] == findings.count)
     }
 
+    @Test("the JSON report is byte for byte what JSONSerialization writes of the contract's objects, for any text a finding can hold")
+    func jsonAsFoundationWritesIt() throws {
+        var model = try Self.model()
+        var controls = ""
+        for c in 0..<0x20 { controls.unicodeScalars.append(Unicode.Scalar(UInt8(c))) }
+        let odd = controls + "\u{7F} \"quoted\" \\ /path é 中文 🍪 \u{2028}"
+        // Field names whose order is Foundation's own (not byte order), values of every kind,
+        // empty lists and a likelihood that is a whole number.
+        var finding = Finding(code: .headerLost, severity: .warning, preset: model.presets[0], recording: odd, sequence: 7, method: "POST", url: "https://a.example/" + odd,
+            subject: odd, rules: ["P1", "C2"], confidence: .reported,
+            expected: ["aB": odd, "ab": "1", "a_b": "2", "Z": "3", "é": "4", "a10": "5", "a9": "6"], actual: [:], detail: odd)
+        finding.subjects = []
+        finding.likelihood = 1
+        model.findings.append(finding)
+        finding.subjects = [odd, "second"]
+        finding.likelihood = 0.019999980926513672
+        finding.subject = nil
+        model.findings.append(finding)
+        for showSecrets in [true, false] {
+            let report = JSONReport(showSecrets: showSecrets)
+            let text = try report.render(model)
+            let redacted = report.redactor.apply(model)
+            var matrix: [[String: Any]] = []
+            for recording in redacted.recordings {
+                for preset in redacted.presets {
+                    let cell = redacted.cell(recording: recording, preset: preset)
+                    matrix.append(["recording": recording, "preset": preset, "errors": cell.errors, "warnings": cell.warnings, "infos": cell.infos])
+                }
+            }
+            let findings: [[String: Any]] = redacted.findings.map { f in
+                [
+                    "preset": f.preset, "code": f.code.rawValue, "severity": f.severity.rawValue, "recording": f.recording, "sequence": f.sequence,
+                    "method": f.method, "url": f.url, "subject": f.subject ?? NSNull(), "subjects": f.subjects.map(report.redactor.text),
+                    "likelihood": f.likelihood ?? NSNull(), "rank": f.rank.rawValue, "rules": f.rules.map(\.rawValue), "confidence": f.confidence.rawValue,
+                    "message": f.message, "expected": report.redactor.fields(f.expected).dictionary, "actual": report.redactor.fields(f.actual).dictionary,
+                ]
+            }
+            let run = redacted.run
+            let object: [String: Any] = [
+                "coverage": [[String: Any]](),
+                "run": ["id": run.id ?? 0, "profile": run.profile, "ios": run.ios, "simulator": run.simulator, "presets": redacted.presets,
+                        "startedAt": run.startedAt, "toolVersion": run.toolVersion, "label": run.label ?? NSNull()] as [String: Any],
+                "summary": ["errors": redacted.count(.error), "warnings": redacted.count(.warning), "infos": redacted.count(.info), "findings": redacted.findings.count],
+                "matrix": matrix,
+                "findings": findings,
+            ]
+            let expected = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            #expect(text == String(decoding: expected, as: UTF8.self))
+            #expect(text.contains(#""likelihood" : 1,"#) && text.contains(#""subjects" : [\#n\#n      ],"#))
+        }
+    }
+
+    @Test("the findings of each cell, grouped once for a whole report, are those a filter of the run gives, with the same counts and summary line")
+    func cellsIndexedOnce() throws {
+        let model = try Self.model()
+        let byCell = model.findingsByCell()
+        #expect(byCell.values.reduce(0) { $0 + $1.count } == model.findings.count)
+        for recording in model.recordings {
+            for preset in model.presets {
+                let list = byCell[ReportModel.cellKey(recording: recording, preset: preset)] ?? []
+                #expect(list == model.findings.filter { $0.recording == recording && $0.preset == preset })
+                let cell = model.cell(recording: recording, preset: preset)
+                #expect(list.count == cell.errors + cell.warnings + cell.infos)
+                #expect(ReportModel.summary(of: list) == model.summary(preset: preset, recording: recording))
+            }
+        }
+    }
+
     @Test("cookie values are redacted unless --show-secrets")
     func redaction() throws {
         let model = try Self.model()

@@ -1,34 +1,69 @@
 import TrafficModel
 
-/// Reads a header list as the store writes it, `[["name","value"],...]`, straight from
-/// the bytes: every JSON string escape (`\"`, `\n`, `\u001f`, surrogate pairs), any
-/// number of strings in a pair (the first two are the name and the value, a missing one
+/// Reads the JSON the store writes by hand, straight from the bytes: a header list
+/// `[["name","value"],...]`, a list of strings `["a","b"]` (a finding's subjects and its
+/// sentence's values), an object of strings `{"k":"v"}` (its expected and actual fields).
+/// Every JSON string escape is read (`\"`, `\n`, `\u001f`, surrogate pairs); a header pair
+/// may hold any number of strings (the first two are the name and the value, a missing one
 /// is empty, as `[[String]]` was read before). Anything else, even whitespace between
-/// tokens, is left to a full JSON reader: `read()` returns nil, never a guess.
-struct HeaderJSONReader {
+/// tokens, is left to a full JSON reader: each read returns nil, never a guess. Foundation's
+/// JSONDecoder was a fifth of reading a recording back and a sixth of loading a run.
+struct StoredJSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var at = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    mutating func read() -> [HeaderField]? {
-        guard take(0x5B) else { return nil }
+    /// Reads `text` whole with `read`; nil when `read` fails or bytes are left over.
+    static func read<T>(_ text: String, _ read: (inout StoredJSONReader) -> T?) -> T? {
+        var text = text
+        return text.withUTF8 { bytes -> T? in
+            var reader = StoredJSONReader(bytes: bytes)
+            guard let value = read(&reader), reader.at == bytes.count else { return nil }
+            return value
+        }
+    }
+
+    mutating func headerList() -> [HeaderField]? {
         var out: [HeaderField] = []
-        if take(0x5D) { return at == bytes.count ? out : nil }
-        repeat {
-            guard take(0x5B) else { return nil }
-            var strings: [String] = []
-            if !take(0x5D) {
-                repeat {
-                    guard let s = string() else { return nil }
-                    strings.append(s)
-                } while take(0x2C)
-                guard take(0x5D) else { return nil }
-            }
+        let read = list {
+            guard let strings = $0.stringList() else { return false }
             out.append(HeaderField(strings.first ?? "", strings.count > 1 ? strings[1] : ""))
+            return true
+        }
+        return read ? out : nil
+    }
+
+    mutating func stringList() -> [String]? {
+        var out: [String] = []
+        let read = list {
+            guard let s = $0.string() else { return false }
+            out.append(s)
+            return true
+        }
+        return read ? out : nil
+    }
+
+    /// An object's members in the order written.
+    mutating func stringObject() -> [(String, String)]? {
+        guard take(0x7B) else { return nil }
+        var out: [(String, String)] = []
+        if take(0x7D) { return out }
+        repeat {
+            guard let key = string(), take(0x3A), let value = string() else { return nil }
+            out.append((key, value))
         } while take(0x2C)
-        guard take(0x5D), at == bytes.count else { return nil }
-        return out
+        return take(0x7D) ? out : nil
+    }
+
+    /// `[element,...]`, each element read by `element`.
+    mutating func list(_ element: (inout StoredJSONReader) -> Bool) -> Bool {
+        guard take(0x5B) else { return false }
+        if take(0x5D) { return true }
+        repeat {
+            guard element(&self) else { return false }
+        } while take(0x2C)
+        return take(0x5D)
     }
 
     /// Consumes `byte` when it is next.
