@@ -25,8 +25,8 @@ public struct TableReport: Sendable {
     /// The matrix, then per preset a summary line and, per code, its count and the most
     /// important findings first (`verbose`: all of them).
     public func render(_ model: ReportModel, details: Bool = true, verbose: Bool = false) -> String {
-        // The matrix shows no secret: redact only what the details print.
-        let model = details ? redactor.apply(model) : model
+        // The matrix and the counts show no secret: only the findings printed are redacted,
+        // each as it is printed (a large run prints a few of its findings).
         var out = ""
         let run = model.run
         out += "Run \(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""): \(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s), \(model.presets.count) preset(s)\n\n"
@@ -46,7 +46,7 @@ public struct TableReport: Sendable {
                 let list = (byCode[code] ?? []).sorted(by: Finding.moreImportant)
                 out += "  \(paint(code.rawValue, severity: tally.mostImportant.severity)) (\(tally.count))\n"
                 let shown = verbose ? list : Array(list.prefix(Self.shownPerCode))
-                for f in shown {
+                for f in shown.map(redactor.finding) {
                     out += "    [\(f.severity.rawValue)] \(f.recording) #\(f.sequence) (\(Self.qualifiers(f))): \(f.message)\n"
                 }
                 if shown.count < tally.count {
