@@ -153,7 +153,6 @@ public struct ReplayRunner: Sendable {
         if !current.isEmpty { slices.append(current) }
         return slices
     }
-
 }
 
 /// A fixed-size buffer that parallel workers fill, each at its own index.

@@ -131,7 +131,7 @@ struct PrettyJSON {
 
     mutating func array<C: Collection>(at indent: Int, _ items: C, _ element: (C.Element) -> Value) {
         out.append(UInt8(ascii: "["))
-        open(items.isEmpty, indent)
+        open(empty: items.isEmpty)
         var first = true
         for item in items {
             if !first { out.append(contentsOf: [UInt8(ascii: ","), 0x0A]) }
@@ -145,7 +145,7 @@ struct PrettyJSON {
 
     mutating func object(at indent: Int, _ members: [(String, Value)]) {
         out.append(UInt8(ascii: "{"))
-        open(members.isEmpty, indent)
+        open(empty: members.isEmpty)
         for (k, i) in order(members.map(\.0)).enumerated() {
             if k > 0 { out.append(contentsOf: [UInt8(ascii: ","), 0x0A]) }
             pad(indent + 2)
@@ -158,7 +158,7 @@ struct PrettyJSON {
     }
 
     /// After an opening bracket: a line break, and for an empty container the empty line.
-    private mutating func open(_ empty: Bool, _ indent: Int) {
+    private mutating func open(empty: Bool) {
         out.append(0x0A)
         if empty { out.append(0x0A) }
     }
