@@ -93,19 +93,6 @@ public struct ReplayRunner: Sendable {
         try run(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision) { _ in }.id!
     }
 
-    /// Replays and stores the run, and returns it with every result's findings and
-    /// coverage in hand (their outcomes let go), so a report of this run reads nothing back.
-    public func runKeeping(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?) throws -> (row: RunRow, results: [ReportStore.RunResult]) {
-        var kept: [ReportStore.RunResult] = []
-        let row = try run(recordings, in: store, label: label, toolVersion: toolVersion, gitRevision: gitRevision) { result in
-            var result = result
-            result.outcomes = []
-            result.jarEvents = []
-            kept.append(result)
-        }
-        return (row, kept)
-    }
-
     /// Replays and stores the run in one transaction, a slice of recordings at a time: each
     /// slice's results are stored, handed to `each` and let go while the next is replayed,
     /// so memory holds two slices, never every outcome or finding of a large corpus (what

@@ -171,14 +171,6 @@ public struct ReportModel: Sendable {
         return model
     }
 
-    /// The run just replayed, from its results in hand: nothing read back. The same order
-    /// as `load` gives (recordings by name; findings by recording, preset, exchange, code).
-    public init(run: RunRow, results: [ReportStore.RunResult]) {
-        var builder = Builder(shownPerCode: nil)
-        for result in results { builder.add(result) }
-        self = builder.model(run: run)
-    }
-
     /// The results' findings by recording, preset, exchange and code, then as they came:
     /// the order `load` reads. A large run holds hundreds of thousands of findings, so what
     /// is sorted is a small key per finding, never the findings themselves.

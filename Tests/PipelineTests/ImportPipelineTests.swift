@@ -193,7 +193,8 @@ struct ImportPipelineTests {
         for slice in slices where slice.count > 1 {
             #expect(slice.reduce(0) { $0 + $1.exchanges.count } <= 100)
         }
-        let (row, results) = try runner.runKeeping(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil)
+        var results: [ReportStore.RunResult] = []
+        let row = try runner.run(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil) { results.append($0) }
         #expect(results.count == 200)
         let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT recording_name) FROM outcome WHERE run_id = ?", arguments: [row.id])! }
         #expect(outcomes == 100)

@@ -398,6 +398,12 @@ struct HeaderJSONTests {
         // Whitespace between tokens, as a pretty-printing writer leaves it.
         #expect(try ReportStore.decodeHeaders("[ [\"A\", \"1\"],\n [\"B\", \"2\"] ]") == [HeaderField("A", "1"), HeaderField("B", "2")])
         #expect(try ReportStore.decodeHeaders("[]") == [])
+        // The store's own forms are read by hand; a pretty-printed one is left to JSONDecoder.
+        #expect(StoredJSONReader.read(#"[["A","1\n\u001f"],["B"]]"#, { $0.headerList() }) == [HeaderField("A", "1\n\u{1F}"), HeaderField("B", "")])
+        #expect(StoredJSONReader.read(#"["x","\ud83c\udf6a"]"#, { $0.stringList() }) == ["x", "🍪"])
+        #expect(StoredJSONReader.read(#"{"cookie":"a","value":"\"b\""}"#, { $0.stringObject() })?.map { "\($0)=\($1)" } == ["cookie=a", #"value="b""#])
+        #expect(StoredJSONReader.read("[ [\"A\", \"1\"] ]", { $0.headerList() }) == nil)
+        #expect(StoredJSONReader.read(#"["x"] "#, { $0.stringList() }) == nil)
         for broken in [#"[["A","1"]"#, #"[["A","1\q"]]"#, #"[["A",1]]"#, "", #"[["A","\ud83c"]]"#] {
             #expect(throws: (any Error).self, "\(broken)") { try ReportStore.decodeHeaders(broken) }
         }

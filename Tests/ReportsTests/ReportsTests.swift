@@ -39,8 +39,10 @@ struct ReportsTests {
             recordings.append(r)
         }
         let presets = Array(Preset.builtIn.reversed())
-        let (row, results) = try ReplayRunner(presets: presets, profile: Profile()).runKeeping(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil)
-        let inHand = ReportModel(run: row, results: results)
+        // Every finding kept, as `replay --verbose` keeps them.
+        var builder = ReportModel.Builder(shownPerCode: nil)
+        let row = try ReplayRunner(presets: presets, profile: Profile()).run(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil) { builder.add($0) }
+        let inHand = builder.model(run: row)
         let stored = try #require(try ReportModel.load(from: store, run: row.id))
         #expect(inHand.findings.count > 100)
         #expect(inHand.findings == stored.findings)
