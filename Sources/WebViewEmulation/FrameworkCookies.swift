@@ -23,7 +23,9 @@ public struct CapacitorCookies: Mitigation {
 }
 
 /// `document.cookie` writes that are never stored: Cordova's custom scheme (CDV2),
-/// cordova-plugin-ionic-webview (ION2).
+/// cordova-plugin-ionic-webview (ION2). Only a page on the app's scheme loses them: once
+/// the web view has gone on to a page from a server, that page's writes are stored as in
+/// any WKWebView. A preset with this mitigation therefore needs an app page.
 public struct ScriptCookiesLost: Mitigation {
     /// The rule that says so for the framework.
     public var rule: RuleID
@@ -38,8 +40,8 @@ public struct ScriptCookiesLost: Mitigation {
 
     public var hooks: MitigationHooks {
         let rule = self.rule
-        return MitigationHooks(scriptCookieWritten: { _ in
-            ScriptWriteEffect(copy: nil, acceptedCrossSite: false, pageWrite: .lost(by: rule))
+        return MitigationHooks(scriptCookieWritten: { write in
+            ScriptWriteEffect(copy: nil, acceptedCrossSite: false, pageWrite: write.onAppPage ? .lost(by: rule) : .kept)
         })
     }
 }

@@ -182,6 +182,9 @@ public struct ScriptCookieWrite: Sendable {
     public var time: Double
     /// The document of the frame that wrote it.
     public var page: RequestTarget?
+    /// Whether that document is the app's own page on its custom scheme (A3), not a page
+    /// the web view went on to load from a server.
+    public var onAppPage: Bool
     public var profile: Profile
 }
 

@@ -70,6 +70,10 @@ public enum PresetFile {
             guard let ao = a as? [String: Any] else { throw Error(file: file, place: r.path("app"), problem: "expected an object with a scheme") }
             app = try appShell(ao, file: file, place: r.path("app"))
         }
+        if app == nil, let i = mitigations.firstIndex(where: { $0.kind == "script-cookies-lost" }) {
+            // CDV2, ION2 are about a page on the app's own scheme: without one they never apply.
+            throw Error(file: file, place: r.path("mitigations[\(i)]"), problem: "script-cookies-lost applies to the app's own page; add an \"app\" (for Cordova: {\"framework\": \"cordova\", \"scheme\": \"app\"})")
+        }
         var preset = Preset(name: name, summary: try r.optionalString("summary") ?? "from \((file as NSString).lastPathComponent)", framework: try r.optionalString("framework"), app: app, strategy: strategy, mitigations: mitigations)
         if let profile = o["profile"] {
             guard let p = profile as? [String: Any] else { throw Error(file: file, place: r.path("profile"), problem: "expected an object") }

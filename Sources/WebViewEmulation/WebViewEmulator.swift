@@ -80,9 +80,12 @@ public struct WebViewEmulator: Sendable {
             context.uploadListener = facts.uploadListener
             context.nativeMultipart = facts.nativeMultipart
             context.appPage = nil
+            // A1-A3: the main frame is on the bundled page from its load to the next
+            // document load; what it issues comes from the app's origin.
+            let fromAppPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
-            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument)
+            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument, onAppPage: fromAppPage)
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
@@ -117,7 +120,7 @@ public struct WebViewEmulator: Sendable {
                 outcomes.append(outcome)
                 continue
             }
-            context.appPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd ? app : nil
+            context.appPage = fromAppPage ? app : nil
             if servedChains.contains(chainStart) {
                 // O4: the package answered the chain's first request; this hop never goes.
                 outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
@@ -545,7 +548,7 @@ public struct WebViewEmulator: Sendable {
     /// request; they reach NativeJar through J3 (never on the simulator), or through a
     /// setter hook (C8). Returns the cookies a hook accepted for a site the page may not
     /// set (C9).
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], page: RequestTarget?) -> [String] {
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], page: RequestTarget?, onAppPage: Bool) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -554,7 +557,7 @@ public struct WebViewEmulator: Sendable {
                 continue
             case .scriptSet:
                 let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
-                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, profile: profile)) }
+                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, profile: profile)) }
                 // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of WebJar.
                 let keptOutBy = effects.lazy.compactMap { effect -> RuleID? in
                     switch effect.pageWrite {

@@ -162,6 +162,22 @@ struct FrameworkPresetTests {
         #expect(WebViewEmulator(preset: Preset.named("ionic-webview")!).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2].cookieDifferences.isEmpty)
     }
 
+    @Test("cordova: a script's cookie on the app page is lost (CDV2); on a page the web view then loads from a server, document.cookie works")
+    func cordovaScriptCookiesOnlyOnAppPage() {
+        // The app page's script sets `a`; the page then goes to a server page whose script sets `b`.
+        let onApp = M.exchange(1, at: 1, "GET", "https://m.example.com/api/cart", headers: [("Cookie", "a=1"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")])
+        let serverPage = M.exchange(2, at: 2, "GET", "https://m.example.com/help", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Cookie", "a=1")])
+        let onServer = M.exchange(3, at: 3, "GET", "https://m.example.com/api/help", headers: [("Cookie", "a=1; b=2"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")])
+        for preset in ["cordova-schemehandler", "ionic-webview"] {
+            let result = M.run([M.page, onApp, serverPage, onServer], preset)
+            let lostRule: RuleID = preset == "cordova-schemehandler" ? "CDV2" : "ION2"
+            #expect(result.outcomes[1].cookieDifferences.map(\.name) == ["a"], "\(preset)")
+            #expect(result.outcomes[1].cookieDifferences.first?.rules.contains(lostRule) == true, "\(preset)")
+            // `a` was never stored, so it is still missing; `b`, written on the server's page, is sent.
+            #expect(result.outcomes[3].cookieDifferences.map(\.name) == ["a"], "\(preset)")
+        }
+    }
+
     @Test("S5 spi: below iOS 15 the handler's session follows a 307 with the body it had; from iOS 15 WebKit follows")
     func redirectSPIByVersion() {
         var blob = M.exchange(1, at: 1, "POST", "https://m.example.com/api/up", headers: [("Content-Type", "application/octet-stream"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")], body: Data([0xFF, 0, 1]), status: 307, responseHeaders: [("Location", "/api/up2")])

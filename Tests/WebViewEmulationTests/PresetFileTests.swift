@@ -30,6 +30,7 @@ struct PresetFileTests {
         (#"{"name": "x", "strategy": {"kind": "native"}, "profile": {"jarSyncDelay": -1}}"#, "app.json: profile.jarSyncDelay: a delay in seconds"),
         (#"{"name": "x", "strategy": {"kind": "native", "redirects": "silent"}}"#, "app.json: strategy.redirects: unknown key"),
         (#"{"name": "bad name", "strategy": {"kind": "native"}}"#, "app.json: name:"),
+        (#"{"name": "x", "strategy": {"kind": "native"}, "mitigations": [{"kind": "body-bridge"}, {"kind": "script-cookies-lost"}]}"#, "app.json: mitigations[1]: script-cookies-lost applies to the app's own page"),
     ])
     func errors(_ json: String, _ message: String) {
         #expect {
