@@ -298,7 +298,8 @@ FLOWS["unfinished-requests"] = har(_unfinished, "An aborted load, a cached scrip
 # 17. A login through an API on another origin, as the web build recorded it (the page on
 #     m.shop, the API on api.shop, CORS allowing the web origin): shipped in Capacitor, the
 #     page is at capacitor://localhost, so the API must allow that origin, and its session
-#     cookie becomes third-party (A1, A2); CapacitorHttp carries it natively instead.
+#     cookie becomes third-party (A1, A2); CapacitorHttp carries it natively instead. The
+#     script the page then loads from its own origin ships in the app's bundle (A4).
 W, API = "https://m.shop.example.com", "https://api.shop.example.com"
 cors = [("Access-Control-Allow-Origin", W), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
 FLOWS["capacitor-api-login"] = har([
@@ -310,7 +311,9 @@ FLOWS["capacitor-api-login"] = har([
           post=("application/json", '{"user":"alice","password":"correct-horse"}'), resource_type="fetch", resp_mime="application/json"),
     entry(2600, "GET", API + "/v1/orders", [("Accept", "application/json"), ("Origin", W), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Cookie", "session=c41f0a")], 200,
           cors + [("Content-Type", "application/json")], '{"orders":[]}', resource_type="fetch", resp_mime="application/json"),
-], "A login through an API on another origin with CORS for the web origin, then an API call that needs the session cookie.")
+    entry(2700, "GET", W + "/assets/orders.js", [("Accept", "*/*"), ("Sec-Fetch-Dest", "script"), ("Sec-Fetch-Mode", "no-cors")], 200,
+          [("Content-Type", "text/javascript")], "export const orders = () => [];", resource_type="script", resp_mime="text/javascript"),
+], "A login through an API on another origin with CORS for the web origin, then an API call that needs the session cookie and the page's script for it, loaded from the page's own origin.")
 
 # 18. Uploads the way web code writes them, each a different body type for CapacitorHttp:
 #     a Blob sent as octet-stream by fetch, a JSON Blob PUT by fetch (the scenario pins it

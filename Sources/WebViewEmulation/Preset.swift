@@ -93,7 +93,7 @@ public struct Preset: Sendable {
 
     /// Every rule this preset's strategy, mitigations and app shell can cite.
     public var citedRules: [RuleID] {
-        strategy.citedRules + mitigations.flatMap(\.citedRules) + (app.map { ["A1", "A2", "A3", $0.originRule] + ($0.handlerBodiesRule.map { [$0] } ?? []) } ?? [])
+        strategy.citedRules + mitigations.flatMap(\.citedRules) + (app.map { ["A1", "A2", "A3", "A4", $0.originRule] + ($0.handlerBodiesRule.map { [$0] } ?? []) } ?? [])
     }
 
     /// The framework presets: how each framework serves the page and carries its traffic,

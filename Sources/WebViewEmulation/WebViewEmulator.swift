@@ -64,9 +64,15 @@ public struct WebViewEmulator: Sendable {
         for page in input.prefetchPages { prefetchPages[page.page] = page }
         for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
         var appPageEnd = exchanges.count
+        // A4: where the recorded page was, whose own static files the app bundles with it.
+        var bundledOrigin: String?
         if app != nil, let first = input.firstDocument {
             appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
+            let page = exchanges.last { ($0.redirect?.chainStart ?? $0.sequence) == first }?.request.target
+            if let page, page.scheme == "http" || page.scheme == "https" { bundledOrigin = page.origin }
         }
+        // A4: loads answered from the bundle, by the sequence of their first hop.
+        var bundledChains = Set<Int>()
 
         // One context for the whole flow, its per-exchange facts set afresh for each
         // exchange: a copy of the base per exchange cost more than the assignments.
@@ -121,6 +127,16 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             context.appPage = fromAppPage ? app : nil
+            if let app, fromAppPage, bundledChains.contains(chainStart)
+                || (hop == 0 && Self.bundledKinds.contains(e.initiator) && bundledOrigin != nil && e.request.target?.origin == bundledOrigin)
+            {
+                // A4: a script, stylesheet, image, font or media file of the page's own
+                // origin is a file of the bundle, at a URL relative to the app's origin.
+                bundledChains.insert(chainStart)
+                outcome.note(Change(rule: "A4", what: "a file of the app's bundle, served at \(app.origin); no server sees this load"))
+                outcomes.append(outcome)
+                continue
+            }
             if servedChains.contains(chainStart) {
                 // O4: the package answered the chain's first request; this hop never goes.
                 outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
@@ -313,6 +329,10 @@ public struct WebViewEmulator: Sendable {
         if case .separate = jars.link { separate = true }
         return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
     }
+
+    /// A4: the loads a bundled page makes of its own files; scripts' requests go to the
+    /// API by absolute URL.
+    static let bundledKinds: Set<Initiator> = [.script, .stylesheet, .image, .font, .media]
 
     /// WS1: how every preset opens a WebSocket.
     static let webSocketPlan = TransportPlan(requestJar: .web, requestJarRule: "WS1", responseJar: .web, responseJarRule: "WS1", bodyLostBy: nil, redirects: .engine, redirectRule: "WS1", intercepted: false)

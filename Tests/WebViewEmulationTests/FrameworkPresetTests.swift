@@ -162,6 +162,31 @@ struct FrameworkPresetTests {
         #expect(WebViewEmulator(preset: Preset.named("ionic-webview")!).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2].cookieDifferences.isEmpty)
     }
 
+    @Test("capacitor: the page's own scripts, stylesheets and images are files of the bundle (A4); its API calls and other origins' files still meet A2")
+    func bundledFiles() {
+        func load(_ sequence: Int, _ url: String, dest: String, cookie: String? = "s=1", setCookie: String? = nil) -> Exchange {
+            M.exchange(sequence, at: Double(sequence), "GET", url, headers: [("Sec-Fetch-Dest", dest), ("Sec-Fetch-Mode", "no-cors")] + (cookie.map { [("Cookie", $0)] } ?? []),
+                responseHeaders: setCookie.map { [("Set-Cookie", $0)] } ?? [])
+        }
+        let page = M.exchange(0, at: 0, "GET", "https://m.example.com/cart", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Cookie", "s=1")])
+        let script = load(1, "https://m.example.com/assets/app.js", dest: "script", setCookie: "t=9; Path=/")
+        let style = load(2, "https://m.example.com/assets/app.css", dest: "style")
+        let image = load(3, "https://m.example.com/img/logo.png", dest: "image")
+        let cdn = load(4, "https://cdn.example.net/lib.js", dest: "script")
+        let api = M.exchange(5, at: 5, "GET", "https://m.example.com/api/cart", headers: [("Cookie", "s=1; t=9"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")],
+            responseHeaders: [("Access-Control-Allow-Origin", "capacitor://localhost"), ("Access-Control-Allow-Credentials", "true")])
+        let result = M.run([page, script, style, image, cdn, api], "capacitor")
+        for i in 1...3 {
+            #expect(result.outcomes[i].changes.map(\.rule) == ["A4"])
+            #expect(result.outcomes[i].cookieDifferences.isEmpty)
+        }
+        #expect(result.outcomes[4].cookieDifferences.first?.rules.contains("A2") == true)
+        // The bundled script's Set-Cookie never happened: the API call misses `t` as well as the third-party `s`.
+        #expect(result.outcomes[5].cookieDifferences.map(\.name).sorted() == ["s", "t"])
+        // Without an app page every load goes to the server as recorded.
+        #expect(M.run([page, script, style, image, cdn, api], "plain").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+    }
+
     @Test("cordova: a script's cookie on the app page is lost (CDV2); on a page the web view then loads from a server, document.cookie works")
     func cordovaScriptCookiesOnlyOnAppPage() {
         // The app page's script sets `a`; the page then goes to a server page whose script sets `b`.
