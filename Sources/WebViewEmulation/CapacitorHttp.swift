@@ -7,14 +7,15 @@ import TrafficModel
 /// GET, HEAD, OPTIONS and TRACE to an absolute http(s) URL go through the app's scheme
 /// handler and `URLSession.shared`; every other method goes over the JS bridge to
 /// native, its body converted on the way. What is not patched (navigations, subresources,
-/// `sendBeacon`, requests to the app origin) stays with WebKit.
+/// `sendBeacon`, requests to the app origin, and an iframe's requests, since the bridge
+/// is injected into the main frame only: CAP2) stays with WebKit.
 public struct CapacitorHttpStrategy: InterceptionStrategy {
     public init() {}
 
     public var kind: String { "capacitor-http" }
     public var jarLink: JarLink { .system }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
+    public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
 
     static let proxiedMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
@@ -27,6 +28,12 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
             context.appPage?.serves(target) != true
         else {
             return NativeStrategy().plan(for: exchange, in: context)
+        }
+        if exchange.frame.kind == .iframe {
+            // CAP2: native-bridge.js is a main-frame user script; an iframe's fetch and XHR are WebKit's.
+            var plan = NativeStrategy().plan(for: exchange, in: context)
+            plan.notes.append(Change(rule: "CAP2", what: "sent from an iframe, where Capacitor's bridge is not injected: WebKit's own fetch and XHR"))
+            return plan
         }
         if Self.proxiedMethods.contains(exchange.request.method.uppercased()) {
             // CAPH1: rewritten to /_capacitor_http(s)_interceptor_/ and fetched by the handler's URLSession.

@@ -2,17 +2,21 @@ import TrafficModel
 
 /// Capacitor's CapacitorCookies plugin (`plugins.CapacitorCookies.enabled`): a
 /// `document.cookie` patched into NativeJar, and copies between the jars (CAPC1, CAPC2).
+/// The patch is part of the bridge's main-frame user script: an iframe's writes are
+/// WebKit's own (CAP2).
 public struct CapacitorCookies: Mitigation {
     public init() {}
     public var kind: String { "capacitor-cookies" }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAPC1", "CAPC2"] }
+    public var citedRules: [RuleID] { ["CAP2", "CAPC1", "CAPC2"] }
 
     public var hooks: MitigationHooks {
         MitigationHooks(
             scriptCookieWritten: { write in
+                // CAP2: no bridge in an iframe, so its document.cookie is WebKit's.
+                guard write.inMainFrame else { return ScriptWriteEffect(copy: nil, acceptedCrossSite: false) }
                 // CAPC1: the redefined setter prompt()s into HTTPCookieStorage.shared, not WebJar.
-                ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time, rule: "CAPC1"), acceptedCrossSite: false, pageWrite: .replaced(by: "CAPC1"))
+                return ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time, rule: "CAPC1"), acceptedCrossSite: false, pageWrite: .replaced(by: "CAPC1"))
             },
             nativeResponseCompleted: { _ in
                 // CAPC2: syncCookiesToWebView after each native response.

@@ -185,6 +185,9 @@ public struct ScriptCookieWrite: Sendable {
     /// Whether that document is the app's own page on its custom scheme (A3), not a page
     /// the web view went on to load from a server.
     public var onAppPage: Bool
+    /// Whether that frame is the main frame, where an app's user scripts for the main
+    /// frame only (Capacitor's bridge, CAP2) run.
+    public var inMainFrame: Bool
     public var profile: Profile
 }
 

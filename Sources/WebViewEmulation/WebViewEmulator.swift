@@ -91,7 +91,7 @@ public struct WebViewEmulator: Sendable {
             let fromAppPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
-            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument, onAppPage: fromAppPage)
+            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
@@ -568,7 +568,7 @@ public struct WebViewEmulator: Sendable {
     /// request; they reach NativeJar through J3 (never on the simulator), or through a
     /// setter hook (C8). Returns the cookies a hook accepted for a site the page may not
     /// set (C9).
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], page: RequestTarget?, onAppPage: Bool) -> [String] {
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], page: RequestTarget?, onAppPage: Bool, inMainFrame: Bool) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -577,7 +577,7 @@ public struct WebViewEmulator: Sendable {
                 continue
             case .scriptSet:
                 let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
-                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, profile: profile)) }
+                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)) }
                 // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of WebJar.
                 let keptOutBy = effects.lazy.compactMap { effect -> RuleID? in
                     switch effect.pageWrite {

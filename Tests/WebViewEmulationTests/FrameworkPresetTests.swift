@@ -187,6 +187,24 @@ struct FrameworkPresetTests {
         #expect(M.run([page, script, style, image, cdn, api], "plain").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
     }
 
+    @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")
+    func bridgeInMainFrameOnly() {
+        let frame = M.exchange(1, at: 1, "GET", "https://m.example.com/frame", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "iframe"), ("Sec-Fetch-Mode", "navigate"), ("Referer", "https://m.example.com/cart")])
+        let boundary = "----WebKitFormBoundaryAbC"
+        // An XHR posting FormData, from the iframe (its script also wrote `f`) and from the main frame.
+        var fromFrame = M.xhr(2, "https://m.example.com/api/up", type: "multipart/form-data; boundary=\(boundary)", body: "", extra: [("Referer", "https://m.example.com/frame"), ("Cookie", "f=1")])
+        fromFrame.request.body = Self.multipart(boundary: boundary)
+        var fromPage = M.xhr(2, "https://m.example.com/api/up", type: "multipart/form-data; boundary=\(boundary)", body: "")
+        fromPage.request.body = Self.multipart(boundary: boundary)
+        let inFrame = M.run([M.page, frame, fromFrame], "capacitor-http").outcomes[2]
+        #expect(inFrame.changes.contains { $0.rule == "CAP2" })
+        #expect(inFrame.bodyRules.isEmpty)
+        // In the main frame the bridge gives the FormData no Content-Type (CAPH3).
+        #expect(M.run([M.page, frame, fromPage], "capacitor-http").outcomes[2].bodyRules == ["CAPH3"])
+        // CapacitorCookies' setter is not in the iframe either: `f` is stored in WebJar, which the iframe's request reads.
+        #expect(M.run([M.page, frame, fromFrame], "capacitor-http-cookies").outcomes[2].cookieDifferences.isEmpty)
+    }
+
     @Test("cordova: a script's cookie on the app page is lost (CDV2); on a page the web view then loads from a server, document.cookie works")
     func cordovaScriptCookiesOnlyOnAppPage() {
         // The app page's script sets `a`; the page then goes to a server page whose script sets `b`.
