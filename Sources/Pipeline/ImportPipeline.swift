@@ -211,9 +211,11 @@ public struct ImportPipeline: Sendable {
         switch source.format {
         case .pcap, .pcapng:
             do {
-                var recordings = try CaptureImporter.read(path: file.path, displayPath: path, name: recordingName, options: limits.captureOptions(splitByClient: splitByClient)) { packets, exchanges in
+                // The progress closure by its label: unlabelled, a trailing closure of two
+                // arguments is taken for `bodySink`, and every body goes to it.
+                var recordings = try CaptureImporter.read(path: file.path, displayPath: path, name: recordingName, options: limits.captureOptions(splitByClient: splitByClient), progress: { packets, exchanges in
                     progress?("\(path): \(packets) packets, \(exchanges) exchanges")
-                }.recordings
+                }).recordings
                 if let cut = file.endedEarly {
                     for k in recordings.indices { recordings[k].diagnostics.insert(cut, at: 0) }
                 }

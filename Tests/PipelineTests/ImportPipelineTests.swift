@@ -146,6 +146,22 @@ struct ImportPipelineTests {
         #expect(try ImportPipeline().read(Self.root.appendingPathComponent("Recordings/login-redirect.har").path, name: "r")[0].diagnostics.isEmpty)
     }
 
+    @Test("a capture read whole keeps every body, as the import stores them, and reports progress as progress")
+    func captureReadKeepsBodies() throws {
+        let path = Self.root.appendingPathComponent("Recordings/browser-form-redirect.pcap").path
+        final class Lines: @unchecked Sendable { var said: [String] = [] }
+        let lines = Lines()
+        let whole = try ImportPipeline(progress: { lines.said.append($0) }).read(path, name: "r")[0]
+        #expect(whole.exchanges.allSatisfy { $0.response.detachedBody == nil })
+        #expect(whole.exchanges.contains { !$0.request.body.isEmpty } && whole.exchanges.contains { !$0.response.body.isEmpty })
+        #expect(lines.said.allSatisfy { $0.hasSuffix(" exchanges") && $0.contains(" packets, ") })
+        let store = try ReportStore.inMemory()
+        _ = try ImportPipeline().importFile(path, name: "r", replace: false, into: store)
+        let stored = try #require(try store.recording(named: "r"))
+        #expect(stored.exchanges.map(\.request.body) == whole.exchanges.map(\.request.body))
+        #expect(stored.exchanges.map(\.response.body) == whole.exchanges.map(\.response.body))
+    }
+
     @Test("a recording stored before provenance was kept gets it when the pipeline opens the store, not from a migration")
     func provenanceBackfill() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-backfill-\(getpid()).sqlite").path
