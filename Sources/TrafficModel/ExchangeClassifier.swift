@@ -103,7 +103,36 @@ public enum ExchangeClassifier {
             if type.hasPrefix("video/") || type.hasPrefix("audio/") { return .media }
             if type.containsBytes("javascript") || type.hasPrefix("text/ecmascript") { return .script }
         }
+        // 7. JSONP: an answer that calls the function its query named (`?callback=cb`
+        //    answered `cb({...})`) was loaded by a `<script src>`, whatever its Content-Type
+        //    (Twitter's said application/json): no CORS, no XHR or fetch bridge.
+        if request.method == "GET", isJSONPAnswer(exchange) { return .script }
         return .ajax
+    }
+
+    /// Whether the response body calls, as its first statement, a function named by one of
+    /// the query's values: JSONP. An optional `/**/` before it, as many servers write.
+    static func isJSONPAnswer(_ exchange: Exchange) -> Bool {
+        guard let query = exchange.request.target?.query, !query.isEmpty, !exchange.response.body.isEmpty else { return false }
+        return exchange.response.body.prefix(512).withUnsafeBytes { raw -> Bool in
+            var body = raw.bindMemory(to: UInt8.self)[...]
+            func skipSpace() { while let b = body.first, b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D { body = body.dropFirst() } }
+            skipSpace()
+            if body.starts(with: "/**/".utf8) { body = body.dropFirst(4); skipSpace() }
+            for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
+                guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let name = pair[pair.index(after: equals)...]
+                // A JavaScript name, dotted or not, not a number.
+                guard (1...128).contains(name.count), let first = name.first, !(0x30...0x39).contains(first),
+                    name.allSatisfy({ b in (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x5F || b == 0x24 || b == 0x2E })
+                else { continue }
+                guard body.starts(with: name) else { continue }
+                var rest = body.dropFirst(name.count)
+                while let b = rest.first, b == 0x20 || b == 0x09 { rest = rest.dropFirst() }
+                if rest.first == UInt8(ascii: "(") { return true }
+            }
+            return false
+        }
     }
 
     /// Whether a request is an `EventSource`'s (ES1): a GET with exactly the headers

@@ -40,6 +40,23 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(url: "https://a.example/fhs/fhs.xsl", headers: [("Accept", "text/xml,application/xml,application/xhtml+xml,*/*;q=0.1")])) == .stylesheet)
     }
 
+    @Test("rule 7: an answer that calls the function its query named is JSONP, a script's load, whatever its Content-Type (pcap2har's pcapr.net.pcap: Twitter's said application/json)")
+    func jsonp() {
+        func answered(_ url: String, _ body: String, type: String = "application/json") -> Initiator {
+            let e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "GET", url: url, headers: [HeaderField("Accept", "*/*")]),
+                response: RecordedResponse(status: 200, headers: [HeaderField("Content-Type", type)], body: Data(body.utf8)))
+            return ExchangeClassifier.initiator(of: e)
+        }
+        #expect(answered("http://www.twitter.com/statuses/user_timeline/pcapr.json?callback=twitterCallback1&count=20", "twitterCallback1([{\"text\":\"hi\"}])") == .script)
+        #expect(answered("https://api.example/v1?cb=jQuery1102_1&_=1", "/**/ jQuery1102_1 ({\"ok\":1});") == .script)
+        #expect(answered("https://api.example/v1?jsonp=ns.handlers.feed", "\n ns.handlers.feed({})") == .script)
+        // JSON, or a body that names no query value, stays an ajax request.
+        #expect(answered("https://api.example/v1?callback=cb", "{\"cb\":1}") == .ajax)
+        #expect(answered("https://api.example/v1?page=2", "page2({})") == .ajax)
+        #expect(answered("https://api.example/v1?n=2", "2(1)") == .ajax)
+        #expect(answered("https://api.example/v1", "cb({})") == .ajax)
+    }
+
     @Test("rule 4 reads the document Accept of engines before 2012: old WebKit's, old Gecko's, Internet Explorer's", arguments: [
         // Chrome 8 and Safari 5 (pcap2har's github and pcapr.net captures).
         ("application/xml,application/xhtml+xml,text/html;q=0.9,text/plain;q=0.8,image/png,*/*;q=0.5", Initiator.navigation),
