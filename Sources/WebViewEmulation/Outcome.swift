@@ -320,6 +320,7 @@ enum ChangeNote: Sendable, Hashable {
     case bodyRestoredFromHeader(String)
     case mirroredBeforeFirstLoad(from: JarSide, to: JarSide)
     case pageOrigin(String)
+    case bundledFile(origin: String)
     case unreadableResponse(origin: String, reason: CORSCheck.Reason)
     case cookiesNotCompared(reason: String)
     case hopResentWithoutBody(status: Int)
@@ -340,6 +341,7 @@ enum ChangeNote: Sendable, Hashable {
         case .bodyRestoredFromHeader(let name): return "body restored from the \(name) header"
         case .mirroredBeforeFirstLoad(let from, let to): return "\(from.jarName) copied into \(to.jarName) before the web view's first load"
         case .pageOrigin(let origin): return "the page's origin is \(origin)"
+        case .bundledFile(let origin): return "a file of the app's bundle, served at \(origin); no server sees this load"
         case .unreadableResponse(let origin, let reason): return "the page at \(origin) may not read the response: \(reason.text)"
         case .cookiesNotCompared(let reason): return "cookies not compared: \(reason)"
         case .hopResentWithoutBody(let status): return "the session re-sent the \(status) hop with the body it had: none"

@@ -65,11 +65,11 @@ public struct WebViewEmulator: Sendable {
         for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
         var appPageEnd = exchanges.count
         // A4: where the recorded page was, whose own static files the app bundles with it.
-        var bundledOrigin: String?
+        var bundledOrigin: RequestTarget?
         if app != nil, let first = input.firstDocument {
             appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
             let page = exchanges.last { ($0.redirect?.chainStart ?? $0.sequence) == first }?.request.target
-            if let page, page.scheme == "http" || page.scheme == "https" { bundledOrigin = page.origin }
+            if let page, page.scheme == "http" || page.scheme == "https" { bundledOrigin = page }
         }
         // A4: loads answered from the bundle, by the sequence of their first hop.
         var bundledChains = Set<Int>()
@@ -127,13 +127,13 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             context.appPage = fromAppPage ? app : nil
-            if let app, fromAppPage, bundledChains.contains(chainStart)
-                || (hop == 0 && Self.bundledKinds.contains(e.initiator) && bundledOrigin != nil && e.request.target?.origin == bundledOrigin)
+            if let app, fromAppPage, (hop > 0 && bundledChains.contains(chainStart))
+                || (hop == 0 && Self.isBundledKind(e.initiator) && bundledOrigin.map { page in e.request.target.map { Self.sameOrigin($0, page) } ?? false } == true)
             {
                 // A4: a script, stylesheet, image, font or media file of the page's own
                 // origin is a file of the bundle, at a URL relative to the app's origin.
                 bundledChains.insert(chainStart)
-                outcome.note(Change(rule: "A4", what: "a file of the app's bundle, served at \(app.origin); no server sees this load"))
+                outcome.note(Change(rule: "A4", note: .bundledFile(origin: app.origin)))
                 outcomes.append(outcome)
                 continue
             }
@@ -332,7 +332,17 @@ public struct WebViewEmulator: Sendable {
 
     /// A4: the loads a bundled page makes of its own files; scripts' requests go to the
     /// API by absolute URL.
-    static let bundledKinds: Set<Initiator> = [.script, .stylesheet, .image, .font, .media]
+    static func isBundledKind(_ initiator: Initiator) -> Bool {
+        switch initiator {
+        case .script, .stylesheet, .image, .font, .media: return true
+        default: return false
+        }
+    }
+
+    /// Scheme, host and port alike, compared without building the origins' text.
+    static func sameOrigin(_ a: RequestTarget, _ b: RequestTarget) -> Bool {
+        a.port == b.port && a.scheme == b.scheme && a.host == b.host
+    }
 
     /// WS1: how every preset opens a WebSocket.
     static let webSocketPlan = TransportPlan(requestJar: .web, requestJarRule: "WS1", responseJar: .web, responseJarRule: "WS1", bodyLostBy: nil, redirects: .engine, redirectRule: "WS1", intercepted: false)
