@@ -21,9 +21,32 @@ public struct JSONReport: Sendable {
     }
 
     public func render(_ model: ReportModel) throws -> String {
-        let model = redactor.apply(model)
+        var text: [UInt8] = []
+        try write(model) { text.append(contentsOf: $0) }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The report a part at a time to `sink`, with no line break at the end: what a run of
+    /// 200,000 findings holds in memory is one finding's text, not the document.
+    public func write(_ model: ReportModel, to sink: (ArraySlice<UInt8>) throws -> Void) throws {
+        try write(model, flushingEvery: 1 << 20, to: sink)
+    }
+
+    /// The same, handing the text on whenever `bytes` of it are waiting.
+    func write(_ model: ReportModel, flushingEvery bytes: Int, to sink: (ArraySlice<UInt8>) throws -> Void) throws {
+        try withoutActuallyEscaping(sink) { try write(model, flushingEvery: bytes, escapingTo: $0) }
+    }
+
+    private func write(_ model: ReportModel, flushingEvery bytes: Int, escapingTo sink: @escaping (ArraySlice<UInt8>) throws -> Void) throws {
+        // Each finding is redacted as it is written; the coverage, small, first.
+        var model = model
+        var coverage = model
+        coverage.findings = []
+        model.coverage = redactor.apply(coverage).coverage
         let run = model.run
         var json = PrettyJSON()
+        json.sink = sink
+        json.flushBytes = bytes
         // The document is written a member at a time: a run of 200,000 findings made into
         // Foundation objects for JSONSerialization took minutes and gigabytes.
         json.object(at: 0, [
@@ -71,8 +94,9 @@ public struct JSONReport: Sendable {
                 }
             }),
             ("findings", .raw { json, indent in
-                json.array(at: indent, model.findings) { f in
-                    .object([
+                json.array(at: indent, model.findings) { original in
+                    let f = redactor.finding(original)
+                    return .object([
                         ("preset", .string(f.preset)), ("code", .string(f.code.rawValue)), ("severity", .string(f.severity.rawValue)),
                         ("recording", .string(f.recording)), ("sequence", .int(f.sequence)), ("method", .string(f.method)), ("url", .string(f.url)),
                         ("subject", f.subject.map { .string($0) } ?? .null), ("subjects", .array(f.subjects.map { .string(redactor.text($0)) })),
@@ -85,7 +109,7 @@ public struct JSONReport: Sendable {
                 }
             }),
         ])
-        return String(decoding: json.out, as: UTF8.self)
+        try json.finish()
     }
 }
 
@@ -108,6 +132,11 @@ struct PrettyJSON {
     }
 
     var out: [UInt8] = []
+    /// Where the text goes a megabyte at a time (all of it at `finish`); nil keeps it in `out`.
+    var sink: ((ArraySlice<UInt8>) throws -> Void)?
+    var flushBytes = 1 << 20
+    /// The sink's first failure: nothing more is written after it, and `finish` throws it.
+    private var failure: Error?
     /// Each set of keys met, in the order JSONSerialization sorts it (a collation of
     /// Foundation's own, neither byte order nor a plain case-insensitive one): asked of
     /// JSONSerialization once per set, as a permutation of the keys in the order given.
@@ -138,6 +167,7 @@ struct PrettyJSON {
             first = false
             pad(indent + 2)
             write(element(item), at: indent + 2)
+            if out.count >= flushBytes { flush(keepingLast: true) }
         }
         close(indent)
         out.append(UInt8(ascii: "]"))
@@ -155,6 +185,25 @@ struct PrettyJSON {
         }
         close(indent)
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// Hands the text so far to the sink; the last byte stays when `close` is still to
+    /// look at it.
+    private mutating func flush(keepingLast: Bool) {
+        guard let sink, failure == nil, !out.isEmpty else { return }
+        let end = keepingLast ? out.count - 1 : out.count
+        do {
+            try sink(out[..<end])
+        } catch {
+            failure = error
+        }
+        out.removeFirst(end)
+    }
+
+    /// Writes what is left; throws the sink's first failure.
+    mutating func finish() throws {
+        flush(keepingLast: false)
+        if let failure { throw failure }
     }
 
     /// After an opening bracket: a line break, and for an empty container the empty line.

@@ -48,6 +48,15 @@ extension H5Replay {
             guard let model = try ReportModel.load(from: store, run: run.id) else {
                 throw InputError(run.id == nil ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
             }
+            if format == .json {
+                // Written as it is made: a large run's report is never held whole.
+                let report = JSONReport(showSecrets: secrets.showSecrets, secrets: secrets.names)
+                try writeReport(to: output) { sink in
+                    try report.write(model, to: sink)
+                    try sink([0x0A])
+                }
+                return
+            }
             let text: String
             switch format {
             case .table:
@@ -60,7 +69,7 @@ extension H5Replay {
             case .html:
                 text = HTMLReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, context: try .load(from: store, model: model))
             case .json:
-                text = try JSONReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model) + "\n"
+                return  // written above
             }
             if let output {
                 try writeReport(text, to: output)
@@ -68,6 +77,36 @@ extension H5Replay {
                 print(text, terminator: "")
             }
         }
+    }
+}
+
+/// Writes a report made a part at a time to standard output, or to `path` atomically (a
+/// file beside it, renamed over it once complete), naming the file when it cannot.
+func writeReport(to path: String?, _ make: ((ArraySlice<UInt8>) throws -> Void) throws -> Void) throws {
+    guard let path else {
+        try make { part in part.withUnsafeBytes { FileHandle.standardOutput.write(Data($0)) } }
+        return
+    }
+    let url = URL(fileURLWithPath: path)
+    let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial")
+    func failed(_ error: Error) -> InputError {
+        InputError("\(path): cannot write the report: \((error as NSError).localizedDescription)")
+    }
+    guard FileManager.default.createFile(atPath: partial.path, contents: nil), let handle = try? FileHandle(forWritingTo: partial) else {
+        throw InputError("\(path): cannot write the report: cannot create \(partial.path)")
+    }
+    do {
+        defer { try? handle.close() }
+        try make { part in try part.withUnsafeBytes { try handle.write(contentsOf: $0) } }
+    } catch {
+        try? FileManager.default.removeItem(at: partial)
+        throw failed(error)
+    }
+    // rename(2) puts the complete file in place at once, over an older report if any.
+    guard rename(partial.path, path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        try? FileManager.default.removeItem(at: partial)
+        throw InputError("\(path): cannot write the report: \(reason)")
     }
 }
 

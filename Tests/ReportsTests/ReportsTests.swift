@@ -75,6 +75,28 @@ struct ReportsTests {
         for severity in Findings.Severity.allCases { #expect(kept.count(severity) == stored.count(severity)) }
     }
 
+    @Test("the JSON report written a part at a time is the report rendered whole, redacted alike, and a sink's failure stops it")
+    func jsonStreamed() throws {
+        let model = try Self.model()
+        for showSecrets in [false, true] {
+            let report = JSONReport(showSecrets: showSecrets)
+            let whole = try report.render(model)
+            var parts: [ArraySlice<UInt8>] = []
+            try report.write(model, flushingEvery: 97) { parts.append($0) }
+            #expect(parts.count > 10)
+            #expect(String(decoding: parts.flatMap { $0 }, as: UTF8.self) == whole)
+        }
+        struct Full: Error {}
+        var calls = 0
+        #expect(throws: Full.self) {
+            try JSONReport(showSecrets: false).write(model, flushingEvery: 97) { _ in
+                calls += 1
+                throw Full()
+            }
+        }
+        #expect(calls == 1)
+    }
+
     @Test("the JSON report carries the contract's fields")
     func jsonContract() throws {
         let text = try JSONReport(showSecrets: false).render(try Self.model())

@@ -69,6 +69,14 @@ struct CLITests {
         let report = try Self.h5replay(["report", "--run", "latest", "--format", "json"], in: dir)
         #expect(report.status == 0)
         let object = try Self.json(report.stdout)
+        // Written to a file, the same bytes, put in place whole over an older report; a file
+        // that cannot be written is named, and nothing is left half-written.
+        try Data("an older report".utf8).write(to: dir.appendingPathComponent("report.json"))
+        #expect(try Self.h5replay(["report", "--format", "json", "-o", "report.json"], in: dir).status == 0)
+        #expect(try String(contentsOf: dir.appendingPathComponent("report.json"), encoding: .utf8) == report.stdout)
+        let unwritable = try Self.h5replay(["report", "--format", "json", "-o", "missing/report.json"], in: dir)
+        #expect(unwritable.status == 2 && unwritable.stderr.contains("missing/report.json: cannot write the report"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).allSatisfy { !$0.hasSuffix(".partial") })
         let findings = try #require(object["findings"] as? [[String: Any]])
         let basePresets: Set<String> = ["plain", "urlprotocol-naive", "urlprotocol-forwarded", "schemehandler-naive"]
         let xhr = findings.filter { $0["recording"] as? String == "xhr-json-post" && basePresets.contains($0["preset"] as? String ?? "") }
