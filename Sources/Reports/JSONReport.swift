@@ -187,15 +187,17 @@ struct PrettyJSON {
         out.append(UInt8(ascii: "}"))
     }
 
-    /// Hands the text so far to the sink; the last byte stays when `close` is still to
-    /// look at it.
+    /// Hands the text so far to the sink (after a failure, lets it go); the last byte
+    /// stays when `close` is still to look at it.
     private mutating func flush(keepingLast: Bool) {
-        guard let sink, failure == nil, !out.isEmpty else { return }
+        guard let sink, !out.isEmpty else { return }
         let end = keepingLast ? out.count - 1 : out.count
-        do {
-            try sink(out[..<end])
-        } catch {
-            failure = error
+        if failure == nil {
+            do {
+                try sink(out[..<end])
+            } catch {
+                failure = error
+            }
         }
         out.removeFirst(end)
     }

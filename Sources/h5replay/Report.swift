@@ -84,7 +84,7 @@ extension H5Replay {
 /// file beside it, renamed over it once complete), naming the file when it cannot.
 func writeReport(to path: String?, _ make: ((ArraySlice<UInt8>) throws -> Void) throws -> Void) throws {
     guard let path else {
-        try make { part in part.withUnsafeBytes { FileHandle.standardOutput.write(Data($0)) } }
+        try make { part in try part.withUnsafeBytes { try FileHandle.standardOutput.write(contentsOf: $0) } }
         return
     }
     let url = URL(fileURLWithPath: path)
