@@ -48,15 +48,6 @@ extension H5Replay {
             guard let model = try ReportModel.load(from: store, run: run.id) else {
                 throw InputError(run.id == nil ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
             }
-            if format == .json {
-                // Written as it is made: a large run's report is never held whole.
-                let report = JSONReport(showSecrets: secrets.showSecrets, secrets: secrets.names)
-                try writeReport(to: output) { sink in
-                    try report.write(model, to: sink)
-                    try sink([0x0A])
-                }
-                return
-            }
             let text: String
             switch format {
             case .table:
@@ -69,7 +60,13 @@ extension H5Replay {
             case .html:
                 text = HTMLReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, context: try .load(from: store, model: model))
             case .json:
-                return  // written above
+                // Written as it is made: a large run's report is never held whole.
+                let report = JSONReport(showSecrets: secrets.showSecrets, secrets: secrets.names)
+                try writeReport(to: output) { sink in
+                    try report.write(model, to: sink)
+                    try sink([0x0A])
+                }
+                return
             }
             if let output {
                 try writeReport(text, to: output)
