@@ -40,9 +40,7 @@ public struct JSONReport: Sendable {
     private func write(_ model: ReportModel, flushingEvery bytes: Int, escapingTo sink: @escaping (ArraySlice<UInt8>) throws -> Void) throws {
         // Each finding is redacted as it is written; the coverage, small, first.
         var model = model
-        var coverage = model
-        coverage.findings = []
-        model.coverage = redactor.apply(coverage).coverage
+        model.coverage = redactor.coverage(model.coverage)
         let run = model.run
         var json = PrettyJSON()
         json.sink = sink

@@ -361,7 +361,15 @@ public struct Redactor: Sendable {
         guard !showSecrets else { return model }
         var out = model
         out.findings = model.findings.map(finding)
-        out.coverage = model.coverage.mapValues { byPreset in
+        out.coverage = coverage(model.coverage)
+        return out
+    }
+
+    /// What the offline package and prefetch config did, with secret query values and
+    /// texts hidden.
+    public func coverage(_ coverage: [String: [String: [CoverageItem]]]) -> [String: [String: [CoverageItem]]] {
+        guard !showSecrets else { return coverage }
+        return coverage.mapValues { byPreset in
             byPreset.mapValues { items in
                 items.map { item in
                     var item = item
@@ -371,7 +379,6 @@ public struct Redactor: Sendable {
                 }
             }
         }
-        return out
     }
 
     public func apply(_ result: Gate.Result) -> Gate.Result {

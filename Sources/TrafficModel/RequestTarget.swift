@@ -165,6 +165,12 @@ public struct RequestTarget: Sendable, Hashable {
         return port == RequestTarget.defaultPort(scheme) ? "\(scheme)://\(hostPart)" : "\(scheme)://\(hostPart):\(port)"
     }
 
+    /// Whether `other` has this origin: scheme, host and port compared as they are held,
+    /// without building either origin's text.
+    public func hasSameOrigin(as other: RequestTarget) -> Bool {
+        port == other.port && scheme == other.scheme && host == other.host
+    }
+
     public var site: String { Site.of(host: host) }
 
     /// `host/path?query`, how reports show a URL; the URL itself when it does not parse.

@@ -58,7 +58,7 @@ public final class ReplayInput: Sendable {
                 frameDocument = documentTarget
             }
             var crossOrigin = false
-            if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = document.origin != target.origin }
+            if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
             var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
             if !e.request.body.isEmpty {
                 switch e.bodyKind {

@@ -127,9 +127,7 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             context.appPage = fromAppPage ? app : nil
-            if let app, fromAppPage, (hop > 0 && bundledChains.contains(chainStart))
-                || (hop == 0 && Self.isBundledKind(e.initiator) && bundledOrigin.map { page in e.request.target.map { Self.sameOrigin($0, page) } ?? false } == true)
-            {
+            if let app, fromAppPage, hop > 0 ? bundledChains.contains(chainStart) : Self.isBundledFile(e, of: bundledOrigin) {
                 // A4: a script, stylesheet, image, font or media file of the page's own
                 // origin is a file of the bundle, at a URL relative to the app's origin.
                 bundledChains.insert(chainStart)
@@ -330,18 +328,16 @@ public struct WebViewEmulator: Sendable {
         return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
     }
 
-    /// A4: the loads a bundled page makes of its own files; scripts' requests go to the
-    /// API by absolute URL.
-    static func isBundledKind(_ initiator: Initiator) -> Bool {
-        switch initiator {
-        case .script, .stylesheet, .image, .font, .media: return true
-        default: return false
+    /// A4: whether `e` is a load the bundled page makes of its own files, at the page's
+    /// recorded origin; scripts' requests go to the API by absolute URL.
+    static func isBundledFile(_ e: Exchange, of page: RequestTarget?) -> Bool {
+        switch e.initiator {
+        case .script, .stylesheet, .image, .font, .media:
+            guard let page, let target = e.request.target else { return false }
+            return target.hasSameOrigin(as: page)
+        default:
+            return false
         }
-    }
-
-    /// Scheme, host and port alike, compared without building the origins' text.
-    static func sameOrigin(_ a: RequestTarget, _ b: RequestTarget) -> Bool {
-        a.port == b.port && a.scheme == b.scheme && a.host == b.host
     }
 
     /// WS1: how every preset opens a WebSocket.

@@ -109,9 +109,5 @@ func writeReport(to path: String?, _ make: ((ArraySlice<UInt8>) throws -> Void) 
 
 /// Writes a report file atomically, naming the file when it cannot.
 func writeReport(_ text: String, to path: String) throws {
-    do {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    } catch {
-        throw InputError("\(path): cannot write the report: \((error as NSError).localizedDescription)")
-    }
+    try writeReport(to: path) { try $0(ArraySlice(text.utf8)) }
 }
