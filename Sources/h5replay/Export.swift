@@ -9,8 +9,9 @@ extension H5Replay {
         static let configuration = CommandConfiguration(
             abstract: "Export a recording as HAR 1.2.",
             discussion: """
-                The HAR reads back into h5replay, Chrome and mitmproxy; a round trip keeps every
-                exchange's method, URL, headers, body bytes, status and redirect chain.
+                The HAR reads back into h5replay, Chrome and mitmproxy; a round trip
+                keeps every exchange's method, URL, headers, body bytes, status and
+                redirect chain.
 
                 A HAR is what people attach to bug reports, so the export is sanitized by
                 default, as Chrome DevTools' is: cookie values (Cookie and Set-Cookie),

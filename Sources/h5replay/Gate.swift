@@ -22,7 +22,7 @@ extension H5Replay {
                   h5replay replay --label main                     # on the main branch
                   h5replay replay --label pr-42 && h5replay gate --baseline main
                   h5replay gate --fail-on warning --allow REDIRECT_HIDDEN,J3 --junit junit.xml
-                  h5replay gate --fail-on error --min-rank api      # documents and API calls only
+                  h5replay gate --fail-on error --min-rank api      # documents and API calls
 
                 Ranks, most important first: important (a cookie a scenario names in
                 importantCookies), document (the main frame's document), api (first-party

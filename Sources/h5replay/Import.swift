@@ -11,9 +11,10 @@ extension H5Replay {
                 Each file becomes one recording, named after the file without its extension;
                 the format is told by content, not by the name.
 
-                HAR from Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright and
-                Polly.js is read, with each exporter's quirks. A malformed file is rejected with
-                exit code 2 and a message naming the file, the entry and the field.
+                HAR from Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright
+                and Polly.js is read, with each exporter's quirks. A malformed file is
+                rejected with exit code 2 and a message naming the file, the entry and the
+                field.
 
                 pcap and pcapng captures (tcpdump, Wireshark, `h5replay record`) are read
                 through libpcap: TCP streams are reassembled and HTTP/1.1 is parsed, with

@@ -8,10 +8,10 @@ extension H5Replay {
         static let configuration = CommandConfiguration(
             abstract: "Combine the databases of parallel shards into one run.",
             discussion: """
-                Each shard ran `h5replay replay --shard i/n` on its own database. Merge takes the
-                latest run of each, with the recordings it replayed, and writes them as one run
-                into the output database, which `report` and `gate` then read. The shards must
-                share profile and presets.
+                Each shard ran `h5replay replay --shard i/n` on its own database. Merge
+                takes the latest run of each, with the recordings it replayed, and writes
+                them as one run into the output database, which `report` and `gate` then
+                read. The shards must share profile and presets.
 
                 Example:
                   h5replay merge shard1.sqlite shard2.sqlite shard3.sqlite -o all.sqlite

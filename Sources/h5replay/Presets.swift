@@ -6,7 +6,7 @@ import WebViewEmulation
 extension H5Replay {
     struct Presets: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the presets and, with --rules, every rule of the behaviour model.",
+            abstract: "List the presets and, with --rules, every rule of the model.",
             discussion: "Each finding names the rules that produced it; their confidence says how sure the model is: measured (a real WebKit engine did it, in Tools/lab), source, documented, reported, inferred or folklore (never an error).")
 
         @Flag(help: "Print every rule with its confidence and source.")

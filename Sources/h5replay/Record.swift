@@ -37,10 +37,10 @@ extension H5Replay {
 
                 Examples:
                   h5replay record --proxy --name checkout
-                  curl --cacert h5replay-ca.pem -x http://127.0.0.1:8080 https://shop.example/cart
-                  h5replay record --proxy --port 9090 --no-intercept api.pinned.example --duration 10m
+                  curl --cacert h5replay-ca.pem -x http://127.0.0.1:8080 https://shop.example/
+                  h5replay record --proxy --port 9090 --no-intercept api.pinned.example
                   h5replay record -i lo -f "tcp port 8080" --duration 30s
-                  h5replay record -i eth0 -f "host 10.0.0.7" --write-pcap session.pcap --name checkout
+                  h5replay record -i eth0 -f "host 10.0.0.7" --write-pcap session.pcap
                 """)
 
         @OptionGroup var database: DatabaseOptions

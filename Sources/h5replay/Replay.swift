@@ -12,12 +12,12 @@ extension H5Replay {
         static let configuration = CommandConfiguration(
             abstract: "Replay recordings through emulated WKWebView strategies side by side.",
             discussion: """
-                A RECORDING is a name in the database, a file path (a file is imported first,
-                named after the file), or a folder, which stands for its .har, .pcap and .pcapng
-                files. With none, the bundled Recordings/ folder of the current
-                directory is imported and replayed; without that folder, every recording in the
-                database is. Each preset replays each recording; the findings go to the database
-                as one run, and the side-by-side matrix is printed.
+                A RECORDING is a name in the database, a file path (a file is imported
+                first, named after the file), or a folder, which stands for its .har, .pcap
+                and .pcapng files. With none, the bundled Recordings/ folder of the current
+                directory is imported and replayed; without that folder, every recording in
+                the database is. Each preset replays each recording; the findings go to the
+                database as one run, and the side-by-side matrix is printed.
 
                 Examples:
                   h5replay replay

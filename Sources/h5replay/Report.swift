@@ -10,12 +10,12 @@ extension H5Replay {
             abstract: "Print a run's matrix and findings.",
             discussion: """
                 The table shows the side-by-side matrix (recordings x presets, counts per
-                severity) and, per preset, the findings grouped by code. Markdown suits a CI job
-                summary; JUnit XML has one test case per recording and preset and a failure per
-                error finding; HTML is one self-contained file with the matrix, every finding
-                with expected vs actual, the redirect chains and both cookie jars' timelines.
-                JSON is a stable object for scripts: {run, summary, matrix, findings}. Cookie
-                values are redacted unless --show-secrets.
+                severity) and, per preset, the findings grouped by code. Markdown suits a CI
+                job summary; JUnit XML has one test case per recording and preset and a
+                failure per error finding; HTML is one self-contained file with the matrix,
+                every finding with expected vs actual, the redirect chains and both cookie
+                jars' timelines. JSON is a stable object for scripts: {run, summary, matrix,
+                findings}. Cookie values are redacted unless --show-secrets.
 
                 Examples:
                   h5replay report

@@ -10,7 +10,7 @@ import TrafficModel
 extension H5Replay {
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Serve recordings as a real HTTP/1.1 origin and record what really arrives.",
+            abstract: "Serve recordings as a real HTTP/1.1 origin; record what arrives.",
             discussion: """
                 Point a simulator or device (with the app's own interception on), a browser or
                 curl at the printed URL and load the recorded pages. Every arrival is logged
@@ -35,7 +35,7 @@ extension H5Replay {
                   h5replay serve Recordings/login-redirect.har
                   h5replay serve checkout --port 9000 --ignore-param ts --on-miss 502
                   h5replay serve checkout --tls --port 8443
-                  curl --cacert h5replay-ca.pem -x http://127.0.0.1:8443 https://shop.example/cart
+                  curl --cacert h5replay-ca.pem -x http://127.0.0.1:8443 https://shop.example/
                 """)
 
         @OptionGroup var database: DatabaseOptions

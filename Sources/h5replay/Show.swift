@@ -9,10 +9,10 @@ extension H5Replay {
         static let configuration = CommandConfiguration(
             abstract: "Show a recording: its exchanges, where every cookie came from, and the import diagnostics.",
             discussion: """
-                Each cookie a request carries is server-set (by which exchange and redirect hop),
-                script-set (inferred: written by script just before the request that first
-                carries it) or pre-existing (there before the flow began). Script writes and
-                deletions inferred at an exchange are listed under it. Cookie values are
+                Each cookie a request carries is server-set (by which exchange and redirect
+                hop), script-set (inferred: written by script just before the request that
+                first carries it) or pre-existing (there before the flow began). Script writes
+                and deletions inferred at an exchange are listed under it. Cookie values are
                 redacted unless --show-secrets.
                 """)
 
