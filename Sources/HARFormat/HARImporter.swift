@@ -601,17 +601,22 @@ public struct HARImporter: Sendable {
 
     /// The charset parameter of a Content-Type, lowercased and unquoted; nil when none.
     static func charset(of contentType: String) -> String? {
-        let bytes = Array(contentType.utf8)
-        let word = Array("charset=".utf8)
-        guard bytes.count >= word.count else { return nil }
-        for start in 0...(bytes.count - word.count) {
-            var k = 0
-            while k < word.count, bytes[start + k] | 0x20 == word[k] || (word[k] == UInt8(ascii: "=") && bytes[start + k] == word[k]) { k += 1 }
-            guard k == word.count else { continue }
-            var value = bytes[(start + word.count)...].prefix { $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ") }.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
-            value.removeAll { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") }
-            return String(decoding: value, as: UTF8.self)
+        var contentType = contentType
+        // Read in place: a Content-Type is read for every text body.
+        return contentType.withUTF8 { bytes -> String? in
+            let word: StaticString = "charset="
+            let length = word.utf8CodeUnitCount
+            guard bytes.count >= length else { return nil }
+            let w = word.utf8Start
+            for start in 0...(bytes.count - length) {
+                var k = 0
+                while k < length, bytes[start + k] | 0x20 == w[k] || (w[k] == UInt8(ascii: "=") && bytes[start + k] == w[k]) { k += 1 }
+                guard k == length else { continue }
+                var value = bytes[(start + length)...].prefix { $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ") }.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
+                value.removeAll { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") }
+                return String(decoding: value, as: UTF8.self)
+            }
+            return nil
         }
-        return nil
     }
 }

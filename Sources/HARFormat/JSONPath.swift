@@ -2,24 +2,41 @@
 /// from the token's position only when an error needs it, so that reading a value costs no
 /// allocation.
 struct JSONNode {
+    /// A missing member's name: the literal looked for, made text only when an error names
+    /// the place (most lookups of optional members miss, and are never reported).
+    enum MissingName {
+        case none
+        case key(StaticString)
+        /// A member of a missing member: the names from the first missing one.
+        case path(String)
+
+        var text: String {
+            switch self {
+            case .none: return ""
+            case .key(let key): return key.description
+            case .path(let path): return path
+            }
+        }
+    }
+
     let view: JSONView
     /// The token, or -1 when the member is missing.
     let index: Int
     /// A missing member: the token it was looked for in (-1 when that is missing too) and
     /// its name, with the names of missing parents before it.
     let parent: Int
-    let missingKey: String?
+    let missingKey: MissingName
     unowned(unsafe) let context: ImportContext
 
     init(view: JSONView, index: Int, context: ImportContext) {
         self.view = view
         self.index = index
         self.parent = -1
-        self.missingKey = nil
+        self.missingKey = .none
         self.context = context
     }
 
-    init(view: JSONView, index: Int, parent: Int, missingKey: String?, context: ImportContext) {
+    init(view: JSONView, index: Int, parent: Int, missingKey: MissingName, context: ImportContext) {
         self.view = view
         self.index = index
         self.parent = parent
@@ -31,7 +48,7 @@ struct JSONNode {
         func join(_ a: String, _ b: String) -> String { a.isEmpty ? b : b.isEmpty ? a : b.hasPrefix("[") ? a + b : a + "." + b }
         if index >= 0 { return join(context.basePath, view.path(to: index)) }
         let above = parent >= 0 ? join(context.basePath, view.path(to: parent)) : context.basePath
-        return join(above, missingKey ?? "")
+        return join(above, missingKey.text)
     }
 
     func fail(_ problem: String) -> HARImportError {
@@ -47,9 +64,10 @@ struct JSONNode {
             if view.tokens[index].kind == .object, let member = view.member(index, key) {
                 return JSONNode(view: view, index: member, context: context)
             }
-            return JSONNode(view: view, index: -1, parent: index, missingKey: key.description, context: context)
+            return JSONNode(view: view, index: -1, parent: index, missingKey: .key(key), context: context)
         }
-        return JSONNode(view: view, index: -1, parent: parent, missingKey: (missingKey.map { $0 + "." } ?? "") + key.description, context: context)
+        let above = missingKey.text
+        return JSONNode(view: view, index: -1, parent: parent, missingKey: .path((above.isEmpty ? "" : above + ".") + key.description), context: context)
     }
 
     /// Checks that the value is an object.
