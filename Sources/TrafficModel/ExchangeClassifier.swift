@@ -269,8 +269,9 @@ public enum ExchangeClassifier {
     ///   until one arrives the site of the first exchange from the web view stands in, and
     ///   the exchanges before the document are revised against the document's site;
     /// - a document without Sec-Fetch-Dest is the main frame's until the page before it and
-    ///   then the document itself go on loading side by side (`followMainFrame`): it, and
-    ///   the requests it referred, were an iframe's.
+    ///   then the document itself go on loading side by side, or the page goes on loading
+    ///   past a document nothing named as its page (`followMainFrame`): it, and the
+    ///   requests it referred, were an iframe's.
     ///
     /// Exchanges come in as imported, without redirect links or frames of their own. The
     /// result is the same as classifying the whole list at once: each 3xx is followed by
@@ -331,6 +332,9 @@ public enum ExchangeClassifier {
             var sequences: [Int]
             var endedAt: Double
             var referrers: [Int] = []
+            /// The engine said what loaded it (Sec-Fetch-Dest or the exporter's resource
+            /// type): a main frame's document for certain, never revised to an iframe's.
+            var destinationNamed = false
             /// Whether a Referer names this document. Some browsers (Android 2's) send the
             /// document's `%20` as spaces: a Referer with a space is compared decoded.
             func isReferred(by from: String, decoded fromDecoded: inout String?) -> Bool {
@@ -469,10 +473,11 @@ public enum ExchangeClassifier {
         /// Follows the main frame's documents. Without Sec-Fetch-Dest (older browsers and
         /// captures, cache hits) an iframe's document reads as the main frame's next page.
         /// A request from an earlier page, well after that document ended, shows that page
-        /// still loading: the document is a suspect, an iframe's or a page left for a while
-        /// (a back navigation restores a page from the back-forward cache without a request).
-        /// A request the suspect refers to after that shows it loading beside the page: it
-        /// was an iframe's, and so were the requests it referred. Returns the revision of
+        /// still loading. A document no request named as its page was an iframe with nothing
+        /// of its own to load. One that did load something is a suspect, an iframe's or a
+        /// page left for a while (a back navigation restores a page from the back-forward
+        /// cache without a request). A request the suspect refers to after that shows it
+        /// loading beside the page: it was an iframe's, and so were the requests it referred. Returns the revision of
         /// those already added; `exchange` itself is then the iframe's.
         mutating func followMainFrame(_ exchange: inout Exchange, sequence: Int, chainStart: Int?) -> [Revision] {
             if exchange.initiator.isDocument {
@@ -483,7 +488,8 @@ public enum ExchangeClassifier {
                     pages[pages.count - 1].url = url
                     pages[pages.count - 1].endedAt = exchange.endedAt
                 } else {
-                    pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt))
+                    let named = exchange.request.headers.first("Sec-Fetch-Dest") != nil || exchange.resourceType != nil
+                    pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt, destinationNamed: named))
                     if pages.count > Self.documentsKept { pages.removeFirst() }
                 }
                 return []
@@ -501,19 +507,35 @@ public enum ExchangeClassifier {
                 return []
             }
             if let k = pages.dropLast().lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) {
-                if exchange.initiator != .beacon && exchange.startedAt > current.endedAt + Self.pageGoneAfter {
-                    suspects += pages[(k + 1)...]
-                    if suspects.count > Self.documentsKept { suspects.removeFirst(suspects.count - Self.documentsKept) }
-                    pages.removeSubrange((k + 1)...)
+                guard exchange.initiator != .beacon && exchange.startedAt > current.endedAt + Self.pageGoneAfter else { return [] }
+                var revised: [Int] = []
+                for document in pages[(k + 1)...] {
+                    if document.referrers.isEmpty && !document.destinationNamed {
+                        // Nothing ever named it as its page, and the page before went on
+                        // loading past it: an iframe with nothing of its own to load (an ad's
+                        // or a widget's frame). A page left and restored later would have
+                        // been the page of something while it was shown.
+                        revised += markIframe(document)
+                    } else {
+                        suspects.append(document)
+                    }
                 }
-                return []
+                if suspects.count > Self.documentsKept { suspects.removeFirst(suspects.count - Self.documentsKept) }
+                pages.removeSubrange((k + 1)...)
+                return revised.isEmpty ? [] : [.iframe(sequences: revised)]
             }
             guard let j = suspects.lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) else { return [] }
-            let frame = suspects.remove(at: j)
+            exchange.frame.kind = .iframe
+            return [.iframe(sequences: markIframe(suspects.remove(at: j)))]
+        }
+
+        /// Takes a document read as the main frame's for an iframe's: the requests that name
+        /// it from now on are the iframe's. Returns the exchanges already added to revise:
+        /// the document's and those that referred to it.
+        mutating func markIframe(_ frame: MainDocument) -> [Int] {
             iframeDocuments.insert(frame.url)
             // Its requests to come may name it with spaces for `%20`, as this one may have.
             if let decoded = frame.url.removingPercentEncoding, decoded != frame.url { iframeDocuments.insert(decoded) }
-            exchange.frame.kind = .iframe
             let revised = frame.sequences + frame.referrers
             // A redirect of the document still waiting for its next hop: that hop is the
             // iframe's too.
@@ -524,7 +546,7 @@ public enum ExchangeClassifier {
                     return waiting
                 }
             }
-            return [.iframe(sequences: revised)]
+            return revised
         }
 
         mutating func countNative(_ exchange: Exchange) {

@@ -73,8 +73,8 @@ enum BatchClassifier {
     static func assignFrames(_ exchanges: inout [Exchange]) {
         let topSite = Recording(name: "", sourceFormat: "", exchanges: exchanges).topLevelSite
         var iframeDocuments = Set<String>()
-        var pages: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int])] = []
-        var suspects: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int])] = []
+        var pages: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int], named: Bool)] = []
+        var suspects: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int], named: Bool)] = []
         for i in exchanges.indices {
             let e = exchanges[i]
             var kind = Frame.Kind.main
@@ -98,7 +98,8 @@ enum BatchClassifier {
                     pages[pages.count - 1].url = normalize(e.request.url)
                     pages[pages.count - 1].endedAt = e.endedAt
                 } else {
-                    pages = Array((pages + [(normalize(e.request.url), [i], e.endedAt, [])]).suffix(8))
+                    let named = e.request.headers.first("Sec-Fetch-Dest") != nil || e.resourceType != nil
+                    pages = Array((pages + [(normalize(e.request.url), [i], e.endedAt, [], named)]).suffix(8))
                 }
             } else if let referer = e.request.headers.first("Referer").map(normalize), let current = pages.last {
                 // A Referer with spaces (Android 2 sends `%20` so) names a document decoded.
@@ -109,7 +110,13 @@ enum BatchClassifier {
                     if current.referrers.count < 4096 { pages[pages.count - 1].referrers.append(i) } else { pages = [current] }
                 } else if let k = pages.dropLast().lastIndex(where: { names($0.url) }) {
                     if e.initiator != .beacon && e.startedAt > current.endedAt + 0.5 {
-                        suspects = Array((suspects + pages[(k + 1)...]).suffix(8))
+                        // A document nothing named as its page is an iframe's at once.
+                        for document in pages[(k + 1)...] where document.referrers.isEmpty && !document.named {
+                            for s in document.sequences { exchanges[s].frame.kind = .iframe }
+                            iframeDocuments.insert(document.url)
+                            iframeDocuments.insert(document.url.removingPercentEncoding ?? document.url)
+                        }
+                        suspects = Array((suspects + pages[(k + 1)...].filter { !$0.referrers.isEmpty || $0.named }).suffix(8))
                         pages = Array(pages[...k])
                     }
                 } else if let j = suspects.lastIndex(where: { names($0.url) }) {
@@ -247,6 +254,31 @@ struct StreamingClassifierTests {
         ExchangeClassifier.classify(&navigated)
         #expect(navigated[5].initiator == .beacon)
         #expect(navigated.allSatisfy { $0.frame.kind == .main })
+    }
+
+    @Test("a document the page went on loading past, that nothing named as its page, is an iframe's (an ad's frame with nothing to load); one the engine named a document stays the main frame's")
+    func iframeWithNothingToLoad() {
+        // The page, its frame at 1 s (ended at 1.1 s), then the page's own requests: one as
+        // the frame arrives, which could be the page's unload, and one well after.
+        var flow = Self.frames(pageAgain: [(2, HeaderField("Accept", "image/png"))])
+        flow[3] = Exchange(sequence: 3, startedAt: 1.2, request: RecordedRequest(method: "GET", url: "http://a.example/logo.png", headers: [HeaderField("Referer", "http://a.example/"), HeaderField("Accept", "image/png")]), response: RecordedResponse(status: 200))
+        var streamed = flow
+        ExchangeClassifier.classify(&streamed)
+        #expect(streamed.map(\.frame.kind) == [.main, .main, .iframe, .main, .main])
+        var batch = flow
+        BatchClassifier.classify(&batch)
+        #expect(batch == streamed)
+
+        // Until the page's request well after it, the frame reads as the next page.
+        var early = Array(flow.prefix(4))
+        ExchangeClassifier.classify(&early)
+        #expect(early.allSatisfy { $0.frame.kind == .main })
+
+        // Sec-Fetch-Dest: document says the main frame loaded it: a page left and restored.
+        var named = flow
+        named[2].request.headers.append(HeaderField("Sec-Fetch-Dest", "document"))
+        ExchangeClassifier.classify(&named)
+        #expect(named.allSatisfy { $0.frame.kind == .main })
     }
 
     @Test("a revision reaches an exchange already added: the top site and a redirect's next")
