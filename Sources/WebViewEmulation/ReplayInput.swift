@@ -18,6 +18,11 @@ public final class ReplayInput: Sendable {
     public let facts: [ExchangeFacts]
     /// The main frame's first document load (hop 0), when there is one.
     public let firstDocument: Int?
+    /// Where the main frame's page was, as far as the recording tells: the last hop of the
+    /// first document load, or, when the recording holds no document load (the page came
+    /// from the browser's cache, or the capture began after it), the http(s) Referer of the
+    /// main frame's first request that names one.
+    public let recordedPage: RequestTarget?
     /// The page loads a prefetch config matched, with what each planned call met (PF1, PF2).
     public let prefetchPages: [PrefetchPage]
 
@@ -84,7 +89,21 @@ public final class ReplayInput: Sendable {
         }
         self.facts = facts
         prefetchPages = scenario.prefetch.map { Self.matchPrefetch($0, exchanges) } ?? []
-        firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
+        let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
+        self.firstDocument = firstDocument
+        recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
+    }
+
+    static func recordedPage(_ exchanges: [Exchange], firstDocument: Int?) -> RequestTarget? {
+        let page: RequestTarget?
+        if let firstDocument {
+            page = exchanges.last { ($0.redirect?.chainStart ?? $0.sequence) == firstDocument }?.request.target
+        } else {
+            page = exchanges.lazy.filter { $0.frame.kind == .main && $0.initiator != .native }
+                .compactMap { $0.request.headers.first("Referer").flatMap(RequestTarget.init) }.first
+        }
+        guard let page, page.scheme == "http" || page.scheme == "https" else { return nil }
+        return page
     }
 
     /// PF1, PF2: for each main-frame page load a config entry matches, the calls native

@@ -65,11 +65,9 @@ public struct WebViewEmulator: Sendable {
         for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
         var appPageEnd = exchanges.count
         // A4: where the recorded page was, whose own static files the app bundles with it.
-        var bundledOrigin: RequestTarget?
+        let bundledOrigin = app != nil ? input.recordedPage : nil
         if app != nil, let first = input.firstDocument {
             appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
-            let page = exchanges.last { ($0.redirect?.chainStart ?? $0.sequence) == first }?.request.target
-            if let page, page.scheme == "http" || page.scheme == "https" { bundledOrigin = page }
         }
         // A4: loads answered from the bundle, by the sequence of their first hop.
         var bundledChains = Set<Int>()

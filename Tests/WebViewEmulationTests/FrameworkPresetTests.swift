@@ -185,6 +185,18 @@ struct FrameworkPresetTests {
         #expect(result.outcomes[5].cookieDifferences.map(\.name).sorted() == ["s", "t"])
         // Without an app page every load goes to the server as recorded.
         #expect(M.run([page, script, style, image, cdn, api], "plain").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+
+        // A recording without the page's load (a cache hit, a capture begun late): the page
+        // is the one its requests' Referer names, and its own files are still the bundle's.
+        func referred(_ e: Exchange, _ sequence: Int) -> Exchange {
+            var e = e
+            e.sequence = sequence
+            e.request.headers.append(HeaderField("Referer", "https://m.example.com/cart"))
+            return e
+        }
+        let pageless = M.run([referred(style, 0), referred(image, 1), referred(cdn, 2)], "capacitor")
+        #expect(pageless.outcomes[0].changes.map(\.rule) == ["A4"] && pageless.outcomes[1].changes.map(\.rule) == ["A4"])
+        #expect(pageless.outcomes[2].cookieDifferences.first?.rules.contains("A2") == true)
     }
 
     @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")
