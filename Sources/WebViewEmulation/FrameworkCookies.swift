@@ -15,8 +15,11 @@ public struct CapacitorCookies: Mitigation {
             scriptCookieWritten: { write in
                 // CAP2: no bridge in an iframe, so its document.cookie is WebKit's.
                 guard write.inMainFrame else { return ScriptWriteEffect(copy: nil, acceptedCrossSite: false) }
-                // CAPC1: the redefined setter prompt()s into HTTPCookieStorage.shared, not WebJar.
-                return ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time, rule: "CAPC1"), acceptedCrossSite: false, pageWrite: .replaced(by: "CAPC1"))
+                // CAPC1: the redefined setter prompt()s into HTTPCookieStorage.shared, not WebJar;
+                // CAPC2: the native setter then copies NativeJar to WebJar, each cookie by an
+                // asynchronous WKHTTPCookieStore.setCookie from the main queue (as C7's).
+                let back = JarCopy(to: .web, due: write.time + write.profile.cookieStoreSyncDelay, rule: "CAPC2")
+                return ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time, rule: "CAPC1"), acceptedCrossSite: false, pageWrite: .replaced(by: "CAPC1", copiedBack: back))
             },
             nativeResponseCompleted: { _ in
                 // CAPC2: syncCookiesToWebView after each native response.

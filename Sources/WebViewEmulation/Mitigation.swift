@@ -196,8 +196,9 @@ public struct ScriptWriteEffect: Sendable, Hashable {
     /// What becomes of the write in WebJar, where the page's own setter puts it.
     public enum PageWrite: Sendable, Hashable {
         case kept
-        /// The setter is redefined and writes elsewhere instead (CAPC1).
-        case replaced(by: RuleID)
+        /// The setter is redefined and writes elsewhere instead (CAPC1); the write reaches
+        /// WebJar only by `copiedBack`, when there is one (CAPC2).
+        case replaced(by: RuleID, copiedBack: JarCopy?)
         /// The write is stored nowhere (CDV2, ION2).
         case lost(by: RuleID)
     }

@@ -582,15 +582,21 @@ public struct WebViewEmulator: Sendable {
             case .scriptSet:
                 let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
                 let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)) }
-                // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of WebJar.
-                let keptOutBy = effects.lazy.compactMap { effect -> RuleID? in
+                // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of
+                // WebJar; CAPC2: one that writes elsewhere may copy it back later.
+                let keptOut = effects.lazy.compactMap { effect -> (rule: RuleID, copiedBack: JarCopy?)? in
                     switch effect.pageWrite {
                     case .kept: return nil
-                    case .replaced(let rule), .lost(let rule): return rule
+                    case .replaced(let rule, let back): return (rule, back)
+                    case .lost(let rule): return (rule, nil)
                     }
                 }.first
-                if let rule = keptOutBy {
-                    jars.block(event.cookie.name, from: .web, by: rule)
+                if let keptOut, let back = keptOut.copiedBack {
+                    var via = origin
+                    via.rules = [keptOut.rule]
+                    jars.copy(event.cookie, to: .web, due: back.due, rule: back.rule, origin: via)
+                } else if let keptOut {
+                    jars.block(event.cookie.name, from: .web, by: keptOut.rule)
                 } else {
                     jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
                 }

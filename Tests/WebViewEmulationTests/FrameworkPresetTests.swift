@@ -199,6 +199,25 @@ struct FrameworkPresetTests {
         #expect(pageless.outcomes[2].cookieDifferences.first?.rules.contains("A2") == true)
     }
 
+    @Test("capacitor-http-cookies: a document.cookie write lands in NativeJar and reaches WebJar by the native setter's asynchronous copy (CAPC1, CAPC2)")
+    func capacitorCookiesCopyBack() {
+        // A server page, its bridged XHR without `js`, then two images WebKit loads with it:
+        // the page's script wrote it between the XHR and the first image.
+        let help = M.exchange(1, at: 1, "GET", "https://m.example.com/help", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
+        let api = M.exchange(2, at: 2, "GET", "https://m.example.com/api/help", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")])
+        func image(_ sequence: Int) -> Exchange {
+            M.exchange(sequence, at: Double(sequence), "GET", "https://m.example.com/img/\(sequence).png", headers: [("Sec-Fetch-Dest", "image"), ("Sec-Fetch-Mode", "no-cors"), ("Cookie", "js=1")])
+        }
+        let result = M.run([M.page, help, api, image(3), image(4)], "capacitor-http-cookies")
+        // Right after the write the copy may not have landed: only if the script wrote late.
+        let first = result.outcomes[3].cookieDifferences
+        #expect(first.count == 1 && first[0].name == "js" && !first[0].certain)
+        #expect(first.first.map { $0.rules.contains("CAPC1") && $0.rules.contains("CAPC2") } == true)
+        #expect(first.first.map { $0.likelihood > 0 && $0.likelihood < 0.1 } == true)
+        // A second later WebJar holds it.
+        #expect(result.outcomes[4].cookieDifferences.isEmpty)
+    }
+
     @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")
     func bridgeInMainFrameOnly() {
         let frame = M.exchange(1, at: 1, "GET", "https://m.example.com/frame", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "iframe"), ("Sec-Fetch-Mode", "navigate"), ("Referer", "https://m.example.com/cart")])
