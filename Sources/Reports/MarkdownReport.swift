@@ -3,11 +3,23 @@ import Findings
 
 /// Markdown for a CI job summary: the matrix, the gate's verdict when there is one, and
 /// the findings grouped by preset and code.
+///
+/// A job summary has a size limit (GitHub Actions refuses a step summary over 1 MiB and
+/// shows none), so the report stays within `limit` bytes: the verdict, the matrix and each
+/// code's most important findings always; the other findings, folded, as far as the limit
+/// allows, with a count of those left out and the command that lists them all.
 public struct MarkdownReport: Sendable {
     public var redactor: Redactor
+    /// The most bytes the report takes (`jobSummaryLimit` unless told).
+    public var limit: Int
+    /// Under GitHub Actions' 1 MiB limit for a step summary.
+    public static let jobSummaryLimit = 1_000_000
+    /// New findings listed in the gate's table; the rest are counted.
+    public static let gateRowsShown = 100
 
-    public init(showSecrets: Bool, secrets: SecretNames = .default) {
+    public init(showSecrets: Bool, secrets: SecretNames = .default, limit: Int = Self.jobSummaryLimit) {
         self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
+        self.limit = limit
     }
 
     public func render(_ model: ReportModel, gate: Gate.Result? = nil) -> String {
@@ -23,8 +35,11 @@ public struct MarkdownReport: Sendable {
             out += ": \(gate.new.count) new, \(gate.fixed.count) fixed, \(gate.unchanged.count) unchanged.\n\n"
             if !gate.failing.isEmpty {
                 out += "| new finding | preset | recording | exchange | rules |\n| --- | --- | --- | --- | --- |\n"
-                for f in gate.failing {
+                for f in gate.failing.prefix(Self.gateRowsShown) {
                     out += "| \(f.code.rawValue) | \(f.preset) | \(escape(f.recording)) | #\(f.sequence) \(f.method) \(escape(f.url)) | \(f.rules.map(\.rawValue).joined(separator: ", ")) |\n"
+                }
+                if gate.failing.count > Self.gateRowsShown {
+                    out += "\n\(gate.failing.count - Self.gateRowsShown) more new finding(s): `h5replay report --run \(run.id ?? 0)` lists them by preset.\n"
                 }
                 out += "\n"
             }
@@ -48,22 +63,63 @@ public struct MarkdownReport: Sendable {
                 out += "| \(escape(recording)) | \(preset) | " + (o + p).joined(separator: " | ") + " |\n"
             }
         }
+        // Each code's most important findings are written whatever the limit; what they
+        // leave of it goes to the rest, folded, in the order they come.
+        struct Group {
+            var heading: String
+            var rest: ArraySlice<Finding>
+        }
+        var groups: [Group] = []
+        var shownBytes = 0
+        var byPreset: [String: [Finding]] = [:]
+        for f in model.findings { byPreset[f.preset, default: []].append(f) }
         for preset in model.presets {
-            let findings = model.findings.filter { $0.preset == preset }
-            guard !findings.isEmpty else { continue }
-            out += "\n### \(preset)\n\n\(escape(model.summary(preset: preset)))\n"
+            guard let findings = byPreset[preset] else { continue }
+            var heading = "\n### \(preset)\n\n\(escape(model.summary(preset: preset)))\n"
+            var byCode: [FindingCode: [Finding]] = [:]
+            for f in findings { byCode[f.code, default: []].append(f) }
             for code in FindingCode.allCases {
-                let list = findings.filter { $0.code == code }.sorted(by: Finding.moreImportant)
-                guard !list.isEmpty else { continue }
-                out += "\n**\(code.rawValue)** (\(list.count))\n\n"
-                for f in list.prefix(TableReport.shownPerCode) { out += line(f) }
-                if list.count > TableReport.shownPerCode {
-                    // The rest folded, as GitHub renders <details> in a job summary.
-                    out += "\n<details><summary>\(list.count - TableReport.shownPerCode) more, less important</summary>\n\n"
-                    for f in list.dropFirst(TableReport.shownPerCode) { out += line(f) }
-                    out += "\n</details>\n"
-                }
+                guard let list = byCode[code]?.sorted(by: Finding.moreImportant) else { continue }
+                heading += "\n**\(code.rawValue)** (\(list.count))\n\n"
+                for f in list.prefix(TableReport.shownPerCode) { heading += line(f) }
+                groups.append(Group(heading: heading, rest: list.dropFirst(TableReport.shownPerCode)))
+                shownBytes += heading.utf8.count
+                heading = ""
             }
+        }
+        // Room is kept for a note under each group that may lose findings, and for the last
+        // line, until a group is written whole.
+        let noteRoom = 80, lastLineRoom = 240
+        var left = limit - out.utf8.count - shownBytes - lastLineRoom - noteRoom * groups.lazy.filter { !$0.rest.isEmpty }.count
+        var omitted = 0
+        for group in groups {
+            out += group.heading
+            guard !group.rest.isEmpty else { continue }
+            // The rest folded, as GitHub renders <details> in a job summary.
+            let open = "\n<details><summary>\(group.rest.count) more, less important</summary>\n\n"
+            let close = "\n</details>\n"
+            var room = left - open.utf8.count - close.utf8.count
+            var lines = ""
+            var written = 0
+            for f in group.rest {
+                let text = line(f)
+                guard text.utf8.count <= room else { break }
+                room -= text.utf8.count
+                lines += text
+                written += 1
+            }
+            if written == group.rest.count {
+                out += open + lines + close
+                left += noteRoom - open.utf8.count - lines.utf8.count - close.utf8.count
+            } else {
+                omitted += group.rest.count - written
+                let folded = written > 0 ? open + lines + close : ""
+                out += folded + "\n\(group.rest.count - written) more, less important, left out of this summary.\n"
+                left -= folded.utf8.count
+            }
+        }
+        if omitted > 0 {
+            out += "\n\(omitted) finding(s) left out to keep this summary under \(limit) bytes: `h5replay report --run \(run.id ?? 0) --format html -o report.html` has them all.\n"
         }
         return out
     }

@@ -1,3 +1,4 @@
+import Findings
 import Foundation
 import Pipeline
 import HARFormat
@@ -70,6 +71,43 @@ struct ReportFormatTests {
         #expect(md.contains("**Gate failed: \(gate.failing.count) new finding(s)** (no baseline)"))
         #expect(md.contains("### urlprotocol-naive"))
         _ = store
+    }
+
+    @Test("Markdown stays within a job summary's limit: every code's most important findings, the rest as far as it allows, and a count of what is left out")
+    func markdownWithinLimit() throws {
+        let (_, replayed) = try Self.replayed()
+        // The run's findings as if from 200 recordings.
+        var findings: [Finding] = []
+        for copy in 0..<200 {
+            for var f in replayed.findings {
+                f.recording += "-\(copy)"
+                findings.append(f)
+            }
+        }
+        let recordings = replayed.recordings.flatMap { name in (0..<200).map { "\(name)-\($0)" } }
+        let model = ReportModel(run: replayed.run, recordings: recordings, presets: replayed.presets, findings: findings)
+        let whole = MarkdownReport(showSecrets: false, limit: .max).render(model)
+        #expect(!whole.contains("left out"))
+        let limit = 60_000
+        #expect(whole.utf8.count > 2 * limit, "the run is large enough to be cut")
+        let cut = MarkdownReport(showSecrets: false, limit: limit).render(model)
+        #expect(cut.utf8.count <= limit)
+        // The matrix and each code's three most important findings are all there.
+        #expect(cut.contains("| login-redirect-199 |"))
+        // Those are the lines right under each `**CODE** (n)`.
+        var top: [Substring] = []
+        var underCode = false
+        for line in whole.split(separator: "\n") {
+            if line.hasPrefix("**") { underCode = true } else if line.hasPrefix("- `") { if underCode { top.append(line) } } else { underCode = false }
+        }
+        #expect(top.count >= 3 && top.allSatisfy { cut.contains($0) })
+        // What is left out is counted, and the counts add up.
+        let listed = cut.split(separator: "\n").filter { $0.hasPrefix("- `") }.count
+        let leftOut = cut.split(separator: "\n").compactMap { line -> Int? in
+            line.hasSuffix("more, less important, left out of this summary.") ? Int(line.prefix { $0 != " " }) : nil
+        }.reduce(0, +)
+        #expect(leftOut > 0 && listed + leftOut == findings.count)
+        #expect(cut.contains("\(leftOut) finding(s) left out to keep this summary under 60000 bytes: `h5replay report --run \(model.run.id ?? 0) --format html -o report.html` has them all."))
     }
 
     @Test("HTML: self-contained, with the matrix, expected vs actual, the redirect chain and both jars' timelines")
