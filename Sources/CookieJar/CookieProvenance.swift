@@ -314,8 +314,12 @@ public struct CookieProvenance: Sendable, Hashable {
                 carried.append(SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
             }
             // A cookie the jar would send that the request lacks was deleted by script, unless
-            // its path was a guess that a narrower one explains.
-            for (i, cookie) in expected.enumerated() where evidence && !accounted[i] && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key)) {
+            // its path was a guess that a narrower one explains. Not on a third-party request:
+            // the recording engine's third-party cookie policy (WebKit's full third-party
+            // cookie blocking, a web view's page on the app's own scheme, SameSite) may have
+            // kept it off, and a page's script cannot delete another site's cookie.
+            let lackShowsDeletion = evidence && !exchange.frame.thirdParty
+            for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key)) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
                     events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
                     continue

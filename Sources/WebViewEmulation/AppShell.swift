@@ -128,8 +128,12 @@ public enum CORSCheck {
         } else if credentialed, response.first("Access-Control-Allow-Credentials")?.lowercased() != "true" {
             return .noAllowCredentials
         }
-        // An EventSource is never preflighted: WebKit sends it as it is (ES1).
-        if e.initiator != .eventSource, let because = preflightReason(e.request), !answeredPreflight(for: e, from: origin, in: exchanges) {
+        // An EventSource is never preflighted: WebKit sends it as it is (ES1). A request the
+        // recording's own engine sent from this origin went out only once its preflight had
+        // passed (or was cached): a recording made in the app itself need not show the
+        // OPTIONS, and Web Inspector's HAR lists none.
+        let sentFromOrigin = e.request.headers.first("Origin")?.trimmingOWS.lowercased() == origin
+        if e.initiator != .eventSource, !sentFromOrigin, let because = preflightReason(e.request), !answeredPreflight(for: e, from: origin, in: exchanges) {
             return .preflightUnanswered(because: because)
         }
         return nil

@@ -77,6 +77,24 @@ struct CookieProvenanceTests {
         #expect(p.inferred[1].first?.cookie.name == "tmp")
     }
 
+    @Test("a third-party request without a cookie the jar holds shows no deletion: the recording engine's third-party policy may have kept it off")
+    func thirdPartyLackIsNoDeletion() {
+        // The API is third-party to the page (an app page on its own scheme, or another
+        // site): its login's cookie is missing from the next call, as WebKit's full
+        // third-party cookie blocking sends it.
+        var exchanges = [
+            Self.exchange(0, at: 0, "https://m.shop.example/"),
+            Self.exchange(1, at: 1, "https://api.other.example/login", setCookie: ["sid=1; Path=/; Secure; SameSite=None"]),
+            Self.exchange(2, at: 2, "https://api.other.example/me"),
+        ]
+        for k in 1...2 { exchanges[k].frame = Frame(kind: .main, thirdParty: true) }
+        let p = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: exchanges))
+        #expect(p.inferred[2].isEmpty)
+        // The same lack on a first-party request is a script's deletion.
+        exchanges[2].frame = Frame(kind: .main, thirdParty: false)
+        #expect(CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: exchanges)).inferred[2].map(\.kind) == [.scriptDeleted])
+    }
+
     @Test("a cookie only ever carried under one directory is that directory's cookie, not deleted by the next request outside it")
     func pathNarrowed() throws {
         // pcap2har's out-of-order: dcPrevPath goes to /home/... twice and to no other path.

@@ -44,6 +44,10 @@ struct FrameworkPresetTests {
         #expect(check([("Access-Control-Allow-Origin", origin)], request: [("X-Token", "t")]) == .preflightUnanswered(because: "the header X-Token"))
         let preflight = M.exchange(0, at: 0.5, "OPTIONS", Self.api + "/v1/x", headers: [("Access-Control-Request-Method", "PUT")], status: 204, responseHeaders: [("Access-Control-Allow-Origin", origin)])
         #expect(check([("Access-Control-Allow-Origin", origin)], method: "PUT", before: [preflight]) == nil)
+        // Recorded in the app itself (Origin: the app's): the engine sent it after its
+        // preflight passed, though the recording shows none; another origin's proves nothing.
+        #expect(check([("Access-Control-Allow-Origin", origin)], request: json + [("Origin", origin)], method: "POST") == nil)
+        #expect(check([("Access-Control-Allow-Origin", origin)], request: json + [("Origin", "https://m.example.com")], method: "POST") == .preflightUnanswered(because: "the Content-Type application/json"))
         // The engine's own headers never ask for a preflight.
         #expect(check([("Access-Control-Allow-Origin", origin)], request: [("User-Agent", "x"), ("Referer", "capacitor://localhost/"), ("Sec-Fetch-Mode", "cors"), ("Accept", "*/*")]) == nil)
         // An EventSource's reconnection carries Last-Event-ID, which would ask a script's
