@@ -237,11 +237,22 @@ public enum Rank: String, Sendable, Hashable, Codable, Comparable, CaseIterable 
     /// At least as important as `floor`.
     public func reaches(_ floor: Rank) -> Bool { self <= floor }
 
-    /// The rank of a request by its initiator and frame.
+    /// The rank of a request by its initiator and frame. A request the app's own page sent
+    /// (its Origin or Referer on the app's scheme, capacitor://localhost) is the app's
+    /// traffic: every server is another site to that page, its API's too, so its rank
+    /// goes by initiator (name third parties with the scenario's `firstPartySites`).
     public static func of(_ e: Exchange) -> Rank {
-        if e.frame.thirdParty { return .thirdParty }
+        if e.frame.thirdParty && !issuedByAppPage(e) { return .thirdParty }
         if e.initiator.isDocument && e.frame.kind == .main { return .document }
         if e.initiator.isScripted { return .api }
         return .subresource
+    }
+
+    /// Whether the page that sent the request, as its Origin, else its Referer, names it,
+    /// is on a scheme of the app's own (not http or https).
+    static func issuedByAppPage(_ e: Exchange) -> Bool {
+        let headers = e.request.headers
+        guard let page = (headers.first("Origin").flatMap(RequestTarget.init)) ?? headers.first("Referer").flatMap(RequestTarget.init) else { return false }
+        return page.scheme != "http" && page.scheme != "https"
     }
 }

@@ -254,6 +254,17 @@ public enum ExchangeClassifier {
         exchange.request.target.map { Site.of(host: $0.host) }
     }
 
+    /// The site of the page that issued a request, as its Referer, else its Origin, names
+    /// it; nil when neither does. A capture made on the device holds the app's API calls but
+    /// not its page, served by the app itself: `Origin: capacitor://localhost` names it.
+    public static func issuingPageSite(of exchange: Exchange) -> String? {
+        let headers = exchange.request.headers
+        for name in ["Referer", "Origin"] {
+            if let value = headers.first(name), let page = RequestTarget(value) { return Site.of(host: page.host) }
+        }
+        return nil
+    }
+
     // MARK: - One exchange at a time
 
     /// The classifier for exchanges that arrive one at a time in time order, as a streaming
@@ -266,7 +277,8 @@ public enum ExchangeClassifier {
     /// exchange already added:
     /// - a 3xx learns its `redirect.next` when the request for its Location arrives;
     /// - the top-level site is the first main-frame document's site (`Recording.topLevelSite`);
-    ///   until one arrives the site of the first exchange from the web view stands in, and
+    ///   until one arrives the site of the page the first exchange from the web view names
+    ///   (its Referer or Origin), else that exchange's own site, stands in, and
     ///   the exchanges before the document are revised against the document's site;
     /// - a document without Sec-Fetch-Dest is the main frame's until the page before it and
     ///   then the document itself go on loading side by side, or the page goes on loading
@@ -431,7 +443,7 @@ public enum ExchangeClassifier {
             // The app's native requests (NC1) say nothing of the page's site.
             if !topSiteSettled && exchange.initiator != .native {
                 if !topSiteGuessed {
-                    topSite = site
+                    topSite = ExchangeClassifier.issuingPageSite(of: exchange) ?? site
                     topSiteGuessed = true
                 }
                 if exchange.initiator.isDocument && inputFrame == .main {

@@ -23,8 +23,12 @@ public struct Recording: Sendable, Hashable, Codable {
 
     /// The first top-level document's site, the default first party (BEHAVIOUR.md section 4).
     public var topLevelSite: String? {
-        let document = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main } ?? exchanges.first { $0.initiator != .native }
-        return document?.request.target.map { Site.of(host: $0.host) }
+        if let document = exchanges.first(where: { $0.initiator.isDocument && $0.frame.kind == .main }) {
+            return document.request.target.map { Site.of(host: $0.host) }
+        }
+        // No page load recorded: the page the first request from the web view names.
+        guard let first = exchanges.first(where: { $0.initiator != .native }) else { return nil }
+        return ExchangeClassifier.issuingPageSite(of: first) ?? first.request.target.map { Site.of(host: $0.host) }
     }
 }
 

@@ -257,4 +257,20 @@ struct BuiltFlowFindingTests {
         #expect(finding(gap: 40, detector: FindingDetector(minLikelihood: 0.1)) == nil)
         #expect(finding(gap: 4, detector: FindingDetector(importantCookies: ["a*"]))?.rank == .important)
     }
+
+    @Test("rank: a request the app's own page sent ranks by initiator, though every server is another site to that page")
+    func appPageRank() {
+        func request(_ headers: [(String, String)], initiator: Initiator = .xhr, thirdParty: Bool = true) -> Exchange {
+            var e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "POST", url: "https://api.example.com/login", headers: headers.map { HeaderField($0.0, $0.1) }), response: RecordedResponse(status: 200))
+            e.initiator = initiator
+            e.frame = Frame(kind: .main, thirdParty: thirdParty)
+            return e
+        }
+        #expect(Rank.of(request([("Origin", "capacitor://localhost")])) == .api)
+        #expect(Rank.of(request([("Referer", "ionic://localhost/home")], initiator: .image)) == .subresource)
+        // Another site's page, or none named: third party.
+        #expect(Rank.of(request([("Origin", "https://m.shop.example")])) == .thirdParty)
+        #expect(Rank.of(request([])) == .thirdParty)
+        #expect(Rank.of(request([("Origin", "capacitor://localhost")], thirdParty: false)) == .api)
+    }
 }

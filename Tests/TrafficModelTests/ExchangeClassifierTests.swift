@@ -166,6 +166,25 @@ struct ExchangeClassifierTests {
         #expect(Recording(name: "r", sourceFormat: "har", exchanges: Array(list.dropLast())).topLevelSite == "other.example")
     }
 
+    @Test("without a page load, the page the first request names is the top site: a device capture of an app's API calls is third-party to its app page")
+    func topSiteFromTheIssuingPage() {
+        var list = [
+            exchange("POST", url: "https://api.example.com/login", headers: [("Origin", "capacitor://localhost"), ("Content-Type", "application/json")], body: "{}"),
+            exchange(url: "https://api.example.com/me", headers: [("Origin", "capacitor://localhost")], at: 1),
+        ]
+        for i in list.indices { list[i].sequence = i }
+        ExchangeClassifier.classify(&list)
+        #expect(list.map(\.frame.label) == ["main-3p", "main-3p"])
+        #expect(Recording(name: "r", sourceFormat: "har", exchanges: list).topLevelSite == "localhost")
+        // A Referer names the page too; with neither, the request's own site stands in.
+        var referred = [exchange(url: "https://cdn.b.example/app.js", headers: [("Referer", "https://m.a.example/home")])]
+        ExchangeClassifier.classify(&referred)
+        #expect(referred[0].frame.thirdParty)
+        var bare = [exchange(url: "https://cdn.b.example/app.js")]
+        ExchangeClassifier.classify(&bare)
+        #expect(!bare[0].frame.thirdParty)
+    }
+
     @Test("body kinds", arguments: [
         ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b--", BodyKind.formData),
         ("multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"f\"; FileName=\"x.png\"\r\n\r\n1\r\n--b--", .formDataWithFile),
