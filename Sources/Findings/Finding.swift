@@ -248,11 +248,10 @@ public enum Rank: String, Sendable, Hashable, Codable, Comparable, CaseIterable 
         return .subresource
     }
 
-    /// Whether the page that sent the request, as its Origin, else its Referer, names it,
-    /// is on a scheme of the app's own (not http or https).
+    /// Whether the page that sent the request is on a scheme of the app's own (not http or
+    /// https).
     static func issuedByAppPage(_ e: Exchange) -> Bool {
-        let headers = e.request.headers
-        guard let page = (headers.first("Origin").flatMap(RequestTarget.init)) ?? headers.first("Referer").flatMap(RequestTarget.init) else { return false }
+        guard let page = e.request.issuingPage else { return false }
         return page.scheme != "http" && page.scheme != "https"
     }
 }

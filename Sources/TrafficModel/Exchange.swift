@@ -218,6 +218,13 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
         self.bodyFitsHeaderValue = Self.fitsHeaderValue(body)
     }
 
+    /// The page that issued the request, as its Referer, else its Origin, names it; nil when
+    /// neither does. A capture made on the device holds an app's API calls but not its page,
+    /// which the app serves itself: `Origin: capacitor://localhost` names it.
+    public var issuingPage: RequestTarget? {
+        headers.first("Referer").flatMap(RequestTarget.init) ?? headers.first("Origin").flatMap(RequestTarget.init)
+    }
+
     static func fitsHeaderValue(_ body: Data) -> Bool {
         body.withUnsafeBytes { bytes in !bytes.contains { $0 == 0x0A || $0 == 0x0D || $0 >= 0xC4 } }
     }

@@ -254,16 +254,6 @@ public enum ExchangeClassifier {
         exchange.request.target.map { Site.of(host: $0.host) }
     }
 
-    /// The site of the page that issued a request, as its Referer, else its Origin, names
-    /// it; nil when neither does. A capture made on the device holds the app's API calls but
-    /// not its page, served by the app itself: `Origin: capacitor://localhost` names it.
-    public static func issuingPageSite(of exchange: Exchange) -> String? {
-        let headers = exchange.request.headers
-        for name in ["Referer", "Origin"] {
-            if let value = headers.first(name), let page = RequestTarget(value) { return Site.of(host: page.host) }
-        }
-        return nil
-    }
 
     // MARK: - One exchange at a time
 
@@ -443,7 +433,7 @@ public enum ExchangeClassifier {
             // The app's native requests (NC1) say nothing of the page's site.
             if !topSiteSettled && exchange.initiator != .native {
                 if !topSiteGuessed {
-                    topSite = ExchangeClassifier.issuingPageSite(of: exchange) ?? site
+                    topSite = exchange.request.issuingPage.map { Site.of(host: $0.host) } ?? site
                     topSiteGuessed = true
                 }
                 if exchange.initiator.isDocument && inputFrame == .main {
@@ -489,8 +479,9 @@ public enum ExchangeClassifier {
         /// of its own to load. One that did load something is a suspect, an iframe's or a
         /// page left for a while (a back navigation restores a page from the back-forward
         /// cache without a request). A request the suspect refers to after that shows it
-        /// loading beside the page: it was an iframe's, and so were the requests it referred. Returns the revision of
-        /// those already added; `exchange` itself is then the iframe's.
+        /// loading beside the page: it was an iframe's, and so were the requests it
+        /// referred. Returns the revision of those already added; `exchange` itself is then
+        /// the iframe's.
         mutating func followMainFrame(_ exchange: inout Exchange, sequence: Int, chainStart: Int?) -> [Revision] {
             if exchange.initiator.isDocument {
                 let url = ExchangeClassifier.normalize(exchange.request)

@@ -28,7 +28,7 @@ public struct Recording: Sendable, Hashable, Codable {
         }
         // No page load recorded: the page the first request from the web view names.
         guard let first = exchanges.first(where: { $0.initiator != .native }) else { return nil }
-        return ExchangeClassifier.issuingPageSite(of: first) ?? first.request.target.map { Site.of(host: $0.host) }
+        return (first.request.issuingPage ?? first.request.target).map { Site.of(host: $0.host) }
     }
 }
 

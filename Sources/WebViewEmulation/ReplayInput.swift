@@ -20,8 +20,9 @@ public final class ReplayInput: Sendable {
     public let firstDocument: Int?
     /// Where the main frame's page was, as far as the recording tells: the last hop of the
     /// first document load, or, when the recording holds no document load (the page came
-    /// from the browser's cache, or the capture began after it), the http(s) Referer of the
-    /// main frame's first request that names one.
+    /// from the browser's cache, or the capture began after it), the page named by the
+    /// main frame's first request that names one (its Referer, else its Origin): http(s)
+    /// only.
     public let recordedPage: RequestTarget?
     /// The page loads a prefetch config matched, with what each planned call met (PF1, PF2).
     public let prefetchPages: [PrefetchPage]
@@ -100,7 +101,7 @@ public final class ReplayInput: Sendable {
             page = exchanges.last { ($0.redirect?.chainStart ?? $0.sequence) == firstDocument }?.request.target
         } else {
             page = exchanges.lazy.filter { $0.frame.kind == .main && $0.initiator != .native }
-                .compactMap { $0.request.headers.first("Referer").flatMap(RequestTarget.init) }.first
+                .compactMap(\.request.issuingPage).first
         }
         guard let page, page.scheme == "http" || page.scheme == "https" else { return nil }
         return page

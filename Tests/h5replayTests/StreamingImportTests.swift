@@ -80,7 +80,7 @@ struct StreamingImportTests {
                     continue
                 }
                 #expect(result.status == 0, "\(capture.lastPathComponent): \(result.stderr)")
-                try whole.save(recordings.map { ($0, CookieProvenance(recording: $0)) })
+                _ = try whole.save(recordings.map { ($0, CookieProvenance(recording: $0)) })
                 exchanges += recordings.reduce(0) { $0 + $1.exchanges.count }
                 if let r = recordings.first, r.diagnostics.contains(where: { $0.sequence == nil }), r.diagnostics.contains(where: { $0.sequence != nil }) { bothKinds += 1 }
                 try Self.compare(try ReportStore.open(path: streamedPath), whole, file: capture.lastPathComponent + (split ? " --split client" : ""))
@@ -145,7 +145,7 @@ struct StreamingImportTests {
             }
             #expect(result.status == 0, "\(har.lastPathComponent): \(result.stderr)")
             let whole = try ReportStore.open(path: dir.appendingPathComponent("w\(k).sqlite").path)
-            try whole.save(recordings.map { ($0, CookieProvenance(recording: $0)) })
+            _ = try whole.save(recordings.map { ($0, CookieProvenance(recording: $0)) })
             exchanges += recordings.reduce(0) { $0 + $1.exchanges.count }
             try Self.compare(try ReportStore.open(path: streamedPath), whole, file: har.lastPathComponent)
         }
