@@ -26,7 +26,9 @@ extension H5Replay {
 
                 Ranks, most important first: important (a cookie a scenario names in
                 importantCookies), document (the main frame's document), api (first-party
-                XHR, fetch, beacon), subresource, third-party.
+                XHR, fetch, beacon), subresource, third-party. A page on the app's own
+                scheme (capacitor://localhost) is another site to every server, so its
+                requests rank by what sent them: its API calls rank api.
                 """)
 
         enum Bar: String, ExpressibleByArgument, CaseIterable { case error, warning }
