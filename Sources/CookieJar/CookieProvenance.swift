@@ -154,7 +154,7 @@ public struct CookieProvenance: Sendable, Hashable {
         public var path: String
         public var isSecure: Bool
         public var cookies: [(name: String, value: String)]
-        /// Whether the request is evidence of what it lacked (E1-E4 say when it is not).
+        /// Whether the request is evidence of what it lacked (E1-E5 say when it is not).
         public var isEvidence: Bool
 
         public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: [HeaderField], isEvidence: Bool = true) {
@@ -253,7 +253,7 @@ public struct CookieProvenance: Sendable, Hashable {
             let recorded = CookieProvenance.requestCookies(exchange.request.headers)
             let expected = jar.cookies(for: target, at: time)
             let firstToSite = !sitesSeen.contains(target.site)
-            // E1-E4: a request that got no response, whose headers were not recorded, that
+            // E1-E5: a request that got no response, whose headers were not recorded, that
             // came from cache or was cut short says what it carried, never what it lacked:
             // it does not make its site seen, bound a script write's window, or show a
             // deletion.

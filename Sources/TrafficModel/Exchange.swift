@@ -128,7 +128,7 @@ public struct Exchange: Sendable, Hashable, Codable {
     public var endedAt: Double { startedAt + max(duration, 0) }
 }
 
-/// Why a recorded request is not evidence of which cookies the page had (rules E1-E4).
+/// Why a recorded request is not evidence of which cookies the page had (rules E1-E5).
 public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
     /// E1: the request got no response (status 0: aborted, blocked, failed); exporters
     /// record only provisional headers for it.
@@ -139,6 +139,8 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
     case fromCache = "from-cache"
     /// E4: a captured request cut short by a gap.
     case requestCut = "request-cut"
+    /// E5: the engine's CORS preflight, which never carries credentials.
+    case corsPreflight = "cors-preflight"
 
     /// The rule that says so.
     public var rule: String {
@@ -147,6 +149,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         case .noRequestHeaders: return "E2"
         case .fromCache: return "E3"
         case .requestCut: return "E4"
+        case .corsPreflight: return "E5"
         }
     }
 
@@ -157,6 +160,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         case .noRequestHeaders: return "no request headers recorded"
         case .fromCache: return "served from cache or by a service worker: the page's request reached no network"
         case .requestCut: return "the captured request is cut short by a gap"
+        case .corsPreflight: return "a CORS preflight: the engine sends it without cookies"
         }
     }
 }

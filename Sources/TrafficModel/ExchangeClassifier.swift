@@ -135,6 +135,11 @@ public enum ExchangeClassifier {
         }
     }
 
+    /// Whether a request is an engine's CORS preflight: OPTIONS naming the method to come.
+    public static func isPreflight(_ request: RecordedRequest) -> Bool {
+        request.method == "OPTIONS" && request.headers.first("Access-Control-Request-Method") != nil
+    }
+
     /// Whether a request is an `EventSource`'s (ES1): a GET with exactly the headers
     /// engines give it (WebKit's and Chromium's EventSource: `Accept: text/event-stream`
     /// and `Cache-Control: no-cache`, `Last-Event-ID` on a reconnection) and no script
@@ -415,6 +420,8 @@ public enum ExchangeClassifier {
             }
 
             if exchange.initiator == .native { countNative(exchange) }
+            // E5: the engine's CORS preflight carries no cookies, whatever the jar holds.
+            if exchange.evidenceGap == nil, ExchangeClassifier.isPreflight(exchange.request) { exchange.evidenceGap = .corsPreflight }
 
             // The frame: an iframe document, a request an iframe document referred, or the
             // frame of the chain a redirect target belongs to.

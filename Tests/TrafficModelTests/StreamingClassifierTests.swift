@@ -9,6 +9,7 @@ enum BatchClassifier {
         for i in exchanges.indices {
             exchanges[i].initiator = ExchangeClassifier.initiator(of: exchanges[i])
             exchanges[i].bodyKind = ExchangeClassifier.bodyKind(of: exchanges[i].request)
+            if exchanges[i].evidenceGap == nil, ExchangeClassifier.isPreflight(exchanges[i].request) { exchanges[i].evidenceGap = .corsPreflight }
         }
         linkRedirects(&exchanges)
         assignFrames(&exchanges)

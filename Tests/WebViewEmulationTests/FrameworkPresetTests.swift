@@ -58,6 +58,29 @@ struct FrameworkPresetTests {
         #expect(CORSCheck.check(stream, from: origin, in: [stream]) == nil)
     }
 
+    @Test("a recorded CORS preflight carries no cookies by the Fetch standard (E5): its lack shows no deletion, and no transport's cookies are compared on it")
+    func preflightIsNoEvidence() {
+        let page = M.exchange(0, at: 0, "GET", "https://m.shop.example/", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")],
+            responseHeaders: [("Set-Cookie", "sid=1; Domain=shop.example; Path=/; Secure")])
+        let cors = [("Access-Control-Allow-Origin", "https://m.shop.example"), ("Access-Control-Allow-Credentials", "true")]
+        let preflight = M.exchange(1, at: 1, "OPTIONS", "https://api.shop.example/cart", headers: [("Access-Control-Request-Method", "POST"), ("Origin", "https://m.shop.example"), ("Sec-Fetch-Mode", "cors")], status: 204, responseHeaders: cors)
+        let post = M.exchange(2, at: 1.1, "POST", "https://api.shop.example/cart", headers: [("Content-Type", "application/json"), ("Origin", "https://m.shop.example"), ("Cookie", "sid=1"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")],
+            body: Data("{}".utf8), responseHeaders: cors)
+        var list = [page, preflight, post]
+        ExchangeClassifier.classify(&list)
+        #expect(list[1].evidenceGap == .corsPreflight && list[2].evidenceGap == nil)
+        let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
+        let provenance = CookieProvenance(recording: recording)
+        #expect(provenance.inferred[1].isEmpty && provenance.inferred[2].isEmpty)
+        #expect(provenance.sent[2].map(\.kind) == [.serverSet])
+        for preset in ["urlprotocol-naive", "capacitor-http", "plain"] {
+            let result = M.run([page, preflight, post], preset)
+            #expect(result.outcomes[1].cookieDifferences.isEmpty && result.outcomes[1].changes.contains { $0.rule == "E5" }, "\(preset)")
+        }
+        // Without E5 the preflight's lack read as a script's deletion and the POST's cookie as a rewrite.
+        #expect(M.run([page, preflight, post], "capacitor-http").outcomes[2].cookieDifferences.allSatisfy { !$0.rules.contains("J3") })
+    }
+
     @Test("capacitor: the first document is the bundled page (A3); API cookies are third-party from iOS 14 (A2), not before")
     func capacitorOrigin() {
         let login = M.exchange(1, at: 1, "POST", Self.api + "/login", headers: [("Content-Type", "text/plain"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")], body: Data("u=a".utf8),
