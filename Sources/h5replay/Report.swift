@@ -11,7 +11,9 @@ extension H5Replay {
             discussion: """
                 The table shows the side-by-side matrix (recordings x presets, counts per
                 severity) and, per preset, the findings grouped by code. Markdown suits a CI
-                job summary; JUnit XML has one test case per recording and preset and a
+                job summary and stays under 1,000,000 bytes (GitHub shows none over 1 MiB):
+                each code's most important findings always, the rest as far as that allows,
+                then counted. JUnit XML has one test case per recording and preset and a
                 failure per error finding; HTML is one self-contained file with the matrix,
                 every finding with expected vs actual, the redirect chains and both cookie
                 jars' timelines. JSON is a stable object for scripts: {run, summary, matrix,
@@ -39,9 +41,6 @@ extension H5Replay {
 
         @Option(name: .shortAndLong, help: "Write the report to a file instead of standard output.")
         var output: String?
-
-        func validate() throws {
-        }
 
         func run() async throws {
             let store = try database.openExisting()
