@@ -12,8 +12,13 @@ extension H5Replay {
                 Each cookie a request carries is server-set (by which exchange and redirect
                 hop), script-set (inferred: written by script just before the request that
                 first carries it) or pre-existing (there before the flow began). Script writes
-                and deletions inferred at an exchange are listed under it. Cookie values are
+                and deletions inferred at an exchange are listed under it. An exchange that
+                is no evidence of the page's cookies says why (E1-E5). Cookie values are
                 redacted unless --show-secrets.
+
+                Examples:
+                  h5replay show login-redirect
+                  h5replay show login-redirect --format json > login-redirect.json
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, json }
