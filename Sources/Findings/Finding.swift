@@ -242,24 +242,9 @@ public enum Rank: String, Sendable, Hashable, Codable, Comparable, CaseIterable 
     /// traffic: every server is another site to that page, its API's too, so its rank
     /// goes by initiator (name third parties with the scenario's `firstPartySites`).
     public static func of(_ e: Exchange) -> Rank {
-        if e.frame.thirdParty && !issuedByAppPage(e) { return .thirdParty }
+        if e.frame.thirdParty && !e.request.issuedOnAppScheme { return .thirdParty }
         if e.initiator.isDocument && e.frame.kind == .main { return .document }
         if e.initiator.isScripted { return .api }
         return .subresource
-    }
-
-    /// Whether the page that sent the request (its Referer, else its Origin) is on a scheme
-    /// of the app's own, not http or https. Only the scheme is read: every third-party
-    /// finding asks.
-    static func issuedByAppPage(_ e: Exchange) -> Bool {
-        let headers = e.request.headers
-        guard let page = headers.first("Referer") ?? headers.first("Origin") else { return false }
-        let bytes = page.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8), colon != bytes.startIndex else { return false }
-        let scheme = bytes[..<colon]
-        func named(_ name: StaticString) -> Bool {
-            scheme.count == name.utf8CodeUnitCount && zip(scheme, UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)).allSatisfy { $0 | 0x20 == $1 }
-        }
-        return !named("http") && !named("https")
     }
 }

@@ -229,6 +229,17 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
         headers.first("Referer").flatMap(RequestTarget.init) ?? headers.first("Origin").flatMap(RequestTarget.init)
     }
 
+    /// Whether the page that issued the request (as `issuingPage` names it) is on a scheme
+    /// of an app's own, not http or https. Reads only the scheme: a report asks for every
+    /// third-party finding.
+    public var issuedOnAppScheme: Bool {
+        guard let page = headers.first("Referer") ?? headers.first("Origin"), let colon = page.utf8.firstIndex(of: UInt8(ascii: ":")),
+            colon > page.startIndex, page.utf8[colon...].starts(with: "://".utf8)
+        else { return false }
+        let scheme = page[..<colon].lowercased()
+        return scheme != "http" && scheme != "https"
+    }
+
     static func fitsHeaderValue(_ body: Data) -> Bool {
         body.withUnsafeBytes { bytes in !bytes.contains { $0 == 0x0A || $0 == 0x0D || $0 >= 0xC4 } }
     }

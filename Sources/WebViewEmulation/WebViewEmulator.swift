@@ -214,7 +214,7 @@ public struct WebViewEmulator: Sendable {
             // if CORS lets the app origin read it.
             if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax || e.initiator == .eventSource,
                 let target = e.request.target, target.scheme == "http" || target.scheme == "https",
-                !e.request.headers.contains("Access-Control-Request-Method"),  // the engine's own preflight
+                !ExchangeClassifier.isPreflight(e.request),  // the engine's own preflight (E5)
                 let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
             {
                 outcome.corsRules = ["A1", page.originRule]
