@@ -65,6 +65,7 @@ public final class ReplayInput: Sendable {
             }
             var crossOrigin = false
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
+            let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
             var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
             if !e.request.body.isEmpty {
                 switch e.bodyKind {
@@ -78,7 +79,7 @@ public final class ReplayInput: Sendable {
                 }
             }
             facts.append(ExchangeFacts(
-                documentURL: issuedUnder, crossOrigin: crossOrigin, frameDocument: frameDocument,
+                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, frameDocument: frameDocument,
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
                 opensProcessPool: hop == 0 && scenario.newProcessPool.contains { $0.matches(e) },
@@ -93,6 +94,30 @@ public final class ReplayInput: Sendable {
         let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
         self.firstDocument = firstDocument
         recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
+    }
+
+    /// Whether WebKit counts the request as third-party to the top-level page (N4): an
+    /// iframe's when its frame is on another site than the page; a main-frame request's when
+    /// its site is neither that of the main frame's document before it nor that of the page
+    /// it names (its Referer, else its Origin). A navigation of the main frame is first-party
+    /// to where it goes. False when nothing names an http(s) page: a page on an app's own
+    /// scheme is A2's, and a request no page names is not judged.
+    static func thirdPartyToPage(_ e: Exchange, issuedUnder document: RequestTarget?) -> Bool {
+        guard let target = e.request.target else { return false }
+        switch e.frame.kind {
+        case .iframe:
+            return e.frame.thirdParty
+        case .main where e.initiator.isDocument:
+            return false
+        default:
+            // The page is the main frame's document, or the Referer's when the request came
+            // from an iframe read as the main frame or from a page still unloading: third
+            // party only to both.
+            let headers = e.request.headers
+            let referer = headers.first("Referer").flatMap(RequestTarget.init)
+            let pages = [document, referer ?? headers.first("Origin").flatMap(RequestTarget.init)].compactMap { $0 }.filter { $0.scheme == "http" || $0.scheme == "https" }
+            return !pages.isEmpty && pages.allSatisfy { $0.site != target.site }
+        }
     }
 
     static func recordedPage(_ exchanges: [Exchange], firstDocument: Int?) -> RequestTarget? {
@@ -178,6 +203,9 @@ public final class ExchangeFacts: Sendable {
     public let documentURL: String?
     /// The request goes to another origin than that document's.
     public let crossOrigin: Bool
+    /// WebKit counts the request third-party to the top-level page (N4):
+    /// `ReplayInput.thirdPartyToPage(_:issuedUnder:)`.
+    public let thirdPartyToPage: Bool
     /// The document of the frame that issued it.
     public let frameDocument: RequestTarget?
     /// The response's Set-Cookie headers, parsed (unparsable ones left out).
@@ -202,12 +230,13 @@ public final class ExchangeFacts: Sendable {
     /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
     public let alternatives: [(Exchange, String)]
 
-    public init(documentURL: String?, crossOrigin: Bool, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
+    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool = false, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
         formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
         alternatives: [(Exchange, String)] = [])
     {
         self.documentURL = documentURL
         self.crossOrigin = crossOrigin
+        self.thirdPartyToPage = thirdPartyToPage
         self.frameDocument = frameDocument
         self.setCookies = setCookies
         self.previousHop = previousHop

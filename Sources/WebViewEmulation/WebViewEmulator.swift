@@ -228,13 +228,17 @@ public struct WebViewEmulator: Sendable {
                 continue
             }
             if let recorded = e.request.target {
+                // N4: WebKit's own request to another site than the page's (measured in WebKitGTK 2.50.6).
+                let keptOffByITP = profile.itp && !plan.intercepted && facts.thirdPartyToPage
                 // D1, D2: a request sent to an IP (HTTPDNS) reads and writes cookies under the IP.
                 let target = outcome.deliveredHost.map { recorded.with(host: $0) } ?? recorded
                 var header = CookieHeaderChoice(cookies: jars.cookies(in: plan.requestJar, for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
                 if outcome.deliveredHost != nil, let rule = outcome.deliveredHostRule { header.rule = rule }
-                if profile.itp, e.frame.kind == .iframe, e.frame.thirdParty, !plan.intercepted {
-                    // N4: ITP keeps cookies off a third-party iframe's requests.
-                    header = CookieHeaderChoice(cookies: [], side: .web, rule: "N4", fixedAtLoad: false)
+                if keptOffByITP {
+                    // N4: ITP keeps cookies off a request third-party to the page.
+                    header.rule = "N4"
+                    for c in header.cookies { header.withheld[c.name] = ("N4", "WebKit keeps a third-party cookie off the request: \(target.site) is another site than the page's and ITP is on") }
+                    header.cookies = []
                 } else if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
                     if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: time) }
                     outcome.note(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
@@ -261,10 +265,11 @@ public struct WebViewEmulator: Sendable {
                     outcome.note(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
                 }
                 // Response: Set-Cookie to the jar the transport writes, when the response ends.
-                if !facts.setCookies.isEmpty && thirdPartyToApp {
-                    // A2: WebKit does not store a third-party response's cookies either.
-                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "A2") }
-                    outcome.note(Change(rule: "A2", what: "Set-Cookie of a third-party response not stored"))
+                if !facts.setCookies.isEmpty && (keptOffByITP || thirdPartyToApp) {
+                    // N4, A2: WebKit does not store a third-party response's cookies either.
+                    let rule: RuleID = keptOffByITP ? "N4" : "A2"
+                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
+                    outcome.note(Change(rule: rule, what: "Set-Cookie of a third-party response not stored"))
                 } else if !facts.setCookies.isEmpty, plan.responseJar == .web,
                     let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: scenario.firstLaunch)) }).first
                 {
@@ -854,6 +859,6 @@ struct CookieHeaderChoice {
     var fixedAtLoad: Bool
     /// The header was given to `loadRequest` by a mitigation (C1, C2).
     var givenToLoad = false
-    /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (A2, N5).
+    /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (N4, A2, N5).
     var withheld: [String: (rule: RuleID, why: String)] = [:]
 }

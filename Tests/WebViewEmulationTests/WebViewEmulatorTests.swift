@@ -205,4 +205,37 @@ struct WebViewEmulatorTests {
         let b = Self.run(Self.post307, "urlprotocol-naive").outcomes
         #expect(a == b)
     }
+
+    /// N4 beyond iframes: a shop page whose script, image and API call go to other sites,
+    /// recorded in a browser without ITP, so each carried its own site's cookie.
+    static var thirdPartySubresources: Recording {
+        let page = [HeaderField("Referer", "https://shop.example.com/item")]
+        return recording([
+            exchange(0, at: 0, "GET", "https://shop.example.com/item", headers: [HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate")]),
+            exchange(1, at: 1, "GET", "https://cdn.widgets.net/w.js", headers: [HeaderField("Sec-Fetch-Dest", "script"), HeaderField("Cookie", "w=1")] + page,
+                responseHeaders: [HeaderField("Set-Cookie", "seen=1; Path=/; Secure; SameSite=None")]),
+            exchange(2, at: 2, "GET", "https://cdn.widgets.net/pixel.gif", headers: [HeaderField("Sec-Fetch-Dest", "image"), HeaderField("Cookie", "w=1; seen=1")] + page),
+            // An ad frame's request to the shop's own site, read as the main frame's (no
+            // Sec-Fetch-Dest): first-party to the page, whatever its Referer.
+            exchange(3, at: 3, "GET", "https://img.shop.example.com/a.jpg", headers: [HeaderField("Cookie", "s=1"), HeaderField("Referer", "https://ads.example.org/frame")]),
+            // Later the main frame itself goes to the widget's site: first-party there.
+            exchange(4, at: 4, "GET", "https://cdn.widgets.net/about", headers: [HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate"), HeaderField("Cookie", "w=1; seen=1")] + page),
+        ])
+    }
+
+    @Test("N4: ITP keeps cookies off the page's script and image to another site and does not store their Set-Cookie; the page's own site and a navigation keep theirs; an intercepting transport and iOS 13 are not affected")
+    func itpThirdPartySubresources() {
+        let plain = Self.run(Self.thirdPartySubresources, "plain").outcomes
+        #expect(plain[1].cookieDifferences.map(\.name) == ["w"] && plain[1].cookieDifferences.allSatisfy { $0.rules == ["N4"] })
+        #expect(plain[1].changes.contains { $0.rule == "N4" && $0.what.contains("not stored") })
+        #expect(plain[2].cookieDifferences.map(\.name).sorted() == ["seen", "w"])
+        #expect(plain[3].cookieDifferences.isEmpty)
+        // The navigation carries `w` (there from the start) but not `seen`, which WebKit never stored.
+        #expect(plain[4].cookieDifferences.map(\.name) == ["seen"] && plain[4].cookieDifferences[0].rules.contains("N4"))
+        let ios13 = WebViewEmulator(preset: Preset.named("plain")!, profile: Profile(ios: IOSVersion(13))).run(Self.thirdPartySubresources, provenance: CookieProvenance(recording: Self.thirdPartySubresources))
+        #expect(ios13.outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+        // NSURLProtocol re-sends natively: ITP never sees the requests (P3's own jar findings aside).
+        let urlprotocol = Self.run(Self.thirdPartySubresources, "urlprotocol-forwarded").outcomes
+        #expect(urlprotocol.allSatisfy { o in o.cookieDifferences.allSatisfy { !$0.rules.contains("N4") } })
+    }
 }

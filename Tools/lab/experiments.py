@@ -495,6 +495,47 @@ def iframe_experiment(itp):
 iframe_experiment(True)
 iframe_experiment(False)
 
+
+def carried(r, path, cookie):
+    hits = arrivals(r, "other", path)
+    return ("carried" if cookie in hits[0]["headers"].get("cookie", "") else "not carried") if hits else "no request"
+
+
+def subresource_experiment(itp):
+    """N4 beyond iframes: the main frame's own script, image and fetch to another site."""
+    return experiment(
+        id=f"third-party-subresources-itp-{'on' if itp else 'off'}", rules=["N4"], pageAt="api", itp=itp,
+        title=f"another site's cookie already in the store (a visit there), the page loads a script, an image and a credentialed fetch from that site, ITP {'on' if itp else 'off'}",
+        startingCookies=[("other", "visitor", "v1")],
+        cookieURLs=["other/"],
+        other={"GET /widget.js": (200, [("Content-Type", "text/javascript"), ("Set-Cookie", "seen=s1; Path=/; SameSite=None")], "window.widgetLoaded = 1;"),
+               "GET /pixel.gif": (200, [("Content-Type", "image/gif")], "GIF89a"),
+               "GET /data": (200, [("Content-Type", "text/plain"), ("Access-Control-Allow-Origin", "{api}"), ("Access-Control-Allow-Credentials", "true")], "ok"),
+               "GET /again": (200, [("Content-Type", "text/plain"), ("Access-Control-Allow-Origin", "{api}"), ("Access-Control-Allow-Credentials", "true")], "ok")},
+        script="""
+  await new Promise(r => { const s = document.createElement("script"); s.src = urls.other + "/widget.js"; s.onload = s.onerror = r; document.head.appendChild(s); });
+  await new Promise(r => { const i = new Image(); i.onload = i.onerror = r; i.src = urls.other + "/pixel.gif"; });
+  results.data = await fetchIt("GET", urls.other + "/data", undefined, {credentials: "include"});
+  results.again = await fetchIt("GET", urls.other + "/again", undefined, {credentials: "include"});
+""",
+        checks=lambda r, itp=itp: [
+            check("N4", f"ITP {'on' if itp else 'off'}: the script from the other site carries that site's cookie",
+                  "not carried" if itp else "carried", carried(r, "/widget.js", "visitor=v1")),
+            check("N4", f"ITP {'on' if itp else 'off'}: the image from the other site carries that site's cookie",
+                  "not carried" if itp else "carried", carried(r, "/pixel.gif", "visitor=v1")),
+            check("N4", f"ITP {'on' if itp else 'off'}: a credentialed fetch to the other site carries that site's cookie",
+                  "not carried" if itp else "carried", carried(r, "/data", "visitor=v1")),
+            check("N4", f"ITP {'on' if itp else 'off'}: the cookie the script's response set goes on the next request",
+                  "not carried" if itp else "carried", carried(r, "/again", "seen=s1")),
+            check("N4", f"ITP {'on' if itp else 'off'}: the engine's cookie store keeps the cookie the script's response set",
+                  "not stored" if itp else "stored", "stored" if any(c["name"] == "seen" for c in r["cookies"].get("other/", [])) else "not stored"),
+        ],
+    )
+
+
+subresource_experiment(True)
+subresource_experiment(False)
+
 experiment(
     id="samesite-cross-site-post", rules=["N5"], pageAt="other",
     title="a page on another site posts a form to the origin, which set a cookie without SameSite",
