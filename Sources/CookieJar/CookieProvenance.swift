@@ -319,7 +319,8 @@ public struct CookieProvenance: Sendable, Hashable {
             // cookie blocking, a web view's page on the app's own scheme, SameSite) may have
             // kept it off, and a page's script cannot delete another site's cookie.
             let lackShowsDeletion = evidence && !exchange.frame.thirdParty
-            for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key)) {
+            // Nor of an HttpOnly cookie: `document.cookie` can neither see nor remove one.
+            for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key)) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
                     events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
                     continue

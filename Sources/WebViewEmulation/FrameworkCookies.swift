@@ -1,14 +1,15 @@
 import TrafficModel
 
 /// Capacitor's CapacitorCookies plugin (`plugins.CapacitorCookies.enabled`): a
-/// `document.cookie` patched into NativeJar, and copies between the jars (CAPC1, CAPC2).
+/// `document.cookie` patched into NativeJar, and copies between the jars (CAPC1, CAPC2)
+/// that carry no deletion (CAPC3).
 /// The patch is part of the bridge's main-frame user script: an iframe's writes are
 /// WebKit's own (CAP2).
 public struct CapacitorCookies: Mitigation {
     public init() {}
     public var kind: String { "capacitor-cookies" }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAPC1", "CAPC2"] }
+    public var citedRules: [RuleID] { ["CAP2", "CAPC1", "CAPC2", "CAPC3"] }
 
     public var hooks: MitigationHooks {
         MitigationHooks(
@@ -21,11 +22,18 @@ public struct CapacitorCookies: Mitigation {
                 let back = JarCopy(to: .web, due: write.time + write.profile.cookieStoreSyncDelay, rule: "CAPC2")
                 return ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time, rule: "CAPC1"), acceptedCrossSite: false, pageWrite: .replaced(by: "CAPC1", copiedBack: back))
             },
+            scriptCookieDeleted: { write in
+                // CAPC1: the expired write goes to HTTPCookieStorage.shared like any other;
+                // CAPC3: syncCookiesToWebView then sets cookies and removes none.
+                write.inMainFrame ? .native : nil
+            },
             nativeResponseCompleted: { _ in
                 // CAPC2: syncCookiesToWebView after each native response.
                 JarMirror(from: .native, to: .web, rule: "CAPC2")
             },
-            jarLink: .observed(to: .native, rule: "CAPC2", deletionsCross: true))
+            // CAPC2: the WKHTTPCookieStoreObserver copies WebJar into NativeJar; CAPC3: it and
+            // syncCookiesToWebView only set cookies, so a deletion stays in its own jar.
+            jarLink: .observed(to: .native, rule: "CAPC2", deletions: .eitherWay("CAPC3")))
     }
 }
 
@@ -85,7 +93,7 @@ public struct SharedCookies: Mitigation {
     public var hooks: MitigationHooks {
         MitigationHooks(
             beforeFirstLoad: { JarMirror(from: .native, to: .web, rule: "RNW1") },
-            jarLink: .observed(to: .native, rule: "RNW2", deletionsCross: false))
+            jarLink: .observed(to: .native, rule: "RNW2", deletions: .towardObserved("RNW2")))
     }
 }
 

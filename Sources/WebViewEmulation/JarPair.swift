@@ -154,13 +154,17 @@ struct JarPair {
         case .separate(let by):
             heldBack[name] = by
             return nil
-        case .observed(let to, let by, let deletionsCross):
-            guard side == to else { return (delay, rule) }
-            if deletion && !deletionsCross {
-                heldBack[name] = by
-                return nil
+        case .observed(let to, let by, let deletions):
+            if deletion {
+                switch deletions {
+                case .eitherWay(let held), .towardObserved(let held) where side == to:
+                    heldBack[name] = held
+                    return nil
+                default:
+                    break
+                }
             }
-            return (0, by)
+            return side == to ? (0, by) : (delay, rule)
         }
     }
 

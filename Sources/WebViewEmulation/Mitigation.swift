@@ -33,6 +33,9 @@ public struct MitigationHooks: Sendable {
     public var documentStart: (@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite])?
     /// A `document.cookie` write by the page: what a hooked setter does with it (C8, C9).
     public var scriptCookieWritten: (@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect)?
+    /// A `document.cookie` deletion by the page (an expired write): the jar a redefined
+    /// setter takes it to instead of WebJar, nil when WebJar takes it (CAPC1, CAPC3).
+    public var scriptCookieDeleted: (@Sendable (_ write: ScriptCookieWrite) -> JarSide?)?
     /// Before the web view loads its first document: a jar copied into the other, the load
     /// waiting for it (RNW1).
     public var beforeFirstLoad: (@Sendable () -> JarMirror?)?
@@ -51,6 +54,7 @@ public struct MitigationHooks: Sendable {
         setCookieStored: (@Sendable (_ stored: StoredCookie) -> JarCopy?)? = nil,
         documentStart: (@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite])? = nil,
         scriptCookieWritten: (@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect)? = nil,
+        scriptCookieDeleted: (@Sendable (_ write: ScriptCookieWrite) -> JarSide?)? = nil,
         beforeFirstLoad: (@Sendable () -> JarMirror?)? = nil,
         webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)? = nil,
         nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)? = nil,
@@ -61,6 +65,7 @@ public struct MitigationHooks: Sendable {
         self.setCookieStored = setCookieStored
         self.documentStart = documentStart
         self.scriptCookieWritten = scriptCookieWritten
+        self.scriptCookieDeleted = scriptCookieDeleted
         self.beforeFirstLoad = beforeFirstLoad
         self.webSetCookieArriving = webSetCookieArriving
         self.nativeResponseCompleted = nativeResponseCompleted
@@ -69,7 +74,7 @@ public struct MitigationHooks: Sendable {
 
     /// How many moments these hooks act at.
     public var count: Int {
-        [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil,
+        [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil, scriptCookieDeleted != nil,
          beforeFirstLoad != nil, webSetCookieArriving != nil, nativeResponseCompleted != nil, jarLink != nil].filter { $0 }.count
     }
 }
@@ -80,9 +85,20 @@ public enum JarLink: Sendable, Hashable {
     case system
     /// The jars never exchange cookies (TAU3: the HTTP plugin's jar is its own).
     case separate(rule: RuleID)
-    /// An observer carries the other jar's additions to `to` at once, by `rule`, and its
-    /// deletions too when `deletionsCross`, else never (RNW2); the other way stays J1-J3.
-    case observed(to: JarSide, rule: RuleID, deletionsCross: Bool)
+    /// An observer carries the other jar's additions to `to` at once, by `rule`; the other
+    /// way stays J1-J3, but for the deletions `deletions` holds back.
+    case observed(to: JarSide, rule: RuleID, deletions: HeldDeletions)
+}
+
+/// Deletions a jar link never carries (the copies between the jars set cookies and never
+/// remove one).
+public enum HeldDeletions: Sendable, Hashable {
+    /// Every deletion crosses as an addition would.
+    case cross
+    /// Deletions never reach the observed jar, by the rule (RNW2).
+    case towardObserved(RuleID)
+    /// Deletions reach neither jar from the other, by the rule (CAPC3).
+    case eitherWay(RuleID)
 }
 
 /// A Set-Cookie on its way into WebJar.
@@ -223,6 +239,7 @@ final class ComposedHooks: Sendable {
     let setCookieStored: [@Sendable (_ stored: StoredCookie) -> JarCopy?]
     let documentStart: [@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite]]
     let scriptCookieWritten: [@Sendable (_ write: ScriptCookieWrite) -> ScriptWriteEffect]
+    let scriptCookieDeleted: [@Sendable (_ write: ScriptCookieWrite) -> JarSide?]
     let beforeFirstLoad: [@Sendable () -> JarMirror?]
     let webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?]
     let nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?]
@@ -236,6 +253,7 @@ final class ComposedHooks: Sendable {
         setCookieStored = hooks.compactMap(\.setCookieStored)
         documentStart = hooks.compactMap(\.documentStart)
         scriptCookieWritten = hooks.compactMap(\.scriptCookieWritten)
+        scriptCookieDeleted = hooks.compactMap(\.scriptCookieDeleted)
         beforeFirstLoad = hooks.compactMap(\.beforeFirstLoad)
         webSetCookieArriving = hooks.compactMap(\.webSetCookieArriving)
         nativeResponseCompleted = hooks.compactMap(\.nativeResponseCompleted)

@@ -89,7 +89,7 @@ public struct WebViewEmulator: Sendable {
             let fromAppPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
-            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, page: facts.frameDocument, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
+            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, deletionHooks: hooks.scriptCookieDeleted, page: facts.frameDocument, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
@@ -577,7 +577,7 @@ public struct WebViewEmulator: Sendable {
     /// request; they reach NativeJar through J3 (never on the simulator), or through a
     /// setter hook (C8). Returns the cookies a hook accepted for a site the page may not
     /// set (C9).
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], page: RequestTarget?, onAppPage: Bool, inMainFrame: Bool) -> [String] {
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, onAppPage: Bool, inMainFrame: Bool) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -614,7 +614,10 @@ public struct WebViewEmulator: Sendable {
             case .scriptDeleted:
                 let origin = JarPair.Origin(rules: [], deletedByScriptAt: written)
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }
-                jars.delete(event.cookie, in: .web, at: written, origin: origin, syncDelay: delay, syncRule: "J2")
+                // CAPC1: a redefined setter takes the deletion to NativeJar instead.
+                let write = ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)
+                let side = deletionHooks.lazy.compactMap { $0(write) }.first ?? .web
+                jars.delete(event.cookie, in: side, at: written, origin: origin, syncDelay: delay, syncRule: "J2")
             }
         }
         return crossSite
@@ -766,6 +769,17 @@ public struct WebViewEmulator: Sendable {
                 why += " "
                 why += Self.seconds(sync.due - time)
                 why += " after this request"
+            } else if let held = jars.heldBack[cookie.name], jars[side.other].first(named: cookie.name) == nil {
+                // CAPC3, RNW2: deleted in the other jar, and the link never carries a deletion.
+                if let origin = jars.origin(of: cookie.key, in: side) { rules.appendNew(origin.rules) }
+                rules.appendNew(held)
+                why += ": it was deleted in "
+                why += side.other.jarName
+                why += ", and no deletion reaches "
+                why += side.jarName
+                why += " ("
+                why += held.rawValue
+                why += ")"
             } else if let origin = jars.origin(of: cookie.key, in: side) {
                 rules.appendNew(origin.rules)
                 why += " ("

@@ -77,6 +77,16 @@ struct CookieProvenanceTests {
         #expect(p.inferred[1].first?.cookie.name == "tmp")
     }
 
+    @Test("an HttpOnly cookie a request lacks was not deleted by script: document.cookie cannot remove one")
+    func httpOnlyNotDeletedByScript() {
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://a.example/", setCookie: ["sid=1; HttpOnly", "tmp=1"]),
+            Self.exchange(1, at: 1, "https://a.example/next"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        #expect(p.inferred[1].map(\.cookie.name) == ["tmp"])
+    }
+
     @Test("a third-party request without a cookie the jar holds shows no deletion: the recording engine's third-party policy may have kept it off")
     func thirdPartyLackIsNoDeletion() {
         // The API is third-party to the page (an app page on its own scheme, or another

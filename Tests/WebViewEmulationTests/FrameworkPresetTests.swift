@@ -250,6 +250,32 @@ struct FrameworkPresetTests {
         #expect(result.outcomes[4].cookieDifferences.isEmpty)
     }
 
+    @Test("capacitor-http-cookies: a deletion stays in its own jar (CAPC3): the script's reaches NativeJar only, a WebKit response's WebJar only")
+    func capacitorCookiesDeletionsStay() {
+        // A server page sets `pref`; an image carries it; the script then deletes it (the
+        // next image and the bridged XHR go without it).
+        let help = M.exchange(1, at: 1, "GET", "https://m.example.com/help", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")],
+            responseHeaders: [("Set-Cookie", "pref=1; Path=/")])
+        func image(_ sequence: Int, cookie: String?) -> Exchange {
+            M.exchange(sequence, at: Double(sequence), "GET", "https://m.example.com/img/\(sequence).png", headers: [("Sec-Fetch-Dest", "image"), ("Sec-Fetch-Mode", "no-cors")] + (cookie.map { [("Cookie", $0)] } ?? []))
+        }
+        let api = M.exchange(4, at: 4, "GET", "https://m.example.com/api/help", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest")])
+        let deleted = M.run([M.page, help, image(2, cookie: "pref=1"), image(3, cookie: nil), api], "capacitor-http-cookies")
+        let kept = deleted.outcomes[3].cookieDifferences
+        #expect(kept.map(\.name) == ["pref"] && kept[0].recordedValue == nil && kept[0].rules.contains("CAPC3"))
+        #expect(kept.first?.explanation.contains("no deletion reaches WebJar") == true)
+        #expect(deleted.outcomes[4].cookieDifferences.isEmpty)
+        // Without the cookie plugin the page's own setter deletes it from WebJar.
+        #expect(M.run([M.page, help, image(2, cookie: "pref=1"), image(3, cookie: nil), api], "capacitor-http").outcomes[3].cookieDifferences.isEmpty)
+
+        // The server expires it on a page load WebKit makes: NativeJar, which CapacitorHttp reads, keeps it.
+        let logout = M.exchange(3, at: 3, "GET", "https://m.example.com/bye", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Cookie", "pref=1")],
+            responseHeaders: [("Set-Cookie", "pref=; Path=/; Max-Age=0")])
+        let expired = M.run([M.page, help, image(2, cookie: "pref=1"), logout, api], "capacitor-http-cookies").outcomes[4].cookieDifferences
+        #expect(expired.map(\.name) == ["pref"] && expired[0].rules.contains("CAPC3"))
+        #expect(M.run([M.page, help, image(2, cookie: "pref=1"), logout, api], "capacitor-http").outcomes[4].cookieDifferences.allSatisfy { !$0.rules.contains("CAPC3") })
+    }
+
     @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")
     func bridgeInMainFrameOnly() {
         let frame = M.exchange(1, at: 1, "GET", "https://m.example.com/frame", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "iframe"), ("Sec-Fetch-Mode", "navigate"), ("Referer", "https://m.example.com/cart")])
