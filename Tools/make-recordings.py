@@ -439,6 +439,24 @@ FLOWS["httpdns-no-host-check"] = har([
     entry(800, "GET", HD + "/api/banner", xhr_headers(), 200, [("Content-Type", "application/json")], '{"banner":1}', resp_mime="application/json"),
 ], "A page and its API, sent by HTTPDNS without the certificate checked against the name (the sidecar says so).")
 
+# 28. A sign-in and a sign-out, both page loads that WebKit makes, with the page's API
+#     calls after each (the web build, on its own origin). Shipped in Capacitor with
+#     CapacitorHttp, the API calls read NativeJar: the bridge's cookie observer copies the
+#     session cookie there at once (CAP3), but never the sign-out's deletion, so the last
+#     call still sends it (COOKIE_EXTRA); with CapacitorCookies neither copy deletes (CAPC3).
+SO = "https://club.example.com"
+FLOWS["capacitor-sso-logout"] = har([
+    entry(0, "GET", SO + "/", doc_headers(), 200, [("Content-Type", "text/html")], "<a href=/sso/callback>Sign in</a>"),
+    entry(1500, "GET", SO + "/sso/callback?code=4f1", doc_headers([("Referer", SO + "/")]), 200,
+          [("Content-Type", "text/html"), ("Set-Cookie", "club_sid=9d2c; Path=/; Secure; HttpOnly")], "<h1>Welcome</h1>"),
+    entry(1800, "GET", SO + "/api/me", xhr_headers([("Referer", SO + "/sso/callback?code=4f1"), ("Cookie", "club_sid=9d2c")]), 200,
+          [("Content-Type", "application/json")], '{"name":"alice"}', resp_mime="application/json"),
+    entry(5000, "GET", SO + "/logout", doc_headers([("Referer", SO + "/sso/callback?code=4f1"), ("Cookie", "club_sid=9d2c")]), 200,
+          [("Content-Type", "text/html"), ("Set-Cookie", "club_sid=; Path=/; Max-Age=0; Secure; HttpOnly")], "<h1>Signed out</h1>"),
+    entry(5300, "GET", SO + "/api/me", xhr_headers([("Referer", SO + "/logout")]), 401,
+          [("Content-Type", "application/json")], '{"error":"signed out"}', resp_mime="application/json"),
+], "A sign-in page load that sets the session cookie and an API call that needs it, then a sign-out page load that expires it and an API call without it.")
+
 SCENARIOS = {
     "new-webview-session": {"comment": "The wallet opens in a new WKWebView created with its own WKProcessPool (J4).", "newProcessPool": [{"url": "*/wallet"}]},
     "native-login-first-request": {"comment": "Native login: the token is in NativeJar, the web view's store starts empty.", "preexistingCookies": "native"},

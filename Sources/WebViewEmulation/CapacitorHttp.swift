@@ -13,9 +13,11 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
     public init() {}
 
     public var kind: String { "capacitor-http" }
-    public var jarLink: JarLink { .system }
+    /// CAP3: the bridge's WKHTTPCookieStoreObserver copies WebJar into NativeJar, which
+    /// CapacitorHttp's requests read, whenever WebJar changes; it never deletes.
+    public var jarLink: JarLink { .observed(to: .native, rule: "CAP3", deletions: .towardObserved("CAP3")) }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
+    public var citedRules: [RuleID] { ["CAP2", "CAP3", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
 
     static let proxiedMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 

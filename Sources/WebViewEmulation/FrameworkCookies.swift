@@ -9,7 +9,7 @@ public struct CapacitorCookies: Mitigation {
     public init() {}
     public var kind: String { "capacitor-cookies" }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAPC1", "CAPC2", "CAPC3"] }
+    public var citedRules: [RuleID] { ["CAP2", "CAP3", "CAPC1", "CAPC2", "CAPC3"] }
 
     public var hooks: MitigationHooks {
         MitigationHooks(
@@ -31,9 +31,9 @@ public struct CapacitorCookies: Mitigation {
                 // CAPC2: syncCookiesToWebView after each native response.
                 JarMirror(from: .native, to: .web, rule: "CAPC2")
             },
-            // CAPC2: the WKHTTPCookieStoreObserver copies WebJar into NativeJar; CAPC3: it and
-            // syncCookiesToWebView only set cookies, so a deletion stays in its own jar.
-            jarLink: .observed(to: .native, rule: "CAPC2", deletions: .eitherWay("CAPC3")))
+            // CAP3: the bridge's WKHTTPCookieStoreObserver copies WebJar into NativeJar; CAPC3:
+            // it and syncCookiesToWebView only set cookies, so a deletion stays in its own jar.
+            jarLink: .observed(to: .native, rule: "CAP3", deletions: .eitherWay("CAPC3")))
     }
 }
 

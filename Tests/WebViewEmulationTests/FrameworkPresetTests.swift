@@ -273,7 +273,20 @@ struct FrameworkPresetTests {
             responseHeaders: [("Set-Cookie", "pref=; Path=/; Max-Age=0")])
         let expired = M.run([M.page, help, image(2, cookie: "pref=1"), logout, api], "capacitor-http-cookies").outcomes[4].cookieDifferences
         #expect(expired.map(\.name) == ["pref"] && expired[0].rules.contains("CAPC3"))
-        #expect(M.run([M.page, help, image(2, cookie: "pref=1"), logout, api], "capacitor-http").outcomes[4].cookieDifferences.allSatisfy { !$0.rules.contains("CAPC3") })
+        // Without the cookie plugin the bridge's observer still copies WebJar to NativeJar and no deletion (CAP3).
+        let observed = M.run([M.page, help, image(2, cookie: "pref=1"), logout, api], "capacitor-http").outcomes[4].cookieDifferences
+        #expect(observed.map(\.name) == ["pref"] && observed[0].rules.contains("CAP3") && !observed[0].rules.contains("CAPC3"))
+    }
+
+    @Test("capacitor-http: the bridge's cookie observer copies what WebKit stores into NativeJar at once (CAP3), not after the system's second")
+    func capacitorCookieObserver() {
+        // A server page's script writes `theme`; CapacitorHttp's XHR 0.2 s later reads NativeJar.
+        let help = M.exchange(1, at: 1, "GET", "https://m.example.com/help", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
+        var api = M.exchange(2, at: 1.2, "GET", "https://m.example.com/api/help", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest"), ("Cookie", "theme=dark")])
+        api.sequence = 2
+        let result = M.run([M.page, help, api], "capacitor-http")
+        #expect(result.outcomes[2].cookieDifferences.isEmpty)
+        #expect(result.outcomes[2].sentCookies.map(\.name) == ["theme"])
     }
 
     @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")
