@@ -93,8 +93,6 @@ public enum JarLink: Sendable, Hashable {
 /// Deletions a jar link never carries (the copies between the jars set cookies and never
 /// remove one).
 public enum HeldDeletions: Sendable, Hashable {
-    /// Every deletion crosses as an addition would.
-    case cross
     /// Deletions never reach the observed jar, by the rule (RNW2).
     case towardObserved(RuleID)
     /// Deletions reach neither jar from the other, by the rule (CAPC3).
