@@ -34,18 +34,23 @@ public final class AppShell: Sendable, Hashable {
     public let handlerBodiesRule: RuleID?
     /// `capacitor://localhost`.
     public let origin: String
+    /// How the framework's web view links the jars, whatever carries the requests, when it
+    /// installs something of its own: Capacitor's cookie observer (CAP3). A mitigation's
+    /// link still comes first.
+    public let jarLink: JarLink?
 
-    public init(scheme: String, host: String = "localhost", originRule: RuleID, handlerBodies: HandlerBodies = .kept, handlerBodiesRule: RuleID? = nil) {
+    public init(scheme: String, host: String = "localhost", originRule: RuleID, handlerBodies: HandlerBodies = .kept, handlerBodiesRule: RuleID? = nil, jarLink: JarLink? = nil) {
         self.scheme = scheme.lowercased()
         self.host = host.lowercased()
         self.originRule = originRule
         self.handlerBodies = handlerBodies
         self.handlerBodiesRule = handlerBodiesRule
+        self.jarLink = jarLink
         origin = "\(self.scheme)://\(self.host)"
     }
 
     public static func == (a: AppShell, b: AppShell) -> Bool {
-        (a.scheme, a.host, a.originRule, a.handlerBodies, a.handlerBodiesRule) == (b.scheme, b.host, b.originRule, b.handlerBodies, b.handlerBodiesRule)
+        (a.scheme, a.host, a.originRule, a.handlerBodies, a.handlerBodiesRule) == (b.scheme, b.host, b.originRule, b.handlerBodies, b.handlerBodiesRule) && a.jarLink == b.jarLink
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -54,10 +59,23 @@ public final class AppShell: Sendable, Hashable {
         hasher.combine(originRule)
         hasher.combine(handlerBodies)
         hasher.combine(handlerBodiesRule)
+        hasher.combine(jarLink)
     }
 
-    /// Capacitor's default: `capacitor://localhost` (CAP1).
-    public static let capacitor = AppShell(scheme: "capacitor", originRule: "CAP1")
+    /// Capacitor's default: `capacitor://localhost` (CAP1), its bridge's cookie observer
+    /// copying WebJar into NativeJar and no deletion (CAP3).
+    public static let capacitor = AppShell(scheme: "capacitor", originRule: "CAP1", jarLink: capacitorCookieObserver)
+
+    /// CAP3: CapacitorWKCookieObserver, in every Capacitor web view's configuration.
+    public static let capacitorCookieObserver = JarLink.observed(to: .native, rule: "CAP3", deletions: .towardObserved("CAP3"))
+
+    /// Every rule the shell can cite.
+    var citedRules: [RuleID] {
+        var rules: [RuleID] = ["A1", "A2", "A3", "A4", originRule]
+        if let handlerBodiesRule { rules.append(handlerBodiesRule) }
+        if case .observed(_, let rule, _) = jarLink { rules.append(rule) }
+        return rules
+    }
 
     /// Whether `target` is the app origin itself, served by the framework's handler.
     public func serves(_ target: RequestTarget) -> Bool { target.scheme == scheme && target.host == host }
@@ -75,6 +93,7 @@ public final class AppShell: Sendable, Hashable {
     public var options: [String: String] {
         var o = ["origin": origin]
         if handlerBodies != .kept { o["handler-bodies"] = handlerBodies.rawValue }
+        if case .observed(_, let rule, _) = jarLink { o["cookie-observer"] = rule.rawValue }
         return o
     }
 }

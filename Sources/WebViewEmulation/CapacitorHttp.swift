@@ -13,11 +13,11 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
     public init() {}
 
     public var kind: String { "capacitor-http" }
-    /// CAP3: the bridge's WKHTTPCookieStoreObserver copies WebJar into NativeJar, which
-    /// CapacitorHttp's requests read, whenever WebJar changes; it never deletes.
-    public var jarLink: JarLink { .observed(to: .native, rule: "CAP3", deletions: .towardObserved("CAP3")) }
+    /// NativeJar, which the requests it sends read, learns WebJar's cookies through the
+    /// Capacitor shell's cookie observer (`AppShell.capacitor`, CAP3).
+    public var jarLink: JarLink { .system }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAP3", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
+    public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
 
     static let proxiedMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 

@@ -241,10 +241,10 @@ final class ComposedHooks: Sendable {
     let beforeFirstLoad: [@Sendable () -> JarMirror?]
     let webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?]
     let nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?]
-    /// The first mitigation's link, else the strategy's.
+    /// The first mitigation's link, else the app shell's, else the strategy's.
     let jarLink: JarLink
 
-    init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy) {
+    init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy, app: AppShell? = nil) {
         let hooks = mitigations.map(\.hooks)
         requestIssued = hooks.compactMap(\.requestIssued)
         documentLoadCookies = hooks.compactMap(\.documentLoadCookies)
@@ -255,6 +255,6 @@ final class ComposedHooks: Sendable {
         beforeFirstLoad = hooks.compactMap(\.beforeFirstLoad)
         webSetCookieArriving = hooks.compactMap(\.webSetCookieArriving)
         nativeResponseCompleted = hooks.compactMap(\.nativeResponseCompleted)
-        jarLink = hooks.lazy.compactMap(\.jarLink).first ?? strategy.jarLink
+        jarLink = hooks.lazy.compactMap(\.jarLink).first ?? app?.jarLink ?? strategy.jarLink
     }
 }

@@ -21,7 +21,7 @@ public struct Preset: Sendable {
             self.framework = framework
             self.app = app
             self.profileOverride = profileOverride
-            self.hooks = hooks ?? ComposedHooks(mitigations, strategy: strategy)
+            self.hooks = hooks ?? ComposedHooks(mitigations, strategy: strategy, app: app)
         }
 
         /// This storage with one part changed; the hooks gathered again when the strategy
@@ -30,7 +30,7 @@ public struct Preset: Sendable {
             framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil) -> Storage {
             Storage(name: name ?? self.name, summary: summary ?? self.summary, strategy: strategy ?? self.strategy, mitigations: mitigations ?? self.mitigations,
                 framework: framework ?? self.framework, app: app ?? self.app, profileOverride: profileOverride ?? self.profileOverride,
-                hooks: strategy == nil && mitigations == nil ? hooks : nil)
+                hooks: strategy == nil && mitigations == nil && app == nil ? hooks : nil)
         }
     }
 
@@ -93,7 +93,7 @@ public struct Preset: Sendable {
 
     /// Every rule this preset's strategy, mitigations and app shell can cite.
     public var citedRules: [RuleID] {
-        strategy.citedRules + mitigations.flatMap(\.citedRules) + (app.map { ["A1", "A2", "A3", "A4", $0.originRule] + ($0.handlerBodiesRule.map { [$0] } ?? []) } ?? [])
+        strategy.citedRules + mitigations.flatMap(\.citedRules) + (app?.citedRules ?? [])
     }
 
     /// The framework presets: how each framework serves the page and carries its traffic,

@@ -108,7 +108,8 @@ public enum PresetFile {
             throw Error(file: file, place: r.path("handlerBodies"), problem: "kept, formdata-file-lost or post-lost")
         }
         let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost ? "TAU2" : nil
-        return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule)
+        return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule,
+            jarLink: framework == "capacitor" ? AppShell.capacitorCookieObserver : nil)
     }
 
     static func strategy(_ o: [String: Any], file: String, place: String) throws -> any InterceptionStrategy {

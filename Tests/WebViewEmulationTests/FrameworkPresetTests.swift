@@ -278,6 +278,19 @@ struct FrameworkPresetTests {
         #expect(observed.map(\.name) == ["pref"] && observed[0].rules.contains("CAP3") && !observed[0].rules.contains("CAPC3"))
     }
 
+    @Test("every Capacitor web view, built in or from a preset file, links the jars by the bridge's cookie observer (CAP3); the cookie plugin's link comes first (CAPC3)")
+    func capacitorObserverOnTheShell() throws {
+        for name in ["capacitor", "capacitor-http"] {
+            #expect(Preset.named(name)!.hooks.jarLink == AppShell.capacitorCookieObserver, "\(name)")
+            #expect(Preset.named(name)!.citedRules.contains("CAP3"))
+        }
+        #expect(Preset.named("capacitor-http-cookies")!.hooks.jarLink == .observed(to: .native, rule: "CAP3", deletions: .eitherWay("CAPC3")))
+        let file = try PresetFile.load(Data(#"[{"name": "ours", "app": {"framework": "capacitor"}, "strategy": {"kind": "capacitor-http"}}, {"name": "shell", "app": {"framework": "tauri"}, "strategy": {"kind": "native"}}]"#.utf8), file: "app.json")
+        #expect(file[0].hooks.jarLink == AppShell.capacitorCookieObserver)
+        #expect(file[0].app == AppShell.capacitor)
+        #expect(file[1].hooks.jarLink == .system)
+    }
+
     @Test("capacitor-http: the bridge's cookie observer copies what WebKit stores into NativeJar at once (CAP3), not after the system's second")
     func capacitorCookieObserver() {
         // A server page's script writes `theme`; CapacitorHttp's XHR 0.2 s later reads NativeJar.
