@@ -113,9 +113,7 @@ public final class ReplayInput: Sendable {
             // The page is the main frame's document, or the Referer's when the request came
             // from an iframe read as the main frame or from a page still unloading: third
             // party only to both.
-            let headers = e.request.headers
-            let referer = headers.first("Referer").flatMap(RequestTarget.init)
-            let pages = [document, referer ?? headers.first("Origin").flatMap(RequestTarget.init)].compactMap { $0 }.filter { $0.scheme == "http" || $0.scheme == "https" }
+            let pages = [document, e.request.issuingPage].compactMap { $0 }.filter { $0.scheme == "http" || $0.scheme == "https" }
             return !pages.isEmpty && pages.allSatisfy { $0.site != target.site }
         }
     }
@@ -230,7 +228,7 @@ public final class ExchangeFacts: Sendable {
     /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
     public let alternatives: [(Exchange, String)]
 
-    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool = false, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
+    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
         formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
         alternatives: [(Exchange, String)] = [])
     {

@@ -234,22 +234,17 @@ public struct WebViewEmulator: Sendable {
                 let target = outcome.deliveredHost.map { recorded.with(host: $0) } ?? recorded
                 var header = CookieHeaderChoice(cookies: jars.cookies(in: plan.requestJar, for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
                 if outcome.deliveredHost != nil, let rule = outcome.deliveredHostRule { header.rule = rule }
-                if keptOffByITP {
-                    // N4: ITP keeps cookies off a request third-party to the page.
-                    header.rule = "N4"
-                    for c in header.cookies { header.withheld[c.name] = ("N4", "WebKit keeps a third-party cookie off the request: \(target.site) is another site than the page's and ITP is on") }
-                    header.cookies = []
-                } else if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
+                if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
                     if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: time) }
                     outcome.note(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
                     header = CookieHeaderChoice(cookies: loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
                     header.givenToLoad = true
                 }
-                // A2, N5: cookies WebKit itself keeps off the request.
+                // N4, A2, N5: cookies WebKit itself keeps off the request.
                 // A navigation of the main frame is first-party to where it goes, not third-party to the app.
                 let thirdPartyToApp = !plan.intercepted && profile.itp && !e.initiator.isDocument && context.appPage.map { !$0.serves(target) } == true
                 if !plan.intercepted && !header.givenToLoad {
-                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, thirdPartyToApp: thirdPartyToApp, target: target)
+                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
                 }
                 outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
                 if let gap = e.evidenceGap {
@@ -397,10 +392,15 @@ public struct WebViewEmulator: Sendable {
 
     /// A2, N5: the cookies WebKit itself keeps off a request, taken out of `header` with
     /// the rule and the reason.
-    func withhold(_ header: inout CookieHeaderChoice, from e: Exchange, issuedUnder documentURL: String?, appPage: AppShell?, thirdPartyToApp: Bool, target: RequestTarget) {
+    func withhold(_ header: inout CookieHeaderChoice, from e: Exchange, issuedUnder documentURL: String?, appPage: AppShell?, keptOffByITP: Bool, thirdPartyToApp: Bool, target: RequestTarget) {
+        // N4: a cookie the jar lacks is missing by ITP's rule too (its Set-Cookie was not stored).
+        if keptOffByITP { header.rule = "N4" }
         guard !header.cookies.isEmpty else { return }
-        if thirdPartyToApp {
-            for c in header.cookies { header.withheld[c.name] = ("A2", "WebKit keeps a third-party cookie off the request: the page is on \(appPage!.origin) and ITP is on") }
+        if keptOffByITP || thirdPartyToApp {
+            let (rule, why): (RuleID, String) = keptOffByITP
+                ? ("N4", "WebKit keeps a third-party cookie off the request: \(target.site) is another site than the page's and ITP is on")
+                : ("A2", "WebKit keeps a third-party cookie off the request: the page is on \(appPage!.origin) and ITP is on")
+            for c in header.cookies { header.withheld[c.name] = (rule, why) }
             header.cookies = []
             return
         }
