@@ -274,7 +274,9 @@ public enum ExchangeClassifier {
     /// - the top-level site is the first main-frame document's site (`Recording.topLevelSite`);
     ///   until one arrives the site of the page the first exchange from the web view names
     ///   (its Referer or Origin), else that exchange's own site, stands in, and
-    ///   the exchanges before the document are revised against the document's site;
+    ///   the exchanges before the document are revised against the document's site. From
+    ///   then on it follows the main frame: that document's redirect hops, and each document
+    ///   the engine names top-level (`Sec-Fetch-Dest: document`), move it for what follows;
     /// - a document without Sec-Fetch-Dest is the main frame's until the page before it and
     ///   then the document itself go on loading side by side, or the page goes on loading
     ///   past a document nothing named as its page (`followMainFrame`): it, and the
@@ -364,6 +366,8 @@ public enum ExchangeClassifier {
         var topSiteSettled = false
         /// The first exchange from the web view has stood in for the document's site.
         var topSiteGuessed = false
+        /// The first hop of the main-frame document load that set `topSite`.
+        var topSiteChain: Int?
         /// Exchanges added so far.
         public private(set) var count = 0
         /// Exchanges classified native (NC1), and the first few User-Agents among them.
@@ -447,6 +451,17 @@ public enum ExchangeClassifier {
                     topSiteSettled = true
                     if sequence > 0 && site != topSite { revisions.append(.topSite(site, before: sequence)) }
                     topSite = site
+                    topSiteChain = claimedBy?.chainStart ?? sequence
+                }
+            } else if topSiteSettled, site != nil, exchange.initiator.isDocument, inputFrame == .main, kind == .main {
+                // The main frame moved on: by a redirect of the document that set the top
+                // site (a sign-in page's 302 to the app), or to a document the engine names
+                // as the top-level one. A document without Sec-Fetch-Dest may be an ad's
+                // iframe read as the main frame's, so it does not move the top site.
+                let start = claimedBy?.chainStart ?? sequence
+                if start == topSiteChain || dest == "document" {
+                    topSite = site
+                    topSiteChain = start
                 }
             }
             exchange.frame = Frame(kind: kind, thirdParty: Self.isThirdParty(site, top: topSite))

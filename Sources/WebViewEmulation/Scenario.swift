@@ -104,7 +104,8 @@ public struct Scenario: Sendable, Hashable {
         // Without first-party sites or overrides the importer's classification stands.
         guard !firstPartySites.isEmpty || !overrides.isEmpty else { return recording }
         var r = recording
-        let sites = firstPartySites.isEmpty ? recording.topLevelSite.map { [$0] } ?? [] : firstPartySites.map { Site.of(host: $0) }
+        // Without first-party sites the classifier's marks stand: they follow the main frame.
+        let sites = firstPartySites.map { Site.of(host: $0) }
         for i in r.exchanges.indices {
             if let site = r.exchanges[i].request.target?.site, !sites.isEmpty {
                 r.exchanges[i].frame.thirdParty = !sites.contains(site)

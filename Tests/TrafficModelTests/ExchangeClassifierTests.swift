@@ -166,6 +166,30 @@ struct ExchangeClassifierTests {
         #expect(Recording(name: "r", sourceFormat: "har", exchanges: Array(list.dropLast())).topLevelSite == "other.example")
     }
 
+    @Test("the top site follows the main frame: a sign-in page's redirect to the app and a document the engine names top-level move it; an unnamed document does not")
+    func topSiteFollowsTheMainFrame() {
+        let form = [("Accept", "text/html"), ("Content-Type", "application/x-www-form-urlencoded")]
+        var list = [
+            exchange("POST", url: "https://sso.corp.example/login", headers: form, body: "u=1", status: 302, location: "https://app.shop.example/home"),
+            exchange(url: "https://app.shop.example/home", headers: [("Accept", "text/html")], at: 1),
+            exchange(url: "https://app.shop.example/api/cart", headers: [("X-Requested-With", "XMLHttpRequest"), ("Referer", "https://app.shop.example/home")], at: 2),
+            exchange(url: "https://app.shop.example/widget", headers: [("Sec-Fetch-Dest", "iframe"), ("Referer", "https://app.shop.example/home")], at: 3),
+            exchange(url: "https://sso.corp.example/pixel.png", headers: [("Referer", "https://app.shop.example/home")], at: 4),
+            // An ad's frame read as a document of the main frame does not move it...
+            exchange(url: "https://ads.example/frame", headers: [("Accept", "text/html"), ("Referer", "https://app.shop.example/home")], at: 5),
+            exchange(url: "https://app.shop.example/logo.png", headers: [("Referer", "https://app.shop.example/home")], at: 6),
+            // ...a navigation the engine names top-level does.
+            exchange(url: "https://news.example/", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")], at: 7),
+            exchange(url: "https://app.shop.example/embed.js", headers: [("Referer", "https://news.example/")], at: 8),
+        ]
+        for i in list.indices { list[i].sequence = i }
+        var stream = ExchangeClassifier.Stream()
+        for i in list.indices { for revision in stream.add(&list[i]) { revision.apply(to: &list) } }
+        #expect(list.map(\.frame.thirdParty) == [false, false, false, false, true, true, false, false, true])
+        #expect(list[1].redirect?.chainStart == 0)
+        #expect(stream.topSite == "news.example")
+    }
+
     @Test("without a page load, the page the first request names is the top site: a device capture of an app's API calls is third-party to its app page")
     func topSiteFromTheIssuingPage() {
         var list = [

@@ -72,7 +72,10 @@ enum BatchClassifier {
     /// Main frame unless `Sec-Fetch-Dest: iframe`; iframes' subresources are found through
     /// the Referer; third party when the request's site is not the top document's site.
     static func assignFrames(_ exchanges: inout [Exchange]) {
-        let topSite = Recording(name: "", sourceFormat: "", exchanges: exchanges).topLevelSite
+        var topSite = Recording(name: "", sourceFormat: "", exchanges: exchanges).topLevelSite
+        // The main frame's document load that set the top site; it follows that load's
+        // redirects and each document the engine names top-level.
+        var topChain = exchanges.firstIndex { $0.initiator.isDocument && $0.initiator != .native }.map { exchanges[$0].redirect?.chainStart ?? $0 }
         var iframeDocuments = Set<String>()
         var pages: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int], named: Bool)] = []
         var suspects: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int], named: Bool)] = []
@@ -89,6 +92,10 @@ enum BatchClassifier {
                 kind = exchanges[start].frame.kind
             }
             let site = e.request.target?.site
+            if let site, e.initiator.isDocument, kind == .main, let start = topChain, i > start {
+                let chain = e.redirect?.chainStart ?? i
+                if chain == start || dest == "document" { (topSite, topChain) = (site, chain) }
+            }
             exchanges[i].frame = Frame(kind: kind, thirdParty: topSite != nil && site != nil && site != topSite)
             guard kind == .main, e.initiator != .native else { continue }
             // The main frame's documents: one an earlier page went on loading past, and that
