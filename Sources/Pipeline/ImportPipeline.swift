@@ -329,7 +329,11 @@ public struct ImportPipeline: Sendable {
     /// Imports several files, each in its own transaction as `importFile` does, in order.
     /// HAR files are read and their provenance walked on every core, a batch at a time,
     /// then stored one by one; captures stream as they always do.
-    public func importFiles(_ paths: [String], replace: Bool, into store: ReportStore, inHand: ((Recording, CookieProvenance) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
+    ///
+    /// `skipping`: where a file cannot be read, its path and `InputError` (naming the place)
+    /// are handed here and the next file goes on; without it the first such file stops
+    /// the call, the files before it imported.
+    public func importFiles(_ paths: [String], replace: Bool, into store: ReportStore, inHand: ((Recording, CookieProvenance) -> Void)? = nil, skipping: ((String, InputError) -> Void)? = nil) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         var out: [(ImportedRecording, ReportStore.ImportResult)] = []
         let batches = stride(from: 0, to: paths.count, by: Self.batchSize).map { Array(paths[$0..<min($0 + Self.batchSize, paths.count)]) }
         // Each HAR file of a batch is read in parallel; nil where a file is not HAR (a
@@ -346,17 +350,23 @@ public struct ImportPipeline: Sendable {
         // reported in that order too.
         try overlapping(batches, prepare: parse) { batch, parsed in
             for (k, path) in batch.enumerated() {
-                guard let result = parsed[k] else {
-                    out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
-                    continue
-                }
-                let recordings = try result.get()
                 do {
-                    let results = try store.save(recordings, replace: replace)
-                    recordings.forEach { inHand?($0.0, $0.1) }
-                    out += zip(recordings.map { ImportedRecording($0.0) }, results)
-                } catch let error as ReportStore.NameTaken {
-                    throw InputError(file: path, problem: error.description)
+                    guard let result = parsed[k] else {
+                        out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
+                        continue
+                    }
+                    let recordings = try result.get()
+                    do {
+                        let results = try store.save(recordings, replace: replace)
+                        recordings.forEach { inHand?($0.0, $0.1) }
+                        out += zip(recordings.map { ImportedRecording($0.0) }, results)
+                    } catch let error as ReportStore.NameTaken {
+                        throw InputError(file: path, problem: error.description)
+                    }
+                } catch let error as InputError {
+                    // Each file is stored in its own transaction: a skipped one left nothing.
+                    guard let skipping else { throw error }
+                    skipping(path, error)
                 }
             }
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Pipeline
 import ReportStore
+import TrafficModel
 
 extension H5Replay {
     struct Import: AsyncParsableCommand {
@@ -29,17 +30,20 @@ extension H5Replay {
 
                 Each file is stored in one transaction: all of it or nothing. The files of one
                 call are imported in order; one failing stops the call, and the files before
-                it stay imported.
+                it stay imported. With --keep-going a file that cannot be read is named on
+                stderr and skipped, and the others go on.
 
                 Examples:
                   h5replay import login.har
                   h5replay import staging.pcapng --split client
                   h5replay import flows.zhar bug-4711.har.gz
+                  h5replay import exports/ --keep-going
                 """)
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var limits: LimitOptions
         @OptionGroup var secrets: SecretOptions
+        @OptionGroup var corpus: CorpusOptions
 
         @Flag(help: "Store cookie values, Authorization and the other secret headers and query values as stand-ins that keep their length and identity, never the values. Bodies are kept.")
         var redact = false
@@ -68,8 +72,19 @@ extension H5Replay {
             let importer = limits.pipeline(progress)
             let files = try ImportPipeline.SourceFile.expandingFolders(files)
             if name != nil && files.count > 1 { throw ValidationError("--name applies to one file, and the folder holds \(files.count); import them without --name") }
+            let skipped = SkippedFiles()
+            let skipping = corpus.skipping(skipped)
             for file in files {
-                for (recording, result) in try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store) {
+                let imported: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
+                do {
+                    imported = try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
+                } catch let error as InputError {
+                    // The file's transaction rolled back: nothing of it is stored.
+                    guard let skipping else { throw error }
+                    skipping(file, error)
+                    continue
+                }
+                for (recording, result) in imported {
                 let verb: String
                 switch result {
                 case .imported(_, let replaced): verb = replaced ? "replaced" : "imported"
@@ -84,6 +99,7 @@ extension H5Replay {
                 if recording.moreDiagnostics > 0 { print("  \(recording.moreDiagnostics) more diagnostic(s); `h5replay show \(recording.name)` lists them") }
                 }
             }
+            if let summary = skipped.summary { print(summary) }
         }
     }
 }

@@ -10,6 +10,38 @@ import Reports
 import TrafficModel
 import WebViewEmulation
 
+/// `--keep-going`, for `import` and `replay` of many files: a file that cannot be read is
+/// named with the reason and skipped, and the others go on.
+struct CorpusOptions: ParsableArguments {
+    @Flag(help: "Skip a file that cannot be read (not HAR or a capture, malformed, over a limit), naming it and why on stderr, and go on with the others; the last line counts the skipped files. Without it the first such file stops the command with exit code 2.")
+    var keepGoing = false
+
+    /// Where skipped files are told of, or nil when the first one stops the command.
+    func skipping(_ skipped: SkippedFiles) -> ((String, InputError) -> Void)? {
+        guard keepGoing else { return nil }
+        return { path, error in skipped.add(path, error) }
+    }
+}
+
+/// The files a `--keep-going` command skipped, told on stderr as they go by.
+final class SkippedFiles {
+    private(set) var paths: Set<String> = []
+    private(set) var count = 0
+
+    func add(_ path: String, _ error: InputError) {
+        paths.insert(path)
+        count += 1
+        // The message names the file; a message whole without it gets the path in front.
+        let message = error.file == nil && !error.message.hasPrefix(path) ? "\(path): \(error.message)" : error.message
+        FileHandle.standardError.write(Data("h5replay: skipped: \(SecretNames.configured().redactText(message))\n".utf8))
+    }
+
+    /// "skipped 2 file(s) that could not be read", or nil when none was.
+    var summary: String? {
+        count == 0 ? nil : "skipped \(count) file(s) that could not be read; each is named above on stderr"
+    }
+}
+
 /// `--db PATH`, shared by every command.
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The h5replay database (SQLite). Created with mode 0600 when missing.", valueName: "path"))

@@ -222,6 +222,44 @@ struct CLITests {
         #expect(Set(matrix.compactMap { $0["recording"] as? String }) == ["browser-xhr-fetch", "login-redirect", "script-cookie-api"], "\(matrix)")
     }
 
+    @Test("--keep-going: a folder with a file that is not HAR and a cut capture imports and replays the rest, naming each skipped file; without it the first stops the command")
+    func keepGoing() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let folder = dir.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for file in ["login-redirect.har", "browser-xhr-fetch.pcap"] {
+            try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/\(file)"), to: folder.appendingPathComponent(file))
+        }
+        try Data(#"{"log": {"entries": 7}}"#.utf8).write(to: folder.appendingPathComponent("a-bad.har"))
+        try Data([0xd4, 0xc3, 0xb2, 0xa1, 2, 0]).write(to: folder.appendingPathComponent("cut.pcap"))
+
+        let stopped = try Self.h5replay(["replay", "exports", "--preset", "plain", "--quiet"], in: dir)
+        #expect(stopped.status == 2)
+        #expect(stopped.stderr.contains("a-bad.har: log.entries: expected an array"), "\(stopped.stderr)")
+
+        let replayed = try Self.h5replay(["replay", "exports", "--preset", "plain", "--quiet", "--keep-going", "--db", "kept.sqlite"], in: dir)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        let skipped = replayed.stderr.split(separator: "\n").filter { $0.hasPrefix("h5replay: skipped: ") }
+        #expect(skipped.count == 2, "\(replayed.stderr)")
+        #expect(skipped.contains { $0.contains("exports/a-bad.har: log.entries: expected an array") })
+        #expect(skipped.contains { $0.contains("exports/cut.pcap") })
+        #expect(replayed.stdout.contains("skipped 2 file(s) that could not be read"))
+        let report = try Self.json(try Self.h5replay(["report", "--format", "json", "--db", "kept.sqlite"], in: dir).stdout)
+        let matrix = try #require(report["matrix"] as? [[String: Any]])
+        #expect(Set(matrix.compactMap { $0["recording"] as? String }) == ["browser-xhr-fetch", "login-redirect"], "\(matrix)")
+
+        let imported = try Self.h5replay(["import", "exports", "--keep-going", "--db", "imported.sqlite"], in: dir)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.split(separator: "\n").filter { $0.hasPrefix("h5replay: skipped: ") }.count == 2, "\(imported.stderr)")
+        let store = try ReportStore.open(path: dir.appendingPathComponent("imported.sqlite").path)
+        #expect(try store.recordingNames().sorted() == ["browser-xhr-fetch", "login-redirect"])
+
+        // Nothing readable at all is still an error.
+        let nothing = try Self.h5replay(["replay", "exports/a-bad.har", "--keep-going", "--db", "none.sqlite"], in: dir)
+        #expect(nothing.status == 2 && nothing.stderr.contains("nothing to replay"), "\(nothing.stderr)")
+    }
+
     @Test("`show` explains where every cookie came from, with values redacted")
     func show() throws {
         let dir = try Self.workspace()
