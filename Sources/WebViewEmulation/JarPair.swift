@@ -146,13 +146,12 @@ struct JarPair {
     /// How the link carries a change toward `side` that the system would carry by `rule`
     /// after `delay`: the delay and rule it takes, or nil when it never arrives.
     private mutating func linked(_ rule: RuleID, delay: Double?, to side: JarSide, deletion: Bool, name: String) -> (Double, RuleID)? {
-        guard let delay else { return nil }
-        guard rule == "J1" || rule == "J2" || rule == "J3" else { return (delay, rule) }
+        guard rule == "J1" || rule == "J2" || rule == "J3" else { return delay.map { ($0, rule) } }
         switch link {
         case .system:
-            return (delay, rule)
+            return delay.map { ($0, rule) }
         case .separate(let by):
-            heldBack[name] = by
+            if delay != nil { heldBack[name] = by }
             return nil
         case .observed(let to, let by, let deletions):
             if deletion {
@@ -164,7 +163,13 @@ struct JarPair {
                     break
                 }
             }
-            return side == to ? (0, by) : (delay, rule)
+            // The observer hears of every change to the jar it watches (WebKit registers
+            // it with the network process's cookie manager) and copies it itself: it does
+            // not wait on the system's synchronisation, and carries a script's write the
+            // system never would (J3 on the simulator). A write the caller placed in both
+            // jars at once (no delay, J1) needs no copy.
+            if side == to && (delay != nil || rule == "J3") { return (0, by) }
+            return delay.map { ($0, rule) }
         }
     }
 

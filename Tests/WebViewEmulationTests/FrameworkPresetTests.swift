@@ -291,15 +291,20 @@ struct FrameworkPresetTests {
         #expect(file[1].hooks.jarLink == .system)
     }
 
-    @Test("capacitor-http: the bridge's cookie observer copies what WebKit stores into NativeJar at once (CAP3), not after the system's second")
+    @Test("capacitor-http: the bridge's cookie observer copies what WebKit stores into NativeJar at once (CAP3), not after the system's second, and on the simulator too, where the system never does (J3)")
     func capacitorCookieObserver() {
         // A server page's script writes `theme`; CapacitorHttp's XHR 0.2 s later reads NativeJar.
         let help = M.exchange(1, at: 1, "GET", "https://m.example.com/help", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
-        var api = M.exchange(2, at: 1.2, "GET", "https://m.example.com/api/help", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest"), ("Cookie", "theme=dark")])
-        api.sequence = 2
-        let result = M.run([M.page, help, api], "capacitor-http")
-        #expect(result.outcomes[2].cookieDifferences.isEmpty)
-        #expect(result.outcomes[2].sentCookies.map(\.name) == ["theme"])
+        let api = M.exchange(2, at: 1.2, "GET", "https://m.example.com/api/help", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest"), ("Cookie", "theme=dark")])
+        for simulator in [false, true] {
+            let result = M.run([M.page, help, api], "capacitor-http", simulator: simulator)
+            #expect(result.outcomes[2].cookieDifferences.isEmpty, "simulator: \(simulator)")
+            #expect(result.outcomes[2].sentCookies.map(\.name) == ["theme"], "simulator: \(simulator)")
+            #expect(result.divergences.isEmpty, "simulator: \(simulator)")
+        }
+        // Without the observer, a native transport on the simulator never sees the write (J3).
+        let system = M.run([M.page, help, api], "urlprotocol-naive", simulator: true)
+        #expect(system.outcomes[2].cookieDifferences.first?.rules.contains("J3") == true)
     }
 
     @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")

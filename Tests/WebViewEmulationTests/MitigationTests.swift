@@ -20,11 +20,11 @@ struct MitigationTests {
         exchange(sequence, at: Double(sequence), "POST", url, headers: [("Content-Type", type), ("X-Requested-With", initiator), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")] + extra, body: Data(body.utf8))
     }
 
-    static func run(_ exchanges: [Exchange], _ preset: String, ios: IOSVersion = .newest) -> EmulationResult {
+    static func run(_ exchanges: [Exchange], _ preset: String, ios: IOSVersion = .newest, simulator: Bool = false) -> EmulationResult {
         var list = exchanges
         ExchangeClassifier.classify(&list)
         let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
-        return WebViewEmulator(preset: Preset.named(preset)!, profile: Profile(ios: ios)).run(recording, provenance: CookieProvenance(recording: recording))
+        return WebViewEmulator(preset: Preset.named(preset)!, profile: Profile(ios: ios, simulator: simulator)).run(recording, provenance: CookieProvenance(recording: recording))
     }
 
     @Test("body-bridge: the body comes back (B1) but the id reaches the server (B2); yanxuan's header too (B9)")
