@@ -26,7 +26,8 @@ import TrafficModel
 /// `"app": {"framework": "capacitor", "scheme": "capacitor", "hostname": "localhost",
 /// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
 /// other; `handlerBodies`: kept, formdata-file-lost or post-lost; Cordova's `https`
-/// scheme falls back to `app`, CDV1).
+/// scheme falls back to `app`, CDV1; `"cookieObserver": false` for a Capacitor release
+/// before the web view's cookie observer, CAP3).
 /// A profile object (in a preset, or a `--profile-file`) overrides any of `ios`,
 /// `simulator`, `jarSyncDelay`, `jarDeletionDelay`, `scriptWriteDelay` (null: never),
 /// `cookieStoreSyncDelay`, `cookieSetterHookDelay`, `itp`.
@@ -89,10 +90,16 @@ public enum PresetFile {
 
     static func appShell(_ o: [String: Any], file: String, place: String) throws -> AppShell {
         let r = Reader(object: o, file: file, place: place)
-        try r.only(["framework", "scheme", "hostname", "handlerBodies", "comment"])
+        try r.only(["framework", "scheme", "hostname", "handlerBodies", "cookieObserver", "comment"])
         let framework = try r.optionalString("framework") ?? "other"
         guard let (rule, defaultScheme) = originRules[framework] else {
             throw Error(file: file, place: r.path("framework"), problem: "one of \(originRules.keys.sorted().joined(separator: ", "))")
+        }
+        // CAP3: Capacitor's web view observes its cookie store since capacitor PR #6086
+        // (November 2022); an app on an earlier release says `"cookieObserver": false`.
+        let observer = try r.optionalBool("cookieObserver")
+        if observer != nil && framework != "capacitor" {
+            throw Error(file: file, place: r.path("cookieObserver"), problem: "only Capacitor's web view has a cookie observer (CAP3); leave it out for \(framework)")
         }
         var scheme = try r.optionalString("scheme") ?? defaultScheme
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else {
@@ -109,7 +116,7 @@ public enum PresetFile {
         }
         let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost ? "TAU2" : nil
         return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule,
-            jarLink: framework == "capacitor" ? AppShell.capacitorCookieObserver : nil)
+            jarLink: framework == "capacitor" && observer != false ? AppShell.capacitorCookieObserver : nil)
     }
 
     static func strategy(_ o: [String: Any], file: String, place: String) throws -> any InterceptionStrategy {

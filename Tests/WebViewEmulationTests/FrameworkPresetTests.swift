@@ -289,6 +289,19 @@ struct FrameworkPresetTests {
         #expect(file[0].hooks.jarLink == AppShell.capacitorCookieObserver)
         #expect(file[0].app == AppShell.capacitor)
         #expect(file[1].hooks.jarLink == .system)
+        // A Capacitor release before the observer (capacitor PR #6086) says so; the system's
+        // synchronisation (J1, J3) links the jars again, and a CapacitorHttp call 0.2 s after
+        // a page's document.cookie write goes without it.
+        let old = try PresetFile.load(Data(#"[{"name": "capacitor-4.4", "app": {"framework": "capacitor", "cookieObserver": false}, "strategy": {"kind": "capacitor-http"}}]"#.utf8), file: "old.json")[0]
+        #expect(old.hooks.jarLink == .system && !old.citedRules.contains("CAP3"))
+        let help = M.exchange(1, at: 1, "GET", "https://m.example.com/help", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
+        let api = M.exchange(2, at: 1.2, "GET", "https://m.example.com/api/help", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("X-Requested-With", "XMLHttpRequest"), ("Cookie", "theme=dark")])
+        var list = [M.page, help, api]
+        ExchangeClassifier.classify(&list)
+        let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
+        let outcome = WebViewEmulator(preset: old).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2]
+        #expect(outcome.cookieDifferences.map(\.name) == ["theme"] && outcome.cookieDifferences[0].rules.contains("J3"))
+        #expect(throws: PresetFile.Error.self) { try PresetFile.load(Data(#"[{"name": "t", "app": {"framework": "tauri", "cookieObserver": true}, "strategy": {"kind": "native"}}]"#.utf8), file: "t.json") }
     }
 
     @Test("capacitor-http: the bridge's cookie observer copies what WebKit stores into NativeJar at once (CAP3), not after the system's second, and on the simulator too, where the system never does (J3)")
