@@ -72,16 +72,15 @@ extension H5Replay {
             let importer = limits.pipeline(progress)
             let files = try ImportPipeline.SourceFile.expandingFolders(files)
             if name != nil && files.count > 1 { throw ValidationError("--name applies to one file, and the folder holds \(files.count); import them without --name") }
-            let skipped = SkippedFiles()
-            let skipping = corpus.skipping(skipped)
+            let skipped = corpus.skippedFiles()
             for file in files {
                 let imported: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
                 do {
                     imported = try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
                 } catch let error as InputError {
                     // The file's transaction rolled back: nothing of it is stored.
-                    guard let skipping else { throw error }
-                    skipping(file, error)
+                    guard let skipped else { throw error }
+                    skipped.add(file, error)
                     continue
                 }
                 for (recording, result) in imported {
@@ -99,7 +98,7 @@ extension H5Replay {
                 if recording.moreDiagnostics > 0 { print("  \(recording.moreDiagnostics) more diagnostic(s); `h5replay show \(recording.name)` lists them") }
                 }
             }
-            if let summary = skipped.summary { print(summary) }
+            if let summary = skipped?.summary { print(summary) }
         }
     }
 }

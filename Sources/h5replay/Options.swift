@@ -16,11 +16,8 @@ struct CorpusOptions: ParsableArguments {
     @Flag(help: "Skip a file that cannot be read (not HAR or a capture, malformed, over a limit), naming it and why on stderr, and go on with the others; the last line counts the skipped files. Without it the first such file stops the command with exit code 2.")
     var keepGoing = false
 
-    /// Where skipped files are told of, or nil when the first one stops the command.
-    func skipping(_ skipped: SkippedFiles) -> ((String, InputError) -> Void)? {
-        guard keepGoing else { return nil }
-        return { path, error in skipped.add(path, error) }
-    }
+    /// Where the files skipped are kept, or nil when the first one stops the command.
+    func skippedFiles() -> SkippedFiles? { keepGoing ? SkippedFiles() : nil }
 }
 
 /// The files a `--keep-going` command skipped, told on stderr as they go by.
@@ -35,6 +32,9 @@ final class SkippedFiles {
         let message = error.file == nil && !error.message.hasPrefix(path) ? "\(path): \(error.message)" : error.message
         FileHandle.standardError.write(Data("h5replay: skipped: \(SecretNames.configured().redactText(message))\n".utf8))
     }
+
+    /// Hands each file the pipeline cannot read to `add`.
+    var handler: (String, InputError) -> Void { { [self] path, error in add(path, error) } }
 
     /// "skipped 2 file(s) that could not be read", or nil when none was.
     var summary: String? {

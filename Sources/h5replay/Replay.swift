@@ -61,8 +61,8 @@ extension H5Replay {
             defer { progress.end() }
             let importer = limits.pipeline(progress)
             var provenances: [String: CookieProvenance] = [:]
-            let skipped = SkippedFiles()
-            let loaded = try loadRecordings(store, importer: importer, provenances: &provenances, skipping: corpus.skipping(skipped))
+            let skipped = corpus.skippedFiles()
+            let loaded = try loadRecordings(store, importer: importer, provenances: &provenances, skipped: skipped)
             var runner = ReplayRunner(presets: selected, profile: try profileOptions.profile())
             runner.detector.minLikelihood = minLikelihood.value
             // The provenance walked when a file was imported, not walked again.
@@ -86,13 +86,13 @@ extension H5Replay {
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet, verbose: verbose), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
-            if let summary = skipped.summary { print(summary) }
+            if let summary = skipped?.summary { print(summary) }
         }
 
         /// The recordings to replay: named, imported from files, or the bundled folder.
         /// A HAR file is replayed as read, not read back from the database; a capture,
         /// streamed into the store without being held, is read back.
-        func loadRecordings(_ store: ReportStore, importer: ImportPipeline, provenances: inout [String: CookieProvenance], skipping: ((String, InputError) -> Void)?) throws -> [Recording] {
+        func loadRecordings(_ store: ReportStore, importer: ImportPipeline, provenances: inout [String: CookieProvenance], skipped: SkippedFiles?) throws -> [Recording] {
             var names: [String] = []
             var inHand: [String: Recording] = [:]
             var walked: [String: CookieProvenance] = [:]
@@ -104,7 +104,7 @@ extension H5Replay {
                 let bundled = "Recordings"
                 var isDirectory: ObjCBool = false
                 if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
-                    for (recording, _) in try importer.importFiles(ImportPipeline.SourceFile.expandingFolders([bundled]), replace: true, into: store, inHand: keep, skipping: skipping) {
+                    for (recording, _) in try importer.importFiles(ImportPipeline.SourceFile.expandingFolders([bundled]), replace: true, into: store, inHand: keep, skipping: skipped?.handler) {
                         names.append(recording.name)
                     }
                 } else {
@@ -116,11 +116,7 @@ extension H5Replay {
                 // A folder stands for the recordings in it.
                 let items = try ImportPipeline.SourceFile.expandingFolders(recordings)
                 let files = items.filter { FileManager.default.fileExists(atPath: $0) }
-                var unread = Set<String>()
-                let results = try importer.importFiles(files, replace: true, into: store, inHand: keep, skipping: skipping.map { tell in { path, error in
-                    unread.insert(path)
-                    tell(path, error)
-                } })
+                let results = try importer.importFiles(files, replace: true, into: store, inHand: keep, skipping: skipped?.handler)
                 // What the import warns of in a file named here (a capture with no page's
                 // request, NC1; entries with no response) goes to stderr, as `import` prints it.
                 for (recording, _) in results {
@@ -134,7 +130,7 @@ extension H5Replay {
                 }
                 var imported = results.map(\.0.name)[...]
                 for item in items {
-                    if unread.contains(item) { continue }
+                    if skipped?.paths.contains(item) == true { continue }
                     if FileManager.default.fileExists(atPath: item) {
                         // One file may hold several recordings (a capture split by client): none here.
                         if let name = imported.popFirst() { names.append(name) }
@@ -143,12 +139,12 @@ extension H5Replay {
                     }
                 }
             }
+            if names.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to replay: every file given was skipped as unreadable") }
             if let (index, count) = shard.map({ ($0.index, $0.count) }) {
                 // A deterministic slice: every n-th name of the sorted list, from the i-th.
                 names = Array(Set(names)).sorted().enumerated().filter { $0.offset % count == index }.map(\.element)
                 if names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }
             }
-            if names.isEmpty && shard == nil { throw InputError("nothing to replay: every file given was skipped as unreadable") }
             provenances = walked
             return try names.map { name in
                 if let recording = inHand[name] { return recording }
