@@ -35,11 +35,13 @@ extension H5Replay {
                   h5replay serve Recordings/login-redirect.har
                   h5replay serve checkout --port 9000 --ignore-param ts --on-miss 502
                   h5replay serve checkout --tls --port 8443
+                  h5replay serve exports/ --keep-going
                   curl --cacert h5replay-ca.pem -x http://127.0.0.1:8443 https://shop.example/
                 """)
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var limits: LimitOptions
+        @OptionGroup var corpus: CorpusOptions
 
         @Argument(help: ArgumentHelp("Recordings to serve: stored names, or HAR/pcap files (imported first); a folder stands for the recordings in it.", valueName: "recording"))
         var recordings: [String]
@@ -84,9 +86,18 @@ extension H5Replay {
             defer { progress.end() }
             let importer = limits.pipeline(progress)
             var loaded: [Recording] = []
+            let skipped = corpus.skippedFiles()
             for item in try ImportPipeline.SourceFile.expandingFolders(recordings) {
                 if FileManager.default.fileExists(atPath: item) {
-                    for (imported, _) in try importer.importFile(item, name: nil, replace: true, into: store) {
+                    let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
+                    do {
+                        results = try importer.importFile(item, name: nil, replace: true, into: store)
+                    } catch let error as InputError {
+                        guard let skipped else { throw error }
+                        skipped.add(item, error)
+                        continue
+                    }
+                    for (imported, _) in results {
                         guard let recording = try store.recording(named: imported.name) else { throw InputError("\(item): \(imported.name) was imported but cannot be read back from \(database.db)") }
                         loaded.append(recording)
                     }
@@ -96,6 +107,8 @@ extension H5Replay {
                     throw InputError("\(item): no such file, and no recording of that name in \(database.db)")
                 }
             }
+            if let summary = skipped?.summary { FileHandle.standardError.write(Data("\(summary)\n".utf8)) }
+            if loaded.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to serve: every file given was skipped as unreadable") }
             try Self.finishCutOffSessions(store)
             let origin = ReplayOrigin(recordings: loaded, options: .init(ignoredParameters: Set(ignoreParams), ignoreBody: ignoreBody))
             let session = try store.beginServeSession(recordings: loaded.map(\.name), label: label)

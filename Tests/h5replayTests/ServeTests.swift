@@ -47,6 +47,26 @@ struct ServeTests {
         }
     }
 
+    @Test("serve --keep-going: a folder with a file that is not HAR serves the rest; without it serve refuses to start, naming the file",
+          .enabled(if: which("curl") != nil, "curl is not installed"))
+    func keepGoing() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let folder = dir.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/login-redirect.har"), to: folder.appendingPathComponent("login-redirect.har"))
+        try Data(#"{"log": {"entries": 7}}"#.utf8).write(to: folder.appendingPathComponent("a-bad.har"))
+
+        let refused = try CLITests.h5replay(["serve", "--port", "0", "exports", "--db", "refused.sqlite"], in: dir)
+        #expect(refused.status == 2 && refused.stderr.contains("a-bad.har: log.entries: expected an array"), "\(refused.stderr)")
+
+        let (server, port, out) = try Self.serve(["exports", "--keep-going", "--db", "serve.sqlite"], in: dir)
+        let status = try RobustnessTests.run(Self.which("curl")!, ["-s", "-o", "/dev/null", "--fail", "http://127.0.0.1:\(port)/login"])
+        let log = Self.stop(server, out)
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("GET /login  0 B  → #0 200"), "\(log)")
+    }
+
     @Test("curl through a recorded flow, one POST sent without its body: BODY_LOST for exactly that exchange",
           .enabled(if: which("curl") != nil, "curl is not installed"))
     func curlFlow() throws {
