@@ -74,15 +74,10 @@ extension H5Replay {
             if name != nil && files.count > 1 { throw ValidationError("--name applies to one file, and the folder holds \(files.count); import them without --name") }
             let skipped = corpus.skippedFiles()
             for file in files {
-                let imported: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
-                do {
-                    imported = try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
-                } catch let error as InputError {
-                    // The file's transaction rolled back: nothing of it is stored.
-                    guard let skipped else { throw error }
-                    skipped.add(file, error)
-                    continue
-                }
+                // A file skipped rolled its transaction back: nothing of it is stored.
+                guard let imported = try SkippedFiles.reading(file, skipped: skipped, {
+                    try importer.importFile(file, name: name, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
+                }) else { continue }
                 for (recording, result) in imported {
                 let verb: String
                 switch result {

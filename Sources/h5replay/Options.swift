@@ -36,6 +36,18 @@ final class SkippedFiles {
     /// Hands each file the pipeline cannot read to `add`.
     var handler: (String, InputError) -> Void { { [self] path, error in add(path, error) } }
 
+    /// What `read` gives for the file at `path`; nil when `skipped` took the file as one
+    /// that cannot be read. Without `--keep-going` (no `skipped`) the error goes on.
+    static func reading<T>(_ path: String, skipped: SkippedFiles?, _ read: () throws -> T) throws -> T? {
+        do {
+            return try read()
+        } catch let error as InputError {
+            guard let skipped else { throw error }
+            skipped.add(path, error)
+            return nil
+        }
+    }
+
     /// "skipped 2 file(s) that could not be read", or nil when none was.
     var summary: String? {
         count == 0 ? nil : "skipped \(count) file(s) that could not be read; each is named above on stderr"

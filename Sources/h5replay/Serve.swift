@@ -89,14 +89,7 @@ extension H5Replay {
             let skipped = corpus.skippedFiles()
             for item in try ImportPipeline.SourceFile.expandingFolders(recordings) {
                 if FileManager.default.fileExists(atPath: item) {
-                    let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
-                    do {
-                        results = try importer.importFile(item, name: nil, replace: true, into: store)
-                    } catch let error as InputError {
-                        guard let skipped else { throw error }
-                        skipped.add(item, error)
-                        continue
-                    }
+                    guard let results = try SkippedFiles.reading(item, skipped: skipped, { try importer.importFile(item, name: nil, replace: true, into: store) }) else { continue }
                     for (imported, _) in results {
                         guard let recording = try store.recording(named: imported.name) else { throw InputError("\(item): \(imported.name) was imported but cannot be read back from \(database.db)") }
                         loaded.append(recording)
