@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Pipeline
 import ReportStore
-import TrafficModel
 
 extension H5Replay {
     struct Import: AsyncParsableCommand {
