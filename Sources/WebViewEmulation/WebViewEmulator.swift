@@ -390,8 +390,8 @@ public struct WebViewEmulator: Sendable {
         return out
     }
 
-    /// A2, N5: the cookies WebKit itself keeps off a request, taken out of `header` with
-    /// the rule and the reason.
+    /// N4, A2, N5: the cookies WebKit itself keeps off a request, taken out of `header`
+    /// with the rule and the reason.
     func withhold(_ header: inout CookieHeaderChoice, from e: Exchange, issuedUnder documentURL: String?, appPage: AppShell?, keptOffByITP: Bool, thirdPartyToApp: Bool, target: RequestTarget) {
         // N4: a cookie the jar lacks is missing by ITP's rule too (its Set-Cookie was not stored).
         if keptOffByITP { header.rule = "N4" }

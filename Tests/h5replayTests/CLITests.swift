@@ -28,6 +28,16 @@ struct CLITests {
         return dir
     }
 
+    /// A folder `name` in the workspace `dir` holding copies of these bundled recordings.
+    static func folder(_ name: String, in dir: URL, copying files: [String]) throws -> URL {
+        let folder = dir.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for file in files {
+            try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/\(file)"), to: folder.appendingPathComponent(file))
+        }
+        return folder
+    }
+
     @discardableResult
     static func h5replay(_ arguments: [String], in dir: URL, environment extra: [String: String] = [:]) throws -> Result {
         let process = Process()
@@ -207,11 +217,7 @@ struct CLITests {
     func folderOfRecordings() throws {
         let dir = try Self.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let folder = dir.appendingPathComponent("flows")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for file in ["script-cookie-api.har", "login-redirect.har", "browser-xhr-fetch.pcap", "README.md"] {
-            try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/\(file)"), to: folder.appendingPathComponent(file))
-        }
+        _ = try Self.folder("flows", in: dir, copying: ["script-cookie-api.har", "login-redirect.har", "browser-xhr-fetch.pcap", "README.md"])
         let imported = try Self.h5replay(["import", "flows"], in: dir)
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.split(separator: "\n").map { $0.split(separator: " ")[1] } == ["browser-xhr-fetch:", "login-redirect:", "script-cookie-api:"], "\(imported.stdout)")
@@ -226,11 +232,7 @@ struct CLITests {
     func keepGoing() throws {
         let dir = try Self.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let folder = dir.appendingPathComponent("exports")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for file in ["login-redirect.har", "browser-xhr-fetch.pcap"] {
-            try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/\(file)"), to: folder.appendingPathComponent(file))
-        }
+        let folder = try Self.folder("exports", in: dir, copying: ["login-redirect.har", "browser-xhr-fetch.pcap"])
         try Data(#"{"log": {"entries": 7}}"#.utf8).write(to: folder.appendingPathComponent("a-bad.har"))
         try Data([0xd4, 0xc3, 0xb2, 0xa1, 2, 0]).write(to: folder.appendingPathComponent("cut.pcap"))
 

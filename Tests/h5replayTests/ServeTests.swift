@@ -52,9 +52,7 @@ struct ServeTests {
     func keepGoing() throws {
         let dir = try CLITests.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let folder = dir.appendingPathComponent("exports")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: dir.appendingPathComponent("Recordings/login-redirect.har"), to: folder.appendingPathComponent("login-redirect.har"))
+        let folder = try CLITests.folder("exports", in: dir, copying: ["login-redirect.har"])
         try Data(#"{"log": {"entries": 7}}"#.utf8).write(to: folder.appendingPathComponent("a-bad.har"))
 
         let refused = try CLITests.h5replay(["serve", "--port", "0", "exports", "--db", "refused.sqlite"], in: dir)
