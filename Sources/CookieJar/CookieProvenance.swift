@@ -195,10 +195,20 @@ public struct CookieProvenance: Sendable, Hashable {
         /// since: they reach the web view's jar only after a synchronisation, so a page
         /// request that lacks one shows no deletion.
         var nativeOnly = Set<Cookie.Key>()
-        /// The latest requests with a target, oldest first, at most `recentCapacity`.
-        var recent: [PastRequest] = []
-        var recentHead = 0
-        let recentCapacity: Int
+        /// The latest requests with a target, at most `recentCapacity`.
+        var recent: RecentRequests
+        /// The jar's cookies inferred there from the start as host-only at "/", by name and
+        /// value, oldest first: the guesses `widenPreexisting` may widen, found without a
+        /// walk through the jar. An entry whose cookie has left the jar or changed is
+        /// dropped when met; all are made again from the jar when they outnumber its
+        /// cookies twice over, so memory stays bounded by the jar's.
+        var guesses: [NameValue: [Cookie.Key]] = [:]
+        var guessCount = 0
+
+        struct NameValue: Hashable {
+            var name: String
+            var value: String
+        }
         /// The sequence of the first request that left `recent`, if one did.
         var forgottenBefore: Int?
         /// The first exchange, when it was a document load: until its redirect chain ends,
@@ -233,7 +243,7 @@ public struct CookieProvenance: Sendable, Hashable {
 
         /// `recentCapacity: nil` keeps every request (an in-memory recording).
         public init(recentCapacity: Int? = nil, olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)? = nil) {
-            self.recentCapacity = recentCapacity ?? Int.max
+            recent = RecentRequests(capacity: recentCapacity ?? Int.max)
             self.olderRequests = olderRequests
         }
 
@@ -311,6 +321,7 @@ public struct CookieProvenance: Sendable, Hashable {
                 events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
                 let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
                 origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
+                if provenance == .preExisting { noteGuess(cookie) }
                 carried.append(SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
             }
             // A cookie the jar would send that the request lacks was deleted by script, unless
@@ -356,24 +367,46 @@ public struct CookieProvenance: Sendable, Hashable {
         mutating func widenPreexisting(name: String, value: String, to target: RequestTarget) -> (cookie: Cookie, firstSeen: Int?)? {
             let site = target.site
             guard site != target.host, !CookieStore.isPublicSuffix(site) else { return nil }
+            let named = NameValue(name: name, value: value)
+            guard let candidates = guesses[named] else { return nil }
             var guess: Cookie?
-            jar.forEachCookie { cookie in
-                if guess == nil, cookie.hostOnly, cookie.name == name, cookie.value == value, cookie.path == "/",
-                    origin[cookie.key]?.kind == .preExisting, CookieStore.domainMatches(cookie.domain, site)
-                {
-                    guess = cookie
-                }
+            var kept: [Cookie.Key] = []
+            for key in candidates {
+                guard let cookie = jar.cookie(for: key), cookie.value == value, cookie.hostOnly, cookie.path == "/",
+                    origin[key]?.kind == .preExisting
+                else { continue }
+                kept.append(key)
+                if guess == nil, CookieStore.domainMatches(cookie.domain, site) { guess = cookie }
             }
+            guessCount -= candidates.count - kept.count
+            guesses[named] = kept.isEmpty ? nil : kept
             guard let guessed = guess else { return nil }
             var cookie = guessed
             cookie.domain = site
             cookie.hostOnly = false
-            if recent.contains(where: { $0.lacks(cookie) }) { return nil }
+            if recent.anyLacks(cookie) { return nil }
             let firstSeen = origin.removeValue(forKey: guessed.key)?.by
             _ = jar.remove(guessed.key)
             jar.set(cookie, at: cookie.creation)
             origin[cookie.key] = (.preExisting, firstSeen, nil, nil)
             return (cookie, firstSeen)
+        }
+
+        /// Notes a cookie inferred there from the start, a guess `widenPreexisting` may widen.
+        mutating func noteGuess(_ cookie: Cookie) {
+            guard cookie.hostOnly, cookie.path == "/" else { return }
+            guesses[NameValue(name: cookie.name, value: cookie.value), default: []].append(cookie.key)
+            guessCount += 1
+            guard guessCount > 2 * max(jar.count, 512) else { return }
+            // Made again from the jar, oldest first.
+            var live: [Cookie] = []
+            jar.forEachCookie { c in
+                if c.hostOnly, c.path == "/", origin[c.key]?.kind == .preExisting { live.append(c) }
+            }
+            live.sort { ($0.creationOrder, $0.key) < ($1.creationOrder, $1.key) }
+            guesses = [:]
+            for c in live { guesses[NameValue(name: c.name, value: c.value), default: []].append(c.key) }
+            guessCount = live.count
         }
 
         /// A cookie inferred with the guessed path "/" that a request to its host lacks was
@@ -402,23 +435,17 @@ public struct CookieProvenance: Sendable, Hashable {
         /// that explains them (a Path=/home cookie not sent to the `/` that redirected to
         /// `/home/...`, pcap2har's `out-of-order`); nil when neither does.
         func thereFromTheStart(_ cookie: Cookie, under directory: String) -> Cookie? {
-            if !recent.contains(where: { $0.lacks(cookie) }) { return cookie }
+            if !recent.anyLacks(cookie) { return cookie }
             guard directory != "/" else { return nil }
             var scoped = cookie
             scoped.path = directory
-            return recent.contains(where: { $0.lacks(scoped) }) ? nil : scoped
+            return recent.anyLacks(scoped) ? nil : scoped
         }
 
         mutating func remember(_ request: PastRequest) {
-            if recent.count < recentCapacity {
-                recent.append(request)
-                return
-            }
-            let forgotten = recent[recentHead]
+            guard let forgotten = recent.append(request) else { return }
             forgottenBefore = forgotten.sequence + 1
             forgottenAtHost[forgotten.host] = forgotten.sequence
-            recent[recentHead] = request
-            recentHead = (recentHead + 1) % recentCapacity
         }
 
         /// The sequence of the latest forgotten request to a host `cookie` matches: its
@@ -437,12 +464,7 @@ public struct CookieProvenance: Sendable, Hashable {
         /// The start of the window in which a script wrote `cookie`: the start of the latest
         /// earlier request the cookie would have matched that did not carry it.
         mutating func windowStart(for cookie: Cookie, before sequence: Int) throws -> Double? {
-            var k = recent.count
-            while k > 0 {
-                k -= 1
-                let request = recent[(recentHead + k) % recent.count]
-                if request.sequence < sequence, request.lacks(cookie) { return request.startedAt }
-            }
+            if let latest = recent.latest(lacking: cookie, before: sequence) { return latest.startedAt }
             guard forgottenBefore != nil, let olderRequests else { return nil }
             // Only forgotten requests to a host the cookie matches can lack it.
             guard let latest = latestForgotten(matching: cookie) else { return nil }

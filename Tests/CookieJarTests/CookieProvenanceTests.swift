@@ -256,4 +256,68 @@ struct CookieProvenanceTests {
         }
         #expect(asked > 100, "the flows reach past the walker's memory")
     }
+
+    @Test("the requests a cookie could have gone with are found by host as a scan of every remembered request finds them, in a ring that forgets")
+    func recentRequestsByHost() throws {
+        let hosts = ["a.example", "www.a.example", "m.www.a.example", "b.example", "x.b.example", "localhost", "intranet",
+                     "10.0.0.1", "1.0.0.1", "shop.co.uk", "m.shop.co.uk", "co.uk", "example"]
+        var state: UInt64 = 7
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        for capacity in [1, 3, 16, Int.max] {
+            var recent = RecentRequests(capacity: capacity)
+            var all: [CookieProvenance.PastRequest] = []
+            for sequence in 0..<400 {
+                let host = hosts[next(hosts.count)]
+                let headers = next(2) == 0 ? [HeaderField("Cookie", "c=\(next(2))")] : []
+                let request = CookieProvenance.PastRequest(sequence: sequence, startedAt: Double(sequence), target: RequestTarget("https://\(host)/p")!, headers: headers)
+                let forgotten = recent.append(request)
+                all.append(request)
+                let kept = Array(all.suffix(min(capacity, all.count)))
+                #expect(forgotten?.sequence == (all.count > capacity ? all[all.count - capacity - 1].sequence : nil))
+                for domain in hosts + ["www.a.example", "a.example"] {
+                    for hostOnly in [true, false] {
+                        let cookie = Cookie(name: "c", value: "\(next(2))", domain: domain, hostOnly: hostOnly, path: "/", creation: 0)
+                        func matches(_ host: String) -> Bool { hostOnly ? host == domain : CookieStore.domainMatches(host, domain) }
+                        var visited: [Int] = []
+                        recent.forEachSlotNewestFirst(matching: cookie) { slot in
+                            if matches(recent[slot].host) { visited.append(recent[slot].sequence) }
+                            return true
+                        }
+                        let scanned = kept.reversed().filter { matches($0.host) }.map(\.sequence)
+                        #expect(visited == scanned, "capacity \(capacity), cookie on \(domain), after \(sequence)")
+                        #expect(recent.anyLacks(cookie) == kept.contains { $0.lacks(cookie) })
+                        let before = next(sequence + 1)
+                        #expect(recent.latest(lacking: cookie, before: before)?.sequence == kept.last { $0.sequence < before && $0.lacks(cookie) }?.sequence)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("across thousands of sites, a cookie there from the start on one host of each is widened to its site when a second host carries it")
+    func widensAcrossManySites() throws {
+        var exchanges: [Exchange] = []
+        let sites = 1_500
+        for k in 0..<sites {
+            exchanges.append(Self.exchange(exchanges.count, at: Double(exchanges.count), "https://www.site\(k).example/", cookie: "pref=\(k)"))
+        }
+        for k in 0..<sites {
+            exchanges.append(Self.exchange(exchanges.count, at: Double(exchanges.count), "https://m.site\(k).example/", cookie: "pref=\(k)"))
+        }
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: exchanges)
+        let whole = CookieProvenance(recording: recording)
+        var walker = CookieProvenance.Walker(recentCapacity: 4096)
+        for (k, e) in exchanges.enumerated() {
+            let step = try walker.add(e)
+            #expect(step.sent == whole.sent[k] && step.inferred == whole.inferred[k], "exchange \(k)")
+        }
+        for k in 0..<sites {
+            let second = whole.inferred[sites + k]
+            #expect(second.map(\.kind) == [.preExisting] && second.first?.cookie.domain == "site\(k).example" && second.first?.cookie.hostOnly == false, "site \(k)")
+            #expect(whole.sent[sites + k].first?.setBy == k, "site \(k): first seen on www")
+        }
+    }
 }

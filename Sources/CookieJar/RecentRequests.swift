@@ -1,0 +1,118 @@
+/// The latest requests a provenance walker remembers, at most `capacity`, found by the
+/// hosts a cookie can match.
+///
+/// A search for the requests that would have carried a cookie (a script write's window, a
+/// guess about a cookie's scope) visits only those to hosts whose last two labels are the
+/// cookie's: a host domain-matches a cookie's domain when it is that domain or ends with
+/// "." and the domain, and a domain cookie's domain has a dot, so both end with the same
+/// two labels. A recording of many sites then searches one site's requests, not all 4,096.
+struct RecentRequests {
+    let capacity: Int
+    /// The requests, oldest first until the list is full, then a ring whose oldest is at `head`.
+    private var slots: [CookieProvenance.PastRequest] = []
+    private var head = 0
+    /// Per `tail(of:)` of the requests' hosts, the slots of its requests, oldest first.
+    private var byTail: [Substring: Bucket] = [:]
+
+    struct Bucket {
+        var slots: [Int] = []
+        /// Entries before it have left the ring.
+        var start = 0
+    }
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    var isEmpty: Bool { slots.isEmpty }
+
+    /// What a host is found by: its part after the second-last dot, or the whole host
+    /// when it has fewer than two dots.
+    static func tail(of host: String) -> Substring {
+        var dots = 0
+        var at = host.utf8.endIndex
+        while at > host.utf8.startIndex {
+            let before = host.utf8.index(before: at)
+            if host.utf8[before] == UInt8(ascii: ".") {
+                dots += 1
+                if dots == 2 { return Substring(host.utf8[at...]) }
+            }
+            at = before
+        }
+        return Substring(host)
+    }
+
+    /// The tail every host `cookie` matches has; nil for a domain cookie on a domain of
+    /// one label, which only a search of every request answers.
+    static func tail(matching cookie: Cookie) -> Substring? {
+        if cookie.hostOnly || cookie.domain.utf8.contains(UInt8(ascii: ".")) { return tail(of: cookie.domain) }
+        return nil
+    }
+
+    /// Remembers `request`; returns the request it pushed out once `capacity` are held.
+    mutating func append(_ request: CookieProvenance.PastRequest) -> CookieProvenance.PastRequest? {
+        let key = Self.tail(of: request.host)
+        if slots.count < capacity {
+            byTail[key, default: Bucket()].slots.append(slots.count)
+            slots.append(request)
+            return nil
+        }
+        let slot = head
+        let forgotten = slots[slot]
+        let oldKey = Self.tail(of: forgotten.host)
+        // The oldest request of all is the oldest of its tail.
+        if var bucket = byTail.removeValue(forKey: oldKey) {
+            bucket.start += 1
+            if bucket.start < bucket.slots.count {
+                if bucket.start >= 64 && bucket.start * 2 >= bucket.slots.count {
+                    bucket.slots.removeFirst(bucket.start)
+                    bucket.start = 0
+                }
+                byTail[oldKey] = bucket
+            }
+        }
+        slots[slot] = request
+        byTail[key, default: Bucket()].slots.append(slot)
+        head = (head + 1) % capacity
+        return forgotten
+    }
+
+    /// The request in `slot` (`forEachSlotNewestFirst`).
+    subscript(slot: Int) -> CookieProvenance.PastRequest { slots[slot] }
+
+    /// Visits the slots of the remembered requests `cookie` could have gone with, newest
+    /// first, until `visit` returns false.
+    func forEachSlotNewestFirst(matching cookie: Cookie, _ visit: (Int) -> Bool) {
+        guard let key = Self.tail(matching: cookie) else {
+            var k = slots.count
+            while k > 0 {
+                k -= 1
+                if !visit((head + k) % slots.count) { return }
+            }
+            return
+        }
+        guard let bucket = byTail[key] else { return }
+        var k = bucket.slots.count
+        while k > bucket.start {
+            k -= 1
+            if !visit(bucket.slots[k]) { return }
+        }
+    }
+
+    /// The newest remembered request before `sequence` that would have carried `cookie`
+    /// and did not. The requests are read in place: a copy of each would count references
+    /// to its host, path and cookies.
+    func latest(lacking cookie: Cookie, before sequence: Int = .max) -> (sequence: Int, startedAt: Double)? {
+        slots.withUnsafeBufferPointer { slots in
+            var found: (sequence: Int, startedAt: Double)?
+            forEachSlotNewestFirst(matching: cookie) { slot in
+                if slots[slot].sequence < sequence, slots[slot].lacks(cookie) { found = (slots[slot].sequence, slots[slot].startedAt) }
+                return found == nil
+            }
+            return found
+        }
+    }
+
+    /// Whether a remembered request would have carried `cookie` and did not.
+    func anyLacks(_ cookie: Cookie) -> Bool { latest(lacking: cookie) != nil }
+}
