@@ -45,6 +45,8 @@ final class EntryBatch {
     /// What one entry gave.
     struct Built {
         var exchange: Exchange?
+        /// What the classifier reads from the exchange alone, worked out here on every core.
+        var traits: ExchangeClassifier.Traits?
         var diagnostics: [Diagnostic] = []
         var error: Error?
     }
@@ -81,9 +83,10 @@ final class EntryBatch {
     }
 
     /// Hands the batch read so far to the workers, then hands on the batch before it, built:
-    /// each entry's index in the file, its exchange or nil when skipped, its diagnostics.
+    /// each entry's index in the file and what it gave (its exchange or nil when skipped,
+    /// the exchange's traits, its diagnostics), to be taken from in place.
     /// `bytes` must stay valid until `finish` or `wait` returns.
-    func build(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
+    func build(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, inout Built) throws -> Void) throws {
         let previous = waitForWorkers()
         if filling.count > 0 {
             let slot = filling
@@ -98,7 +101,7 @@ final class EntryBatch {
     }
 
     /// Builds what is left and hands on every batch not yet handed on.
-    func finish(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
+    func finish(bytes: UnsafeBufferPointer<UInt8>, _ each: (_ index: Int, inout Built) throws -> Void) throws {
         try build(bytes: bytes, each)
         if let last = waitForWorkers() {
             defer { recycle(last) }
@@ -124,11 +127,10 @@ final class EntryBatch {
         spare = slot
     }
 
-    private func handOn(_ slot: Slot, _ each: (_ index: Int, Exchange?, [Diagnostic]) throws -> Void) throws {
+    private func handOn(_ slot: Slot, _ each: (_ index: Int, inout Built) throws -> Void) throws {
         for k in 0..<slot.count {
-            let result = slot.built[k]
-            if let error = result.error { throw error }
-            try each(slot.indices[k], result.exchange, result.diagnostics)
+            if let error = slot.built[k].error { throw error }
+            try each(slot.indices[k], &slot.built[k])
         }
     }
 
@@ -158,6 +160,7 @@ final class EntryBatch {
                         let entry = JSONNode(view: JSONView(tokens: entryTokens, bytes: bytes.value), index: 0, context: context)
                         do {
                             result.exchange = try importer.exchange(from: entry, index: index, diagnostics: &result.diagnostics)
+                            if result.exchange != nil { result.traits = ExchangeClassifier.Traits(&result.exchange!) }
                         } catch let error as HARImportError where error.entryIndex != nil {
                             // One odd entry does not refuse the file: it is skipped, named by its path.
                             result.diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))

@@ -78,9 +78,9 @@ public struct HARImporter: Sendable {
                 let bytes = Self.skippingByteOrderMark(raw.bindMemory(to: UInt8.self))
                 defer { batch.wait() }
                 var reader = JSONReader(bytes)
-                let collect: (Int, Exchange?, [Diagnostic]) -> Void = { index, exchange, entryDiagnostics in
-                    diagnostics += entryDiagnostics
-                    guard var exchange else { return }
+                let collect: (Int, inout EntryBatch.Built) -> Void = { index, built in
+                    diagnostics += built.diagnostics
+                    guard var exchange = built.exchange.take() else { return }
                     if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
                     if inOrder != nil {
                         if let last = exchanges.last, exchange.startedAt < last.startedAt {
@@ -89,7 +89,7 @@ public struct HARImporter: Sendable {
                             // A copy: the exchange as read stays, should the order break later.
                             var classified = exchange
                             classified.sequence = exchanges.count
-                            for revision in classifier.add(&classified) { revision.apply(to: &inOrder!) }
+                            for revision in classifier.add(&classified, traits: built.traits) { revision.apply(to: &inOrder!) }
                             inOrder!.append(classified)
                         }
                     }
@@ -145,7 +145,8 @@ public struct HARImporter: Sendable {
     }
 
     /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for
-    /// equal times), each with its diagnostics, holding none of them: what the reader holds
+    /// equal times), each with its traits (worked out on the workers, for the classifier)
+    /// and its diagnostics, holding none of them: what the reader holds
     /// at once is one batch of entries, and 32 bytes per entry.
     ///
     /// A first pass reads each entry's time and byte range and checks the document's
@@ -155,7 +156,7 @@ public struct HARImporter: Sendable {
     /// if needed): behind the first pass as it goes, and everything after each batch. The
     /// exchanges come numbered by entry; the caller numbers them in the order given.
     /// Returns the diagnostics of no exchange (entries skipped), in file order.
-    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (Exchange, [Diagnostic]) throws -> Void) throws -> [Diagnostic] {
+    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (inout Exchange, ExchangeClassifier.Traits?, [Diagnostic]) throws -> Void) throws -> [Diagnostic] {
         let bytes = Self.skippingByteOrderMark(raw)
         let offset = raw.count - bytes.count
         let context = ImportContext(file: file)
@@ -185,15 +186,16 @@ public struct HARImporter: Sendable {
         var tokens: [JSONTape.Token] = []
         let batch = EntryBatch(importer: self, file: file)
         defer { batch.wait() }
-        let handOn: (Int, Exchange?, [Diagnostic]) throws -> Void = { index, exchange, diagnostics in
-            guard var exchange else {
+        let handOn: (Int, inout EntryBatch.Built) throws -> Void = { index, built in
+            let diagnostics = built.diagnostics
+            guard var exchange = built.exchange.take() else {
                 unplaced += diagnostics.map { (index, $0) }
                 return
             }
             if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
             recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
-            try handle(exchange, diagnostics.filter { $0.sequence != nil })
+            try handle(&exchange, built.traits, diagnostics.filter { $0.sequence != nil })
         }
         var start = 0
         while start < order.count {

@@ -29,18 +29,16 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public var diagnostics: [Diagnostic]
         /// Bodies taken out of `exchange` for the store (`detach()`), with their digests.
         public var detached: [(Data, BodyFingerprint)] = []
-        /// The request's initiator, inferred by `detach()` from the exchange alone
-        /// (`ExchangeClassifier.initiator(of:)`); the classifier, which needs the exchanges
-        /// before, then takes it as given.
-        public var initiator: Initiator?
+        /// What classification reads from the exchange alone, worked out by `detach()`; the
+        /// classifier, which needs the exchanges before, then takes it as given.
+        public var traits: ExchangeClassifier.Traits?
 
         /// Moves the bodies out for a streaming import, classifying the request body first
-        /// (the body kind needs its bytes). The initiator is inferred here too: this runs on
-        /// the thread that builds exchanges, and the thread that orders and stores them is
-        /// the one an import waits on.
+        /// (the body kind needs its bytes). The exchange's other traits are worked out here
+        /// too: this runs on the thread that builds exchanges, and the thread that orders
+        /// and stores them is the one an import waits on.
         public mutating func detach() {
-            exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request)
-            initiator = ExchangeClassifier.initiator(of: exchange)
+            traits = ExchangeClassifier.Traits(&exchange)
             let request = exchange.request.detachBody()
             detached.append((request, exchange.request.bodyFingerprint))
             detached.append(exchange.response.detachBody())

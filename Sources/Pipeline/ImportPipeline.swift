@@ -179,12 +179,12 @@ public struct ImportPipeline: Sendable {
         }
 
         /// The exchange classified, with its sequence set; its provenance; and the revisions
-        /// to exchanges passed before. `initiator`: the one the capture importer inferred
-        /// while building the exchange (`HTTPStreamCollector.Collected.initiator`).
-        public mutating func add(_ exchange: inout Exchange, initiator: Initiator? = nil) throws -> Classified {
+        /// to exchanges passed before. `traits`: the exchange's own, when the importer worked
+        /// them out while building it (`ExchangeClassifier.Traits`).
+        public mutating func add(_ exchange: inout Exchange, traits: ExchangeClassifier.Traits? = nil) throws -> Classified {
             exchange.sequence = count
             count += 1
-            let revisions = classifier.add(&exchange, initiator: initiator)
+            let revisions = classifier.add(&exchange, traits: traits)
             let step = try walker.add(exchange)
             return Classified(sent: step.sent, inferred: step.inferred, revisions: revisions)
         }
@@ -306,18 +306,24 @@ public struct ImportPipeline: Sendable {
     func importHAR(_ readPath: String, displayPath: String? = nil, name: String, replace: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         let path = displayPath ?? readPath
         let file = try MappedFile(path: readPath)
-        let sha256 = file.sha256Hex()
+        // The file's digest is worked out on another core while the entries are read,
+        // not in a pass of its own before them. Each lets go of the pages behind it; a
+        // page the other still needs is read again from the page cache.
+        let hashing = DispatchGroup()
+        let digest = UnsafeResultBuffer<String>(count: 1)
+        DispatchQueue.global().async(group: hashing) { digest.set(0, file.sha256Hex()) }
+        defer { hashing.wait() }
         do {
             return try store.importStreaming { _, open in
                 let writer = try open("har", path)
                 let stream = StreamingRecording(writer: writer, redact: redact)
-                let unplaced = try HARImporter().stream(file.bytes, file: path, release: file.release) { exchange, diagnostics in
-                    var exchange = exchange
-                    try stream.add(&exchange, initiator: nil, diagnostics: diagnostics)
+                let unplaced = try HARImporter().stream(file.bytes, file: path, release: file.release) { exchange, traits, diagnostics in
+                    try stream.add(&exchange, traits: traits, diagnostics: diagnostics)
                     if writer.exchangeCount % 4096 == 0 { progress?("\(path): \(writer.exchangeCount) exchanges") }
                 }
                 let recordingLevel = stream.stage.diagnostics + unplaced
-                let result = try writer.finish(name: name, sourceSHA256: sha256, diagnostics: recordingLevel, replace: replace)
+                hashing.wait()
+                let result = try writer.finish(name: name, sourceSHA256: digest.slots[0], diagnostics: recordingLevel, replace: replace)
                 let imported = ImportedRecording(name: name, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                 return [(imported, result)]
             }
@@ -419,7 +425,7 @@ public struct ImportPipeline: Sendable {
                     bodies: { try sink.store($0, $1) },
                     progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") }
                 ) { item in
-                    try stream(splitByClient ? item.client : "").add(&item.exchange, initiator: item.initiator, diagnostics: item.diagnostics)
+                    try stream(splitByClient ? item.client : "").add(&item.exchange, traits: item.traits, diagnostics: item.diagnostics)
                 }
                 if streams.isEmpty { _ = try stream("") }
                 let clients = streams.keys.sorted()
@@ -453,10 +459,10 @@ final class StreamingRecording {
         stage = ImportPipeline.ClassifyingStage { [writer] before, visit in try writer.visitRequests(before: before, visit) }
     }
 
-    /// Classifies and stores `e` in place: the exchange is the capture's own, and a copy
+    /// Classifies and stores `e` in place: the exchange is the importer's own, and a copy
     /// to change would copy all its fields.
-    func add(_ e: inout Exchange, initiator: Initiator?, diagnostics: [Diagnostic]) throws {
-        let classified = try stage.add(&e, initiator: initiator)
+    func add(_ e: inout Exchange, traits: ExchangeClassifier.Traits?, diagnostics: [Diagnostic]) throws {
+        let classified = try stage.add(&e, traits: traits)
         for revision in classified.revisions {
             switch revision {
             case .redirectNext(let sequence, let next):

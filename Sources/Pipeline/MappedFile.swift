@@ -8,8 +8,9 @@ import TrafficModel
 #endif
 
 /// A file mapped read-only whose pages can be let go once read: a reader of a file of any
-/// size keeps resident only what it is working on.
-final class MappedFile {
+/// size keeps resident only what it is working on. Threads may read it side by side: its
+/// bytes never change, and a page one lets go is read again when another touches it.
+final class MappedFile: @unchecked Sendable {
     let bytes: UnsafeBufferPointer<UInt8>
     private let base: UnsafeMutableRawPointer?
     private static let page = Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -259,6 +259,27 @@ public enum ExchangeClassifier {
         exchange.request.target.map { Site.of(host: $0.host) }
     }
 
+    /// What classification reads from one exchange alone: worked out where exchanges are
+    /// built, on every core, so that the thread that orders them does only what needs the
+    /// exchanges before. Working it out sets the exchange's body kind, which needs the
+    /// request body: it comes before the body is detached for a streaming import.
+    public struct Traits: Sendable {
+        /// The initiator the exchange itself tells (`initiator(of:)`); a redirect chain's
+        /// may override it.
+        public var initiator: Initiator
+        /// The registrable domain of the request's host, nil when its URL does not parse.
+        public var site: String?
+        /// `Sec-Fetch-Dest`, lowercased.
+        public var destination: String?
+
+        public init(_ exchange: inout Exchange) {
+            if !exchange.request.bodyDetached { exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request) }
+            initiator = ExchangeClassifier.initiator(of: exchange)
+            site = ExchangeClassifier.site(of: exchange)
+            destination = exchange.request.headers.first("Sec-Fetch-Dest")?.asciiLowercased
+        }
+    }
+
 
     // MARK: - One exchange at a time
 
@@ -396,17 +417,15 @@ public enum ExchangeClassifier {
         }
 
         /// Classifies the next exchange (its `sequence` must be the number added before it)
-        /// and returns what it changes about earlier ones. `initiator`: what
-        /// `ExchangeClassifier.initiator(of:)` gave for this exchange, when the importer
-        /// asked already.
-        public mutating func add(_ exchange: inout Exchange, initiator: Initiator? = nil) -> [Revision] {
+        /// and returns what it changes about earlier ones. `traits`: the exchange's own,
+        /// when the importer worked them out already (and with them its body kind).
+        public mutating func add(_ exchange: inout Exchange, traits: Traits? = nil) -> [Revision] {
             let sequence = count
             count += 1
             var revisions: [Revision] = []
             let inputFrame = exchange.frame.kind
-            exchange.initiator = initiator ?? ExchangeClassifier.initiator(of: exchange)
-            // A detached body was classified before it left (the importer did it).
-            if !exchange.request.bodyDetached { exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request) }
+            let traits = traits ?? Traits(&exchange)
+            exchange.initiator = traits.initiator
 
             // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
             var claimedBy: Awaiting?
@@ -430,7 +449,7 @@ public enum ExchangeClassifier {
             // The frame: an iframe document, a request an iframe document referred, or the
             // frame of the chain a redirect target belongs to.
             var kind = Frame.Kind.main
-            let dest = exchange.request.headers.first("Sec-Fetch-Dest")?.asciiLowercased
+            let dest = traits.destination
             if dest == "iframe" || dest == "frame" || exchange.resourceType?.asciiLowercased == "sub_frame" {
                 kind = .iframe
                 iframeDocuments.insert(ExchangeClassifier.normalize(exchange.request))
@@ -440,7 +459,7 @@ public enum ExchangeClassifier {
                 kind = claimedBy.chainFrame
             }
 
-            let site = ExchangeClassifier.site(of: exchange)
+            let site = traits.site
             // The app's native requests (NC1) say nothing of the page's site.
             if !topSiteSettled && exchange.initiator != .native {
                 if !topSiteGuessed {

@@ -48,7 +48,7 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     var cookies = 0
     let end = try CaptureImporter.stream(path: file, detachBodies: true, bodies: { data, _ in bodyBytes += data.count }) { item in
         exchanges += 1
-        cookies += try stage.add(&item.exchange, initiator: item.initiator).sent.count
+        cookies += try stage.add(&item.exchange, traits: item.traits).sent.count
     }
     let packets = end.session.decoder.counts.packets
     let seconds = now() - start

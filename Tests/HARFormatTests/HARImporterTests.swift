@@ -255,7 +255,7 @@ struct HARImporterTests {
         var streamed: [Exchange] = []
         let bytes = Array(json.utf8)
         _ = try bytes.withUnsafeBufferPointer { raw in
-            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _ in streamed.append(exchange) }
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _ in streamed.append(exchange) }
         }
         for exchanges in [try importing(json).exchanges, streamed] {
             let sent = try #require(exchanges.first { $0.request.url.hasSuffix("/sent") })
