@@ -138,7 +138,7 @@ final class RawInsert {
                     if data.isEmpty {
                         sqlite3_bind_zeroblob(handle, parameter, 0)
                     } else {
-                        data.withUnsafeBytes { sqlite3_bind_blob(handle, parameter, $0.baseAddress, Int32($0.count), Self.transient) }
+                        _ = data.withUnsafeBytes { sqlite3_bind_blob(handle, parameter, $0.baseAddress, Int32($0.count), Self.transient) }
                     }
                 }
             }

@@ -156,7 +156,10 @@ struct JarPair {
         case .observed(let to, let by, let deletions):
             if deletion {
                 switch deletions {
-                case .eitherWay(let held), .towardObserved(let held) where side == to:
+                case .eitherWay(let held):
+                    heldBack[name] = held
+                    return nil
+                case .towardObserved(let held) where side == to:
                     heldBack[name] = held
                     return nil
                 default:
