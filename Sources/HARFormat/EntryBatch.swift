@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import TrafficModel
 
 /// HAR entries read onto token lists a batch at a time, whose exchanges are built on every
@@ -8,7 +9,8 @@ import TrafficModel
 /// Reading the JSON is one pass and stays on the calling thread; building an exchange from
 /// an entry's tokens (headers, bodies, base64, URL parsing) is most of an import's work and
 /// each entry's is independent of the others', so a full batch is handed to the workers and
-/// the reader fills a second one meanwhile. Exchanges and diagnostics are handed on in entry
+/// the reader fills a second one meanwhile, then takes what is left of the first beside
+/// them, a run of entries at a time. Exchanges and diagnostics are handed on in entry
 /// order, a batch at a time, when the batch after it is handed to the workers (or at
 /// `finish`). At most two batches of tokens are held at once, whatever the file's size.
 final class EntryBatch {
@@ -22,18 +24,21 @@ final class EntryBatch {
     let workers = ProcessInfo.processInfo.environment["H5REPLAY_HAR_WORKERS"].flatMap { Int($0) } ?? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
 
     /// One batch: its entries' tokens and file indices, then what they gave, in memory the
-    /// workers write to without a lock (each its own run of entries).
+    /// workers write to without a lock (each its own runs of entries).
     final class Slot: @unchecked Sendable {
         var indices: [Int] = []
         var tokens: [[JSONTape.Token]] = []
         var count = 0
         let built = UnsafeMutableBufferPointer<Built>.allocate(capacity: EntryBatch.size)
         var builtCount = 0
+        /// The runs of `EntryBatch.run` entries taken by a builder so far.
+        let taken = Atomic<Int>(0)
 
         func clear() {
             built.baseAddress!.deinitialize(count: builtCount)
             builtCount = 0
             count = 0
+            taken.store(0, ordering: .relaxed)
         }
 
         deinit {
@@ -115,10 +120,14 @@ final class EntryBatch {
         group.wait()
     }
 
+    /// Builds what the workers have not taken yet of the batch they are building, then
+    /// waits for them: the reader, done with the next batch, is a builder too.
     private func waitForWorkers() -> Slot? {
         guard let slot = building else { return nil }
+        if let bytes = buildingBytes { Self.buildRuns(of: slot, bytes: bytes, importer: importer, file: file) }
         group.wait()
         building = nil
+        buildingBytes = nil
         return slot
     }
 
@@ -134,55 +143,64 @@ final class EntryBatch {
         }
     }
 
+    /// Entries a builder takes at a time: small enough that builders finish a batch
+    /// together, large enough that no two write one cache line of results often.
+    static let run = 16
+
+    /// The bytes the batch being built reads.
+    private var buildingBytes: UncheckedSendable<UnsafeBufferPointer<UInt8>>?
+
     private func start(_ slot: Slot, bytes: UnsafeBufferPointer<UInt8>) {
         let n = slot.count
         precondition(n <= Self.size)
         slot.built.baseAddress!.initialize(repeating: Built(), count: n)
         slot.builtCount = n
-        let out = UncheckedSendable(slot.built)
-        let importer = self.importer
-        let file = self.file
         let bytes = UncheckedSendable(bytes)
-        let workers = self.workers
-        let stride = workers == 1 || n < 2 * workers ? 1 : workers
-        let work: @Sendable (Int) -> Void = { worker in
-            // Each worker takes a contiguous run of entries (no two write one cache line)
-            // and its own copy of the file name (no reference count shared across cores).
-            let context = ImportContext(file: String(decoding: Array(file.utf8), as: UTF8.self))
-            let run = (n + stride - 1) / stride
-            do {
-                let out = out.value
-                for k in (worker * run)..<min(n, (worker + 1) * run) {
-                    let index = slot.indices[k]
-                    context.entryIndex = index
-                    var result = Built()
-                    slot.tokens[k].withUnsafeBufferPointer { entryTokens in
-                        let entry = JSONNode(view: JSONView(tokens: entryTokens, bytes: bytes.value), index: 0, context: context)
-                        do {
-                            result.exchange = try importer.exchange(from: entry, index: index, diagnostics: &result.diagnostics)
-                            if result.exchange != nil { result.traits = ExchangeClassifier.Traits(&result.exchange!) }
-                        } catch let error as HARImportError where error.entryIndex != nil {
-                            // One odd entry does not refuse the file: it is skipped, named by its path.
-                            result.diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))
-                        } catch {
-                            result.error = error
-                        }
-                    }
-                    out[k] = result
-                }
-            }
-            withExtendedLifetime(context) {}
-        }
+        building = slot
+        buildingBytes = bytes
         if workers == 1 {
             // One thread: built here and now, as a reader without workers would.
-            work(0)
-            building = slot
+            Self.buildRuns(of: slot, bytes: bytes, importer: importer, file: file)
             return
         }
-        building = slot
+        let (workers, importer, file) = (self.workers, self.importer, self.file)
         DispatchQueue.global().async(group: group) {
-            if stride == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: stride, execute: work) }
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in Self.buildRuns(of: slot, bytes: bytes, importer: importer, file: file) }
         }
+    }
+
+    /// Builds runs of the batch's entries until none is left to take. Workers and the
+    /// reader call it side by side; each run is one builder's, so each result is written
+    /// by one thread without a lock.
+    private static func buildRuns(of slot: Slot, bytes: UncheckedSendable<UnsafeBufferPointer<UInt8>>, importer: HARImporter, file: String) {
+        let n = slot.count
+        // Each builder has its own copy of the file name (no reference count shared
+        // across cores).
+        let context = ImportContext(file: String(decoding: Array(file.utf8), as: UTF8.self))
+        let out = slot.built
+        while true {
+            let first = slot.taken.add(1, ordering: .relaxed).oldValue * Self.run
+            guard first < n else { break }
+            for k in first..<min(n, first + Self.run) {
+                let index = slot.indices[k]
+                context.entryIndex = index
+                var result = Built()
+                slot.tokens[k].withUnsafeBufferPointer { entryTokens in
+                    let entry = JSONNode(view: JSONView(tokens: entryTokens, bytes: bytes.value), index: 0, context: context)
+                    do {
+                        result.exchange = try importer.exchange(from: entry, index: index, diagnostics: &result.diagnostics)
+                        if result.exchange != nil { result.traits = ExchangeClassifier.Traits(&result.exchange!) }
+                    } catch let error as HARImportError where error.entryIndex != nil {
+                        // One odd entry does not refuse the file: it is skipped, named by its path.
+                        result.diagnostics.append(Diagnostic(.entryInvalid, message: "\(error.field): \(error.problem); the entry is skipped"))
+                    } catch {
+                        result.error = error
+                    }
+                }
+                out[k] = result
+            }
+        }
+        withExtendedLifetime(context) {}
     }
 }
 
