@@ -60,9 +60,11 @@ public struct HARImporter: Sendable {
         var exchanges: [Exchange] = []
         var entries: [Int] = []
         // While the entries come in time order (as most exporters write them), each is
-        // classified as it is handed on, while the workers build the next batch; the first
-        // entry out of order drops that and the whole list is ordered and classified after.
-        var inOrder: [Exchange]? = []
+        // classified in place as it is handed on, while the workers build the next batch,
+        // and what classification changes is kept aside as read; the first entry out of
+        // order puts that back, and the whole list is ordered and classified after.
+        var inOrder = true
+        var asRead: [AsRead] = []
         var classifier = ExchangeClassifier.Stream()
         var clock = EntryClock()
         // One pass over the bytes. Entries are read in batches, each entry onto its own token
@@ -82,15 +84,16 @@ public struct HARImporter: Sendable {
                     diagnostics += built.diagnostics
                     guard var exchange = built.exchange.take() else { return }
                     if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
-                    if inOrder != nil {
+                    if inOrder {
                         if let last = exchanges.last, exchange.startedAt < last.startedAt {
-                            inOrder = nil
+                            inOrder = false
+                            for k in exchanges.indices { asRead[k].restore(&exchanges[k]) }
+                            asRead = []
                         } else {
-                            // A copy: the exchange as read stays, should the order break later.
-                            var classified = exchange
-                            classified.sequence = exchanges.count
-                            for revision in classifier.add(&classified, traits: built.traits) { revision.apply(to: &inOrder!) }
-                            inOrder!.append(classified)
+                            asRead.append(AsRead(exchange))
+                            exchange.sequence = exchanges.count
+                            // Revisions are of exchanges before this one.
+                            for revision in classifier.add(&exchange, traits: built.traits) { revision.apply(to: &exchanges) }
                         }
                     }
                     exchanges.append(exchange)
@@ -115,8 +118,8 @@ public struct HARImporter: Sendable {
         var position = [Int](repeating: -1, count: clock.times.count)
         // Classification's word on the recording as a whole (NC1's native requests).
         let classified: [Diagnostic]
-        if let inOrder {
-            sorted = inOrder
+        if inOrder {
+            sorted = exchanges
             classified = classifier.diagnostics
             exchanges = []
             for (k, entry) in entries.enumerated() { position[entry] = k }
@@ -233,6 +236,24 @@ public struct HARImporter: Sendable {
                 try log.object()
                 _ = try log["entries"].array()
             }
+        }
+    }
+
+    /// What classifying an exchange changes in it, as the entry gave it: put back when the
+    /// entries leave time order and are classified again in order.
+    struct AsRead {
+        var sequence: Int
+        var initiator: Initiator
+        var frame: Frame
+        var redirect: RedirectLink?
+        var evidenceGap: EvidenceGap?
+
+        init(_ e: Exchange) {
+            (sequence, initiator, frame, redirect, evidenceGap) = (e.sequence, e.initiator, e.frame, e.redirect, e.evidenceGap)
+        }
+
+        func restore(_ e: inout Exchange) {
+            (e.sequence, e.initiator, e.frame, e.redirect, e.evidenceGap) = (sequence, initiator, frame, redirect, evidenceGap)
         }
     }
 
