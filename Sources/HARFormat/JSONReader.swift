@@ -14,9 +14,12 @@ final class JSONTape {
 
     struct Token {
         var kind: Kind
-        /// Strings: a backslash escape inside. Bools: the value.
+        /// Strings: a backslash escape inside. Bools: the value. Objects: no two member
+        /// names are the same, and none is written with an escape.
         var flag: Bool
-        /// Strings: the bytes between the quotes. Containers: unused.
+        /// Strings: the bytes between the quotes. Objects: `start` is a mask with the bit
+        /// of each member name (`JSONReader.nameBit`), every bit when a name has an escape;
+        /// a name whose bit is not in it is no member's. Arrays: unused.
         var start: Int
         var end: Int
         /// The index of the token after this value and everything inside it.
@@ -59,10 +62,13 @@ struct JSONView {
     /// compared as bytes; a name written with escapes is decoded first.
     func member(_ object: Int, _ key: StaticString) -> Int? {
         key.withUTF8Buffer { k in
+            let length = k.count
+            let names = UInt64(UInt(bitPattern: tokens[object].start))
+            guard length == 0 || names & JSONReader.nameBit(k.baseAddress!, count: length) != 0 else { return nil }
+            let unique = tokens[object].flag
             var child = object + 1
             let end = tokens[object].next
             var found: Int?
-            let length = k.count
             let first = k.first ?? 0
             let base = bytes.baseAddress!
             while child < end {
@@ -71,6 +77,7 @@ struct JSONView {
                     // Names that differ mostly differ at the first byte.
                     if length == 0 || (base[name.start] == first && memcmp(base + name.start, k.baseAddress!, length) == 0) {
                         found = child + 1
+                        if unique { return found }
                     }
                 } else if name.flag, string(child).utf8.elementsEqual(k) {
                     found = child + 1
@@ -306,7 +313,7 @@ struct JSONReader {
     /// returns true when it did, having put one value on the tape for it.
     mutating func object(into tokens: inout [JSONTape.Token], hasSpecial: Bool = false, special: (inout JSONReader, inout [JSONTape.Token], String) throws -> Bool) throws {
         let at = tokens.count
-        tokens.append(.init(kind: .object, flag: false, start: 0, end: 0, next: 0, number: 0))
+        tokens.append(.init(kind: .object, flag: true, start: 0, end: 0, next: 0, number: 0))
         try open()
         i += 1
         skipSpace()
@@ -316,10 +323,31 @@ struct JSONReader {
             tokens[at].next = tokens.count
             return
         }
+        // The names' mask, and whether they are unique (`Token.flag`): a lookup then passes
+        // over an absent name at once, and stops at the first match.
+        var names: UInt64 = 0
+        var unique = true
+        let base = bytes.baseAddress!
         while true {
             skipSpace()
             guard peek == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
             let (start, end, escaped) = try string()
+            if escaped {
+                names = ~0
+                unique = false
+            } else {
+                let bit = Self.nameBit(base + start, count: end - start)
+                if unique && names & bit != 0 {
+                    // The same bit as an earlier name: the same name, or another that shares it.
+                    var child = at + 1
+                    while child < tokens.count {
+                        let earlier = tokens[child]
+                        if earlier.end - earlier.start == end - start, memcmp(base + earlier.start, base + start, end - start) == 0 { unique = false }
+                        child = tokens[child + 1].next
+                    }
+                }
+                names |= bit
+            }
             tokens.append(.init(kind: .string, flag: escaped, start: start, end: end, next: tokens.count + 1, number: 0))
             skipSpace()
             guard peek == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
@@ -336,6 +364,8 @@ struct JSONReader {
             if c == UInt8(ascii: "}") {
                 depth -= 1
                 tokens[at].next = tokens.count
+                tokens[at].start = Int(bitPattern: UInt(names))
+                tokens[at].flag = unique
                 return
             }
             guard c == UInt8(ascii: ",") else { i -= 1; throw error("expected ',' or '}' in an object") }
@@ -369,6 +399,14 @@ struct JSONReader {
             throw error("unexpected character \(Self.describe(bytes[i]))")
         }
         i += n
+    }
+
+    /// The bit of a member name of `count` bytes in its object's mask: from its length and
+    /// first and last two bytes, which tell a HAR's names apart.
+    @inline(__always) static func nameBit(_ name: UnsafePointer<UInt8>, count: Int) -> UInt64 {
+        guard count > 0 else { return 1 }
+        let mixed = UInt64(count) &* 0x9E37_79B9 ^ UInt64(name[0]) &* 0x85EB_CA6B ^ UInt64(name[count - 1]) &* 0xC2B2_AE35 ^ UInt64(name[count / 2]) &* 0x27D4_EB2F
+        return 1 << ((mixed ^ (mixed >> 17)) & 63)
     }
 
     /// A string at `i` (at its opening quote): the range of its bytes between the quotes,

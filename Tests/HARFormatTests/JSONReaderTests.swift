@@ -105,4 +105,41 @@ struct JSONReaderTests {
             #expect(Self.plain(try Self.read(text)) == Self.plain(foundation: try JSONSerialization.jsonObject(with: data)), "\(text)")
         }
     }
+
+    @Test("a member is found by name as a walk of every member finds it: the last when repeated, written with escapes or not, none when absent")
+    func memberLookup() throws {
+        // Names as written in the file, and what each decodes to.
+        let pool: [(written: String, name: String)] = [
+            ("a", "a"), ("b", "b"), ("ab", "ab"), ("ba", "ba"), ("request", "request"), ("response", "response"),
+            ("name", "name"), ("value", "value"), ("", ""), ("é", "é"), (#"\u0061"#, "a"), (#"re\u0071uest"#, "request"),
+            ("requesT", "requesT"), ("headersSize", "headersSize"), ("_fromCache", "_fromCache"), ("x", "x"), ("y", "y"),
+        ]
+        let keys: [StaticString] = ["a", "b", "ab", "ba", "request", "response", "name", "value", "", "é", "headersSize", "_fromCache", "missing", "z"]
+        var state: UInt64 = 3
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        var tokens: [JSONTape.Token] = []
+        // An object of more names than its mask has bits, with one repeated past them.
+        let wide: [(written: String, name: String)] = [("a", "a")] + (0..<100).map { ("n\($0)", "n\($0)") } + [("a", "a"), ("b", "b")]
+        for round in 0..<3_000 {
+            // Mostly plain names, as exporters write them; now and then an escape.
+            let members = round == 0 ? wide : (0..<next(20)).map { _ in pool[next(next(4) == 0 ? pool.count : pool.count - 2)] }
+            let text = "{" + members.enumerated().map { #""\#($1.written)": \#($0)"# }.joined(separator: ", ") + "}"
+            var bytes = Array(text.utf8)
+            try bytes.withUnsafeMutableBufferPointer { raw in
+                let bytes = UnsafeBufferPointer(raw)
+                try JSONReader.value(in: bytes, at: 0, into: &tokens)
+                try tokens.withUnsafeBufferPointer { tape in
+                    let view = JSONView(tokens: tape, bytes: bytes)
+                    for key in keys {
+                        let expected = members.lastIndex { $0.name == key.description }
+                        let found = view.member(0, key).map { Int(view.tokens[$0].number) }
+                        #expect(found == expected, "round \(round): \(key) in \(text)")
+                    }
+                }
+            }
+        }
+    }
 }
