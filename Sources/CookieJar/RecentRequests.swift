@@ -24,8 +24,6 @@ struct RecentRequests {
         self.capacity = capacity
     }
 
-    var isEmpty: Bool { slots.isEmpty }
-
     /// What a host is found by: its part after the second-last dot, or the whole host
     /// when it has fewer than two dots.
     static func tail(of host: String) -> Substring {

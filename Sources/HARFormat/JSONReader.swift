@@ -402,7 +402,7 @@ struct JSONReader {
     }
 
     /// The bit of a member name of `count` bytes in its object's mask: from its length and
-    /// first and last two bytes, which tell a HAR's names apart.
+    /// its first, middle and last bytes, which tell a HAR's names apart.
     @inline(__always) static func nameBit(_ name: UnsafePointer<UInt8>, count: Int) -> UInt64 {
         guard count > 0 else { return 1 }
         let mixed = UInt64(count) &* 0x9E37_79B9 ^ UInt64(name[0]) &* 0x85EB_CA6B ^ UInt64(name[count - 1]) &* 0xC2B2_AE35 ^ UInt64(name[count / 2]) &* 0x27D4_EB2F
