@@ -54,29 +54,41 @@ public struct PublicSuffixList: Sendable {
     public private(set) var count = 0
 
     /// Reads rules one per line as the generated file holds them; leading spaces and blank
-    /// lines are skipped.
+    /// lines are skipped. The text's bytes are read in place, a line at a time: the table is
+    /// built once per process, the first time a site is asked for.
     public init(rules text: String) {
-        let lines = text.split(separator: "\n")
+        let all = Array(text.utf8)
+        var lines = 0
+        var inLine = false
+        for byte in all {
+            if byte == 0x0A { inLine = false } else if !inLine { inLine = true; lines += 1 }
+        }
         var size = 1
-        while size < lines.count * 4 { size <<= 1 }  // every rule's suffixes, at most half full
+        while size < lines * 4 { size <<= 1 }  // every rule's suffixes, at most half full
         hashes = Array(repeating: 0, count: size)
         flags = Array(repeating: [], count: size)
         keyStarts = Array(repeating: 0, count: size)
         keyLengths = Array(repeating: 0, count: size)
         mask = size - 1
-        for line in lines {
-            var rule = Array(line.utf8.drop(while: { $0 == 0x20 }))
-            guard !rule.isEmpty else { continue }
-            count += 1
-            var flag = Flags.rule
-            if rule.first == 0x21 {  // "!"
-                rule.removeFirst()
-                flag = .exception
-            } else if rule.count > 2, rule[0] == 0x2A, rule[1] == 0x2E {  // "*."
-                rule.removeFirst(2)
-                flag = .wildcardParent
-            }
-            rule.withUnsafeBufferPointer { bytes in
+        all.withUnsafeBufferPointer { all in
+            var next = 0
+            while next < all.count {
+                var end = next
+                while end < all.count && all[end] != 0x0A { end += 1 }
+                var from = next
+                next = end + 1
+                while from < end && all[from] == 0x20 { from += 1 }
+                guard from < end else { continue }
+                count += 1
+                var flag = Flags.rule
+                if all[from] == 0x21 {  // "!"
+                    from += 1
+                    flag = .exception
+                } else if end - from > 2, all[from] == 0x2A, all[from + 1] == 0x2E {  // "*."
+                    from += 2
+                    flag = .wildcardParent
+                }
+                let bytes = UnsafeBufferPointer(rebasing: all[from..<end])
                 // The rule and, so the walk knows to go on, each shorter suffix of it.
                 var hash = Self.seed
                 var i = bytes.count
