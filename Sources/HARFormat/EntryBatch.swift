@@ -33,6 +33,8 @@ final class EntryBatch {
         var builtCount = 0
         /// The runs of `EntryBatch.run` entries taken by a builder so far.
         let taken = Atomic<Int>(0)
+        /// The file's bytes the tokens point into, while the batch is being built.
+        var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
         func clear() {
             built.baseAddress!.deinitialize(count: builtCount)
@@ -124,10 +126,9 @@ final class EntryBatch {
     /// waits for them: the reader, done with the next batch, is a builder too.
     private func waitForWorkers() -> Slot? {
         guard let slot = building else { return nil }
-        if let bytes = buildingBytes { Self.buildRuns(of: slot, bytes: bytes, importer: importer, file: file) }
+        Self.buildRuns(of: slot, importer: importer, file: file)
         group.wait()
         building = nil
-        buildingBytes = nil
         return slot
     }
 
@@ -147,32 +148,28 @@ final class EntryBatch {
     /// together, large enough that no two write one cache line of results often.
     static let run = 16
 
-    /// The bytes the batch being built reads.
-    private var buildingBytes: UncheckedSendable<UnsafeBufferPointer<UInt8>>?
-
     private func start(_ slot: Slot, bytes: UnsafeBufferPointer<UInt8>) {
         let n = slot.count
         precondition(n <= Self.size)
         slot.built.baseAddress!.initialize(repeating: Built(), count: n)
         slot.builtCount = n
-        let bytes = UncheckedSendable(bytes)
+        slot.bytes = bytes
         building = slot
-        buildingBytes = bytes
         if workers == 1 {
             // One thread: built here and now, as a reader without workers would.
-            Self.buildRuns(of: slot, bytes: bytes, importer: importer, file: file)
+            Self.buildRuns(of: slot, importer: importer, file: file)
             return
         }
         let (workers, importer, file) = (self.workers, self.importer, self.file)
         DispatchQueue.global().async(group: group) {
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in Self.buildRuns(of: slot, bytes: bytes, importer: importer, file: file) }
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in Self.buildRuns(of: slot, importer: importer, file: file) }
         }
     }
 
     /// Builds runs of the batch's entries until none is left to take. Workers and the
     /// reader call it side by side; each run is one builder's, so each result is written
     /// by one thread without a lock.
-    private static func buildRuns(of slot: Slot, bytes: UncheckedSendable<UnsafeBufferPointer<UInt8>>, importer: HARImporter, file: String) {
+    private static func buildRuns(of slot: Slot, importer: HARImporter, file: String) {
         let n = slot.count
         // Each builder has its own copy of the file name (no reference count shared
         // across cores).
@@ -186,7 +183,7 @@ final class EntryBatch {
                 context.entryIndex = index
                 var result = Built()
                 slot.tokens[k].withUnsafeBufferPointer { entryTokens in
-                    let entry = JSONNode(view: JSONView(tokens: entryTokens, bytes: bytes.value), index: 0, context: context)
+                    let entry = JSONNode(view: JSONView(tokens: entryTokens, bytes: slot.bytes), index: 0, context: context)
                     do {
                         result.exchange = try importer.exchange(from: entry, index: index, diagnostics: &result.diagnostics)
                         if result.exchange != nil { result.traits = ExchangeClassifier.Traits(&result.exchange!) }
@@ -202,11 +199,4 @@ final class EntryBatch {
         }
         withExtendedLifetime(context) {}
     }
-}
-
-/// A value handed to worker threads that the batch guarantees none of them writes to
-/// concurrently (each worker touches only its own slots).
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

@@ -320,4 +320,24 @@ struct CookieProvenanceTests {
             #expect(whole.sent[sites + k].first?.setBy == k, "site \(k): first seen on www")
         }
     }
+
+    @Test("guesses whose cookies scripts deleted are let go: the walker's index of them stays within twice the jar, and widening still finds the live ones")
+    func staleGuessesLetGo() throws {
+        var walker = CookieProvenance.Walker(recentCapacity: 4096)
+        var sequence = 0
+        func add(_ url: String, cookie: String?) throws -> [CookieProvenance.Inference] {
+            defer { sequence += 1 }
+            return try walker.add(Self.exchange(sequence, at: Double(sequence), url, cookie: cookie)).inferred
+        }
+        // Each site's cookie is there from the start, then gone from the next request.
+        for k in 0..<1_500 {
+            _ = try add("https://www.site\(k).example/", cookie: "pref=\(k)")
+            #expect(try add("https://www.site\(k).example/next", cookie: nil).map(\.kind) == [.scriptDeleted], "site \(k)")
+            #expect(walker.guessCount <= 2 * max(walker.jar.count, 512), "site \(k): \(walker.guessCount) guesses for \(walker.jar.count) cookies")
+        }
+        // A guess made after the index was made again from the jar still widens.
+        _ = try add("https://www.last.example/", cookie: "pref=last")
+        let widened = try add("https://m.last.example/", cookie: "pref=last")
+        #expect(widened.map(\.kind) == [.preExisting] && widened.first?.cookie.domain == "last.example")
+    }
 }

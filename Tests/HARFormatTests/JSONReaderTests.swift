@@ -131,7 +131,7 @@ struct JSONReaderTests {
             try bytes.withUnsafeMutableBufferPointer { raw in
                 let bytes = UnsafeBufferPointer(raw)
                 try JSONReader.value(in: bytes, at: 0, into: &tokens)
-                try tokens.withUnsafeBufferPointer { tape in
+                tokens.withUnsafeBufferPointer { tape in
                     let view = JSONView(tokens: tape, bytes: bytes)
                     for key in keys {
                         let expected = members.lastIndex { $0.name == key.description }
