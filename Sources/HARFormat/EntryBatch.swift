@@ -155,8 +155,9 @@ final class EntryBatch {
         slot.builtCount = n
         slot.bytes = bytes
         building = slot
-        if workers == 1 {
-            // One thread: built here and now, as a reader without workers would.
+        if workers == 1 || n <= Self.run {
+            // One thread, or a batch one builder takes whole (a small file, the last entries
+            // of a large one): built here and now, as a reader without workers would.
             Self.buildRuns(of: slot, importer: importer, file: file)
             return
         }

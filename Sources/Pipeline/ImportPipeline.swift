@@ -311,7 +311,11 @@ public struct ImportPipeline: Sendable {
         // page the other still needs is read again from the page cache.
         let hashing = DispatchGroup()
         let digest = UnsafeResultBuffer<String>(count: 1)
-        DispatchQueue.global().async(group: hashing) { digest.set(0, file.sha256Hex()) }
+        if HARImporter.hashesBeside(byteCount: file.bytes.count) {
+            DispatchQueue.global().async(group: hashing) { digest.set(0, file.sha256Hex()) }
+        } else {
+            digest.set(0, file.sha256Hex())
+        }
         defer { hashing.wait() }
         do {
             return try store.importStreaming { _, open in
