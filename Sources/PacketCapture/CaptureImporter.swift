@@ -496,6 +496,8 @@ final class CapturePipeline: @unchecked Sendable {
     }
 
     private var hashBuffer: UnsafeMutableRawBufferPointer?
+    /// Response bodies met before, by the builder (its thread alone).
+    private var repeatedBodies = RepeatedBodies()
 
     deinit { hashBuffer?.deallocate() }
 
@@ -529,7 +531,7 @@ final class CapturePipeline: @unchecked Sendable {
             freeing = []
             let results = batch.map { pending -> HTTPStreamCollector.Collected in
                 var item = HTTPStreamCollector.build(pending, options: options.collector)
-                if detach { item.detach() }
+                if detach { item.detach(fingerprinting: &repeatedBodies) }
                 return item
             }
             condition.lock()

@@ -37,11 +37,12 @@ public struct HTTPStreamCollector: TCPStreamSink {
         /// (the body kind needs its bytes). The exchange's other traits are worked out here
         /// too: this runs on the thread that builds exchanges, and the thread that orders
         /// and stores them is the one an import waits on.
-        public mutating func detach() {
+        /// A response body met before takes its fingerprint from `repeated`.
+        public mutating func detach(fingerprinting repeated: inout RepeatedBodies) {
             traits = ExchangeClassifier.Traits(&exchange)
             let request = exchange.request.detachBody()
             detached.append((request, exchange.request.bodyFingerprint))
-            detached.append(exchange.response.detachBody())
+            detached.append(exchange.response.detachBody(fingerprinting: &repeated))
         }
     }
 

@@ -11,6 +11,8 @@ struct ExchangeRows {
     let body: RawInsert
     let sent: RawInsert
     let inferred: RawInsert
+    /// Response bodies met before: each is hashed and stored once.
+    var repeated = RepeatedBodies()
 
     init(_ db: Database) throws {
         // One prepared statement for every row: a capture can hold a hundred thousand.
@@ -35,15 +37,17 @@ struct ExchangeRows {
     }
 
     /// Stores the exchange's row, and its bodies unless they were stored when detached.
-    func insert(_ e: Exchange, recordingID: Int64) throws {
+    mutating func insert(_ e: Exchange, recordingID: Int64) throws {
         let requestHash = e.request.bodyFingerprint.sha256
         if !e.request.bodyDetached { try insertBody(e.request.body, sha256: requestHash) }
         let responseHash: String
         if let detached = e.response.detachedBody {
             responseHash = detached.sha256
         } else {
-            responseHash = e.response.body.sha256Hex
-            try insertBody(e.response.body, sha256: responseHash)
+            let before = repeated.repeats
+            responseHash = repeated.fingerprint(of: e.response.body).sha256
+            // A body met before was stored then.
+            if repeated.repeats == before { try insertBody(e.response.body, sha256: responseHash) }
         }
         let x = exchange
         x.bind(1, recordingID)
@@ -114,7 +118,7 @@ extension ReportStore {
     /// already stored under the name leaves it unchanged, another source needs `replace`.
     public final class RecordingWriter {
         let db: Database
-        let rows: ExchangeRows
+        var rows: ExchangeRows
         let recordingID: Int64
         let setNext: Statement
         let setFrame: Statement

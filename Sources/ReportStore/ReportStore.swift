@@ -126,7 +126,7 @@ public struct ReportStore: Sendable {
             var diagnostic = DiagnosticRow(id: nil, recordingId: recordingID, sequence: d.sequence, severity: d.severity.rawValue, code: d.code, message: d.message)
             try diagnostic.insert(db)
         }
-        let rows = try ExchangeRows(db)
+        var rows = try ExchangeRows(db)
         for e in recording.exchanges { try rows.insert(e, recordingID: recordingID) }
         try Self.storeProvenance(provenance, recordingID: recordingID, db)
         try db.execute(sql: "DELETE FROM provenance_pending WHERE recording_id = ?", arguments: [recordingID])

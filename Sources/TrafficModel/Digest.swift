@@ -55,3 +55,80 @@ public struct StreamingSHA256 {
 
     public func finalizeHex() -> String { hasher.finalize().hexString }
 }
+
+/// The fingerprints of bodies met before, for an import that hashes every body it stores.
+///
+/// A capture carries the same script, image or API answer many times over, and the store
+/// keeps each body once, by its SHA-256. A body equal byte for byte to one met before takes
+/// the fingerprint worked out the first time: comparing bytes runs at memory speed, where
+/// SHA-256 runs at a tenth of it on a core without SHA instructions. The earlier body is
+/// found by the length and a few sampled bytes, so a body never met before costs a lookup,
+/// not a second pass over it; the bodies kept to compare against are bounded by `budget`
+/// bytes, the oldest let go first.
+public struct RepeatedBodies {
+    private struct Entry {
+        var body: Data
+        var fingerprint: BodyFingerprint
+    }
+
+    /// Bodies shorter than this are hashed every time: a block or two of SHA-256.
+    static let smallest = 256
+    /// Bytes sampled at each end and in the middle.
+    static let sample = 64
+
+    public let budget: Int
+    private var entries: [Int: Entry] = [:]
+    /// Keys in the order their bodies were kept, oldest from `head`.
+    private var order: [Int] = []
+    private var head = 0
+    public private(set) var heldBytes = 0
+    /// Bodies that took an earlier fingerprint.
+    public private(set) var repeats = 0
+
+    public init(budget: Int = 16 << 20) {
+        self.budget = budget
+    }
+
+    /// `BodyFingerprint(body)`, reused when `body` was met before.
+    public mutating func fingerprint(of body: Data) -> BodyFingerprint {
+        guard body.count >= Self.smallest else { return BodyFingerprint(body) }
+        let key = Self.key(body)
+        if let entry = entries[key], entry.body == body {
+            repeats += 1
+            return entry.fingerprint
+        }
+        let fingerprint = BodyFingerprint(body)
+        if body.count <= budget / 8 { keep(body, fingerprint, as: key) }
+        return fingerprint
+    }
+
+    private mutating func keep(_ body: Data, _ fingerprint: BodyFingerprint, as key: Int) {
+        // A copy of its own: the body may be a slice of a larger buffer, which keeping it
+        // would keep whole.
+        let copy = body.withUnsafeBytes { Data($0) }
+        if let old = entries.updateValue(Entry(body: copy, fingerprint: fingerprint), forKey: key) { heldBytes -= old.body.count }
+        heldBytes += copy.count
+        order.append(key)
+        while heldBytes > budget, head < order.count {
+            if let gone = entries.removeValue(forKey: order[head]) { heldBytes -= gone.body.count }
+            head += 1
+        }
+        if head > 4096, head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The length, and the bytes at both ends and in the middle.
+    static func key(_ body: Data) -> Int {
+        var hasher = Hasher()
+        hasher.combine(body.count)
+        body.withUnsafeBytes { raw in
+            let n = raw.count, s = Self.sample
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<s]))
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[(n - s) / 2..<(n + s) / 2]))
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[(n - s)...]))
+        }
+        return hasher.finalize()
+    }
+}

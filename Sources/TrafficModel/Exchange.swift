@@ -283,8 +283,14 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
 
     /// Gives the body away (to the store, during a streaming import), keeping its fingerprint.
     public mutating func detachBody() -> (Data, BodyFingerprint) {
+        var unremembered = RepeatedBodies(budget: 0)
+        return detachBody(fingerprinting: &unremembered)
+    }
+
+    /// `detachBody()`, the fingerprint reused from `repeated` when the body was met before.
+    public mutating func detachBody(fingerprinting repeated: inout RepeatedBodies) -> (Data, BodyFingerprint) {
         let detached = body
-        let fingerprint = BodyFingerprint(detached)
+        let fingerprint = repeated.fingerprint(of: detached)
         body = Data()
         detachedBody = fingerprint
         return (detached, fingerprint)
