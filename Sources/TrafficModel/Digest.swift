@@ -91,7 +91,7 @@ public struct RepeatedBodies {
 
     /// `BodyFingerprint(body)`, reused when `body` was met before.
     public mutating func fingerprint(of body: Data) -> BodyFingerprint {
-        guard body.count >= Self.smallest else { return BodyFingerprint(body) }
+        guard budget > 0, body.count >= Self.smallest else { return BodyFingerprint(body) }
         let key = Self.key(body)
         if let entry = entries[key], entry.body == body {
             repeats += 1
