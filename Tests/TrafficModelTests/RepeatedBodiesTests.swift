@@ -53,7 +53,7 @@ struct RepeatedBodiesTests {
         #expect(repeated.fingerprint(of: twin) == BodyFingerprint(twin) && repeated.repeats == 1)
         #expect(repeated.fingerprint(of: twin) == BodyFingerprint(twin) && repeated.repeats == 2)
         // The oldest go first when the budget is spent: every body of the pool is kept (each
-        // under an eighth of it), and the pool holds several times the budget.
+        // under a quarter of it), and the pool holds several times the budget.
         var small = RepeatedBodies(budget: 80_000)
         _ = small.fingerprint(of: a)
         for body in pool[2...] where body.count >= RepeatedBodies.smallest { _ = small.fingerprint(of: body) }
