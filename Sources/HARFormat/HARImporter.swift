@@ -28,11 +28,14 @@ public struct HARImporter: Sendable {
 
     public static let defaultMaxFileBytes = 1 << 30
 
-    /// Whether a file of `byteCount` bytes is worth hashing on another core while its
-    /// entries are read. Below a megabyte the hash takes under a few milliseconds, less than
-    /// waking a thread for it can on a busy machine; and an import that starts no thread
-    /// leaves the heap as it found it, which the fuzzer's leak check counts on.
-    public static func hashesBeside(byteCount: Int) -> Bool { byteCount >= 1 << 20 }
+    /// Runs `hash`, the hash of a file of `byteCount` bytes, on another core in `group`
+    /// while the file's entries are read, or here and now for a file under a megabyte: its
+    /// hash takes a few milliseconds at most, less than waking a thread for it can on a busy
+    /// machine, and an import that starts no thread leaves the heap as it found it, which
+    /// the fuzzer's leak check counts on.
+    public static func hash(byteCount: Int, beside group: DispatchGroup, _ hash: @escaping @Sendable () -> Void) {
+        if byteCount >= 1 << 20 { DispatchQueue.global().async(group: group, execute: hash) } else { hash() }
+    }
 
     public init(maxFileBytes: Int = HARImporter.defaultMaxFileBytes) {
         self.maxFileBytes = maxFileBytes
@@ -59,11 +62,7 @@ public struct HARImporter: Sendable {
         // over would cost more than it saves.
         let hashing = DispatchGroup()
         nonisolated(unsafe) var sha256 = ""
-        if Self.hashesBeside(byteCount: data.count) {
-            DispatchQueue.global().async(group: hashing) { sha256 = data.sha256Hex }
-        } else {
-            sha256 = data.sha256Hex
-        }
+        Self.hash(byteCount: data.count, beside: hashing) { sha256 = data.sha256Hex }
         defer { hashing.wait() }
 
         var diagnostics: [Diagnostic] = []

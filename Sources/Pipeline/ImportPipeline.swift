@@ -311,11 +311,7 @@ public struct ImportPipeline: Sendable {
         // page the other still needs is read again from the page cache.
         let hashing = DispatchGroup()
         let digest = UnsafeResultBuffer<String>(count: 1)
-        if HARImporter.hashesBeside(byteCount: file.bytes.count) {
-            DispatchQueue.global().async(group: hashing) { digest.set(0, file.sha256Hex()) }
-        } else {
-            digest.set(0, file.sha256Hex())
-        }
+        HARImporter.hash(byteCount: file.bytes.count, beside: hashing) { digest.set(0, file.sha256Hex()) }
         defer { hashing.wait() }
         do {
             return try store.importStreaming { _, open in

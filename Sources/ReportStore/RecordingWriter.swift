@@ -44,10 +44,10 @@ struct ExchangeRows {
         if let detached = e.response.detachedBody {
             responseHash = detached.sha256
         } else {
-            let before = repeated.repeats
-            responseHash = repeated.fingerprint(of: e.response.body).sha256
+            let (fingerprint, metBefore) = repeated.fingerprint(of: e.response.body)
+            responseHash = fingerprint.sha256
             // A body met before was stored then.
-            if repeated.repeats == before { try insertBody(e.response.body, sha256: responseHash) }
+            if !metBefore { try insertBody(e.response.body, sha256: responseHash) }
         }
         let x = exchange
         x.bind(1, recordingID)

@@ -62,9 +62,9 @@ public struct StreamingSHA256 {
 /// keeps each body once, by its SHA-256. A body equal byte for byte to one met before takes
 /// the fingerprint worked out the first time: comparing bytes runs at memory speed, where
 /// SHA-256 runs at a tenth of it on a core without SHA instructions. The earlier body is
-/// found by the length and a few sampled bytes, so a body never met before costs a lookup,
-/// not a second pass over it; the bodies kept to compare against are bounded by `budget`
-/// bytes, the oldest let go first.
+/// found by the length and a few sampled bytes, so a body never met before costs a lookup
+/// and a copy into the kept bodies, not a hash of it twice; the bodies kept to compare
+/// against are bounded by `budget` bytes, the oldest let go first.
 public struct RepeatedBodies {
     private struct Entry {
         var body: Data
@@ -82,8 +82,6 @@ public struct RepeatedBodies {
     private var order: [Int] = []
     private var head = 0
     public private(set) var heldBytes = 0
-    /// Bodies that took an earlier fingerprint.
-    public private(set) var repeats = 0
 
     /// On the bench's capture, 2 MB of kept bodies finds all but 14 of the 17,921 repeats
     /// that unbounded room would: a capture's repeated bodies are few and come back soon.
@@ -91,17 +89,14 @@ public struct RepeatedBodies {
         self.budget = budget
     }
 
-    /// `BodyFingerprint(body)`, reused when `body` was met before.
-    public mutating func fingerprint(of body: Data) -> BodyFingerprint {
-        guard budget > 0, body.count >= Self.smallest else { return BodyFingerprint(body) }
+    /// `BodyFingerprint(body)`, reused when `body` was met before (`metBefore`).
+    public mutating func fingerprint(of body: Data) -> (fingerprint: BodyFingerprint, metBefore: Bool) {
+        guard budget > 0, body.count >= Self.smallest else { return (BodyFingerprint(body), false) }
         let key = Self.key(body)
-        if let entry = entries[key], entry.body == body {
-            repeats += 1
-            return entry.fingerprint
-        }
+        if let entry = entries[key], entry.body == body { return (entry.fingerprint, true) }
         let fingerprint = BodyFingerprint(body)
         if body.count <= budget / 4 { keep(body, fingerprint, as: key) }
-        return fingerprint
+        return (fingerprint, false)
     }
 
     private mutating func keep(_ body: Data, _ fingerprint: BodyFingerprint, as key: Int) {

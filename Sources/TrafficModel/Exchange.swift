@@ -281,16 +281,11 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
     /// Set when the body was handed to the store while importing and is not held here.
     public var detachedBody: BodyFingerprint?
 
-    /// Gives the body away (to the store, during a streaming import), keeping its fingerprint.
-    public mutating func detachBody() -> (Data, BodyFingerprint) {
-        var unremembered = RepeatedBodies(budget: 0)
-        return detachBody(fingerprinting: &unremembered)
-    }
-
-    /// `detachBody()`, the fingerprint reused from `repeated` when the body was met before.
+    /// Gives the body away (to the store, during a streaming import), keeping its
+    /// fingerprint, reused from `repeated` when the body was met before.
     public mutating func detachBody(fingerprinting repeated: inout RepeatedBodies) -> (Data, BodyFingerprint) {
         let detached = body
-        let fingerprint = repeated.fingerprint(of: detached)
+        let fingerprint = repeated.fingerprint(of: detached).fingerprint
         body = Data()
         detachedBody = fingerprint
         return (detached, fingerprint)
