@@ -60,10 +60,10 @@ final class EntryBatch {
 
     /// The batch being read into.
     private var filling = Slot()
-    /// The batch the workers are building, if any; `group` says when they are done.
+    /// The batch the workers are building, if any, and the workers' part in it.
     private var building: Slot?
+    private var helpers: Beside<Void>?
     private var spare: Slot?
-    private let group = DispatchGroup()
 
     init(importer: HARImporter, file: String) {
         self.importer = importer
@@ -72,7 +72,7 @@ final class EntryBatch {
 
     deinit {
         // Never leave workers reading tokens or bytes that are about to go.
-        group.wait()
+        helpers?.cancel()
     }
 
     var isFull: Bool { filling.count == Self.size }
@@ -119,15 +119,19 @@ final class EntryBatch {
     /// Waits until no worker is building; call before the bytes or tokens go away when an
     /// import stops early.
     func wait() {
-        group.wait()
+        helpers?.cancel()
     }
 
     /// Builds what the workers have not taken yet of the batch they are building, then
-    /// waits for them: the reader, done with the next batch, is a builder too.
+    /// waits for those still at a run: the reader, done with the next batch, is a builder
+    /// too. Workers that have not begun by then never do, so a reader whose workers find
+    /// no free thread (every thread of the pool waiting, as when files are read side by
+    /// side) builds the batch alone rather than wait for one.
     private func waitForWorkers() -> Slot? {
         guard let slot = building else { return nil }
         Self.buildRuns(of: slot, importer: importer, file: file)
-        group.wait()
+        helpers?.cancel()
+        helpers = nil
         building = nil
         return slot
     }
@@ -162,7 +166,7 @@ final class EntryBatch {
             return
         }
         let (workers, importer, file) = (self.workers, self.importer, self.file)
-        DispatchQueue.global().async(group: group) {
+        helpers = Beside {
             DispatchQueue.concurrentPerform(iterations: workers) { _ in Self.buildRuns(of: slot, importer: importer, file: file) }
         }
     }

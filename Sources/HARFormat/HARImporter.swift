@@ -28,13 +28,13 @@ public struct HARImporter: Sendable {
 
     public static let defaultMaxFileBytes = 1 << 30
 
-    /// Runs `hash`, the hash of a file of `byteCount` bytes, on another core in `group`
-    /// while the file's entries are read, or here and now for a file under a megabyte: its
+    /// Starts `hash`, the hash of a file of `byteCount` bytes, on another core while the
+    /// file's entries are read, or does it here and now for a file under a megabyte: its
     /// hash takes a few milliseconds at most, less than waking a thread for it can on a busy
     /// machine, and an import that starts no thread leaves the heap as it found it, which
     /// the fuzzer's leak check counts on.
-    public static func hash(byteCount: Int, beside group: DispatchGroup, _ hash: @escaping @Sendable () -> Void) {
-        if byteCount >= 1 << 20 { DispatchQueue.global().async(group: group, execute: hash) } else { hash() }
+    public static func hash(byteCount: Int, _ hash: @escaping @Sendable () -> String) -> Beside<String> {
+        byteCount >= 1 << 20 ? Beside(hash) : Beside(done: hash())
     }
 
     public init(maxFileBytes: Int = HARImporter.defaultMaxFileBytes) {
@@ -60,10 +60,8 @@ public struct HARImporter: Sendable {
         }
         // The file's hash on another core meanwhile; a small file's here, where handing it
         // over would cost more than it saves.
-        let hashing = DispatchGroup()
-        nonisolated(unsafe) var sha256 = ""
-        Self.hash(byteCount: data.count, beside: hashing) { sha256 = data.sha256Hex }
-        defer { hashing.wait() }
+        let hashing = Self.hash(byteCount: data.count) { data.sha256Hex }
+        defer { hashing.cancel() }
 
         var diagnostics: [Diagnostic] = []
         // The exchanges in file order, and the entry each came from.
@@ -153,8 +151,7 @@ public struct HARImporter: Sendable {
         diagnostics = diagnostics.enumerated().sorted { a, b in
             (a.element.sequence.map { $0 + 1 } ?? 0, a.offset) < (b.element.sequence.map { $0 + 1 } ?? 0, b.offset)
         }.map(\.element)
-        hashing.wait()
-        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: classified + diagnostics)
+        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: hashing.join(), exchanges: sorted, diagnostics: classified + diagnostics)
     }
 
     /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for

@@ -309,10 +309,8 @@ public struct ImportPipeline: Sendable {
         // The file's digest is worked out on another core while the entries are read,
         // not in a pass of its own before them. Each lets go of the pages behind it; a
         // page the other still needs is read again from the page cache.
-        let hashing = DispatchGroup()
-        let digest = UnsafeResultBuffer<String>(count: 1)
-        HARImporter.hash(byteCount: file.bytes.count, beside: hashing) { digest.set(0, file.sha256Hex()) }
-        defer { hashing.wait() }
+        let hashing = HARImporter.hash(byteCount: file.bytes.count) { file.sha256Hex() }
+        defer { hashing.cancel() }
         do {
             return try store.importStreaming { _, open in
                 let writer = try open("har", path)
@@ -322,8 +320,7 @@ public struct ImportPipeline: Sendable {
                     if writer.exchangeCount % 4096 == 0 { progress?("\(path): \(writer.exchangeCount) exchanges") }
                 }
                 let recordingLevel = stream.stage.diagnostics + unplaced
-                hashing.wait()
-                let result = try writer.finish(name: name, sourceSHA256: digest.slots[0], diagnostics: recordingLevel, replace: replace)
+                let result = try writer.finish(name: name, sourceSHA256: hashing.join(), diagnostics: recordingLevel, replace: replace)
                 let imported = ImportedRecording(name: name, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                 return [(imported, result)]
             }

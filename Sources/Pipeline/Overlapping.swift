@@ -1,4 +1,5 @@
 import Dispatch
+import TrafficModel
 
 /// Hands each batch and what `prepare` made of it to `consume`, in order, while the next
 /// batch is prepared on another thread: a stage that is one thread's work (storing in
@@ -9,15 +10,13 @@ func overlapping<Batch: Sendable, Prepared>(_ batches: [Batch], prepare: @escapi
     guard let first = batches.first else { return }
     var prepared = prepare(first)
     for (k, batch) in batches.enumerated() {
-        let following = UnsafeResultBuffer<Prepared>(count: 1)
-        let preparing = DispatchGroup()
-        if k + 1 < batches.count {
-            let next = batches[k + 1]
-            DispatchQueue.global().async(group: preparing) { following.set(0, prepare(next)) }
-        }
-        defer { preparing.wait() }
+        // The next batch on another thread, or on this one when none has begun it by the
+        // time this batch is consumed.
+        let next = k + 1 < batches.count ? batches[k + 1] : nil
+        let following = next.map { next in Beside<Prepared> { prepare(next) } }
+        defer { following?.cancel() }
         try consume(batch, prepared)
-        preparing.wait()
-        if let next = following.slots[0] { prepared = next }
+        if let following { prepared = following.join() }
     }
 }
+

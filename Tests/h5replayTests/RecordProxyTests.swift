@@ -20,7 +20,7 @@ struct RecordProxyTests {
         let out = Pipe()
         process.standardOutput = out
         if let stderr {
-            FileManager.default.createFile(atPath: stderr.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: stderr)
         } else {
             process.standardError = FileHandle.nullDevice
