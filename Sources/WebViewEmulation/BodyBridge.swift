@@ -151,20 +151,56 @@ public struct BodyBridge: Mitigation {
 
     /// B5: parts re-emitted with a new boundary, duplicate field names collapsed (last wins,
     /// as through a dictionary), in dictionary (sorted) order.
+    ///
+    /// The body is read as the bridge's script reads it, as text (bytes that are not UTF-8
+    /// become U+FFFD), and cut at each `--boundary` and searched for `name="` by its bytes,
+    /// as the script's string functions match code units. Each part's bytes are copied
+    /// once, into the new body.
     static func rebuildMultipart(_ body: Data, contentType: String?) -> Data? {
         guard let type = contentType, let range = type.range(of: "boundary=") else { return nil }
         let boundary = type[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
-        let text = String(decoding: body, as: UTF8.self)
-        var parts: [String: String] = [:]
-        for chunk in text.components(separatedBy: "--" + boundary) {
-            guard let nameRange = chunk.range(of: "name=\""), let end = chunk[nameRange.upperBound...].firstIndex(of: "\"") else { continue }
-            parts[String(chunk[nameRange.upperBound..<end])] = chunk
+        var text = String(decoding: body, as: UTF8.self)
+        let separator = Array(("--" + boundary).utf8)
+        let nameMark = Array("name=\"".utf8)
+        let newBoundary = Array("------KKJSBridgeFormBoundary".utf8)
+        return text.withUTF8 { bytes in
+            // Each field's last part, by name.
+            var parts: [String: Range<Int>] = [:]
+            var start = 0
+            while true {
+                let cut = Self.find(separator, in: bytes, from: start) ?? bytes.count
+                let chunk = start..<cut
+                if let mark = Self.find(nameMark, in: bytes, from: chunk.lowerBound, before: chunk.upperBound),
+                    let close = bytes[(mark + nameMark.count)..<cut].firstIndex(of: UInt8(ascii: "\""))
+                {
+                    parts[String(decoding: UnsafeBufferPointer(rebasing: bytes[(mark + nameMark.count)..<close]), as: UTF8.self)] = chunk
+                }
+                guard cut < bytes.count else { break }
+                start = cut + separator.count
+            }
+            var out = Data(capacity: bytes.count + newBoundary.count * (parts.count + 1) + 4)
+            for name in parts.keys.sorted() {
+                out.append(contentsOf: newBoundary)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[parts[name]!]))
+            }
+            out.append(contentsOf: newBoundary)
+            out.append(contentsOf: "--\r\n".utf8)
+            return out
         }
-        let newBoundary = "----KKJSBridgeFormBoundary"
-        var out = ""
-        for key in parts.keys.sorted() { out += "--" + newBoundary + parts[key]! }
-        out += "--" + newBoundary + "--\r\n"
-        return Data(out.utf8)
+    }
+
+    /// Where `needle` first occurs in `bytes[from..<before]`, if it does.
+    static func find(_ needle: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from: Int, before: Int? = nil) -> Int? {
+        let end = before ?? bytes.count
+        guard let first = needle.first, end - from >= needle.count else { return nil }
+        var i = from
+        let last = end - needle.count
+        while i <= last {
+            guard let at = bytes[i...last].firstIndex(of: first) else { return nil }
+            if needle.indices.allSatisfy({ bytes[at + $0] == needle[$0] }) { return at }
+            i = at + 1
+        }
+        return nil
     }
 
     /// B6: the NetEase snippet's `key + '=' + value` joined by '&' over decoded pairs.
