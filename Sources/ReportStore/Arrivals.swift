@@ -72,7 +72,7 @@ extension ReportStore {
                 insert.bind(3, a.time)
                 insert.bind(4, a.method)
                 insert.bind(5, a.target)
-                insert.bind(6) { Self.appendHeaderJSON(a.headers, to: &$0) }
+                insert.bind(6) { Self.appendHeaderJSON(a.headers, to: $0) }
                 insert.bind(7, digest)
                 insert.bind(8, a.body.count)
                 insert.bind(9, a.recordingName)

@@ -43,7 +43,7 @@ final class RawInsert {
     private var blobs: [Data] = []
     /// The pending rows' text, one value after another. Byte 0 is a placeholder, so that
     /// empty text has an address too.
-    @exclusivity(unchecked) private var text: [UInt8] = [0]
+    private let text = RowText()
     /// Rows bound and not yet written.
     private var pendingRows = 0
 
@@ -64,7 +64,7 @@ final class RawInsert {
         statements[1] = one
         width = Int(sqlite3_bind_parameter_count(one.sqliteStatement))
         values = Array(repeating: .null, count: width * rowsPerStatement)
-        text.reserveCapacity(4096)
+        text.append(0)
     }
 
     private func set(_ i: Int32, _ value: Value) {
@@ -79,16 +79,17 @@ final class RawInsert {
     func bind(_ i: Int32, _ value: Int64?) { set(i, value.map { .int($0) } ?? .null) }
     func bind(_ i: Int32, _ value: Double?) { set(i, value.map { .double($0) } ?? .null) }
     func bind(_ i: Int32, _ value: String) {
-        var value = value
-        value.withUTF8 { bytes in bind(i) { $0.append(contentsOf: bytes) } }
+        let start = text.count
+        text.append(value)
+        set(i, .text(start: start, count: text.count - start))
     }
     func bind(_ i: Int32, _ value: String?) {
         if let value { bind(i, value) } else { set(i, .null) }
     }
     /// Text that `write` appends to the row's buffer (JSON written in place).
-    func bind(_ i: Int32, writing write: (inout [UInt8]) -> Void) {
+    func bind(_ i: Int32, writing write: (RowText) -> Void) {
         let start = text.count
-        write(&text)
+        write(text)
         set(i, .text(start: start, count: text.count - start))
     }
     func bind(_ i: Int32, _ value: Data) {
@@ -122,8 +123,10 @@ final class RawInsert {
     private func write() throws {
         let rows = pendingRows
         let handle = try statement(rows: rows).sqliteStatement
-        let code = text.withUnsafeBytes { raw -> Int32 in
-            let base = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
+        let code: Int32
+        do {
+            // The text stays where it is until the bindings are cleared below.
+            let base = UnsafeRawPointer(text.base).assumingMemoryBound(to: CChar.self)
             for k in 0..<(rows * width) {
                 let parameter = Int32(k + 1)
                 switch values[k] {
@@ -142,11 +145,11 @@ final class RawInsert {
                     }
                 }
             }
-            return sqlite3_step(handle)
+            code = sqlite3_step(handle)
         }
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        text.removeSubrange(1...)
+        text.truncate(to: 1)
         if !blobs.isEmpty { blobs.removeAll(keepingCapacity: true) }
         values.withUnsafeMutableBufferPointer { $0[0..<(rows * width)].update(repeating: .null) }
         pendingRows = 0

@@ -59,13 +59,13 @@ struct ExchangeRows {
         x.bind(7, e.request.method)
         x.bind(8, e.request.url)
         x.bind(9, e.request.httpVersion)
-        x.bind(10) { ReportStore.appendHeaderJSON(e.request.headers, to: &$0) }
+        x.bind(10) { ReportStore.appendHeaderJSON(e.request.headers, to: $0) }
         x.bind(11, requestHash)
         x.bind(12, e.request.bodyFingerprint.length)
         x.bind(13, e.response.status)
         x.bind(14, e.response.statusText)
         x.bind(15, e.response.httpVersion)
-        x.bind(16) { ReportStore.appendHeaderJSON(e.response.headers, to: &$0) }
+        x.bind(16) { ReportStore.appendHeaderJSON(e.response.headers, to: $0) }
         x.bind(17, responseHash)
         x.bind(18, e.response.detachedBody?.length ?? e.response.body.count)
         x.bind(19, e.response.encodedLength)

@@ -396,9 +396,9 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, result.recording); i.bind(3, recordingID); i.bind(4, result.preset)
                     i.bind(5, o.sequence); i.bind(6, o.deliveredMethod); i.bind(7, o.deliveredURL)
                     i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
-                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, { $0.name }, to: &out) }
+                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, { $0.name }, to: out) }
                     i.bind(11, o.pageURL)
-                    i.bind(12) { ReportStore.appendChangesJSON(o.changes, to: &$0) }
+                    i.bind(12) { ReportStore.appendChangesJSON(o.changes, to: $0) }
                     try i.run()
                 }
                 for c in result.coverage {
@@ -413,15 +413,15 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
                     i.bind(5, f.recording); i.bind(6, recordingID); i.bind(7, f.sequence); i.bind(8, f.method)
                     i.bind(9, f.url); i.bind(10, f.subject)
-                    i.bind(11) { ReportStore.appendJoined(f.rules, { $0.rawValue }, to: &$0) }
+                    i.bind(11) { ReportStore.appendJoined(f.rules, { $0.rawValue }, to: $0) }
                     i.bind(12, f.confidence.rawValue)
-                    i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: &$0) }
-                    i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: &$0) }
+                    i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: $0) }
+                    i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: $0) }
                     let detail = f.detailParts
                     i.bind(15, detail.form.rawValue)
-                    i.bind(16) { ReportStore.appendStringArrayJSON(detail.values, to: &$0) }
+                    i.bind(16) { ReportStore.appendStringArrayJSON(detail.values, to: $0) }
                     i.bind(17, f.alternative)
-                    i.bind(18) { ReportStore.appendStringArrayJSON(f.subjects, to: &$0) }
+                    i.bind(18) { ReportStore.appendStringArrayJSON(f.subjects, to: $0) }
                     i.bind(19, f.likelihood); i.bind(20, f.rank.rawValue)
                     try i.run()
                 }
@@ -626,31 +626,31 @@ public struct ReportStore: Sendable {
     /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
     /// a large capture. `decodeHeaders` reads it back by hand too (`StoredJSONReader`).
     static func encodeHeaders(_ headers: [HeaderField]) -> String {
-        var out: [UInt8] = []
-        appendHeaderJSON(headers, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        let out = RowText()
+        appendHeaderJSON(headers, to: out)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     /// The same JSON appended to `out`: a row's text is written in place.
-    static func appendHeaderJSON(_ headers: [HeaderField], to out: inout [UInt8]) {
+    static func appendHeaderJSON(_ headers: [HeaderField], to out: RowText) {
         out.append(0x5B)
         for (k, h) in headers.enumerated() {
             if k > 0 { out.append(0x2C) }
             out.append(0x5B)
-            appendJSONString(h.name, to: &out)
+            appendJSONString(h.name, to: out)
             out.append(0x2C)
-            appendJSONString(h.value, to: &out)
+            appendJSONString(h.value, to: out)
             out.append(0x5D)
         }
         out.append(0x5D)
     }
 
-    static func appendJSONString(_ s: String, to out: inout [UInt8]) {
+    static func appendJSONString(_ s: String, to out: RowText) {
         out.append(0x22)
         // Most names and values need no escape: copied whole.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
             guard !bytes.needsJSONEscape else { return false }
-            out.append(contentsOf: bytes)
+            out.append(bytes)
             return true
         }
         if copied == true {
@@ -693,47 +693,46 @@ public struct ReportStore: Sendable {
 
     /// `{"a":"1","b":"2"}`, keys in byte order (the fields' own order): a finding's
     /// expected and actual.
-    static func appendObjectJSON(_ object: FindingFields, to out: inout [UInt8]) {
+    static func appendObjectJSON(_ object: FindingFields, to out: RowText) {
         out.append(0x7B)
         var first = true
         object.forEachField { key, value in
             if !first { out.append(0x2C) }
             first = false
-            appendJSONString(key, to: &out)
+            appendJSONString(key, to: out)
             out.append(0x3A)
-            appendJSONString(value, to: &out)
+            appendJSONString(value, to: out)
         }
         out.append(0x7D)
     }
 
     /// `a,b,c`: each element's `name`, comma-separated, as rule ids and cookie names are stored.
-    static func appendJoined<T>(_ items: [T], _ name: (T) -> String, to out: inout [UInt8]) {
+    static func appendJoined<T>(_ items: [T], _ name: (T) -> String, to out: RowText) {
         for (k, item) in items.enumerated() {
             if k > 0 { out.append(0x2C) }
-            var text = name(item)
-            text.withUTF8 { out.append(contentsOf: $0) }
+            out.append(name(item))
         }
     }
 
     /// `["a","b"]`: a finding's subjects.
-    static func appendStringArrayJSON(_ items: [String], to out: inout [UInt8]) {
+    static func appendStringArrayJSON(_ items: [String], to out: RowText) {
         out.append(0x5B)
         for (k, item) in items.enumerated() {
             if k > 0 { out.append(0x2C) }
-            appendJSONString(item, to: &out)
+            appendJSONString(item, to: out)
         }
         out.append(0x5D)
     }
 
     /// `[{"rule":"P1","what":"..."}]`: an outcome's changes.
-    static func appendChangesJSON(_ changes: [Change], to out: inout [UInt8]) {
+    static func appendChangesJSON(_ changes: [Change], to out: RowText) {
         out.append(0x5B)
         for (k, change) in changes.enumerated() {
             if k > 0 { out.append(0x2C) }
-            out.append(contentsOf: #"{"rule":"#.utf8)
-            appendJSONString(change.rule.rawValue, to: &out)
-            out.append(contentsOf: #","what":"#.utf8)
-            appendJSONString(change.what, to: &out)
+            out.append(#"{"rule":"# as StaticString)
+            appendJSONString(change.rule.rawValue, to: out)
+            out.append(#","what":"# as StaticString)
+            appendJSONString(change.what, to: out)
             out.append(0x7D)
         }
         out.append(0x5D)
