@@ -19,4 +19,3 @@ func overlapping<Batch: Sendable, Prepared>(_ batches: [Batch], prepare: @escapi
         if let following { prepared = following.join() }
     }
 }
-
