@@ -103,13 +103,6 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// Whether a recording of this name already holds exactly this source file.
-    public func holds(name: String, sourceSHA256: String) throws -> Bool {
-        try writer.read { db in
-            try String.fetchOne(db, sql: "SELECT source_sha256 FROM recording WHERE name = ?", arguments: [name]) == sourceSHA256
-        }
-    }
-
     /// Stores a recording inside the caller's transaction.
     static func insert(_ recording: Recording, provenance: CookieProvenance, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false
