@@ -10,6 +10,9 @@ import Synchronization
 /// once libdispatch's monitor adds a thread, which it checks for once a second. Work here
 /// is claimed by whichever thread comes first, so nothing waits for a thread that has
 /// not started.
+///
+/// The owner calls `join` or `cancel` before anything the work reads goes away: work
+/// left to itself still runs, whenever a thread of the queue takes it.
 public final class Beside<Value>: @unchecked Sendable {
     private let claimed: Atomic<Bool>
     private let finished = DispatchSemaphore(value: 0)
