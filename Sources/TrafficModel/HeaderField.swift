@@ -96,14 +96,7 @@ extension StringProtocol {
     /// header values and sentences the emulator looks into (a generic collection search
     /// cost tens of thousands of instructions a call).
     public func containsBytes(_ needle: String) -> Bool {
-        withBytes(String(self), needle) { haystack, pattern in
-            guard !pattern.isEmpty else { return true }
-            guard haystack.count >= pattern.count else { return false }
-            for start in 0...(haystack.count - pattern.count) where haystack[start] == pattern[0] {
-                if memcmp(haystack.baseAddress! + start, pattern.baseAddress!, pattern.count) == 0 { return true }
-            }
-            return false
-        }
+        withBytes(String(self), needle) { haystack, pattern in haystack.firstIndex(ofBytes: pattern, in: 0..<haystack.count) != nil }
     }
 }
 
@@ -134,6 +127,18 @@ public enum JSONBytes {
 }
 
 extension UnsafeBufferPointer where Element == UInt8 {
+    /// Where `needle`'s bytes first occur within `range`, if they do: a plain search, for
+    /// the header values, sentences and bodies the emulator looks into (a generic
+    /// collection search cost tens of thousands of instructions a call).
+    public func firstIndex(ofBytes needle: UnsafeBufferPointer<UInt8>, in range: Range<Int>) -> Int? {
+        guard !needle.isEmpty else { return range.lowerBound }
+        guard range.count >= needle.count else { return nil }
+        for start in range.lowerBound...(range.upperBound - needle.count) where self[start] == needle[0] {
+            if memcmp(baseAddress! + start, needle.baseAddress!, needle.count) == 0 { return start }
+        }
+        return nil
+    }
+
     /// Whether any byte must be escaped in a JSON string: a control character, `"` or `\`.
     public var needsJSONEscape: Bool {
         guard let base = baseAddress else { return false }

@@ -161,46 +161,34 @@ public struct BodyBridge: Mitigation {
         let boundary = type[range.upperBound...].prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
         var text = String(decoding: body, as: UTF8.self)
         let separator = Array(("--" + boundary).utf8)
-        let nameMark = Array("name=\"".utf8)
+        let nameMark: StaticString = "name=\""
         let newBoundary = Array("------KKJSBridgeFormBoundary".utf8)
         return text.withUTF8 { bytes in
-            // Each field's last part, by name.
-            var parts: [String: Range<Int>] = [:]
-            var start = 0
-            while true {
-                let cut = Self.find(separator, in: bytes, from: start) ?? bytes.count
-                let chunk = start..<cut
-                if let mark = Self.find(nameMark, in: bytes, from: chunk.lowerBound, before: chunk.upperBound),
-                    let close = bytes[(mark + nameMark.count)..<cut].firstIndex(of: UInt8(ascii: "\""))
-                {
-                    parts[String(decoding: UnsafeBufferPointer(rebasing: bytes[(mark + nameMark.count)..<close]), as: UTF8.self)] = chunk
+            separator.withUnsafeBufferPointer { separator in
+                let mark = UnsafeBufferPointer(start: nameMark.utf8Start, count: nameMark.utf8CodeUnitCount)
+                // Each field's last part, by name.
+                var parts: [String: Range<Int>] = [:]
+                var start = 0
+                while true {
+                    let cut = bytes.firstIndex(ofBytes: separator, in: start..<bytes.count) ?? bytes.count
+                    if let at = bytes.firstIndex(ofBytes: mark, in: start..<cut),
+                        let close = bytes[(at + mark.count)..<cut].firstIndex(of: UInt8(ascii: "\""))
+                    {
+                        parts[String(decoding: UnsafeBufferPointer(rebasing: bytes[(at + mark.count)..<close]), as: UTF8.self)] = start..<cut
+                    }
+                    guard cut < bytes.count else { break }
+                    start = cut + separator.count
                 }
-                guard cut < bytes.count else { break }
-                start = cut + separator.count
-            }
-            var out = Data(capacity: bytes.count + newBoundary.count * (parts.count + 1) + 4)
-            for name in parts.keys.sorted() {
+                var out = Data(capacity: bytes.count + newBoundary.count * (parts.count + 1) + 4)
+                for name in parts.keys.sorted() {
+                    out.append(contentsOf: newBoundary)
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[parts[name]!]))
+                }
                 out.append(contentsOf: newBoundary)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[parts[name]!]))
+                out.append(contentsOf: "--\r\n".utf8)
+                return out
             }
-            out.append(contentsOf: newBoundary)
-            out.append(contentsOf: "--\r\n".utf8)
-            return out
         }
-    }
-
-    /// Where `needle` first occurs in `bytes[from..<before]`, if it does.
-    static func find(_ needle: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from: Int, before: Int? = nil) -> Int? {
-        let end = before ?? bytes.count
-        guard let first = needle.first, end - from >= needle.count else { return nil }
-        var i = from
-        let last = end - needle.count
-        while i <= last {
-            guard let at = bytes[i...last].firstIndex(of: first) else { return nil }
-            if needle.indices.allSatisfy({ bytes[at + $0] == needle[$0] }) { return at }
-            i = at + 1
-        }
-        return nil
     }
 
     /// B6: the NetEase snippet's `key + '=' + value` joined by '&' over decoded pairs.
