@@ -20,12 +20,14 @@ public struct FindingDetector: Sendable {
         self.importantCookies = importantCookies
     }
 
-    /// `labels`: each exchange's label made once for the recording (`labels(for:)`), when
-    /// several presets' results are read; otherwise each is made when a finding needs it.
-    public func findings(for recording: Recording, result: EmulationResult, labels known: [String]? = nil) -> [Finding] {
+    /// `subjects`: each exchange's label and rank made once for the recording
+    /// (`Subjects(recording)`), when several presets' results are read; otherwise each is
+    /// made when a finding needs it.
+    public func findings(for recording: Recording, result: EmulationResult, subjects known: Subjects? = nil) -> [Finding] {
         var out: [Finding] = []
         let exchanges = recording.exchanges
         var made: [Int: String] = [:]
+        let ranks = known?.ranks
         for outcome in result.outcomes {
             let before = out.count
             defer {
@@ -39,94 +41,95 @@ public struct FindingDetector: Sendable {
             let e = exchanges[outcome.sequence]
             let recordedBody = e.request.bodyFingerprint
             guard Self.mayFind(outcome, recordedBody) else { continue }
+            let rank = ranks?[e.sequence] ?? Rank.of(e)
             let label: String
-            if let known { label = known[e.sequence] } else if let earlier = made[e.sequence] { label = earlier } else { label = Self.label(e); made[e.sequence] = label }
+            if let known { label = known.labels[e.sequence] } else if let earlier = made[e.sequence] { label = earlier } else { label = Self.label(e); made[e.sequence] = label }
 
             // A request that fails before any server answers (D4, D5).
             if !outcome.failedRules.isEmpty {
-                out.append(make(.requestFailed, e, result.preset, recording.name, outcome.failedRules,
+                out.append(make(.requestFailed, e, rank, result.preset, recording.name, outcome.failedRules,
                     expected: ["answered": "yes"], actual: ["answered": "no", "url": outcome.deliveredURL],
                     detail: FindingDetail(outcome.failedRules.contains("D5") ? .requestFailedNoSNI : .requestFailedCertificate, [label, outcome.deliveredURL])))
                 continue
             }
             // A request that is never sent: nothing else about it reaches the server.
             if !outcome.stalledRules.isEmpty || outcome.observedMissing {
-                out.append(make(.requestStalled, e, result.preset, recording.name, outcome.stalledRules,
+                out.append(make(.requestStalled, e, rank, result.preset, recording.name, outcome.stalledRules,
                     expected: ["sent": "yes"], actual: ["sent": "no"],
                     detail: FindingDetail(.requestStalled, [label])))
                 continue
             }
             if !outcome.urlRules.isEmpty, outcome.deliveredURL != e.request.url {
-                out.append(make(.urlMutated, e, result.preset, recording.name, outcome.urlRules,
+                out.append(make(.urlMutated, e, rank, result.preset, recording.name, outcome.urlRules,
                     expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL],
                     detail: FindingDetail(.urlMutated, [label, outcome.deliveredURL])))
             }
             for header in outcome.removedHeaders {
-                out.append(make(.headerLost, e, result.preset, recording.name, [header.rule],
+                out.append(make(.headerLost, e, rank, result.preset, recording.name, [header.rule],
                     expected: ["header": header.name, "present": "yes"], actual: ["header": header.name, "present": "no"],
                     detail: FindingDetail(.headerLost, [label, header.name]), subject: header.name))
             }
             for header in outcome.addedHeaders {
-                out.append(make(.headerAdded, e, result.preset, recording.name, [header.rule],
+                out.append(make(.headerAdded, e, rank, result.preset, recording.name, [header.rule],
                     expected: ["header": header.name, "present": "no"], actual: ["header": header.name, "present": "yes"],
                     detail: FindingDetail(.headerAdded, [label, header.name]), subject: header.name))
             }
             if !outcome.preflightRules.isEmpty {
-                out.append(make(.preflightAdded, e, result.preset, recording.name, outcome.preflightRules,
+                out.append(make(.preflightAdded, e, rank, result.preset, recording.name, outcome.preflightRules,
                     expected: ["preflight": "no"], actual: ["preflight": "OPTIONS"],
                     detail: FindingDetail(.preflightAdded, [label])))
             }
             if !outcome.tooLargeRules.isEmpty {
-                out.append(make(.bodyTooLargeForHeader, e, result.preset, recording.name, outcome.tooLargeRules,
+                out.append(make(.bodyTooLargeForHeader, e, rank, result.preset, recording.name, outcome.tooLargeRules,
                     expected: ["bodyLength": String(recordedBody.length)], actual: ["bodyLength": String(recordedBody.length)],
                     detail: FindingDetail(.bodyTooLargeForHeader, [label, String(recordedBody.length)])))
             }
             if !outcome.streamOnlyRules.isEmpty {
-                out.append(make(.bodyStreamOnly, e, result.preset, recording.name, outcome.streamOnlyRules,
+                out.append(make(.bodyStreamOnly, e, rank, result.preset, recording.name, outcome.streamOnlyRules,
                     expected: ["body": "HTTPBody"], actual: ["body": "HTTPBodyStream only"],
                     detail: FindingDetail(.bodyStreamOnly, [label])))
             }
             if !outcome.responseRules.isEmpty {
                 let response = BodyFingerprint(e.response.body)
-                out.append(make(.responseMutated, e, result.preset, recording.name, outcome.responseRules,
+                out.append(make(.responseMutated, e, rank, result.preset, recording.name, outcome.responseRules,
                     expected: ["bodyLength": String(response.length), "bodySHA256": response.sha256], actual: ["body": "not delivered as binary"],
                     detail: FindingDetail(outcome.responseRules.contains("O2") ? .responseFromPackage : .responseMangled, [label])))
             }
 
             if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {
-                out.append(make(.corsBlocked, e, result.preset, recording.name, outcome.corsRules,
+                out.append(make(.corsBlocked, e, rank, result.preset, recording.name, outcome.corsRules,
                     expected: ["readable": "yes"], actual: ["readable": "no", "reason": reason.text],
                     detail: FindingDetail(.corsBlocked, [label, reason.text])))
             }
             if !outcome.thirdPartyRules.isEmpty {
-                out.append(make(.thirdPartyIntercepted, e, result.preset, recording.name, outcome.thirdPartyRules,
+                out.append(make(.thirdPartyIntercepted, e, rank, result.preset, recording.name, outcome.thirdPartyRules,
                     expected: ["intercepted": "no"], actual: ["intercepted": "yes"],
                     detail: FindingDetail(.thirdPartyIntercepted, [label])))
             }
             for name in outcome.crossSiteCookies {
-                out.append(make(.cookieCrossSiteAccepted, e, result.preset, recording.name, ["C9"],
+                out.append(make(.cookieCrossSiteAccepted, e, rank, result.preset, recording.name, ["C9"],
                     expected: ["cookie": name, "accepted": "no"], actual: ["cookie": name, "accepted": "yes"],
                     detail: FindingDetail(.cookieCrossSiteAccepted, [label, name]), subject: name))
             }
 
             // A 307/308 hop re-issued without its body or with another method.
             if !outcome.redirectReissueRules.isEmpty {
-                out.append(make(.redirectMethodChanged, e, result.preset, recording.name, outcome.redirectReissueRules,
+                out.append(make(.redirectMethodChanged, e, rank, result.preset, recording.name, outcome.redirectReissueRules,
                     expected: ["method": e.request.method, "bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["method": outcome.deliveredMethod, "bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
                     detail: FindingDetail(.redirectMethodChanged, [label, previousStatus(e, exchanges), outcome.deliveredMethod, outcome.deliveredBody.isEmpty ? "empty" : "other"])))
             } else if !recordedBody.isEmpty && outcome.deliveredBody.isEmpty {
-                out.append(make(.bodyLost, e, result.preset, recording.name, outcome.bodyRules,
+                out.append(make(.bodyLost, e, rank, result.preset, recording.name, outcome.bodyRules,
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
                     detail: FindingDetail(.bodyLost, [label, String(recordedBody.length)] + (outcome.bodyReason.map { [$0] } ?? []))))
             } else if outcome.deliveredBody != recordedBody && outcome.bodyReencoded {
-                out.append(make(.bodyReencoded, e, result.preset, recording.name, outcome.bodyRules,
+                out.append(make(.bodyReencoded, e, rank, result.preset, recording.name, outcome.bodyRules,
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
                     detail: FindingDetail(.bodyReencoded, [label, String(outcome.deliveredBody.length), String(recordedBody.length)] + (outcome.bodyReason.map { [$0] } ?? []))))
             } else if outcome.deliveredBody != recordedBody {
-                out.append(make(.bodyMutated, e, result.preset, recording.name, outcome.bodyRules,
+                out.append(make(.bodyMutated, e, rank, result.preset, recording.name, outcome.bodyRules,
                     expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
                     actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
                     detail: FindingDetail(.bodyMutated, [label, String(outcome.deliveredBody.length), String(recordedBody.length)] + (outcome.bodyReason.map { [$0] } ?? []))))
@@ -135,7 +138,7 @@ public struct FindingDetector: Sendable {
             // The page's URL after a redirect chain.
             if let pageURL = outcome.pageURL, let final = Self.lastHop(of: e, in: exchanges), pageURL != final.request.url {
                 let finalURL = final.request.url
-                var finding = make(.redirectHidden, e, result.preset, recording.name, outcome.redirectRules,
+                var finding = make(.redirectHidden, e, rank, result.preset, recording.name, outcome.redirectRules,
                     expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
                     detail: e.initiator.isDocument ? FindingDetail(.redirectHiddenDocument, [label, pageURL, finalURL]) : FindingDetail(.redirectHidden, [label, finalURL]))
                 if !e.initiator.isDocument { finding.severity = .info }
@@ -147,7 +150,7 @@ public struct FindingDetector: Sendable {
             func emit(_ code: FindingCode, _ differences: [CookieDifference]) {
                 let kept = differences.allSatisfy({ $0.likelihood >= minLikelihood }) ? differences : differences.filter { $0.likelihood >= minLikelihood }
                 guard !kept.isEmpty else { return }
-                out.append(cookieFinding(code, kept, e, label: label, preset: result.preset, recording: recording.name))
+                out.append(cookieFinding(code, kept, e, label: label, rank: rank, preset: result.preset, recording: recording.name))
             }
             if let first = differences.first, differences.allSatisfy({ Self.code(of: $0) == Self.code(of: first) }) {
                 // One code for every cookie (most exchanges): the outcome's own list.
@@ -183,7 +186,7 @@ public struct FindingDetector: Sendable {
                 values.append(d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both")
                 values.append(d.explanation)
             }
-            var finding = make(.jarDiverged, last, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects)
+            var finding = make(.jarDiverged, last, .subresource, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects)
             // The end of the flow is no request: rank by the cookies alone.
             finding.rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
             out.append(finding)
@@ -221,7 +224,7 @@ public struct FindingDetector: Sendable {
 
     /// One finding for the cookies of one exchange and code: severity from the code, or
     /// from the likelihood when no cookie of it is certain.
-    func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, preset: String, recording: String) -> Finding {
+    func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, rank: Rank, preset: String, recording: String) -> Finding {
         let first = differences[0]
         let names = differences.map(\.name)
         let one = differences.count == 1
@@ -245,7 +248,7 @@ public struct FindingDetector: Sendable {
             expected["cookies"] = names.joined(separator: ", ")
             actual["cookies"] = names.joined(separator: ", ")
         }
-        var finding = make(code, e, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(form, values), subject: first.name, subjects: names)
+        var finding = make(code, e, rank, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(form, values), subject: first.name, subjects: names)
         // Calibration: a certain cookie keeps the code's severity; otherwise the likeliest
         // decides: a warning from one chance in ten, info below.
         let likelihood = differences.reduce(0) { max($0, $1.likelihood) }
@@ -254,13 +257,14 @@ public struct FindingDetector: Sendable {
             let cap: Severity = likelihood >= Self.warningLikelihood ? .warning : .info
             if finding.severity > cap { finding.severity = cap }
         }
-        if names.contains(where: isImportant) { finding.rank = .important }
+        // The scenario names no cookie (most runs): no closure over the detector to make.
+        if !importantCookies.isEmpty, names.contains(where: { isImportant($0) }) { finding.rank = .important }
         return finding
     }
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
     /// the message ends with the rules, their statements' clauses and confidence.
-    func make(_ code: FindingCode, _ e: Exchange, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, detail: FindingDetail, subject: String? = nil, subjects: [String]? = nil) -> Finding {
+    func make(_ code: FindingCode, _ e: Exchange, _ rank: Rank, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, detail: FindingDetail, subject: String? = nil, subjects: [String]? = nil) -> Finding {
         let confidence = catalog.confidence(of: rules)
         var severity = code.defaultSeverity
         if confidence == .folklore && severity == .error { severity = .warning }
@@ -269,7 +273,7 @@ public struct FindingDetector: Sendable {
             sequence: e.sequence, method: e.request.method, url: e.request.url, subject: subject,
             rules: rules, confidence: confidence, expected: expected, actual: actual, detail: detail)
         finding.subjects = subjects ?? subject.map { [$0] } ?? []
-        finding.rank = Rank.of(e)
+        finding.rank = rank
         return finding
     }
 
@@ -281,8 +285,19 @@ public struct FindingDetector: Sendable {
             || !o.cookieDifferences.isEmpty || !o.corsRules.isEmpty || !o.removedHeaders.isEmpty || !o.failedRules.isEmpty
     }
 
-    /// Every exchange's label, once per recording for all its presets.
-    public static func labels(for recording: Recording) -> [String] { recording.exchanges.map(label) }
+    /// What findings say of each exchange of a recording, its label and rank, made once for
+    /// all its presets' results.
+    public struct Subjects: Sendable {
+        public var labels: [String]
+        public var ranks: [Rank]
+
+        public init(_ recording: Recording) {
+            labels = recording.exchanges.map(FindingDetector.label)
+            // Reading the Referer of a third-party frame's request takes more than the rest
+            // of a finding's rank: once per exchange, not per finding and preset.
+            ranks = recording.exchanges.map(Rank.of)
+        }
+    }
 
     /// "The XHR POST /api/order".
     static func label(_ e: Exchange) -> String {

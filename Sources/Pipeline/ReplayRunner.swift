@@ -47,10 +47,10 @@ public struct ReplayRunner: Sendable {
     /// Replays inputs already made ready; results in input, then preset order.
     public func replay(_ inputs: [ReplayInput]) -> [ReportStore.RunResult] {
         let jobs = inputs.indices.flatMap { r in presets.indices.map { (r, $0) } }
-        // Labels of every exchange, once per recording for all its presets.
-        let labels = UnsafeResultBuffer<[String]>(count: inputs.count)
-        DispatchQueue.concurrentPerform(iterations: inputs.count) { r in labels.set(r, FindingDetector.labels(for: inputs[r].recording)) }
-        let labelLists = labels.values
+        // Labels and ranks of every exchange, once per recording for all its presets.
+        let made = UnsafeResultBuffer<FindingDetector.Subjects>(count: inputs.count)
+        DispatchQueue.concurrentPerform(iterations: inputs.count) { r in made.set(r, FindingDetector.Subjects(inputs[r].recording)) }
+        let subjects = made.values
         let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
@@ -58,7 +58,7 @@ public struct ReplayRunner: Sendable {
             let result = input.replay(presets[p], profile: profile)
             var detector = self.detector
             detector.importantCookies += input.scenario.importantCookies
-            let findings = detector.findings(for: input.recording, result: result, labels: labelLists[r])
+            let findings = detector.findings(for: input.recording, result: result, subjects: subjects[r])
             var runResult = ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
             runResult.coverage = Self.coverage(of: result, in: input.recording)
             results.set(index, runResult)

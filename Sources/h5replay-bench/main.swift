@@ -64,12 +64,12 @@ if arguments.count == 3, arguments[1] == "--pcap" {
 }
 
 /// Every preset over every bundled flow, emulation and detection together: one round.
-func emulate(_ inputs: [ReplayInput], labels: [[String]], detector: FindingDetector, keep: inout [Finding]) -> Int {
+func emulate(_ inputs: [ReplayInput], subjects: [FindingDetector.Subjects], detector: FindingDetector, keep: inout [Finding]) -> Int {
     var evaluations = 0
-    for (input, labels) in zip(inputs, labels) {
+    for (input, subjects) in zip(inputs, subjects) {
         for preset in Preset.builtIn {
             let result = input.replay(preset)
-            let f = detector.findings(for: input.recording, result: result, labels: labels)
+            let f = detector.findings(for: input.recording, result: result, subjects: subjects)
             if keep.count < 300_000 { keep += f }
             evaluations += result.outcomes.count
         }
@@ -87,10 +87,10 @@ func loadFlows(_ directory: URL) throws -> [Recording] {
 // instruction count under valgrind (the difference between N and 0 rounds).
 if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(arguments[2]) {
     let inputs = try loadFlows(URL(fileURLWithPath: arguments[3])).map { ReplayInput(recording: $0) }
-    let labels = inputs.map { FindingDetector.labels(for: $0.recording) }
+    let subjects = inputs.map { FindingDetector.Subjects($0.recording) }
     var kept: [Finding] = []
     var evaluations = 0
-    for _ in 0..<rounds { evaluations += emulate(inputs, labels: labels, detector: FindingDetector(), keep: &kept) }
+    for _ in 0..<rounds { evaluations += emulate(inputs, subjects: subjects, detector: FindingDetector(), keep: &kept) }
     print("emulation_evaluations=\(evaluations)")
     print("emulation_findings=\(kept.count)")
     exit(0)
@@ -100,7 +100,7 @@ if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(
 // `saveRun` under valgrind.
 if arguments.count == 3, arguments[1] == "--sqlite" {
     let inputs = try loadFlows(URL(fileURLWithPath: arguments[2])).map { ReplayInput(recording: $0) }
-    try sqliteStage(inputs, labels: inputs.map { FindingDetector.labels(for: $0.recording) }, detector: FindingDetector())
+    try sqliteStage(inputs, subjects: inputs.map { FindingDetector.Subjects($0.recording) }, detector: FindingDetector())
     exit(0)
 }
 
@@ -147,13 +147,13 @@ print(String(format: "har_import_seconds=%.4f", best))
 // Emulation: every preset over every bundled flow on one core, for at least two seconds.
 let flows = try loadFlows(URL(fileURLWithPath: arguments[2]))
 let inputs = flows.map { ReplayInput(recording: $0) }
-let labels = inputs.map { FindingDetector.labels(for: $0.recording) }
+let subjects = inputs.map { FindingDetector.Subjects($0.recording) }
 let detector = FindingDetector()
 var evaluations = 0
 var findings: [Finding] = []
 let emulationStart = now()
 repeat {
-    evaluations += emulate(inputs, labels: labels, detector: detector, keep: &findings)
+    evaluations += emulate(inputs, subjects: subjects, detector: detector, keep: &findings)
 } while now() - emulationStart < 2
 let emulationSeconds = now() - emulationStart
 print("emulation_evaluations=\(evaluations)")
@@ -172,12 +172,12 @@ if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { e
 /// `attempts`: how many times the rows are written, each into a new database file; the
 /// best time is the figure (as the HAR stage's best of five), and every time is printed,
 /// since the kernel's writeback decides much of a single run on a small machine.
-func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingDetector, attempts: Int = 1) throws {
+func sqliteStage(_ inputs: [ReplayInput], subjects: [FindingDetector.Subjects], detector: FindingDetector, attempts: Int = 1) throws {
     let rows = 200_000
     var many: [Finding] = []
     many.reserveCapacity(rows)
     var oneRound: [Finding] = []
-    _ = emulate(inputs, labels: labels, detector: detector, keep: &oneRound)
+    _ = emulate(inputs, subjects: subjects, detector: detector, keep: &oneRound)
     var copy = 0
     while !oneRound.isEmpty && many.count < rows {
         many += oneRound.prefix(rows - many.count).map { f in
@@ -224,4 +224,4 @@ func sqliteStage(_ inputs: [ReplayInput], labels: [[String]], detector: FindingD
     print(String(format: "sqlite_rows_per_second=%.0f", Double(many.count) / best))
 }
 
-try sqliteStage(inputs, labels: labels, detector: detector, attempts: 3)
+try sqliteStage(inputs, subjects: subjects, detector: detector, attempts: 3)

@@ -138,8 +138,33 @@ struct FindingDetectorTests {
     func folkloreCap() {
         let e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "POST", url: "https://a.example/", body: Data("x".utf8)), response: RecordedResponse(status: 200))
         let detector = FindingDetector()
-        #expect(detector.make(.bodyLost, e, "p", "r", ["H5"], expected: [:], actual: [:], detail: FindingDetail(text: "s")).severity == .warning)
-        #expect(detector.make(.bodyLost, e, "p", "r", ["P1"], expected: [:], actual: [:], detail: FindingDetail(text: "s")).severity == .error)
+        #expect(detector.make(.bodyLost, e, .api, "p", "r", ["H5"], expected: [:], actual: [:], detail: FindingDetail(text: "s")).severity == .warning)
+        #expect(detector.make(.bodyLost, e, .api, "p", "r", ["P1"], expected: [:], actual: [:], detail: FindingDetail(text: "s")).severity == .error)
+    }
+
+    @Test("findings read with a recording's labels and ranks made once are the findings made without them")
+    func subjectsMadeOnce() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Recordings").path).filter { $0.hasSuffix(".har") }.sorted()
+        var ranks = Set<Rank>()
+        var compared = 0
+        for name in names {
+            let data = try Data(contentsOf: Self.root.appendingPathComponent("Recordings/\(name)"))
+            let recording = try HARImporter().recording(from: data, file: name, name: name)
+            let input = ReplayInput(recording: recording)
+            let subjects = FindingDetector.Subjects(recording)
+            for preset in Preset.builtIn {
+                let result = input.replay(preset)
+                let once = FindingDetector().findings(for: recording, result: result, subjects: subjects)
+                let each = FindingDetector().findings(for: recording, result: result)
+                #expect(once == each, "\(name) under \(preset.name)")
+                #expect(once.map(\.rank) == each.map(\.rank), "\(name) under \(preset.name)")
+                ranks.formUnion(once.map(\.rank))
+                compared += once.count
+            }
+        }
+        // The comparison covers findings of every rank a request can have.
+        #expect(ranks.isSuperset(of: [.document, .api, .subresource, .thirdParty]), "\(ranks)")
+        #expect(compared > 500)
     }
 
     @Test("a finding's identity is its recording, exchange, preset, code and subject")
