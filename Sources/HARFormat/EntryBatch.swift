@@ -77,14 +77,16 @@ final class EntryBatch {
 
     var isFull: Bool { filling.count == Self.size }
 
-    func add(index: Int, _ entry: UnsafeBufferPointer<JSONTape.Token>) {
+    /// Takes an entry's tokens by swapping `entry` with the batch's spare list for it: the
+    /// caller gets back a list to read the next entry onto (empty it first), and the
+    /// tokens are not copied.
+    func add(index: Int, swapping entry: inout [JSONTape.Token]) {
         let slot = filling
         if slot.count == slot.tokens.count {
             slot.tokens.append([])
             slot.indices.append(0)
         }
-        slot.tokens[slot.count].removeAll(keepingCapacity: true)
-        slot.tokens[slot.count].append(contentsOf: entry)
+        swap(&slot.tokens[slot.count], &entry)
         slot.indices[slot.count] = index
         slot.count += 1
     }

@@ -107,11 +107,11 @@ public struct HARImporter: Sendable {
                     exchanges.append(exchange)
                     entries.append(index)
                 }
-                let root = try reader.forEachEntry { index, view, _ in
-                    clock.add(JSONNode(view: view, index: 0, context: context))
-                    batch.add(index: index, view.tokens)
+                let root = try reader.forEachEntry(tapes: { index, tokens, _ in
+                    tokens.withUnsafeBufferPointer { clock.add(JSONNode(view: JSONView(tokens: $0, bytes: bytes), index: 0, context: context)) }
+                    batch.add(index: index, swapping: &tokens)
                     if batch.isFull { try batch.build(bytes: bytes, collect) }
-                }
+                })
                 try batch.finish(bytes: bytes, collect)
                 return root
             }
@@ -213,7 +213,7 @@ public struct HARImporter: Sendable {
             start += slice.count
             for index in slice {
                 try JSONReader.value(in: bytes, at: ranges[index].lowerBound, into: &tokens)
-                tokens.withUnsafeBufferPointer { batch.add(index: index, $0) }
+                batch.add(index: index, swapping: &tokens)
             }
             // The batch goes to the workers while the one before it is handed on.
             try batch.build(bytes: bytes, handOn)

@@ -220,10 +220,19 @@ struct JSONReader {
     /// a tape of the rest of the document, with `log.entries` read as an empty array when
     /// it was one.
     mutating func forEachEntry(_ entry: (Int, JSONView, Range<Int>) throws -> Void) throws -> JSONTape {
+        let bytes = self.bytes
+        return try forEachEntry { index, tokens, range in
+            try tokens.withUnsafeBufferPointer { try entry(index, JSONView(tokens: $0, bytes: bytes), range) }
+        }
+    }
+
+    /// `forEachEntry`, handing each element's tape itself: the caller may take the tokens
+    /// by swapping in another array, which the next element is then read onto (emptied
+    /// first, its capacity kept), instead of copying them.
+    mutating func forEachEntry(tapes entry: (Int, inout [JSONTape.Token], Range<Int>) throws -> Void) throws -> JSONTape {
         let root = JSONTape(bytes: bytes)
         var rootTokens: [JSONTape.Token] = []
         var entryTokens: [JSONTape.Token] = []
-        let bytes = self.bytes
         skipSpace()
         guard peek == UInt8(ascii: "{") else {
             try value(into: &rootTokens)
@@ -248,7 +257,7 @@ struct JSONReader {
                     let start = reader.i
                     try reader.value(into: &entryTokens)
                     let range = start..<reader.i
-                    try entryTokens.withUnsafeBufferPointer { try entry(index, JSONView(tokens: $0, bytes: bytes), range) }
+                    try entry(index, &entryTokens, range)
                     index += 1
                 }
                 return true
