@@ -186,10 +186,9 @@ public struct FindingDetector: Sendable {
                 values.append(d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both")
                 values.append(d.explanation)
             }
-            var finding = make(.jarDiverged, last, .subresource, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects)
             // The end of the flow is no request: rank by the cookies alone.
-            finding.rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
-            out.append(finding)
+            let rank: Rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
+            out.append(make(.jarDiverged, last, rank, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects))
         }
         return out
     }

@@ -92,9 +92,7 @@ extension StringProtocol {
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
-    /// Whether `needle`'s bytes occur in these bytes: a plain search, for the short
-    /// header values and sentences the emulator looks into (a generic collection search
-    /// cost tens of thousands of instructions a call).
+    /// Whether `needle`'s bytes occur in these bytes (`firstIndex(ofBytes:in:)`).
     public func containsBytes(_ needle: String) -> Bool {
         withBytes(String(self), needle) { haystack, pattern in haystack.firstIndex(ofBytes: pattern, in: 0..<haystack.count) != nil }
     }

@@ -127,6 +127,18 @@ struct FindingDetectorTests {
         #expect(f.actual["in"] == "WebJar only")
     }
 
+    @Test("JAR_DIVERGED ranks by its cookies alone: important when the scenario names one, else a subresource's")
+    func jarDivergedRank() throws {
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("Recordings/script-cookie-api.har"))
+        let recording = try HARImporter().recording(from: data, file: "script-cookie-api", name: "script-cookie-api")
+        let result = WebViewEmulator(preset: Preset.named("plain")!, profile: Profile(simulator: true)).run(recording, provenance: CookieProvenance(recording: recording))
+        let plain = try #require(FindingDetector().findings(for: recording, result: result).first { $0.code == .jarDiverged })
+        #expect(plain.rank == .subresource)
+        let name = try #require(plain.expected["cookie"])
+        let named = try #require(FindingDetector(importantCookies: [name]).findings(for: recording, result: result, subjects: FindingDetector.Subjects(recording)).first { $0.code == .jarDiverged })
+        #expect(named.rank == .important)
+    }
+
     @Test("plain finds nothing in any bundled recording")
     func plainIsClean() throws {
         for name in ["login-redirect", "xhr-json-post", "fetch-blob-upload", "script-cookie-api"] {
