@@ -58,19 +58,19 @@ public struct Exchange: Sendable, Hashable, Codable {
         _modify { unique(); yield &header.pointee.duration }
     }
     @inlinable public var connectionID: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.connectionID } }
+        _read { yield header.pointee.connectionID }
         _modify { unique(); yield &header.pointee.connectionID }
     }
     @inlinable public var serverAddress: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.serverAddress } }
+        _read { yield header.pointee.serverAddress }
         _modify { unique(); yield &header.pointee.serverAddress }
     }
     @inlinable public var request: RecordedRequest {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.request } }
+        _read { yield header.pointee.request }
         _modify { unique(); yield &header.pointee.request }
     }
     @inlinable public var response: RecordedResponse {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.response } }
+        _read { yield header.pointee.response }
         _modify { unique(); yield &header.pointee.response }
     }
     @inlinable public var initiator: Initiator {
@@ -78,7 +78,7 @@ public struct Exchange: Sendable, Hashable, Codable {
         _modify { unique(); yield &header.pointee.initiator }
     }
     @inlinable public var frame: Frame {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.frame } }
+        _read { yield header.pointee.frame }
         _modify { unique(); yield &header.pointee.frame }
     }
     @inlinable public var bodyKind: BodyKind {
@@ -87,12 +87,12 @@ public struct Exchange: Sendable, Hashable, Codable {
     }
     /// Membership in a redirect chain, when the exchange is one hop of one.
     @inlinable public var redirect: RedirectLink? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.redirect } }
+        _read { yield header.pointee.redirect }
         _modify { unique(); yield &header.pointee.redirect }
     }
     /// The exporter's own resource type (`_resourceType`), kept for export.
     @inlinable public var resourceType: String? {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.resourceType } }
+        _read { yield header.pointee.resourceType }
         _modify { unique(); yield &header.pointee.resourceType }
     }
     /// Why this exchange's Cookie header says nothing about which cookies the page had,
@@ -302,9 +302,14 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
         self.redirectURL = redirectURL
     }
 
-    public var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+    @inlinable public var isRedirect: Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
+    }
     /// 307 and 308 keep the method and body; the others turn a POST into a GET.
-    public var preservesMethod: Bool { status == 307 || status == 308 }
+    @inlinable public var preservesMethod: Bool { status == 307 || status == 308 }
     public var location: String? { headers.first("Location") ?? redirectURL }
 }
 

@@ -31,7 +31,6 @@ public struct WebViewEmulator: Sendable {
 
     public func run(_ input: ReplayInput) -> EmulationResult {
         let exchanges = input.recording.exchanges
-        let scenario = input.scenario
         let provenance = input.provenance
         let hooks = preset.hooks
         var jars = JarPair()
@@ -40,11 +39,11 @@ public struct WebViewEmulator: Sendable {
         outcomes.reserveCapacity(exchanges.count)
         // The plan of each load that redirects, by the sequence of its first hop.
         var plans: [Int: TransportPlan] = [:]
-        let base = EmulationContext(profile: profile, scenario: scenario)
-        placePreexisting(input.startingCookies, exchanges: exchanges, scenario: scenario, into: &jars)
+        placePreexisting(input.startingCookies, exchanges: exchanges, scenario: input.scenario, into: &jars)
         // W1: a pooled web view's document-start scripts were built when it was created, at
-        // the session's start, with the NativeJar of then.
-        let pooledNativeJar = jars.native
+        // the session's start, with the NativeJar of then; kept only where a document-start
+        // script runs.
+        let pooledNativeJar = hooks.documentStart.isEmpty ? nil : jars.native
         // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
         var loadHeader: [Cookie] = []
         // When the session began, as far as the recording knows: a script write no request
@@ -73,8 +72,8 @@ public struct WebViewEmulator: Sendable {
         var bundledChains = Set<Int>()
 
         // One context for the whole flow, its per-exchange facts set afresh for each
-        // exchange: a copy of the base per exchange cost more than the assignments.
-        var context = base
+        // exchange: a copy per exchange cost more than the assignments.
+        var context = EmulationContext(profile: profile, scenario: input.scenario)
         for e in exchanges {
             let facts = input.facts[e.sequence]
             let time = e.startedAt
@@ -172,7 +171,7 @@ public struct WebViewEmulator: Sendable {
                     plan = known
                 } else {
                     let head = input.facts[chainStart]
-                    var headContext = base
+                    var headContext = EmulationContext(profile: profile, scenario: input.scenario)
                     (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
                     headContext.nativeMultipart = head.nativeMultipart
                     plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
@@ -266,7 +265,7 @@ public struct WebViewEmulator: Sendable {
                     for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
                     outcome.note(Change(rule: rule, what: "Set-Cookie of a third-party response not stored"))
                 } else if !facts.setCookies.isEmpty, plan.responseJar == .web,
-                    let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: scenario.firstLaunch)) }).first
+                    let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: input.scenario.firstLaunch)) }).first
                 {
                     // ION3: WebJar ignores the Set-Cookie on the app's first launch.
                     for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
