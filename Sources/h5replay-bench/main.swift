@@ -206,7 +206,11 @@ func sqliteStage(_ inputs: [ReplayInput], subjects: [FindingDetector.Subjects], 
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())-\(attempt)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
+        // A database that exists already, as a CI job's does after its first run: in WAL
+        // mode (a database's creating process writes it with a rollback journal).
+        let path = scratch.appendingPathComponent("bench.sqlite").path
+        _ = try ReportStore.open(path: path)
+        let store = try ReportStore.open(path: path)
         let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
         // The previous attempt's file is written back before the clock starts.
         sync()

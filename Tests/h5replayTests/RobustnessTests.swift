@@ -122,6 +122,51 @@ struct RobustnessTests {
         if names.contains("large") { #expect(afterKill == whole, "the killed import left \(afterKill) of \(whole) exchanges") }
     }
 
+    @Test("SIGKILL in the middle of the import that creates the database leaves it empty and whole; the next open turns it to WAL",
+          .enabled(if: python, "python3 makes the capture"))
+    func killedFirstImport() throws {
+        let dir = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let capture = dir.appendingPathComponent("large.pcap").path
+        #expect(try Self.run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, "--large", capture, "400"]) == 0)
+        let db = dir.appendingPathComponent("new.sqlite").path
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = ["import", "--db", db, capture]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The creating process writes pages to the file itself, its rollback journal
+        // beside it: kill once the file holds a few MB of the import's pages.
+        let deadline = Date().addingTimeInterval(30)
+        var journalSeen = false
+        while Date() < deadline, process.isRunning {
+            journalSeen = journalSeen || FileManager.default.fileExists(atPath: db + "-journal")
+            let size = (try? FileManager.default.attributesOfItem(atPath: db)[.size] as? Int) ?? 0
+            if size > 8 << 20 { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let killedWhileRunning = process.isRunning
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(killedWhileRunning, "the import finished before it could be killed; the capture is too small for this machine")
+        #expect(journalSeen, "no rollback journal beside the database its import created")
+        #expect(!FileManager.default.fileExists(atPath: db + "-wal"))
+
+        // The journal rolls the file back: no recording, no row of one, and whole.
+        #expect(try Self.integrityCheck(db) == "ok")
+        let rows = try DatabaseQueue(path: db).read { db in
+            try ["recording", "exchange", "body"].map { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \($0)") ?? -1 }
+        }
+        #expect(rows == [0, 0, 0])
+        // The next import opens the file as any existing database: in WAL mode, owner-only.
+        #expect(try CLITests.h5replay(["import", "--db", db, capture], in: dir).status == 0)
+        let store = try ReportStore.open(path: db)
+        #expect(try store.recordingNames() == ["large"])
+        #expect(try store.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try FileManager.default.attributesOfItem(atPath: db + "-wal")[.posixPermissions] as? Int == 0o600)
+    }
+
     @Test("two processes replaying into one database at once both succeed")
     func concurrentReplays() throws {
         let dir = try CLITests.workspace()
