@@ -1,3 +1,4 @@
+import CookieJar
 import TrafficModel
 
 /// What happened to one recorded exchange under one preset: what reached the server,
@@ -11,7 +12,7 @@ public struct Outcome: Sendable, Hashable {
         @usableFromInline var deliveredMethod: String
         @usableFromInline var deliveredURL: String
         @usableFromInline var deliveredBody: BodyFingerprint
-        @usableFromInline var sentCookies: [SentCookie] = []
+        @usableFromInline var sentCookies: [Cookie] = []
         @usableFromInline var cookieDifferences: [CookieDifference] = []
         @usableFromInline var changes: [Change] = []
         /// The fields most outcomes leave empty, behind a reference of their own: nil
@@ -137,8 +138,9 @@ public struct Outcome: Sendable, Hashable {
         get { rarePointer?.pointee.redirectReissueRules ?? [] }
         _modify { yield &uniqueRare.pointee.redirectReissueRules }
     }
-    /// The cookies the request carried, in header order.
-    @inlinable public var sentCookies: [SentCookie] {
+    /// The cookies the request carried, in header order, as the jar held them: the list
+    /// the jar handed over, kept as it is rather than copied into names and values.
+    @inlinable public var sentCookies: [Cookie] {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.sentCookies } }
         _modify { unique(); yield &header.pointee.sentCookies }
     }
@@ -279,11 +281,6 @@ public struct Outcome: Sendable, Hashable {
 public struct HeaderAddition: Sendable, Hashable {
     public var name: String
     public var rule: RuleID
-}
-
-public struct SentCookie: Sendable, Hashable {
-    public var name: String
-    public var value: String
 }
 
 /// One change the emulator made, and the rule that justifies it.

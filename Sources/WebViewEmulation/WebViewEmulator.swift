@@ -245,7 +245,7 @@ public struct WebViewEmulator: Sendable {
                 if !plan.intercepted && !header.givenToLoad {
                     withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
                 }
-                outcome.sentCookies = header.cookies.map { SentCookie(name: $0.name, value: $0.value) }
+                outcome.sentCookies = header.cookies
                 if let gap = e.evidenceGap {
                     // E1-E5: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
