@@ -527,8 +527,8 @@ public struct ImportLimits: Sendable {
 extension ReportStore {
     /// Opens (or creates) a database and computes the cookie provenance of recordings
     /// stored before it was kept: the step migration v7 leaves to the pipeline.
-    public static func openForPipeline(path: String) throws -> ReportStore {
-        let store = try ReportStore.open(path: path)
+    public static func openForPipeline(path: String, newFile: NewFile = .wal) throws -> ReportStore {
+        let store = try ReportStore.open(path: path, newFile: newFile)
         for name in try store.recordingsAwaitingProvenance() {
             guard let recording = try store.recording(named: name) else { continue }
             try store.storeProvenance(CookieProvenance(recording: recording), of: name)

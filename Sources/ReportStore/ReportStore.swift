@@ -22,19 +22,27 @@ public struct ReportStore: Sendable {
         try Schema.migrator.migrate(writer)
     }
 
-    /// Opens (creating with mode 0600) the database at `path`, with a busy timeout so that
-    /// several processes can write one file.
-    ///
-    /// A database this call creates stays in rollback-journal mode while the process that
-    /// created it holds it: its first import or run, often the largest it will see, then
-    /// writes each page once. In WAL mode every page of a transaction reaches the disk
-    /// twice, to the WAL and then, at the checkpoint as the database closes, to the file:
-    /// for a 160 MB capture's import or a 1,000-recording run, a fifth of the time. A
-    /// journal holds only the pages that existed before the transaction, few in a new
-    /// file, and a killed process still leaves the file as it was (the journal rolls it
-    /// back at the next open). The next process to open the file turns it to WAL, where
-    /// readers and a writer work at once.
-    public static func open(path: String) throws -> ReportStore {
+    /// How a database file that `open` creates is written while the creating process holds it.
+    public enum NewFile: Sendable {
+        /// WAL from the start: for a process that commits small transactions as it goes
+        /// (`serve` and `record` store arrivals and exchanges in batches).
+        case wal
+        /// A rollback journal, for a process whose first transaction is large (an import, a
+        /// run, a merge). In WAL mode every page of a transaction reaches the disk twice, to
+        /// the WAL and then, at the checkpoint as the database closes, to the file: for a
+        /// 160 MB capture's import or a 1,000-recording run, a fifth of the time. A journal
+        /// holds only the pages that existed before the transaction, few in a new file, and
+        /// a killed process still leaves the file as it was (the journal rolls it back at
+        /// the next open). The next process to open the file turns it to WAL. Small
+        /// transactions cost more this way (a journal made, synced and deleted for each):
+        /// `serve` answered a fifth fewer requests a second.
+        case rollbackJournal
+    }
+
+    /// Opens (creating with mode 0600) the database at `path`, in WAL mode with a busy
+    /// timeout so that several processes can write one file; a file this call creates is
+    /// written as `newFile` says while this process holds it.
+    public static func open(path: String, newFile: NewFile = .wal) throws -> ReportStore {
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
         configuration.foreignKeysEnabled = true
@@ -48,12 +56,19 @@ public struct ReportStore: Sendable {
             #endif
             if fd >= 0 {
                 close(fd)
+                // 16 KiB pages, fixed when the file's first page is written: a run of a large
+                // corpus appends hundreds of thousands of rows of half a kilobyte, and bodies
+                // are stored whole; larger pages split a quarter as often.
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
-                // 16 KiB pages, fixed when the schema writes the file's first page: a run of
-                // a large corpus appends hundreds of thousands of rows of half a kilobyte,
-                // and bodies are stored whole; larger pages split a quarter as often.
-                try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)") }
-                return try ReportStore(writer: queue)
+                switch newFile {
+                case .rollbackJournal:
+                    try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)") }
+                    return try ReportStore(writer: queue)
+                case .wal:
+                    try queue.writeWithoutTransaction { db in
+                        try db.execute(sql: "PRAGMA page_size = \(Self.pageSize); PRAGMA journal_mode = WAL")
+                    }
+                }
             }
         }
         let pool = try DatabasePool(path: path, configuration: configuration)

@@ -206,11 +206,8 @@ func sqliteStage(_ inputs: [ReplayInput], subjects: [FindingDetector.Subjects], 
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-bench-\(getpid())-\(attempt)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        // A database that exists already, as a CI job's does after its first run: in WAL
-        // mode (a database's creating process writes it with a rollback journal).
-        let path = scratch.appendingPathComponent("bench.sqlite").path
-        _ = try ReportStore.open(path: path)
-        let store = try ReportStore.open(path: path)
+        // In WAL mode, as a database is once its creating process is done with it.
+        let store = try ReportStore.open(path: scratch.appendingPathComponent("bench.sqlite").path)
         let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "bench", profile: "bench", ios: "18", simulator: false, presets: "", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 0)
         // The previous attempt's file is written back before the clock starts.
         sync()

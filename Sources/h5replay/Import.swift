@@ -65,7 +65,7 @@ extension H5Replay {
         }
 
         func run() async throws {
-            let store = try database.open()
+            let store = try database.open(bulk: true)
             let progress = Progress.line()
             defer { progress.end() }
             let importer = limits.pipeline(progress)

@@ -31,7 +31,7 @@ extension H5Replay {
 
         func run() async throws {
             let store: ReportStore
-            do { store = try ReportStore.open(path: output) } catch { throw InputError("\(output): cannot open the database: \(error)") }
+            do { store = try ReportStore.open(path: output, newFile: .rollbackJournal) } catch { throw InputError("\(output): cannot open the database: \(error)") }
             do {
                 let summary = try store.merge(shards: shards)
                 print("merged \(shards.count) shard(s) into run \(summary.runID) of \(output): \(summary.recordings) recording(s), \(summary.findings) finding(s)")

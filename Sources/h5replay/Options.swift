@@ -59,9 +59,12 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The h5replay database (SQLite). Created with mode 0600 when missing.", valueName: "path"))
     var db: String = "h5replay.sqlite"
 
-    func open() throws -> ReportStore {
+    /// Opens or creates the database; `bulk` for a command whose first transaction is large
+    /// (an import, a run, a merge), which then writes a new file with a rollback journal
+    /// (`ReportStore.NewFile`).
+    func open(bulk: Bool = false) throws -> ReportStore {
         do {
-            return try ReportStore.openForPipeline(path: db)
+            return try ReportStore.openForPipeline(path: db, newFile: bulk ? .rollbackJournal : .wal)
         } catch {
             throw InputError("\(db): cannot open the database: \(error)")
         }

@@ -56,7 +56,7 @@ extension H5Replay {
             // Files the run is given are read first: a bad one stores nothing.
             let explicit = try scenarioOptions.explicitScenario()
             let selected = try presetOptions.selected()
-            let store = try database.open()
+            let store = try database.open(bulk: true)
             let progress = Progress.line()
             defer { progress.end() }
             let importer = limits.pipeline(progress)

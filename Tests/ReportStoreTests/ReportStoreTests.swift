@@ -148,7 +148,7 @@ struct ReportStoreTests {
         }
     }
 
-    @Test("the database file is created with mode 0600 and 16 KiB pages, written with a rollback journal by its creator, in WAL mode from the next open")
+    @Test("the database file is created with mode 0600, in WAL mode, with 16 KiB pages")
     func fileMode() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -158,18 +158,38 @@ struct ReportStoreTests {
         try store.save(try Self.recording("xhr-json-post"))
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+        let journal = try store.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(journal == "wal")
+        let pageSize = try store.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") }
+        #expect(pageSize == 16384)
+        let walMode = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.posixPermissions] as? Int
+        #expect(walMode == 0o600)
+        // Opened again, the file keeps what it was created with.
+        let again = try ReportStore.open(path: path)
+        #expect(try again.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == 16384)
+        #expect(try again.recordingNames() == ["xhr-json-post"])
+    }
+
+    @Test("a database created for a bulk write has a rollback journal while its creator holds it, and WAL from the next open")
+    func bulkNewFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        let store = try ReportStore.open(path: path, newFile: .rollbackJournal)
+        try store.save(try Self.recording("xhr-json-post"))
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
         // Its first import writes each page once, to the file.
         #expect(try store.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "delete")
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
-        let pageSize = try store.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") }
-        #expect(pageSize == 16384)
-        // Opened again, the file keeps its pages and turns to WAL, its -wal owner-only too.
-        let again = try ReportStore.open(path: path)
+        #expect(try store.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == 16384)
+        // Opened again, even for another bulk write, the file keeps its pages and turns to
+        // WAL, its -wal owner-only too.
+        let again = try ReportStore.open(path: path, newFile: .rollbackJournal)
         #expect(try again.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
         #expect(try again.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_size") } == 16384)
         #expect(try again.recordingNames() == ["xhr-json-post"])
-        let walMode = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.posixPermissions] as? Int
-        #expect(walMode == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.posixPermissions] as? Int == 0o600)
     }
 
     @Test("an exchange read back with an initiator this version does not know is an error naming the row, not a guess")
