@@ -26,6 +26,37 @@ struct RobustnessTests {
         return dir
     }
 
+    /// A 400 MB capture of many exchanges, in `dir`.
+    static func largeCapture(in dir: URL) throws -> String {
+        let capture = dir.appendingPathComponent("large.pcap").path
+        #expect(try run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, "--large", capture, "400"]) == 0)
+        return capture
+    }
+
+    /// Runs `h5replay import --db db capture` and kills it (SIGKILL) once the file `grown`
+    /// passes 8 MB, or after 30 s; `look` runs at each look. Expects the kill to have landed
+    /// while the import ran.
+    static func killImport(db: String, capture: String, onceGrown grown: String, look: () -> Void = {}) throws {
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = ["import", "--db", db, capture]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, process.isRunning {
+            look()
+            let size = (try? FileManager.default.attributesOfItem(atPath: grown)[.size] as? Int) ?? 0
+            if size > 8 << 20 { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let killedWhileRunning = process.isRunning
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(killedWhileRunning, "the import finished before it could be killed; the capture is too small for this machine")
+        #expect(process.terminationReason == .uncaughtSignal)
+    }
+
     static func integrityCheck(_ path: String) throws -> String {
         let queue = try DatabaseQueue(path: path)
         return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
@@ -71,31 +102,12 @@ struct RobustnessTests {
     func killedImport() throws {
         let dir = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let capture = dir.appendingPathComponent("large.pcap").path
-        #expect(try Self.run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, "--large", capture, "400"]) == 0)
+        let capture = try Self.largeCapture(in: dir)
         let db = dir.appendingPathComponent("killed.sqlite").path
         // A recording imported before, which must survive.
         #expect(try CLITests.h5replay(["import", "--db", db, CLITests.root.appendingPathComponent("Recordings/login-redirect.har").path], in: dir).status == 0)
-
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = ["import", "--db", db, capture]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         // Kill once bodies are being written: the WAL file grows past a few MB.
-        let wal = db + "-wal"
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, process.isRunning {
-            let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
-            if size > 8 << 20 { break }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        let killedWhileRunning = process.isRunning
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(killedWhileRunning, "the import finished before it could be killed; the capture is too small for this machine")
-        #expect(process.terminationReason == .uncaughtSignal)
+        try Self.killImport(db: db, capture: capture, onceGrown: db + "-wal")
 
         #expect(try Self.integrityCheck(db) == "ok")
         let store = try ReportStore.open(path: db)
@@ -127,29 +139,14 @@ struct RobustnessTests {
     func killedFirstImport() throws {
         let dir = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let capture = dir.appendingPathComponent("large.pcap").path
-        #expect(try Self.run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, "--large", capture, "400"]) == 0)
+        let capture = try Self.largeCapture(in: dir)
         let db = dir.appendingPathComponent("new.sqlite").path
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = ["import", "--db", db, capture]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         // The creating process writes pages to the file itself, its rollback journal
         // beside it: kill once the file holds a few MB of the import's pages.
-        let deadline = Date().addingTimeInterval(30)
         var journalSeen = false
-        while Date() < deadline, process.isRunning {
+        try Self.killImport(db: db, capture: capture, onceGrown: db) {
             journalSeen = journalSeen || FileManager.default.fileExists(atPath: db + "-journal")
-            let size = (try? FileManager.default.attributesOfItem(atPath: db)[.size] as? Int) ?? 0
-            if size > 8 << 20 { break }
-            Thread.sleep(forTimeInterval: 0.01)
         }
-        let killedWhileRunning = process.isRunning
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(killedWhileRunning, "the import finished before it could be killed; the capture is too small for this machine")
         #expect(journalSeen, "no rollback journal beside the database its import created")
         #expect(!FileManager.default.fileExists(atPath: db + "-wal"))
 
