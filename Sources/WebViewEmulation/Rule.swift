@@ -37,6 +37,17 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
     }
     public var description: String { rawValue }
 
+    /// Equal ids have equal words (an id is packed one way, a long one indexed once), so
+    /// these compare and hash the words. Without them a `RawRepresentable` type takes the
+    /// standard library's defaults, which build both ids' `rawValue` strings for every
+    /// `==` and every hash: a transport plan's comparison, a rule table's lookup.
+    public static func == (a: RuleID, b: RuleID) -> Bool { a.low == b.low && a.high == b.high }
+    public static func != (a: RuleID, b: RuleID) -> Bool { !(a == b) }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(low)
+        hasher.combine(high)
+    }
+
     /// The id's two words, for a table that looks ids up without hashing a string.
     var words: (UInt64, UInt64) { (low, high) }
 

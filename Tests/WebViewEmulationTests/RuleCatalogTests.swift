@@ -106,6 +106,27 @@ struct RuleCatalogTests {
         #expect(made.confidence(of: ["LONGFAMILY-RULE-40"]) == .inferred)
     }
 
+    @Test("rule ids are equal and hash alike exactly when their text is the same, short or long, literal or parsed")
+    func idEquality() {
+        let texts = ["P1", "P10", "J1", "J3", "CAPC2", "", "ABCDEFGHIJKLMNO", "ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOQ", "A\u{0}", "A"]
+        for a in texts {
+            for b in texts {
+                let (x, y) = (RuleID(a), RuleID(String(decoding: Array(b.utf8), as: UTF8.self)))
+                #expect((x == y) == (a == b), "\(a) == \(b)")
+                #expect((x != y) == (a != b), "\(a) != \(b)")
+                if a == b { #expect(x.hashValue == y.hashValue, "\(a)") }
+            }
+        }
+        let literal: RuleID = "J1"
+        #expect(literal == RuleID("J1") && literal != "J2" && literal != "J10")
+        // Sets and dictionaries keyed by ids, long ones included, find what was put in.
+        let ids = texts.map { RuleID($0) } + (0..<20).map { RuleID("LONGFAMILY-RULE-\($0)") }
+        let set = Set(ids)
+        #expect(set.count == ids.count)
+        for text in texts + (0..<20).map({ "LONGFAMILY-RULE-\($0)" }) { #expect(set.contains(RuleID(text)), "\(text)") }
+        #expect(!set.contains(RuleID("LONGFAMILY-RULE-20")) && !set.contains("P2"))
+    }
+
     @Test("profiles: iOS versions parse, J3 never propagates on the simulator, ITP from 14")
     func profiles() {
         #expect(IOSVersion("11.3") == IOSVersion(11, 3))
