@@ -22,26 +22,26 @@ public enum ExchangeClassifier {
     /// First rule that matches wins (BEHAVIOUR.md section 2, "Initiator").
     public static func initiator(of exchange: Exchange) -> Initiator {
         let request = exchange.request
-        let headers = request.headers
         // 1. The exporter's `_resourceType`.
         if let type = exchange.resourceType?.asciiLowercased, let byType = initiator(resourceType: type, request: request) {
             return byType
         }
+        let headers = InitiatorHeaders(request.headers)
         // 2. Sec-Fetch-Dest / Sec-Fetch-Mode.
-        if let dest = headers.first("Sec-Fetch-Dest")?.asciiLowercased {
-            let mode = headers.first("Sec-Fetch-Mode")?.asciiLowercased
+        if let dest = headers.fetchDest?.asciiLowercased {
+            let mode = headers.fetchMode?.asciiLowercased
             switch dest {
             case "document", "iframe", "frame":
                 if mode == nil || mode == "navigate" { return isFormPost(request) ? .formSubmission : .navigation }
             case "empty":
                 // No site for a request with no destination: the browser's own (its sync, an
                 // extension's background fetch), not a page's, which always has one (NC1).
-                if headers.first("Sec-Fetch-Site")?.caseInsensitiveEquals("none") == true { return .native }
+                if headers.fetchSite?.caseInsensitiveEquals("none") == true { return .native }
                 // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API,
                 // and EventSource's own headers an EventSource (ES1).
                 if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
                     if isEventSource(request) { return .eventSource }
-                    return headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
+                    return headers.requestedWith?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
                 }
             case "script", "worker", "sharedworker", "serviceworker": return .script
             case "style", "xslt": return .stylesheet
@@ -57,23 +57,23 @@ public enum ExchangeClassifier {
         // is the app's native code or another program. Every engine's, a web view's
         // included, starts "Mozilla/" (old Opera "Opera/"); NSURLSession's names the app
         // and CFNetwork.
-        if let agent = headers.first("User-Agent"), !isEngineUserAgent(agent) { return .native }
+        if let agent = headers.userAgent, !isEngineUserAgent(agent) { return .native }
         // A WebSocket's handshake asks to upgrade the connection (RFC 6455 section 4.1).
-        if request.method == "GET", headers.first("Upgrade")?.caseInsensitiveEquals("websocket") == true { return .websocket }
+        if request.method == "GET", headers.upgrade?.caseInsensitiveEquals("websocket") == true { return .websocket }
         // NC1 again: every request a page makes carries an Accept (the Fetch standard
         // gives one to each that has none; XHR has sent "*/*" since the 2000s), and a
         // Referer or an Origin unless a policy withholds the Referer. An engine's request
         // with none of the three is the browser's own service: Chrome's autofill query in
         // pcap2har's github.pcap, its safe-browsing and sync calls.
-        if headers.first("User-Agent") != nil, headers.first("Accept") == nil, headers.first("Referer") == nil, headers.first("Origin") == nil {
+        if headers.userAgent != nil, headers.accept == nil, headers.referer == nil, headers.origin == nil {
             return .native
         }
         if isEventSource(request) { return .eventSource }
         // 3. X-Requested-With and Purpose.
-        if headers.first("X-Requested-With")?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
-        if let purpose = headers.first("Purpose") ?? headers.first("Sec-Purpose"), purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
+        if headers.requestedWith?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
+        if let purpose = headers.purpose ?? headers.secPurpose, purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
         // 4. Accept: text/html, or what a browser of before 2012 sent for a document.
-        if let accept = headers.first("Accept"), isDocumentAccept(accept) {
+        if let accept = headers.accept, isDocumentAccept(accept) {
             if request.method == "GET" { return .navigation }
             if isFormPost(request) { return .formSubmission }
         }
@@ -108,6 +108,34 @@ public enum ExchangeClassifier {
         //    (Twitter's said application/json): no CORS, no XHR or fetch bridge.
         if request.method == "GET", isJSONPAnswer(exchange) { return .script }
         return .ajax
+    }
+
+    /// The request headers `initiator(of:)` reads, each the first field of its name, found
+    /// in one pass over the fields: a dozen lookups by name, each a scan of every field,
+    /// were half of what telling a captured exchange's initiator cost.
+    struct InitiatorHeaders {
+        var fetchDest, fetchMode, fetchSite, requestedWith, userAgent, upgrade: String?
+        var accept, referer, origin, purpose, secPurpose: String?
+
+        init(_ fields: [HeaderField]) {
+            for field in fields {
+                let name = field.name
+                func take(_ slot: inout String?, _ expected: String) -> Bool {
+                    guard slot == nil, name.caseInsensitiveEquals(expected) else { return false }
+                    slot = field.value
+                    return true
+                }
+                switch name.utf8.count {
+                case 6: _ = take(&accept, "Accept") || take(&origin, "Origin")
+                case 7: _ = take(&referer, "Referer") || take(&upgrade, "Upgrade") || take(&purpose, "Purpose")
+                case 10: _ = take(&userAgent, "User-Agent")
+                case 11: _ = take(&secPurpose, "Sec-Purpose")
+                case 14: _ = take(&fetchDest, "Sec-Fetch-Dest") || take(&fetchMode, "Sec-Fetch-Mode") || take(&fetchSite, "Sec-Fetch-Site")
+                case 16: _ = take(&requestedWith, "X-Requested-With")
+                default: break
+                }
+            }
+        }
     }
 
     /// Whether the response body calls, as its first statement, a function named by one of

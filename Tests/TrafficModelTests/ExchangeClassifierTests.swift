@@ -27,6 +27,26 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: exchange(headers: [("Sec-Fetch-Dest", "xslt"), ("Sec-Fetch-Mode", "same-origin")])) == .stylesheet)
     }
 
+    @Test("the initiator rules read the first field of each name, in any case, wherever it sits among the others")
+    func headerLookup() {
+        // Names of one length share a slot test: each must still land in its own.
+        let marks = ExchangeClassifier.InitiatorHeaders([
+            HeaderField("ORIGIN", "https://o.example"), HeaderField("accept", "text/html"), HeaderField("Accept", "*/*"),
+            HeaderField("upgrade", "websocket"), HeaderField("Referer", "https://r.example/"), HeaderField("Purpose", "prefetch"),
+            HeaderField("sec-fetch-site", "none"), HeaderField("Sec-Fetch-Mode", "cors"), HeaderField("SEC-FETCH-DEST", "empty"),
+            HeaderField("X-Requested-With", "XMLHttpRequest"), HeaderField("user-agent", "Mozilla/5.0"), HeaderField("Sec-Purpose", "prefetch;prerender"),
+            HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Originx", "no"), HeaderField("Acceptx", "no"),
+        ])
+        #expect(marks.origin == "https://o.example" && marks.accept == "text/html" && marks.upgrade == "websocket")
+        #expect(marks.referer == "https://r.example/" && marks.purpose == "prefetch" && marks.secPurpose == "prefetch;prerender")
+        #expect(marks.fetchSite == "none" && marks.fetchMode == "cors" && marks.fetchDest == "empty")
+        #expect(marks.requestedWith == "XMLHttpRequest" && marks.userAgent == "Mozilla/5.0")
+        let none = ExchangeClassifier.InitiatorHeaders([HeaderField("Content-Type", "text/plain"), HeaderField("Cookie", "a=1")])
+        #expect(none.origin == nil && none.accept == nil && none.fetchDest == nil && none.userAgent == nil && none.requestedWith == nil)
+        // The first of two Sec-Fetch-Dest decides, as it did when each rule asked for it.
+        #expect(ExchangeClassifier.initiator(of: exchange(headers: [("sec-fetch-dest", "image"), ("Sec-Fetch-Dest", "document")])) == .image)
+    }
+
     @Test("rules 3-5: X-Requested-With, Purpose, Accept text/html, path extension, else ajax")
     func fallbacks() {
         #expect(ExchangeClassifier.initiator(of: exchange(headers: [("X-Requested-With", "XMLHttpRequest")])) == .xhr)
