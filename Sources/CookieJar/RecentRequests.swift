@@ -43,7 +43,7 @@ struct RecentRequests {
     /// The tail every host `cookie` matches has; nil for a domain cookie on a domain of
     /// one label, which only a search of every request answers.
     static func tail(matching cookie: Cookie) -> Substring? {
-        if cookie.hostOnly || cookie.domain.utf8.contains(UInt8(ascii: ".")) { return tail(of: cookie.domain) }
+        if cookie.hostOnly || cookie.domain.containsByte(UInt8(ascii: ".")) { return tail(of: cookie.domain) }
         return nil
     }
 

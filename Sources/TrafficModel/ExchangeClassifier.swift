@@ -397,7 +397,7 @@ public enum ExchangeClassifier {
             /// document's `%20` as spaces: a Referer with a space is compared decoded.
             func isReferred(by from: String, decoded fromDecoded: inout String?) -> Bool {
                 if url == from { return true }
-                guard from.utf8.contains(0x20) else { return false }
+                guard from.containsByte(0x20) else { return false }
                 if fromDecoded == nil { fromDecoded = from.removingPercentEncoding ?? from }
                 return (url.removingPercentEncoding ?? url) == fromDecoded
             }

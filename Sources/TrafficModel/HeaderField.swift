@@ -105,6 +105,16 @@ extension String {
         withBytes(self, prefix) { a, b in a.count >= b.count && (b.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, b.count) == 0) }
     }
 
+    /// Whether the UTF-8 holds `byte`, searched in place (`memchr`): `utf8.contains`
+    /// steps through the view's indexes one byte at a time, 300-800 instructions for a
+    /// host or a URL.
+    public func containsByte(_ byte: UInt8) -> Bool {
+        if let found = utf8.withContiguousStorageIfAvailable({ $0.isEmpty ? false : memchr($0.baseAddress!, Int32(byte), $0.count) != nil }) {
+            return found
+        }
+        return utf8.contains(byte)
+    }
+
     /// Whether the UTF-8 ends with `suffix`'s bytes.
     public func hasByteSuffix(_ suffix: String) -> Bool {
         withBytes(self, suffix) { a, b in a.count >= b.count && (b.isEmpty || memcmp(a.baseAddress! + (a.count - b.count), b.baseAddress!, b.count) == 0) }

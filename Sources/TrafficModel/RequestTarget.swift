@@ -161,7 +161,7 @@ public struct RequestTarget: Sendable, Hashable {
 
     /// `scheme://host[:port]`, the port only when not the default.
     public var origin: String {
-        let hostPart = host.utf8.contains(0x3A) ? "[\(host)]" : host
+        let hostPart = host.containsByte(0x3A) ? "[\(host)]" : host
         return port == RequestTarget.defaultPort(scheme) ? "\(scheme)://\(hostPart)" : "\(scheme)://\(hostPart):\(port)"
     }
 

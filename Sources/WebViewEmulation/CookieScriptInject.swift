@@ -20,7 +20,7 @@ public struct CookieScriptInject: Mitigation {
     static func inject(_ start: DocumentStart) -> [DocumentCookieWrite] {
         start.nativeCookies.map { original in
             if original.httpOnly { return .blocked(name: original.name, rule: "C3") }
-            if original.value.utf8.contains(UInt8(ascii: "'")) { return .blocked(name: original.name, rule: "C4") }
+            if original.value.containsByte(UInt8(ascii: "'")) { return .blocked(name: original.name, rule: "C4") }
             var cookie = original
             var rules: [RuleID] = ["C5"]
             if let expiry = cookie.expiry, expiry > start.time + 7 * 86_400 {

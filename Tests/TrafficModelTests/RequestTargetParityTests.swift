@@ -120,3 +120,18 @@ struct SiteParityTests {
         }
     }
 }
+
+@Suite("Byte searches in strings agree with the UTF-8 view's")
+struct ByteSearchTests {
+    @Test("containsByte finds a byte wherever the view finds it: native, bridged, small, large and non-ASCII strings")
+    func containsByte() {
+        let texts = ["", "a", "::1", "[::1]", "a.example", "https://a.example/a b?c=d'e", String(repeating: "x", count: 300) + ":", "é中文 'x'",
+                     NSString(string: "bridged a:b").description, String(decoding: [0x61, 0xFF, 0x3A], as: UTF8.self)]
+        for text in texts {
+            for byte: UInt8 in [0x00, 0x20, 0x27, 0x2E, 0x3A, 0x61, 0x78, 0xA9, 0xFF] {
+                #expect(text.containsByte(byte) == text.utf8.contains(byte), "\(text) \(byte)")
+            }
+        }
+        #expect("https://a.example/a b".containsByte(0x20) && !"https://a.example/ab".containsByte(0x20))
+    }
+}
