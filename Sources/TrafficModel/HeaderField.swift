@@ -62,8 +62,10 @@ extension String {
 
     /// Lowercases ASCII letters only (header names, hosts, schemes).
     public var asciiLowercased: String {
-        // Most are lowercase already: no copy then.
-        guard utf8.contains(where: { $0 >= 65 && $0 <= 90 }) else { return self }
+        // Most are lowercase already: no copy then. The bytes are scanned in place, not
+        // through the view's indexes: the classifier lowercases every request's path.
+        let upper = utf8.withContiguousStorageIfAvailable { bytes in bytes.contains { $0 &- 65 < 26 } } ?? utf8.contains { $0 >= 65 && $0 <= 90 }
+        guard upper else { return self }
         return String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -134,4 +134,13 @@ struct ByteSearchTests {
         }
         #expect("https://a.example/a b".containsByte(0x20) && !"https://a.example/ab".containsByte(0x20))
     }
+
+    @Test("asciiLowercased lowers A-Z and nothing else, in native, bridged and non-ASCII strings")
+    func asciiLowercased() {
+        let texts = ["", "a", "A", "Z", "/Path/To/File.PNG", "already/lower", "@[`{", "ÉCOLE/Z", String(repeating: "Q", count: 200), NSString(string: "Bridged/X").description]
+        for text in texts {
+            let expected = String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
+            #expect(text.asciiLowercased == expected, "\(text)")
+        }
+    }
 }
