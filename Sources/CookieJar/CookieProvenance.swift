@@ -262,13 +262,13 @@ public struct CookieProvenance: Sendable, Hashable {
             let time = exchange.startedAt
             let recorded = CookieProvenance.requestCookies(exchange.request.headers)
             let expected = jar.cookies(for: target, at: time)
-            let firstToSite = !sitesSeen.contains(target.site)
             // E1-E5: a request that got no response, whose headers were not recorded, that
             // came from cache or was cut short says what it carried, never what it lacked:
             // it does not make its site seen, bound a script write's window, or show a
-            // deletion.
+            // deletion. The site is worked out and hashed once.
             let evidence = exchange.evidenceGap == nil
-            if evidence { sitesSeen.insert(target.site) }
+            let site = target.site
+            let firstToSite = evidence ? sitesSeen.insert(site).inserted : !sitesSeen.contains(site)
             if !sawFirst {
                 sawFirst = true
                 if exchange.initiator.isDocument { firstDocument = exchange.sequence }
