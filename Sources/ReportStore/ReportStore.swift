@@ -430,7 +430,7 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
                     i.bind(5, f.recording); i.bind(6, recordingID); i.bind(7, f.sequence); i.bind(8, f.method)
                     i.bind(9, f.url); i.bind(10, f.subject)
-                    i.bind(11) { ReportStore.appendJoined(f.rules, { $0.rawValue }, to: $0) }
+                    i.bind(11) { ReportStore.appendRules(f.rules, to: $0) }
                     i.bind(12, f.confidence.rawValue)
                     i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: $0) }
                     i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: $0) }
@@ -728,6 +728,14 @@ public struct ReportStore: Sendable {
         for (k, item) in items.enumerated() {
             if k > 0 { out.append(0x2C) }
             out.append(name(item))
+        }
+    }
+
+    /// `P1,B3`: a finding's rules, each id's bytes copied as they are stored.
+    static func appendRules(_ rules: [RuleID], to out: RowText) {
+        for (k, rule) in rules.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            rule.withUTF8 { out.append($0) }
         }
     }
 

@@ -22,6 +22,18 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
         }
     }
 
+    /// The id's UTF-8, read in place when it is stored in place: a store writes a rule
+    /// list into a row without making a `String` of each id.
+    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let count = Int(high >> 56)
+        if count == Self.longTag {
+            var text = rawValue
+            return try text.withUTF8(body)
+        }
+        let words = (low.littleEndian, high.littleEndian)
+        return try withUnsafeBytes(of: words) { try body(UnsafeBufferPointer(rebasing: $0.bindMemory(to: UInt8.self)[..<count])) }
+    }
+
     public init(rawValue: String) {
         var raw = rawValue
         (low, high) = raw.withUTF8 { Self.pack($0) }

@@ -125,6 +125,10 @@ struct RuleCatalogTests {
         #expect(set.count == ids.count)
         for text in texts + (0..<20).map({ "LONGFAMILY-RULE-\($0)" }) { #expect(set.contains(RuleID(text)), "\(text)") }
         #expect(!set.contains(RuleID("LONGFAMILY-RULE-20")) && !set.contains("P2"))
+        // Its bytes, read in place or from the table, are its text's.
+        for text in texts + ["LONGFAMILY-RULE-3"] {
+            #expect(RuleID(text).withUTF8 { Array($0) } == Array(text.utf8), "\(text)")
+        }
     }
 
     @Test("profiles: iOS versions parse, J3 never propagates on the simulator, ITP from 14")
