@@ -14,12 +14,8 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
     private var high: UInt64
 
     public var rawValue: String {
-        let count = Int(high >> 56)
-        if count == Self.longTag { return Self.long.id(at: Int(low)) }
-        let words = (low.littleEndian, high.littleEndian)
-        return withUnsafeBytes(of: words) { bytes in
-            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<count]), as: UTF8.self)
-        }
+        if Int(high >> 56) == Self.longTag { return Self.long.id(at: Int(low)) }
+        return withUTF8 { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The id's UTF-8, read in place when it is stored in place: a store writes a rule
@@ -27,7 +23,7 @@ public struct RuleID: RawRepresentable, Sendable, Hashable, Codable, Comparable,
     public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         let count = Int(high >> 56)
         if count == Self.longTag {
-            var text = rawValue
+            var text = Self.long.id(at: Int(low))
             return try text.withUTF8(body)
         }
         let words = (low.littleEndian, high.littleEndian)
