@@ -173,9 +173,17 @@ public struct CookieProvenance: Sendable, Hashable {
 
         /// The request would have carried `cookie`, and did not.
         func lacks(_ cookie: Cookie) -> Bool {
-            isEvidence && (cookie.hostOnly ? host == cookie.domain : CookieStore.domainMatches(host, cookie.domain))
-                && CookieStore.pathMatches(path, cookie.path) && !(cookie.secure && !isSecure)
-                && !cookies.contains(where: { $0.name == cookie.name && $0.value == cookie.value })
+            withUnsafePointer(to: self) { Self.lacks($0, cookie) }
+        }
+
+        /// `lacks` of the request at `request`, its fields read where they are: a search of
+        /// thousands of remembered requests copied each one, a retain of its host, its path
+        /// and its cookies, and most of a large recording's provenance walk went to that.
+        static func lacks(_ request: UnsafePointer<PastRequest>, _ cookie: Cookie) -> Bool {
+            guard request.pointee.isEvidence, !(cookie.secure && !request.pointee.isSecure) else { return false }
+            guard cookie.hostOnly ? request.pointee.host == cookie.domain : CookieStore.domainMatches(request.pointee.host, cookie.domain) else { return false }
+            guard CookieStore.pathMatches(request.pointee.path, cookie.path) else { return false }
+            return request.pointee.cookies.withUnsafeBufferPointer { sent in !sent.contains { $0.name == cookie.name && $0.value == cookie.value } }
         }
     }
 

@@ -103,8 +103,10 @@ struct RecentRequests {
     func latest(lacking cookie: Cookie, before sequence: Int = .max) -> (sequence: Int, startedAt: Double)? {
         slots.withUnsafeBufferPointer { slots in
             var found: (sequence: Int, startedAt: Double)?
+            let base = slots.baseAddress
             forEachSlotNewestFirst(matching: cookie) { slot in
-                if slots[slot].sequence < sequence, slots[slot].lacks(cookie) { found = (slots[slot].sequence, slots[slot].startedAt) }
+                let request = base! + slot
+                if request.pointee.sequence < sequence, CookieProvenance.PastRequest.lacks(request, cookie) { found = (request.pointee.sequence, request.pointee.startedAt) }
                 return found == nil
             }
             return found
