@@ -25,15 +25,9 @@ struct MergeTests {
         return path
     }
 
-    static func tempDir() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-merge-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     @Test("merging shards gives the run an unsharded replay gives")
     func mergeEqualsWhole() throws {
-        let dir = try Self.tempDir()
+        let dir = try scratchDirectory("merge")
         defer { try? FileManager.default.removeItem(at: dir) }
         let a = try Self.shard(Array(Self.names.prefix(2)), in: dir, "a.sqlite")
         let b = try Self.shard(Array(Self.names.suffix(2)), in: dir, "b.sqlite")
@@ -53,7 +47,7 @@ struct MergeTests {
 
     @Test("shards of different profiles do not merge, and the output is left as it was")
     func mismatch() throws {
-        let dir = try Self.tempDir()
+        let dir = try scratchDirectory("merge")
         defer { try? FileManager.default.removeItem(at: dir) }
         let a = try Self.shard(["xhr-json-post"], in: dir, "a.sqlite")
         let b = try Self.shard(["login-redirect"], in: dir, "b.sqlite", profile: Profile(ios: IOSVersion(11, 0)))

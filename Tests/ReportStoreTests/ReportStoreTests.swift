@@ -8,6 +8,13 @@ import TrafficModel
 import WebViewEmulation
 @testable import ReportStore
 
+/// A new directory of its own under the temporary directory, for a test's database files.
+func scratchDirectory(_ name: String) throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
 @Suite("SQLite store")
 struct ReportStoreTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -150,8 +157,7 @@ struct ReportStoreTests {
 
     @Test("the database file is created with mode 0600, in WAL mode, with 16 KiB pages")
     func fileMode() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("store")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("db.sqlite").path
         let store = try ReportStore.open(path: path)
@@ -172,8 +178,7 @@ struct ReportStoreTests {
 
     @Test("a database created for a bulk write has a rollback journal while its creator holds it, and WAL from the next open")
     func bulkNewFile() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("store")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("db.sqlite").path
         let store = try ReportStore.open(path: path, newFile: .rollbackJournal)
@@ -283,8 +288,7 @@ struct ReportStoreTests {
 
     @Test("a run that fails while its rows are written leaves no row; afterwards foreign keys hold again: a row naming no run is refused, deleting a run deletes its rows, a finished serve session leaves no arrival behind")
     func runWrittenWithoutForeignKeys() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-fk-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("fk")
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = try ReportStore.open(path: dir.appendingPathComponent("t.sqlite").path)
         let recording = try Self.recording("xhr-json-post")
