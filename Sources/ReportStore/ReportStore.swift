@@ -413,7 +413,7 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, result.recording); i.bind(3, recordingID); i.bind(4, result.preset)
                     i.bind(5, o.sequence); i.bind(6, o.deliveredMethod); i.bind(7, o.deliveredURL)
                     i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
-                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, { $0.name }, to: out) }
+                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, to: out) { out.append($0.name) } }
                     i.bind(11, o.pageURL)
                     i.bind(12) { ReportStore.appendChangesJSON(o.changes, to: $0) }
                     try i.run()
@@ -430,7 +430,8 @@ public struct ReportStore: Sendable {
                     i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
                     i.bind(5, f.recording); i.bind(6, recordingID); i.bind(7, f.sequence); i.bind(8, f.method)
                     i.bind(9, f.url); i.bind(10, f.subject)
-                    i.bind(11) { ReportStore.appendRules(f.rules, to: $0) }
+                    // A rule's bytes as the id holds them, without a `String` each.
+                    i.bind(11) { out in ReportStore.appendJoined(f.rules, to: out) { rule in rule.withUTF8 { out.append($0) } } }
                     i.bind(12, f.confidence.rawValue)
                     i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: $0) }
                     i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: $0) }
@@ -723,19 +724,12 @@ public struct ReportStore: Sendable {
         out.append(0x7D)
     }
 
-    /// `a,b,c`: each element's `name`, comma-separated, as rule ids and cookie names are stored.
-    static func appendJoined<T>(_ items: [T], _ name: (T) -> String, to out: RowText) {
+    /// `a,b,c`: the elements comma-separated, each written by `write`, as rule ids and
+    /// cookie names are stored.
+    static func appendJoined<T>(_ items: [T], to out: RowText, _ write: (T) -> Void) {
         for (k, item) in items.enumerated() {
             if k > 0 { out.append(0x2C) }
-            out.append(name(item))
-        }
-    }
-
-    /// `P1,B3`: a finding's rules, each id's bytes copied as they are stored.
-    static func appendRules(_ rules: [RuleID], to out: RowText) {
-        for (k, rule) in rules.enumerated() {
-            if k > 0 { out.append(0x2C) }
-            rule.withUTF8 { out.append($0) }
+            write(item)
         }
     }
 

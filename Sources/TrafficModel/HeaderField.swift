@@ -64,9 +64,9 @@ extension String {
     public var asciiLowercased: String {
         // Most are lowercase already: no copy then. The bytes are scanned in place, not
         // through the view's indexes: the classifier lowercases every request's path.
-        let upper = utf8.withContiguousStorageIfAvailable { bytes in bytes.contains { $0 &- 65 < 26 } } ?? utf8.contains { $0 >= 65 && $0 <= 90 }
-        guard upper else { return self }
-        return String(decoding: utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        func isCapital(_ b: UInt8) -> Bool { b &- 65 < 26 }
+        guard utf8.withContiguousStorageIfAvailable({ $0.contains(where: isCapital) }) ?? utf8.contains(where: isCapital) else { return self }
+        return String(decoding: utf8.map { isCapital($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
 
