@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "ReportStore",
             dependencies: [
-                "TrafficModel", "CookieJar", "Findings", "WebViewEmulation",
+                "TrafficModel", "HTTPWire", "CookieJar", "Findings", "WebViewEmulation",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]

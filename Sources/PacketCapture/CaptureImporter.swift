@@ -190,13 +190,14 @@ public enum CaptureImporter {
     /// the exchanges that completed while an earlier one is still open, not the capture.
     ///
     /// With `detachBodies`, bodies leave each exchange on the builder thread and `bodies`
-    /// receives them, in completion order, before the exchange itself is emitted.
+    /// receives them (a compressed response as it crossed the wire: `StoredBody`), in
+    /// completion order, before the exchange itself is emitted.
     /// `emit` may change the exchange in place (classify it) rather than copy it; once it
     /// returns, the exchange is freed on another thread. `displayPath` names the file in
     /// messages when `path` is a copy of it (a compressed capture inflated).
     public static func stream(
         path: String, displayPath: String? = nil, options: CaptureSession.Options = .init(), detachBodies: Bool = false,
-        bodies: ((Data, BodyFingerprint) throws -> Void)? = nil,
+        bodies: ((StoredBody) throws -> Void)? = nil,
         progress: ((Int, Int) -> Void)? = nil,
         emit: (inout HTTPStreamCollector.Collected) throws -> Void
     ) throws -> StreamEnd {
@@ -227,7 +228,7 @@ public enum CaptureImporter {
                 let taken = pipeline.take(returning: &spent)
                 for var item in taken.items {
                     if let bodies {
-                        for (data, fingerprint) in item.detached { try bodies(data, fingerprint) }
+                        for body in item.detached { try bodies(body) }
                     }
                     item.detached = []
                     order.push(item)
@@ -269,7 +270,7 @@ public enum CaptureImporter {
     ///
     /// With `bodySink`, bodies go to it as exchanges are built and the recordings hold them
     /// detached (`RecordedRequest.bodyDetached`, `RecordedResponse.detachedBody`).
-    public static func read(path: String, displayPath: String? = nil, name: String, options: CaptureSession.Options = .init(), bodySink: ((Data, BodyFingerprint) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
+    public static func read(path: String, displayPath: String? = nil, name: String, options: CaptureSession.Options = .init(), bodySink: ((StoredBody) throws -> Void)? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> (recordings: [Recording], session: CaptureSession) {
         var collected: [HTTPStreamCollector.Collected] = []
         let end = try stream(path: path, displayPath: displayPath, options: options, detachBodies: bodySink != nil, bodies: bodySink, progress: progress) { collected.append($0) }
         let recordings = end.session.recordings(from: collected, name: name, sourceFormat: end.format, sourcePath: displayPath ?? path, sourceSHA256: end.sha256, summary: end.diagnostics)
@@ -540,7 +541,7 @@ final class CapturePipeline: @unchecked Sendable {
             freeing = []
             let results = batch.map { pending -> HTTPStreamCollector.Collected in
                 var item = HTTPStreamCollector.build(pending, options: options.collector)
-                if detach { item.detach(fingerprinting: &repeatedBodies) }
+                if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
                 return item
             }
             condition.lock()

@@ -28,7 +28,11 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public var client: String
         public var diagnostics: [Diagnostic]
         /// Bodies taken out of `exchange` for the store (`detach()`), with their digests.
-        public var detached: [(Data, BodyFingerprint)] = []
+        public var detached: [StoredBody] = []
+        /// The response body as it crossed the wire and its Content-Encoding, when it
+        /// decoded cleanly (no oddity, no limit) to more bytes than it is: what `detach()`
+        /// gives the store in place of the decoded body.
+        public var wireResponse: (bytes: [UInt8], coding: String)?
         /// What classification reads from the exchange alone, worked out by `detach()`; the
         /// classifier, which needs the exchanges before, then takes it as given.
         public var traits: ExchangeClassifier.Traits?
@@ -41,8 +45,14 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public mutating func detach(fingerprinting repeated: inout RepeatedBodies) {
             traits = ExchangeClassifier.Traits(&exchange)
             let request = exchange.request.detachBody()
-            detached.append((request, exchange.request.bodyFingerprint))
-            detached.append(exchange.response.detachBody(fingerprinting: &repeated))
+            detached.append(StoredBody(request, fingerprint: exchange.request.bodyFingerprint))
+            let (response, fingerprint) = exchange.response.detachBody(fingerprinting: &repeated)
+            if let wire = wireResponse {
+                detached.append(StoredBody(Data(wire.bytes), coding: wire.coding, fingerprint: fingerprint))
+                wireResponse = nil
+            } else {
+                detached.append(StoredBody(response, fingerprint: fingerprint))
+            }
         }
     }
 
@@ -315,6 +325,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             diagnostics.append(Diagnostic(.requestBodyLimit, message: "request \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(request.bodyLength) bytes (--max-body-bytes)"))
         }
         var recordedResponse = RecordedResponse(status: 0)
+        var wire: (bytes: [UInt8], coding: String)?
         var end = request.endTime
         if let response = parts.response {
             end = response.endTime
@@ -326,6 +337,11 @@ public struct HTTPStreamCollector: TCPStreamSink {
             if !coding.isEmpty, !ContentDecoder.codings(coding).isEmpty, !body.isEmpty {
                 do {
                     let decoded = try options.decoder.decode(body, contentEncoding: coding)
+                    // Read back, these bytes must decode as they did here: only a clean
+                    // decoding of a complete body qualifies.
+                    if decoded.oddities.isEmpty, decoded.limited == nil, !decoded.codings.isEmpty, response.complete, !response.bodyTruncated, decoded.bytes.count > body.count {
+                        wire = (body, coding)
+                    }
                     body = decoded.bytes
                     oddities += decoded.oddities
                     if let limited = decoded.limited {
@@ -356,6 +372,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
             connectionID: String(item.flow), serverAddress: item.server.description,
             request: recordedRequest, response: recordedResponse,
             evidenceGap: request.complete ? nil : .requestCut)
-        return Collected(exchange: exchange, client: item.client.address.description, diagnostics: diagnostics)
+        var collected = Collected(exchange: exchange, client: item.client.address.description, diagnostics: diagnostics)
+        collected.wireResponse = wire
+        return collected
     }
 }

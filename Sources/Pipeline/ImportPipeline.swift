@@ -211,8 +211,8 @@ public struct ImportPipeline: Sendable {
         switch source.format {
         case .pcap, .pcapng:
             do {
-                // The progress closure by its label: unlabelled, a trailing closure of two
-                // arguments is taken for `bodySink`, and every body goes to it.
+                // The progress closure by its label: unlabelled, a trailing closure is taken
+                // for `bodySink`, and every body goes to it.
                 var recordings = try CaptureImporter.read(path: file.path, displayPath: path, name: recordingName, options: limits.captureOptions(splitByClient: splitByClient), progress: { packets, exchanges in
                     progress?("\(path): \(packets) packets, \(exchanges) exchanges")
                 }).recordings
@@ -419,7 +419,7 @@ public struct ImportPipeline: Sendable {
                 }
                 let end = try CaptureImporter.stream(
                     path: source.path, displayPath: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
-                    bodies: { try sink.store($0, $1) },
+                    bodies: { try sink.store($0) },
                     progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") }
                 ) { item in
                     try stream(splitByClient ? item.client : "").add(&item.exchange, traits: item.traits, diagnostics: item.diagnostics)

@@ -97,11 +97,12 @@ extension ReportStore {
     public func pendingArrivals(session: Int64) throws -> [ArrivalRecord] {
         try writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT a.time, a.method, a.target, a.headers, b.content, a.recording_name, a.sequence, a.status
+                SELECT a.time, a.method, a.target, a.headers, b.content, a.recording_name, a.sequence, a.status, b.coding, b.length, b.sha256
                 FROM pending_arrival a JOIN body b ON b.sha256 = a.body_sha256
                 WHERE a.session_id = ? ORDER BY a.position
                 """, arguments: [session]).map { row in
-                ArrivalRecord(time: row[0], method: row[1], target: row[2], headers: try Self.decodeHeaders(row[3]), body: row[4] ?? Data(),
+                // A request body equal to a response stored in its wire coding shares its row.
+                ArrivalRecord(time: row[0], method: row[1], target: row[2], headers: try Self.decodeHeaders(row[3]), body: try Self.body(row[4] ?? Data(), coding: row[8], length: row[9], sha256: row[10]),
                               recordingName: row[5], sequence: row[6], status: row[7])
             }
         }

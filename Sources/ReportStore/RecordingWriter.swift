@@ -24,15 +24,21 @@ struct ExchangeRows {
                 redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content) VALUES (?, ?, ?)")
+        body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content, coding) VALUES (?, ?, ?, ?)")
         sent = try RawInsert(db, sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
         inferred = try RawInsert(db, sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)")
     }
 
     func insertBody(_ data: Data, sha256: String) throws {
-        body.bind(1, sha256)
-        body.bind(2, data.count)
-        body.bind(3, data)
+        try insertBody(StoredBody(data, fingerprint: BodyFingerprint(length: data.count, sha256: sha256)))
+    }
+
+    /// A body row: its length is the decoded body's, whatever form `bytes` keep it in.
+    func insertBody(_ stored: StoredBody) throws {
+        body.bind(1, stored.fingerprint.sha256)
+        body.bind(2, stored.fingerprint.length)
+        body.bind(3, stored.bytes)
+        body.bind(4, stored.coding)
         try body.run()
     }
 

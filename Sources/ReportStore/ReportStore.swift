@@ -2,6 +2,7 @@ import CookieJar
 import Findings
 import Foundation
 import GRDB
+import HTTPWire
 import TrafficModel
 import WebViewEmulation
 
@@ -19,6 +20,9 @@ public struct ReportStore: Sendable {
 
     public init(writer: any DatabaseWriter) throws {
         self.writer = writer
+        // A newer h5replay may store what this one would misread (v15's encoded bodies
+        // read as decoded ones): refuse its database rather than guess.
+        if try writer.read({ try Schema.migrator.hasBeenSuperseded($0) }) { throw StoreError.newerDatabase }
         try Schema.migrator.migrate(writer)
     }
 
@@ -121,9 +125,9 @@ public struct ReportStore: Sendable {
             rows = try ExchangeRows(db)
         }
 
-        public func store(_ data: Data, _ fingerprint: BodyFingerprint) throws {
-            guard stored.insert(fingerprint.sha256).inserted else { return }
-            try rows.insertBody(data, sha256: fingerprint.sha256)
+        public func store(_ body: StoredBody) throws {
+            guard stored.insert(body.fingerprint.sha256).inserted else { return }
+            try rows.insertBody(body)
         }
     }
 
@@ -182,13 +186,33 @@ public struct ReportStore: Sendable {
         }
     }
 
+    /// A body row's content as the body: decoded when it was kept in its wire coding (v15),
+    /// where the decoding must give back the stored length exactly.
+    static func body(_ content: Data, coding: String?, length: Int, sha256: String) throws -> Data {
+        guard let coding else { return content }
+        // The import kept these bytes only when they decoded cleanly, so strict decoding
+        // reads them; the limit is the length recorded, plus one to see a longer result.
+        let decoder = ContentDecoder(maxDecodedBytes: length + 1, maxRatio: Int.max, tolerant: false)
+        let decoded: ContentDecoder.Decoded
+        do {
+            decoded = try decoder.decode([UInt8](content), contentEncoding: coding)
+        } catch {
+            throw StoreError.undecodableBody(sha256: sha256, reason: "its \(coding) content does not decode (\(error.description))")
+        }
+        guard decoded.bytes.count == length else {
+            throw StoreError.undecodableBody(sha256: sha256, reason: "its \(coding) content decodes to \(decoded.bytes.count) bytes, not the \(length) recorded")
+        }
+        return Data(decoded.bytes)
+    }
+
     static func loadRecording(_ db: Database, id: Int64) throws -> Recording? {
         guard let row = try RecordingRow.fetchOne(db, key: id) else { return nil }
         let rows = try ExchangeRow.fetchAll(db, recordingID: id)
-        let bodyStatement = try db.cachedStatement(sql: "SELECT content FROM body WHERE sha256 = ?")
+        let bodyStatement = try db.cachedStatement(sql: "SELECT content, coding FROM body WHERE sha256 = ?")
         // An empty body (most requests') needs no lookup.
         func body(_ hash: String, length: Int) throws -> Data {
-            length == 0 ? Data() : try Data.fetchOne(bodyStatement, arguments: [hash]) ?? Data()
+            guard length > 0, let row = try Row.fetchOne(bodyStatement, arguments: [hash]) else { return Data() }
+            return try Self.body(row[0] ?? Data(), coding: row[1], length: length, sha256: hash)
         }
         var exchanges: [Exchange] = []
         exchanges.reserveCapacity(rows.count)
@@ -794,11 +818,19 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     /// A value of a known set (a finding code, a severity...) that this version does not
     /// know: a newer h5replay wrote it, or the row was edited by hand.
     case unknownValue(table: String, row: Int64, column: String, value: String)
+    /// A stored body that does not decode to what was stored (the file was changed or damaged).
+    case undecodableBody(sha256: String, reason: String)
+    /// The database holds changes of a later h5replay than this one.
+    case newerDatabase
 
     public var description: String {
         switch self {
         case let .unknownValue(table, row, column, value):
             return "table \(table), row \(row): \(column) '\(value)' is not one this version of h5replay knows; use the version that wrote the database, or delete the run"
+        case let .undecodableBody(sha256, reason):
+            return "table body, sha256 \(sha256): \(reason); the database was changed or damaged since the import: import the recording again"
+        case .newerDatabase:
+            return "the database was written by a newer h5replay, whose changes this version would misread; use that version or a newer one"
         }
     }
 }

@@ -38,9 +38,31 @@ public struct BodyFingerprint: Sendable, Hashable, Codable {
         self.sha256 = data.isEmpty ? Self.emptySHA256 : data.sha256Hex
     }
 
+    /// A fingerprint worked out before, as the store keeps it.
+    public init(length: Int, sha256: String) {
+        self.length = length
+        self.sha256 = sha256
+    }
+
     private static let emptySHA256 = Data().sha256Hex
     public static let empty = BodyFingerprint(Data())
     public var isEmpty: Bool { length == 0 }
+}
+
+/// A body on its way to the store. `bytes` are the body itself, or, when `coding` is set,
+/// the body as it crossed the wire, which that Content-Encoding value decodes to the body
+/// `fingerprint` describes. A capture's text comes compressed, a fifth to a tenth of its
+/// decoded size: the store keeps those bytes and decodes them when a recording is read.
+public struct StoredBody: Sendable {
+    public var bytes: Data
+    public var coding: String?
+    public var fingerprint: BodyFingerprint
+
+    public init(_ bytes: Data, coding: String? = nil, fingerprint: BodyFingerprint) {
+        self.bytes = bytes
+        self.coding = coding
+        self.fingerprint = fingerprint
+    }
 }
 
 /// SHA-256 over data given in pieces, for files too large to hold at once.

@@ -46,7 +46,7 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     var exchanges = 0
     var stage = ImportPipeline.ClassifyingStage()
     var cookies = 0
-    let end = try CaptureImporter.stream(path: file, detachBodies: true, bodies: { data, _ in bodyBytes += data.count }) { item in
+    let end = try CaptureImporter.stream(path: file, detachBodies: true, bodies: { bodyBytes += $0.bytes.count }) { item in
         exchanges += 1
         cookies += try stage.add(&item.exchange, traits: item.traits).sent.count
     }

@@ -375,7 +375,7 @@ struct CaptureImportTests {
         var options = CaptureSession.Options()
         options.batchPackets = batchPackets
         var count = 0
-        let end = try CaptureImporter.stream(path: url.path, options: options, detachBodies: true, bodies: { _, _ in }) { _ in count += 1 }
+        let end = try CaptureImporter.stream(path: url.path, options: options, detachBodies: true, bodies: { _ in }) { _ in count += 1 }
         #expect(count == 2000)
         #expect(end.sha256 == data.sha256Hex)
     }
@@ -422,5 +422,61 @@ struct IPAddressTextTests {
         #expect(HTTPStreamCollector.url(for: head, server: server) == "http://203.0.113.7:8080/a?b=1")
         head.target = "https://other.example/x"
         #expect(HTTPStreamCollector.url(for: head, server: server) == "https://other.example/x")
+    }
+
+    /// `bytes` through `gzip -n`.
+    static func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-c", "-n"]
+        let input = Pipe()
+        let output = Pipe()
+        gzip.standardInput = input
+        gzip.standardOutput = output
+        try gzip.run()
+        input.fileHandleForWriting.write(Data(bytes))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        gzip.waitUntilExit()
+        return [UInt8](data)
+    }
+
+    @Test("a response that decodes cleanly reaches the store as it crossed the wire, with its coding; one with an oddity, or read whole, as decoded")
+    func wireBodies() throws {
+        let text = Array((0..<400).map { "entry \($0 * 7919 % 10007) of the refund ledger\n" }.joined().utf8)
+        let gz = try Self.gzip(text)
+        #expect(gz.count < text.count / 2)
+        func capture(coding: String, body: [UInt8]) throws -> URL {
+            var b = CaptureBuilder()
+            b.segment(from: 1, seq: 100, flags: 0x02)
+            b.segment(from: 2, seq: 900, flags: 0x12)
+            b.segment(from: 1, seq: 101, payload: Array("GET /page HTTP/1.1\r\nHost: shop.example\r\n\r\n".utf8))
+            b.segment(from: 2, seq: 901, payload: Array("HTTP/1.1 200 OK\r\nContent-Encoding: \(coding)\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+            try b.pcap().write(to: url)
+            return url
+        }
+        func stored(coding: String, body: [UInt8]) throws -> [StoredBody] {
+            let url = try capture(coding: coding, body: body)
+            defer { try? FileManager.default.removeItem(at: url) }
+            var bodies: [StoredBody] = []
+            _ = try CaptureImporter.stream(path: url.path, detachBodies: true, bodies: { bodies.append($0) }) { _ in }
+            // Read whole, nothing is stored: the exchange holds the decoded body alone.
+            var whole: [HTTPStreamCollector.Collected] = []
+            _ = try CaptureImporter.stream(path: url.path) { whole.append($0) }
+            #expect(whole.count == 1 && whole.allSatisfy { $0.wireResponse == nil && BodyFingerprint($0.exchange.response.body) == bodies.last?.fingerprint })
+            return bodies
+        }
+        let decoded = BodyFingerprint(Data(text))
+        // Request body, then response body.
+        let clean = try stored(coding: "gzip", body: gz)
+        #expect(clean.count == 2)
+        #expect(clean.last?.bytes == Data(gz) && clean.last?.coding == "gzip" && clean.last?.fingerprint == decoded)
+        // "GZIP" decodes, with an oddity: the decoded body is kept.
+        let odd = try stored(coding: "GZIP", body: gz)
+        #expect(odd.last?.bytes == Data(text) && odd.last?.coding == nil && odd.last?.fingerprint == decoded)
+        // Cut short: what inflated before the cut is kept, decoded.
+        let cut = try stored(coding: "gzip", body: Array(gz.prefix(gz.count / 2)))
+        #expect(cut.last?.coding == nil && cut.last.map { $0.bytes.count == $0.fingerprint.length && Data(text).starts(with: $0.bytes) } == true)
     }
 }

@@ -162,6 +162,40 @@ struct ImportPipelineTests {
         #expect(stored.exchanges.map(\.response.body) == whole.exchanges.map(\.response.body))
     }
 
+    @Test("a capture's compressed responses are stored as they crossed the wire and read back as the decoded bodies; a damaged one is an error naming it", .enabled(if: FileManager.default.fileExists(atPath: root.appendingPathComponent("../shared/conformance").path), "../shared/conformance is not here"))
+    func wireCodedBodies() throws {
+        // A real browsing capture: 32 responses gzip-encoded.
+        let path = Self.root.appendingPathComponent("../shared/conformance/pcap2har-andrewf/tests/sajal.pcap").standardizedFileURL.path
+        let whole = try ImportPipeline().read(path, name: "r")[0]
+        let store = try ReportStore.inMemory()
+        _ = try ImportPipeline().importFile(path, name: "r", replace: false, into: store)
+        let row = try #require(try store.writer.read { try Row.fetchOne($0, sql: "SELECT count(*), sum(length(content)), sum(length) FROM body WHERE coding = 'gzip'") })
+        let (coded, bytes, length) = (row[0] as Int, row[1] as Int? ?? 0, row[2] as Int? ?? 0)
+        #expect(coded >= 20 && bytes * 2 < length)
+        let stored = try #require(try store.recording(named: "r"))
+        #expect(stored.exchanges.map(\.response.body) == whole.exchanges.map(\.response.body))
+        #expect(stored.exchanges.map(\.request.body) == whole.exchanges.map(\.request.body))
+        // A coded body whose recorded length changed, or whose bytes did, is not read as a body.
+        let hash = try #require(try store.writer.read { try String.fetchOne($0, sql: "SELECT sha256 FROM body WHERE coding = 'gzip' ORDER BY length DESC") })
+        try store.writer.write { try $0.execute(sql: "UPDATE exchange SET response_body_length = response_body_length + 1 WHERE response_body_sha256 = ?", arguments: [hash]) }
+        #expect {
+            try store.recording(named: "r")
+        } throws: { error in
+            guard case .undecodableBody(hash, let reason)? = error as? StoreError else { return false }
+            return reason.contains("decodes to") && "\(error)".contains("table body, sha256 \(hash)")
+        }
+        try store.writer.write { db in
+            try db.execute(sql: "UPDATE exchange SET response_body_length = response_body_length - 1 WHERE response_body_sha256 = ?", arguments: [hash])
+            try db.execute(sql: "UPDATE body SET content = substr(content, 1, 20) WHERE sha256 = ?", arguments: [hash])
+        }
+        #expect {
+            try store.recording(named: "r")
+        } throws: { error in
+            guard case .undecodableBody(hash, let reason)? = error as? StoreError else { return false }
+            return reason.contains("does not decode")
+        }
+    }
+
     @Test("a recording stored before provenance was kept gets it when the pipeline opens the store, not from a migration")
     func provenanceBackfill() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-backfill-\(getpid()).sqlite").path

@@ -209,6 +209,17 @@ struct ReportStoreTests {
         }
     }
 
+    @Test("a database a newer h5replay has changed is refused with a word, not misread")
+    func newerDatabase() throws {
+        let queue = try DatabaseQueue()
+        let store = try ReportStore(writer: queue)
+        try store.save(try Self.recording("xhr-json-post"))
+        // Opening it again is fine; once a migration this version lacks is applied, it is not.
+        _ = try ReportStore(writer: queue)
+        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from a later version')") }
+        #expect(throws: StoreError.newerDatabase) { try ReportStore(writer: queue) }
+    }
+
     @Test("a finding's message is rendered from its stored detail and the rule catalogue; an unknown code read back is an error naming the row")
     func findingRoundTrip() throws {
         let store = try ReportStore.inMemory()
