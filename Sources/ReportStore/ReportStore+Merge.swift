@@ -121,19 +121,19 @@ extension ReportStore {
                 func keep(_ row: Row) -> Bool { mine.contains("\(row["recording_name"] as String)|\(row["preset"] as String)") }
                 for o in shard.outcomes where keep(o) {
                     try db.execute(sql: """
-                        INSERT INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
+                        INSERT INTO outcome (run_id, recording_name, preset, sequence, delivered_method, delivered_url,
                           delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [runID, o["recording_name"], recordingIDs[o["recording_name"]], o["preset"], o["sequence"], o["delivered_method"], o["delivered_url"],
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [runID, o["recording_name"], o["preset"], o["sequence"], o["delivered_method"], o["delivered_url"],
                             o["delivered_body_length"], o["delivered_body_sha256"], o["sent_cookie_names"], o["page_url"], o["changes"]])
                 }
                 for f in shard.findings where keep(f) {
                     findingCount += 1
                     try db.execute(sql: """
-                        INSERT INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
+                        INSERT INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, subject,
                           rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [runID, f["preset"], f["code"], f["severity"], f["recording_name"], recordingIDs[f["recording_name"]], f["sequence"], f["method"], f["url"], f["subject"],
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [runID, f["preset"], f["code"], f["severity"], f["recording_name"], f["sequence"], f["method"], f["url"], f["subject"],
                             f["rules"], f["confidence"], f["message"], f["expected"], f["actual"], f["detail"], f["alternative"], f["subjects"], f["likelihood"], f["rank"],
                             f["detail_form"], f["detail_values"]])
                 }

@@ -375,7 +375,6 @@ public struct ReportStore: Sendable {
     public final class RunWriter {
         let db: Database
         let runID: Int64
-        let recordingIDs: [String: Int64]
         let outcomeInsert: RawInsert
         let findingInsert: RawInsert
         let eventInsert: RawInsert
@@ -384,19 +383,18 @@ public struct ReportStore: Sendable {
         init(_ db: Database, runID: Int64) throws {
             self.db = db
             self.runID = runID
-            recordingIDs = Dictionary(try Row.fetchAll(db, sql: "SELECT name, id FROM recording").map { ($0["name"] as String, $0["id"] as Int64) }, uniquingKeysWith: { a, _ in a })
             // Bound through SQLite's C interface, with JSON written by hand: a run of a
             // large corpus stores hundreds of thousands of rows, and GRDB's boxed arguments
             // and Foundation's JSONEncoder cost more than SQLite's own work.
             // Many rows per statement: a run's rows are only read after the run is written.
             outcomeInsert = try RawInsert(db, head: """
-                INSERT OR FAIL INTO outcome (run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
+                INSERT OR FAIL INTO outcome (run_id, recording_name, preset, sequence, delivered_method, delivered_url,
                   delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes) VALUES
-                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             findingInsert = try RawInsert(db, head: """
-                INSERT OR FAIL INTO finding (run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
+                INSERT OR FAIL INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, subject,
                   rules, confidence, message, expected, actual, detail_form, detail_values, alternative, subjects, likelihood, rank) VALUES
-                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             eventInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
@@ -424,7 +422,6 @@ public struct ReportStore: Sendable {
         public func add(_ results: [RunResult]) throws {
             for r in ReportStore.keyOrder(of: results) {
                 let result = results[r]
-                let recordingID = recordingIDs[result.recording]
                 for e in result.jarEvents {
                     let i = eventInsert
                     i.bind(1, runID); i.bind(2, result.recording); i.bind(3, result.preset); i.bind(4, e.time)
@@ -434,12 +431,12 @@ public struct ReportStore: Sendable {
                 }
                 for o in result.outcomes {
                     let i = outcomeInsert
-                    i.bind(1, runID); i.bind(2, result.recording); i.bind(3, recordingID); i.bind(4, result.preset)
-                    i.bind(5, o.sequence); i.bind(6, o.deliveredMethod); i.bind(7, o.deliveredURL)
-                    i.bind(8, o.deliveredBody.length); i.bind(9, o.deliveredBody.sha256)
-                    i.bind(10) { out in ReportStore.appendJoined(o.sentCookies, to: out) { out.append($0.name) } }
-                    i.bind(11, o.pageURL)
-                    i.bind(12) { ReportStore.appendChangesJSON(o.changes, to: $0) }
+                    i.bind(1, runID); i.bind(2, result.recording); i.bind(3, result.preset)
+                    i.bind(4, o.sequence); i.bind(5, o.deliveredMethod); i.bind(6, o.deliveredURL)
+                    i.bind(7, o.deliveredBody.length); i.bind(8, o.deliveredBody.sha256)
+                    i.bind(9) { out in ReportStore.appendJoined(o.sentCookies, to: out) { out.append($0.name) } }
+                    i.bind(10, o.pageURL)
+                    i.bind(11) { ReportStore.appendChangesJSON(o.changes, to: $0) }
                     try i.run()
                 }
                 for c in result.coverage {
@@ -452,19 +449,19 @@ public struct ReportStore: Sendable {
                     let f = result.findings[k]
                     let i = findingInsert
                     i.bind(1, runID); i.bind(2, f.preset); i.bind(3, f.code.rawValue); i.bind(4, f.severity.rawValue)
-                    i.bind(5, f.recording); i.bind(6, recordingID); i.bind(7, f.sequence); i.bind(8, f.method)
-                    i.bind(9, f.url); i.bind(10, f.subject)
+                    i.bind(5, f.recording); i.bind(6, f.sequence); i.bind(7, f.method)
+                    i.bind(8, f.url); i.bind(9, f.subject)
                     // A rule's bytes as the id holds them, without a `String` each.
-                    i.bind(11) { out in ReportStore.appendJoined(f.rules, to: out) { rule in rule.withUTF8 { out.append($0) } } }
-                    i.bind(12, f.confidence.rawValue)
-                    i.bind(13) { ReportStore.appendObjectJSON(f.expected, to: $0) }
-                    i.bind(14) { ReportStore.appendObjectJSON(f.actual, to: $0) }
+                    i.bind(10) { out in ReportStore.appendJoined(f.rules, to: out) { rule in rule.withUTF8 { out.append($0) } } }
+                    i.bind(11, f.confidence.rawValue)
+                    i.bind(12) { ReportStore.appendObjectJSON(f.expected, to: $0) }
+                    i.bind(13) { ReportStore.appendObjectJSON(f.actual, to: $0) }
                     let detail = f.detailParts
-                    i.bind(15, detail.form.rawValue)
-                    i.bind(16) { ReportStore.appendStringArrayJSON(detail.values, to: $0) }
-                    i.bind(17, f.alternative)
-                    i.bind(18) { ReportStore.appendStringArrayJSON(f.subjects, to: $0) }
-                    i.bind(19, f.likelihood); i.bind(20, f.rank.rawValue)
+                    i.bind(14, detail.form.rawValue)
+                    i.bind(15) { ReportStore.appendStringArrayJSON(detail.values, to: $0) }
+                    i.bind(16, f.alternative)
+                    i.bind(17) { ReportStore.appendStringArrayJSON(f.subjects, to: $0) }
+                    i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue)
                     try i.run()
                 }
             }

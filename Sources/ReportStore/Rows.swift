@@ -175,7 +175,6 @@ struct FindingRow: FetchableRecord {
     var code: String
     var severity: String
     var recordingName: String
-    var recordingId: Int64?
     var sequence: Int
     var method: String
     var url: String
@@ -199,7 +198,7 @@ struct FindingRow: FetchableRecord {
     var detailValues: String?
 
     /// The columns `init(row:)` reads, in its order.
-    static let selection = "id, run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values"
+    static let selection = "id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values"
 
     /// A run's findings by recording, preset, exchange and code, then as stored.
     static func fetchAll(_ db: Database, run: Int64) throws -> [FindingRow] {
@@ -213,22 +212,21 @@ struct FindingRow: FetchableRecord {
         code = try row.decode(atIndex: 3)
         severity = try row.decode(atIndex: 4)
         recordingName = try row.decode(atIndex: 5)
-        recordingId = try row.decode(atIndex: 6)
-        sequence = try row.decode(atIndex: 7)
-        method = try row.decode(atIndex: 8)
-        url = try row.decode(atIndex: 9)
-        subject = try row.decode(atIndex: 10)
-        rules = try row.decode(atIndex: 11)
-        confidence = try row.decode(atIndex: 12)
-        message = try row.decode(atIndex: 13)
-        expected = try row.decode(atIndex: 14)
-        actual = try row.decode(atIndex: 15)
-        detail = try row.decode(atIndex: 16)
-        alternative = try row.decode(atIndex: 17)
-        subjects = try row.decode(atIndex: 18)
-        likelihood = try row.decode(atIndex: 19)
-        rank = try row.decode(atIndex: 20)
-        detailForm = try row.decode(atIndex: 21)
-        detailValues = try row.decode(atIndex: 22)
+        sequence = try row.decode(atIndex: 6)
+        method = try row.decode(atIndex: 7)
+        url = try row.decode(atIndex: 8)
+        subject = try row.decode(atIndex: 9)
+        rules = try row.decode(atIndex: 10)
+        confidence = try row.decode(atIndex: 11)
+        message = try row.decode(atIndex: 12)
+        expected = try row.decode(atIndex: 13)
+        actual = try row.decode(atIndex: 14)
+        detail = try row.decode(atIndex: 15)
+        alternative = try row.decode(atIndex: 16)
+        subjects = try row.decode(atIndex: 17)
+        likelihood = try row.decode(atIndex: 18)
+        rank = try row.decode(atIndex: 19)
+        detailForm = try row.decode(atIndex: 20)
+        detailValues = try row.decode(atIndex: 21)
     }
 }

@@ -369,6 +369,66 @@ enum Schema {
             // an import's writing. NULL: the content is the body. `length` stays the body's.
             try db.execute(sql: "ALTER TABLE body ADD COLUMN coding TEXT")
         }
+        migrator.registerMigration("v16: a run's rows name their recording, not its row") { db in
+            // Every query of outcomes and findings reads the recording's name; the row id
+            // beside it was read by nothing, yet its foreign key needed an index, one more
+            // b-tree insert for every stored outcome and finding (a tenth of a finding's
+            // cost), so that deleting a recording would not scan them all. The two tables
+            // are made again without it, their rows and ids kept.
+            try db.execute(sql: """
+                DROP VIEW findings_per_preset_code;
+                DROP VIEW run_matrix;
+                DROP VIEW new_finding;
+                CREATE TABLE outcome_v16 (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+                  recording_name TEXT NOT NULL, preset TEXT NOT NULL, sequence INTEGER NOT NULL,
+                  delivered_method TEXT NOT NULL, delivered_url TEXT NOT NULL, delivered_body_length INTEGER NOT NULL,
+                  delivered_body_sha256 TEXT NOT NULL, sent_cookie_names TEXT NOT NULL, page_url TEXT, changes TEXT NOT NULL);
+                INSERT INTO outcome_v16 (id, run_id, recording_name, preset, sequence, delivered_method, delivered_url,
+                    delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
+                  SELECT id, run_id, recording_name, preset, sequence, delivered_method, delivered_url,
+                    delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes FROM outcome ORDER BY id;
+                DROP TABLE outcome;
+                ALTER TABLE outcome_v16 RENAME TO outcome;
+                CREATE INDEX outcome_by_run ON outcome(run_id, recording_name, preset);
+                CREATE TABLE finding_v16 (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+                  preset TEXT NOT NULL, code TEXT NOT NULL, severity TEXT NOT NULL, recording_name TEXT NOT NULL,
+                  sequence INTEGER NOT NULL, method TEXT NOT NULL, url TEXT NOT NULL, subject TEXT, rules TEXT NOT NULL,
+                  confidence TEXT NOT NULL, message TEXT NOT NULL, expected TEXT NOT NULL, actual TEXT NOT NULL,
+                  detail TEXT, alternative TEXT, subjects TEXT, likelihood REAL, rank TEXT, detail_form TEXT, detail_values TEXT);
+                INSERT INTO finding_v16 (id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules,
+                    confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values)
+                  SELECT id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules,
+                    confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values
+                  FROM finding ORDER BY id;
+                DROP TABLE finding;
+                ALTER TABLE finding_v16 RENAME TO finding;
+                CREATE INDEX finding_by_run ON finding(run_id, recording_name, preset, sequence, code);
+                CREATE VIEW findings_per_preset_code AS
+                SELECT run_id, preset, code, severity, COUNT(*) AS findings
+                FROM finding GROUP BY run_id, preset, code, severity;
+                CREATE VIEW run_matrix AS
+                SELECT o.run_id, o.recording_name, o.preset,
+                       COUNT(f.id) FILTER (WHERE f.severity = 'error') AS errors,
+                       COUNT(f.id) FILTER (WHERE f.severity = 'warning') AS warnings,
+                       COUNT(f.id) FILTER (WHERE f.severity = 'info') AS infos
+                FROM (SELECT DISTINCT run_id, recording_name, preset FROM outcome) o
+                LEFT JOIN finding f ON f.run_id = o.run_id AND f.recording_name = o.recording_name AND f.preset = o.preset
+                GROUP BY o.run_id, o.recording_name, o.preset;
+                CREATE VIEW new_finding AS
+                SELECT f.run_id, b.id AS baseline_run_id, f.preset, f.code, f.severity, f.recording_name,
+                       f.sequence, f.method, f.url, f.subject, f.rules, f.confidence, f.message, f.detail,
+                       f.detail_form, f.detail_values
+                FROM finding f JOIN run b ON b.id <> f.run_id
+                WHERE NOT EXISTS (
+                  SELECT 1 FROM finding g
+                  WHERE g.run_id = b.id AND g.preset = f.preset AND g.code = f.code AND g.recording_name = f.recording_name
+                    AND g.sequence = f.sequence AND g.method = f.method AND g.url = f.url AND g.subject IS f.subject);
+                """)
+        }
         return migrator
     }
 }

@@ -209,6 +209,46 @@ struct ReportStoreTests {
         }
     }
 
+    @Test("v16 makes outcomes and findings again without the recording's row id: every row, id and view kept; no foreign key or index left on the recording")
+    func runRowsByName() throws {
+        let queue = try DatabaseQueue()
+        try Schema.migrator.migrate(queue, upTo: "v15: bodies kept in the coding they crossed the wire in")
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO recording (id, name, source_format, imported_at, exchange_count) VALUES (7, 'r', 'har', '', 1);
+                INSERT INTO run (id, started_at, finished_at, tool_version, profile, ios, simulator, presets, recording_count, exchange_count)
+                  VALUES (3, '', '', 't', 'p', '18', 0, 'plain', 1, 1);
+                INSERT INTO outcome (id, run_id, recording_name, recording_id, preset, sequence, delivered_method, delivered_url,
+                  delivered_body_length, delivered_body_sha256, sent_cookie_names, page_url, changes)
+                  VALUES (41, 3, 'r', 7, 'plain', 0, 'POST', 'https://a.example/', 0, 'e3b0', 'sid', NULL, '[]');
+                INSERT INTO finding (id, run_id, preset, code, severity, recording_name, recording_id, sequence, method, url, subject,
+                  rules, confidence, message, expected, actual, detail_form, detail_values, likelihood, rank)
+                  VALUES (42, 3, 'plain', 'BODY_LOST', 'error', 'r', 7, 0, 'POST', 'https://a.example/', NULL, 'P1', 'source', '', '{}', '{}', 'body-lost', '["POST https://a.example/", "12"]', 1, 'api');
+                """)
+        }
+        let store = try ReportStore(writer: queue)
+        try queue.read { db in
+            for table in ["outcome", "finding"] {
+                let columns = try db.columns(in: table).map(\.name)
+                let references = try db.foreignKeys(on: table).map(\.destinationTable)
+                #expect(!columns.contains("recording_id") && references == ["run"], "\(table)")
+            }
+            #expect(try Int64.fetchAll(db, sql: "SELECT id FROM outcome") == [41])
+            #expect(try Row.fetchOne(db, sql: "SELECT id, recording_name, code, rules, detail_form FROM finding") == ["id": 42, "recording_name": "r", "code": "BODY_LOST", "rules": "P1", "detail_form": "body-lost"])
+            #expect(try Row.fetchOne(db, sql: "SELECT errors, warnings FROM run_matrix WHERE run_id = 3") == ["errors": 1, "warnings": 0])
+            #expect(try Int.fetchOne(db, sql: "SELECT findings FROM findings_per_preset_code") == 1)
+            #expect(try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('outcome', 'finding') AND sql IS NOT NULL")) == ["outcome_by_run", "finding_by_run"])
+        }
+        // Ids go on from where they were; the recording goes without touching the run.
+        try store.writer.write { db in
+            try db.execute(sql: "INSERT INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, rules, confidence, message, expected, actual) VALUES (3, 'plain', 'BODY_LOST', 'error', 'r', 1, 'GET', 'u', '', 'source', '', '{}', '{}')")
+            #expect(try Int64.fetchOne(db, sql: "SELECT max(id) FROM finding") == 43)
+            try db.execute(sql: "DELETE FROM recording WHERE id = 7")
+        }
+        #expect(try store.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM finding WHERE recording_name = 'r'") } == 2)
+        #expect(try store.findings(run: 3).map(\.code) == [.bodyLost, .bodyLost])
+    }
+
     @Test("a database a newer h5replay has changed is refused with a word, not misread")
     func newerDatabase() throws {
         let queue = try DatabaseQueue()
@@ -321,8 +361,7 @@ struct ReportStoreTests {
 
         let id = try store.saveRun(run, results: results)
         #expect(try count("finding") == results.reduce(0) { $0 + $1.findings.count })
-        let recordingIDs = try store.writer.read { try Int64.fetchSet($0, sql: "SELECT DISTINCT recording_id FROM finding") }
-        #expect(try recordingIDs == Set([store.writer.read { try Int64.fetchOne($0, sql: "SELECT id FROM recording")! }]))
+        #expect(try store.writer.read { try String.fetchSet($0, sql: "SELECT DISTINCT recording_name FROM finding") } == [recording.name])
         try store.writer.write { db in
             #expect(try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") == true)
             #expect(throws: DatabaseError.self) {
