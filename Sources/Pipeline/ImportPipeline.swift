@@ -352,26 +352,53 @@ public struct ImportPipeline: Sendable {
         // The next batch is read while this one is stored, in file order; what failed is
         // reported in that order too.
         try overlapping(batches, prepare: parse) { batch, parsed in
-            for (k, path) in batch.enumerated() {
-                do {
-                    guard let result = parsed[k] else {
-                        out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
-                        continue
-                    }
-                    let recordings = try result.get()
+            // The batch's HAR files go to the store together, one transaction with a
+            // savepoint per file (`ReportStore.save(files:)`); a capture streams in a
+            // transaction of its own, after the files before it are stored.
+            var waiting: [(path: String, read: Result<[(Recording, CookieProvenance)], InputError>)] = []
+            func storeWaiting() throws {
+                guard !waiting.isEmpty else { return }
+                let files = waiting.compactMap { try? $0.read.get() }
+                var saved = try store.save(files: files, replace: replace, continuing: skipping != nil).makeIterator()
+                for (path, read) in waiting {
                     do {
-                        let results = try store.save(recordings, replace: replace)
+                        let recordings = try read.get()
+                        guard let result = saved.next() else { break }  // not stored: an earlier file failed
+                        let results = try result.get()
                         recordings.forEach { inHand?($0.0, $0.1) }
                         out += zip(recordings.map { ImportedRecording($0.0) }, results)
                     } catch let error as ReportStore.NameTaken {
-                        throw InputError(file: path, problem: error.description)
+                        try skip(path, InputError(file: path, problem: error.description))
+                    } catch let error as InputError {
+                        try skip(path, error)
                     }
+                }
+                waiting = []
+            }
+            func skip(_ path: String, _ error: InputError) throws {
+                // A file that fails leaves nothing of itself in the store.
+                guard let skipping else { throw error }
+                skipping(path, error)
+            }
+            for (k, path) in batch.enumerated() {
+                guard let result = parsed[k] else {
+                    try storeWaiting()
+                    do {
+                        out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
+                    } catch let error as InputError {
+                        try skip(path, error)
+                    }
+                    continue
+                }
+                do {
+                    waiting.append((path, .success(try result.get())))
                 } catch let error as InputError {
-                    // Each file is stored in its own transaction: a skipped one left nothing.
-                    guard let skipping else { throw error }
-                    skipping(path, error)
+                    // Without --keep-going, the files before it are stored, then the error goes on.
+                    guard skipping != nil else { try storeWaiting(); throw error }
+                    waiting.append((path, .failure(error)))
                 }
             }
+            try storeWaiting()
         }
         return out
     }

@@ -116,6 +116,32 @@ public struct ReportStore: Sendable {
         try writer.write { db in try recordings.map { try Self.insert($0.0, provenance: $0.1, replace: replace, db) } }
     }
 
+    /// Stores the recordings of several files in one transaction, each file in a savepoint
+    /// of its own: a file that fails leaves nothing of itself and the others stand. One
+    /// commit for many small files, not one each (a commit waits for the disk twice, in a
+    /// rollback journal: 4,000 syncs for a corpus of 1,000 HAR files). A result per file,
+    /// in order; with `continuing` false, the results stop at the first file that failed,
+    /// and the files after it are not stored.
+    public func save(files: [[(Recording, CookieProvenance)]], replace: Bool = false, continuing: Bool) throws -> [Result<[ImportResult], Error>] {
+        try writer.write { db in
+            var results: [Result<[ImportResult], Error>] = []
+            for recordings in files {
+                var stored: [ImportResult] = []
+                do {
+                    try db.inSavepoint {
+                        stored = try recordings.map { try Self.insert($0.0, provenance: $0.1, replace: replace, db) }
+                        return .commit
+                    }
+                    results.append(.success(stored))
+                } catch let error as NameTaken {
+                    results.append(.failure(error))
+                    if !continuing { break }
+                }
+            }
+            return results
+        }
+    }
+
     /// Where a streaming import puts bodies as they come, inside the import's transaction.
     public final class BodySink {
         let rows: ExchangeRows

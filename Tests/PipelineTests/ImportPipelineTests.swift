@@ -250,4 +250,53 @@ struct ImportPipelineTests {
         #expect(outcomes == 100)
         #expect(try store.findings(run: row.id!).count == results.reduce(0) { $0 + $1.findings.count })
     }
+
+    /// Counts the transactions committed on a store.
+    final class Commits: TransactionObserver, @unchecked Sendable {
+        var count = 0
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseDidCommit(_ db: Database) { count += 1 }
+        func databaseDidRollback(_ db: Database) {}
+    }
+
+    @Test("many HAR files are stored a batch to a commit, each file all or nothing: a file that fails is reported in its place, and without --keep-going the files after it are not stored")
+    func filesCommittedTogether() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-batch-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let har = Self.root.appendingPathComponent("Recordings/login-redirect.har").path
+        let paths = (0..<40).map { dir.appendingPathComponent(String(format: "f%02d.har", $0)).path }
+        for path in paths { try FileManager.default.copyItem(atPath: har, toPath: path) }
+        // f05 is not HAR, f07 is a capture (its own transaction), f09's name is taken by
+        // another recording already stored.
+        try Data("not a recording".utf8).write(to: URL(fileURLWithPath: paths[5]))
+        try FileManager.default.removeItem(atPath: paths[7])
+        try FileManager.default.copyItem(atPath: Self.root.appendingPathComponent("Recordings/browser-xhr-fetch.pcap").path, toPath: paths[7])
+        func seeded() throws -> (ReportStore, Commits) {
+            let store = try ReportStore.inMemory()
+            var taken = try ImportPipeline().read(Self.root.appendingPathComponent("Recordings/xhr-json-post.har").path, name: "f09")[0]
+            taken.sourceSHA256 = "another file"
+            try store.save(taken)
+            let commits = Commits()
+            store.writer.add(transactionObserver: commits)
+            return (store, commits)
+        }
+
+        let (store, commits) = try seeded()
+        var skipped: [String] = []
+        let imported = try ImportPipeline().importFiles(paths, replace: false, into: store, skipping: { path, _ in skipped.append((path as NSString).lastPathComponent) })
+        #expect(skipped == ["f05.har", "f09.har"])
+        #expect(imported.map(\.0.name) == (0..<40).filter { $0 != 5 && $0 != 9 }.map { String(format: "f%02d", $0) })
+        // Batches of 32 files: the first split where a file is not read as HAR (f05, f07),
+        // and the second; the capture commits as it does alone.
+        let (alone, captureCommits) = try seeded()
+        _ = try ImportPipeline().importFiles([paths[7]], replace: false, into: alone)
+        #expect(captureCommits.count >= 1 && commits.count == 4 + captureCommits.count, "\(commits.count) commits, \(captureCommits.count) for the capture alone")
+        #expect(try store.recording(named: "f09")?.exchanges.count == 3)
+
+        let (strict, _) = try seeded()
+        #expect(throws: InputError.self) { try ImportPipeline().importFiles(Array(paths[8...]), replace: false, into: strict) }
+        #expect(try strict.recordingNames() == ["f08", "f09"])
+    }
 }
