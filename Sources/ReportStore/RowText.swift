@@ -31,9 +31,11 @@ final class RowText {
         count += bytes.count
     }
 
-    /// A string's UTF-8.
+    /// A string's UTF-8, read in place: `withUTF8` needs a string of its own to mutate, a
+    /// retain and a release of every text a row holds.
     func append(_ text: String) {
-        var text = text
+        if text.utf8.withContiguousStorageIfAvailable({ append($0) }) != nil { return }
+        var text = text  // bridged text without contiguous UTF-8
         text.withUTF8 { append($0) }
     }
 
