@@ -80,11 +80,11 @@ struct ContainsBytesTests {
         #expect(haystack[...].containsBytes(needle) == found)
     }
 
-    @Test("whether JSON text needs an escape, eight bytes at a time, agrees with a byte-by-byte test wherever the byte stands and whatever surrounds it")
+    @Test("whether JSON text needs an escape, sixteen and eight bytes at a time, agrees with a byte-by-byte test wherever the byte stands and whatever surrounds it")
     func jsonEscape() {
-        let fillers: [UInt8] = [0x61, 0x7F, 0x80, 0xC3, 0xFF, 0x21, 0x23, 0x5B, 0x5D]
+        let fillers: [UInt8] = [0x61, 0x7F, 0x80, 0xC3, 0xFF, 0x20, 0x21, 0x23, 0x5B, 0x5D]
         for special in [0x00, 0x09, 0x0A, 0x1F, 0x22, 0x5C] as [UInt8] {
-            for length in 0...20 {
+            for length in 0...40 {
                 for filler in fillers {
                     for at in -1..<length {
                         var bytes = [UInt8](repeating: filler, count: length)
