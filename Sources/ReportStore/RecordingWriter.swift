@@ -14,19 +14,37 @@ struct ExchangeRows {
     /// Response bodies met before: each is hashed and stored once.
     var repeated = RepeatedBodies()
 
-    init(_ db: Database) throws {
+    /// `rowsPerStatement` above one writes exchanges and their provenance that many rows to
+    /// a statement (`RawInsert`), `OR FAIL`: only inside a transaction with foreign keys
+    /// off (`ReportStore.withoutForeignKeys`), and rows reach their tables at `flush()`.
+    init(_ db: Database, rowsPerStatement: Int = 1) throws {
         // One prepared statement for every row: a capture can hold a hundred thousand.
-        exchange = try RawInsert(db, sql: """
-            INSERT INTO exchange (recording_id, sequence, started_at, duration, connection_id, server_address,
-                method, url, http_version, request_headers, request_body_sha256, request_body_length,
-                status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
-                response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind,
-                redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        let verb = rowsPerStatement > 1 ? "INSERT OR FAIL" : "INSERT"
+        exchange = try RawInsert(
+            db,
+            head: """
+                \(verb) INTO exchange (recording_id, sequence, started_at, duration, connection_id, server_address,
+                    method, url, http_version, request_headers, request_body_sha256, request_body_length,
+                    status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
+                    response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind,
+                    redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap) VALUES
+                """,
+            tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content, coding) VALUES (?, ?, ?, ?)")
-        sent = try RawInsert(db, sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        inferred = try RawInsert(db, sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        sent = try RawInsert(
+            db, head: "\(verb) INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES",
+            tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
+        inferred = try RawInsert(
+            db, head: "\(verb) INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES",
+            tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
+    }
+
+    /// Writes the exchange and provenance rows still pending: before anything reads or
+    /// updates them, and before the transaction ends.
+    func flush() throws {
+        try exchange.flush()
+        try sent.flush()
+        try inferred.flush()
     }
 
     func insertBody(_ data: Data, sha256: String) throws {
@@ -141,7 +159,8 @@ extension ReportStore {
 
         init(_ db: Database, sourceFormat: String, sourcePath: String?) throws {
             self.db = db
-            rows = try ExchangeRows(db)
+            // Many rows to a statement: the import's transaction has foreign keys off.
+            rows = try ExchangeRows(db, rowsPerStatement: RunWriter.rowsPerStatement)
             var row = RecordingRow(id: nil, name: "(importing \(UUID().uuidString))", sourceFormat: sourceFormat, sourcePath: sourcePath, sourceSHA256: nil, importedAt: ReportStore.timestamp(Date()), exchangeCount: 0)
             try row.insert(db)
             let recordingID = row.id!
@@ -170,11 +189,13 @@ extension ReportStore {
 
         /// The 3xx stored at `sequence` was followed by the request at `next`.
         public func setRedirectNext(_ next: Int, of sequence: Int) throws {
+            try rows.flush()
             try setNext.execute(arguments: [next, recordingID, sequence])
         }
 
         /// Visits the stored exchanges before `sequence` in order: sequence, URL and frame.
         public func visitFrames(before sequence: Int, _ visit: (_ sequence: Int, _ url: String, _ frame: Frame) throws -> Void) throws {
+            try rows.flush()
             let cursor = try Row.fetchCursor(framesBefore, arguments: [recordingID, sequence])
             while let row = try cursor.next() {
                 let label: String = row[2]
@@ -187,12 +208,14 @@ extension ReportStore {
 
         /// Changes the frame of the exchange stored at `sequence`.
         public func setFrame(_ frame: Frame, of sequence: Int) throws {
+            try rows.flush()
             try setFrame.execute(arguments: [frame.label, recordingID, sequence])
         }
 
         /// Visits the stored requests before `sequence`, newest first, until `visit` returns
         /// false: what a script-set cookie window reaching past the walker's memory needs.
         public func visitRequests(before sequence: Int, _ visit: (CookieProvenance.PastRequest) -> Bool) throws {
+            try rows.flush()
             let cursor = try Row.fetchCursor(older, arguments: [recordingID, sequence])
             while let row = try cursor.next() {
                 guard let target = RequestTarget(row[2] as String) else { continue }
@@ -206,14 +229,15 @@ extension ReportStore {
     /// Names the recording and adds its recording-level diagnostics ahead of the
         /// per-exchange ones, as a whole-recording save orders them.
         public func finish(name: String, sourceSHA256: String?, diagnostics: [Diagnostic], replace: Bool) throws -> ImportResult {
+            try rows.flush()
             var replaced = false
             if let existing = try RecordingRow.filter(RecordingRow.Columns.name == name).fetchOne(db) {
                 if existing.sourceSHA256 != nil, existing.sourceSHA256 == sourceSHA256 {
-                    try db.execute(sql: "DELETE FROM recording WHERE id = ?", arguments: [recordingID])
+                    try ReportStore.deleteRecording(recordingID, db)
                     return .unchanged(id: existing.id!)
                 }
                 guard replace else { throw NameTaken(name: name) }
-                try existing.delete(db)
+                try ReportStore.deleteRecording(existing.id!, db)
                 replaced = true
             }
             try db.execute(sql: "UPDATE recording SET name = ?, source_sha256 = ?, exchange_count = ? WHERE id = ?", arguments: [name, sourceSHA256, exchangeCount, recordingID])
@@ -238,8 +262,14 @@ extension ReportStore {
     /// A streaming import in one transaction: `produce` stores bodies through the sink and
     /// recordings through writers it opens with `open`, and returns what it imported. Any
     /// error rolls everything back, bodies included.
+    ///
+    /// Foreign keys are off in that transaction, as in a run's (`writeRun`), so that a
+    /// writer stores many rows to a statement without a statement journal: every row
+    /// names the recording its writer inserted first, and bodies the sink or the row's own
+    /// insert stored before it. A recording the import replaces is deleted with what
+    /// depends on it (`deleteRecording`).
     public func importStreaming<T>(_ produce: (BodySink, _ open: (_ sourceFormat: String, _ sourcePath: String?) throws -> RecordingWriter) throws -> T) throws -> T {
-        try writer.write { db in
+        try withoutForeignKeys { db in
             // A larger page cache for the import: fewer pages written to the WAL twice.
             try db.execute(sql: "PRAGMA cache_size = -8192")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }

@@ -107,13 +107,13 @@ public struct ReportStore: Sendable {
     /// `replace` is set.
     @discardableResult
     public func save(_ recording: Recording, provenance: CookieProvenance, replace: Bool = false) throws -> ImportResult {
-        try writer.write { db in try Self.insert(recording, provenance: provenance, replace: replace, db) }
+        try withoutForeignKeys { db in try Self.insert(recording, provenance: provenance, replace: replace, db) }
     }
 
     /// Stores several recordings (a capture split by client) with their provenance in one
     /// transaction: all of them or none.
     public func save(_ recordings: [(Recording, CookieProvenance)], replace: Bool = false) throws -> [ImportResult] {
-        try writer.write { db in try recordings.map { try Self.insert($0.0, provenance: $0.1, replace: replace, db) } }
+        try withoutForeignKeys { db in try recordings.map { try Self.insert($0.0, provenance: $0.1, replace: replace, db) } }
     }
 
     /// Stores the recordings of several files in one transaction, each file in a savepoint
@@ -123,7 +123,7 @@ public struct ReportStore: Sendable {
     /// in order; with `continuing` false, the results stop at the first file that failed,
     /// and the files after it are not stored.
     public func save(files: [[(Recording, CookieProvenance)]], replace: Bool = false, continuing: Bool) throws -> [Result<[ImportResult], Error>] {
-        try writer.write { db in
+        try withoutForeignKeys { db in
             var results: [Result<[ImportResult], Error>] = []
             for recordings in files {
                 var stored: [ImportResult] = []
@@ -157,13 +157,15 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// Stores a recording inside the caller's transaction.
+    /// Stores a recording inside the caller's transaction, its exchanges and provenance
+    /// many rows to a statement: in a transaction without foreign keys
+    /// (`withoutForeignKeys`), that needs no statement journal.
     static func insert(_ recording: Recording, provenance: CookieProvenance, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false
         if let existing = try RecordingRow.filter(RecordingRow.Columns.name == recording.name).fetchOne(db) {
             if existing.sourceSHA256 != nil, existing.sourceSHA256 == recording.sourceSHA256 { return .unchanged(id: existing.id!) }
             guard replace else { throw NameTaken(name: recording.name) }
-            try existing.delete(db)
+            try deleteRecording(existing.id!, db)
             replaced = true
         }
         var row = RecordingRow(id: nil, name: recording.name, sourceFormat: recording.sourceFormat, sourcePath: recording.sourcePath, sourceSHA256: recording.sourceSHA256, importedAt: Self.timestamp(Date()), exchangeCount: recording.exchanges.count)
@@ -173,9 +175,10 @@ public struct ReportStore: Sendable {
             var diagnostic = DiagnosticRow(id: nil, recordingId: recordingID, sequence: d.sequence, severity: d.severity.rawValue, code: d.code, message: d.message)
             try diagnostic.insert(db)
         }
-        var rows = try ExchangeRows(db)
+        var rows = try ExchangeRows(db, rowsPerStatement: RunWriter.rowsPerStatement)
         for e in recording.exchanges { try rows.insert(e, recordingID: recordingID) }
-        try Self.storeProvenance(provenance, recordingID: recordingID, db)
+        try Self.storeProvenance(provenance, recordingID: recordingID, into: rows)
+        try rows.flush()
         try db.execute(sql: "DELETE FROM provenance_pending WHERE recording_id = ?", arguments: [recordingID])
         return .imported(id: recordingID, replaced: replaced)
     }
@@ -194,7 +197,7 @@ public struct ReportStore: Sendable {
             guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM recording WHERE name = ?", arguments: [name]) else { return }
             try db.execute(sql: "DELETE FROM cookie_sent WHERE recording_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM cookie_inference WHERE recording_id = ?", arguments: [id])
-            try Self.storeProvenance(provenance, recordingID: id, db)
+            try Self.storeProvenance(provenance, recordingID: id, into: ExchangeRows(db))
             try db.execute(sql: "DELETE FROM provenance_pending WHERE recording_id = ?", arguments: [id])
         }
     }
@@ -273,8 +276,7 @@ public struct ReportStore: Sendable {
 
     // MARK: - Cookie provenance
 
-    static func storeProvenance(_ provenance: CookieProvenance, recordingID: Int64, _ db: Database) throws {
-        let rows = try ExchangeRows(db)
+    static func storeProvenance(_ provenance: CookieProvenance, recordingID: Int64, into rows: ExchangeRows) throws {
         for sequence in provenance.sent.indices {
             try rows.insertProvenance(sequence: sequence, sent: provenance.sent[sequence], inferred: provenance.inferred[sequence], recordingID: recordingID)
         }
@@ -374,27 +376,52 @@ public struct ReportStore: Sendable {
     /// this transaction and a recording id read in it, and the transaction is the unit
     /// that is undone, whole, on any error.
     public func writeRun(_ run: RunRow, _ produce: (RunWriter) throws -> Void) throws -> Int64 {
+        try withoutForeignKeys { db in
+            // A run of a large corpus writes hundreds of thousands of rows: a page cache
+            // that holds the run's index pages writes each to the WAL once, not per spill.
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            var run = run
+            try run.insert(db)
+            let writer = try RunWriter(db, runID: run.id!)
+            try produce(writer)
+            try writer.flush()
+            return writer.runID
+        }
+    }
+
+    /// Runs `body` in one immediate transaction with foreign keys not enforced, committed
+    /// when it returns and rolled back, whole, when it throws. For writers whose rows
+    /// name only what they stored first in the same transaction (`writeRun`,
+    /// `importStreaming`), so that a statement of many rows needs no statement journal.
+    func withoutForeignKeys<T>(_ body: (Database) throws -> T) throws -> T {
         try writer.writeWithoutTransaction { db in
             // Set outside the transaction: inside one, SQLite ignores the pragma.
             let enforced = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
-            var runID: Int64 = 0
+            var result: T?
             try db.inTransaction(.immediate) {
-                // A run of a large corpus writes hundreds of thousands of rows: a page cache
-                // that holds the run's index pages writes each to the WAL once, not per spill.
-                try db.execute(sql: "PRAGMA cache_size = -65536")
-                defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
-                var run = run
-                try run.insert(db)
-                let writer = try RunWriter(db, runID: run.id!)
-                try produce(writer)
-                try writer.flush()
-                runID = writer.runID
+                result = try body(db)
                 return .commit
             }
-            return runID
+            return result!
         }
+    }
+
+    /// Deletes a recording and the rows of every table whose foreign key to it cascades,
+    /// as `ON DELETE CASCADE` would: also where foreign keys are off (`withoutForeignKeys`).
+    /// The tables are read from the schema, so a table added later is not left behind.
+    static func deleteRecording(_ id: Int64, _ db: Database) throws {
+        let dependents = try String.fetchAll(db, sql: """
+            SELECT m.name FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f
+            WHERE m.type = 'table' AND f."table" = 'recording' AND f.on_delete = 'CASCADE' AND f."from" = 'recording_id'
+            ORDER BY m.name
+            """)
+        for table in dependents {
+            try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE recording_id = ?", arguments: [id])
+        }
+        try db.execute(sql: "DELETE FROM recording WHERE id = ?", arguments: [id])
     }
 
     /// Writes a run's results inside its transaction (`writeRun`).

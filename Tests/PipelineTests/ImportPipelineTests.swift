@@ -1,3 +1,4 @@
+import CookieJar
 import Foundation
 import GRDB
 import HTTPWire
@@ -160,6 +161,53 @@ struct ImportPipelineTests {
         let stored = try #require(try store.recording(named: "r"))
         #expect(stored.exchanges.map(\.request.body) == whole.exchanges.map(\.request.body))
         #expect(stored.exchanges.map(\.response.body) == whole.exchanges.map(\.response.body))
+    }
+
+    @Test("a streamed import writes many rows to a statement without foreign keys: it stores what a whole read gives, its keys hold, and a replaced or unchanged import leaves no row behind")
+    func batchedStreamingImport() throws {
+        let conformance = Self.root.appendingPathComponent("../shared/conformance/pcap2har-andrewf/tests/sajal.pcap").standardizedFileURL.path
+        // A redirect (its next hop and frames are set on rows already written), and a real
+        // capture of many exchanges and cookies.
+        var files = [Self.root.appendingPathComponent("Recordings/browser-form-redirect.pcap").path, Self.root.appendingPathComponent("Recordings/login-redirect.har").path]
+        if FileManager.default.fileExists(atPath: conformance) { files.append(conformance) }
+        func shape(_ r: Recording) -> [String] {
+            r.exchanges.map { e in
+                let redirect = e.redirect.map { "\($0.chainStart)/\($0.hop)/\($0.next ?? -1)" } ?? "-"
+                return "\(e.sequence) \(e.request.method) \(e.request.url) \(e.response.status) \(e.frame.label) \(e.initiator.rawValue) \(redirect) \(e.request.headers.count)/\(e.response.headers.count)"
+            }
+        }
+        func orphans(_ store: ReportStore) throws -> [String: Int] {
+            try store.writer.read { db in
+                var found: [String: Int] = [:]
+                for table in ["exchange", "cookie_sent", "cookie_inference", "diagnostic", "provenance_pending"] {
+                    found[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE recording_id NOT IN (SELECT id FROM recording)")!
+                }
+                found["foreign_key_check"] = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count
+                return found.filter { $0.value > 0 }
+            }
+        }
+        let store = try ReportStore.inMemory()
+        for path in files {
+            let whole = try ImportPipeline().read(path, name: "r")[0]
+            let provenance = CookieProvenance(recording: whole)
+            _ = try ImportPipeline().importFile(path, name: "r", replace: true, into: store)
+            let detail = try #require(try store.detail(named: "r"), "\(path)")
+            #expect(shape(detail.recording) == shape(whole), "\(path)")
+            #expect(detail.cookies.map { $0.map(\.name) } == provenance.sent.map { $0.map(\.name) }, "\(path)")
+            #expect(detail.inferred.map { $0.map(\.name) } == provenance.inferred.map { $0.map(\.cookie.name) }, "\(path)")
+            // Only this recording's rows are left: the one it replaced took its own along.
+            let counts = try store.writer.read { db in
+                [try Int.fetchOne(db, sql: "SELECT count(*) FROM recording")!, try Int.fetchOne(db, sql: "SELECT count(*) FROM exchange")!, try Int.fetchOne(db, sql: "SELECT count(*) FROM cookie_sent")!]
+            }
+            #expect(counts == [1, whole.exchanges.count, provenance.sent.joined().count], "\(path)")
+            #expect(try orphans(store) == [:], "\(path)")
+        }
+        // The same file again: unchanged, and the rows it streamed in the meantime are gone.
+        let last = try #require(files.last)
+        let again = try ImportPipeline().importFile(last, name: "r", replace: false, into: store)
+        #expect(again.map(\.1) == [.unchanged(id: try #require(try store.writer.read { try Int64.fetchOne($0, sql: "SELECT id FROM recording") }))])
+        #expect(try store.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM recording") } == 1)
+        #expect(try orphans(store) == [:])
     }
 
     @Test("a capture's compressed responses are stored as they crossed the wire and read back as the decoded bodies; a damaged one is an error naming it", .enabled(if: FileManager.default.fileExists(atPath: root.appendingPathComponent("../shared/conformance").path), "../shared/conformance is not here"))
