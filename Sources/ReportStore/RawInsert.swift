@@ -97,6 +97,16 @@ final class RawInsert {
         set(i, .blob(blobs.count - 1))
     }
 
+    /// Rows bound and not yet written: the last `pendingCount` rows `run()` ended.
+    var pendingCount: Int { pendingRows }
+
+    /// Changes a value of a row still pending (`row` counts from the first pending), as
+    /// an UPDATE of the written row would, without writing the rows first.
+    func setPending(row: Int, _ i: Int32, _ value: Int?) {
+        precondition(row >= 0 && row < pendingRows)
+        values[row &* width &+ Int(i) &- 1] = value.map { .int(Int64($0)) } ?? .null
+    }
+
     /// Ends the row: written now with one row per statement, else when the statement fills.
     func run() throws {
         pendingRows += 1

@@ -60,6 +60,9 @@ struct ExchangeRows {
         try body.run()
     }
 
+    /// The exchange insert's parameter of `redirect_next`.
+    static let redirectNextParameter: Int32 = 27
+
     /// Stores the exchange's row, and its bodies unless they were stored when detached.
     mutating func insert(_ e: Exchange, recordingID: Int64) throws {
         let requestHash = e.request.bodyFingerprint.sha256
@@ -100,7 +103,7 @@ struct ExchangeRows {
         x.bind(24, e.bodyKind.rawValue)
         x.bind(25, e.redirect?.chainStart)
         x.bind(26, e.redirect?.hop)
-        x.bind(27, e.redirect?.next)
+        x.bind(Self.redirectNextParameter, e.redirect?.next)
         x.bind(29, e.evidenceGap?.rawValue)
         x.bind(28, e.resourceType)
         try x.run()
@@ -189,6 +192,14 @@ extension ReportStore {
 
         /// The 3xx stored at `sequence` was followed by the request at `next`.
         public func setRedirectNext(_ next: Int, of sequence: Int) throws {
+            // A hop still waiting to be written gets its next hop in place: most redirects
+            // are followed within a few exchanges, and writing the rows first would cut
+            // short a statement of many rows for each.
+            let pending = rows.exchange.pendingCount, firstPending = exchangeCount - pending
+            if sequence >= firstPending && sequence < exchangeCount {
+                rows.exchange.setPending(row: sequence - firstPending, ExchangeRows.redirectNextParameter, next)
+                return
+            }
             try rows.flush()
             try setNext.execute(arguments: [next, recordingID, sequence])
         }
