@@ -225,8 +225,13 @@ public enum CaptureImporter {
         var spent: [[HTTPStreamCollector.Collected]] = []
         do {
             while true {
-                let taken = pipeline.take(returning: &spent)
-                for var item in taken.items {
+                var taken = pipeline.take(returning: &spent)
+                for i in taken.items.indices {
+                    var item = taken.items[i]
+                    // The batch lets go of the exchange, so that `emit` numbers and
+                    // classifies the one reference in place rather than a copy of all its
+                    // fields; it keeps the detached bodies, to be freed with it.
+                    taken.items[i].exchange = Self.placeholder
                     if let bodies {
                         for body in item.detached { try bodies(body) }
                     }
@@ -280,6 +285,11 @@ public enum CaptureImporter {
 
 /// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival)
 /// over small keys, the exchanges themselves staying put in slots.
+extension CaptureImporter {
+    /// What a batch handed over holds in place of an exchange moved out of it.
+    static let placeholder = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "GET", url: ""), response: RecordedResponse(status: 0))
+}
+
 struct TimeOrder {
     struct Key {
         var time: Double
