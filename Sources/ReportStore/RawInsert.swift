@@ -46,6 +46,10 @@ final class RawInsert {
     private let text = RowText()
     /// Rows bound and not yet written.
     private var pendingRows = 0
+    /// The bytes of the blobs those rows hold: past `maxPendingBlobBytes`, the rows are
+    /// written before the statement fills, so that large bodies do not wait sixteen deep.
+    private var pendingBlobBytes = 0
+    static let maxPendingBlobBytes = 1 << 20
 
     /// An insert of one row per statement, written at each `run()`.
     convenience init(_ db: Database, sql: String) throws {
@@ -94,6 +98,7 @@ final class RawInsert {
     }
     func bind(_ i: Int32, _ value: Data) {
         blobs.append(value)
+        pendingBlobBytes += value.count
         set(i, .blob(blobs.count - 1))
     }
 
@@ -110,7 +115,7 @@ final class RawInsert {
     /// Ends the row: written now with one row per statement, else when the statement fills.
     func run() throws {
         pendingRows += 1
-        if pendingRows == rowsPerStatement { try write() }
+        if pendingRows == rowsPerStatement || pendingBlobBytes >= Self.maxPendingBlobBytes { try write() }
     }
 
     /// Writes the rows still pending.
@@ -161,6 +166,7 @@ final class RawInsert {
         sqlite3_clear_bindings(handle)
         text.truncate(to: 1)
         if !blobs.isEmpty { blobs.removeAll(keepingCapacity: true) }
+        pendingBlobBytes = 0
         values.withUnsafeMutableBufferPointer { $0[0..<(rows * width)].update(repeating: .null) }
         pendingRows = 0
         guard code == SQLITE_DONE else {

@@ -14,9 +14,9 @@ struct ExchangeRows {
     /// Response bodies met before: each is hashed and stored once.
     var repeated = RepeatedBodies()
 
-    /// `rowsPerStatement` above one writes exchanges and their provenance that many rows to
-    /// a statement (`RawInsert`), `OR FAIL`: only inside a transaction with foreign keys
-    /// off (`ReportStore.withoutForeignKeys`), and rows reach their tables at `flush()`.
+    /// `rowsPerStatement` above one writes bodies, exchanges and their provenance that many
+    /// rows to a statement (`RawInsert`), `OR FAIL`: only inside a transaction with foreign
+    /// keys off (`ReportStore.withoutForeignKeys`), and rows reach their tables at `flush()`.
     init(_ db: Database, rowsPerStatement: Int = 1) throws {
         // One prepared statement for every row: a capture can hold a hundred thousand.
         let verb = rowsPerStatement > 1 ? "INSERT OR FAIL" : "INSERT"
@@ -30,7 +30,7 @@ struct ExchangeRows {
                     redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap) VALUES
                 """,
             tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
-        body = try RawInsert(db, sql: "INSERT OR IGNORE INTO body (sha256, length, content, coding) VALUES (?, ?, ?, ?)")
+        body = try RawInsert(db, head: "INSERT OR IGNORE INTO body (sha256, length, content, coding) VALUES", tuple: "(?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         sent = try RawInsert(
             db, head: "\(verb) INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES",
             tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
@@ -42,6 +42,7 @@ struct ExchangeRows {
     /// Writes the exchange and provenance rows still pending: before anything reads or
     /// updates them, and before the transaction ends.
     func flush() throws {
+        try body.flush()
         try exchange.flush()
         try sent.flush()
         try inferred.flush()
@@ -285,7 +286,9 @@ extension ReportStore {
             try db.execute(sql: "PRAGMA cache_size = -8192")
             defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
             let sink = try BodySink(db)
-            return try produce(sink) { format, path in try RecordingWriter(db, sourceFormat: format, sourcePath: path) }
+            let result = try produce(sink) { format, path in try RecordingWriter(db, sourceFormat: format, sourcePath: path) }
+            try sink.flush()
+            return result
         }
     }
 }

@@ -148,13 +148,17 @@ public struct ReportStore: Sendable {
         var stored: Set<String> = []
 
         init(_ db: Database) throws {
-            rows = try ExchangeRows(db)
+            // Many bodies to a statement: the import's transaction has foreign keys off.
+            rows = try ExchangeRows(db, rowsPerStatement: RunWriter.rowsPerStatement)
         }
 
         public func store(_ body: StoredBody) throws {
             guard stored.insert(body.fingerprint.sha256).inserted else { return }
             try rows.insertBody(body)
         }
+
+        /// Writes the bodies still pending, before the import's transaction ends.
+        func flush() throws { try rows.flush() }
     }
 
     /// Stores a recording inside the caller's transaction, its exchanges and provenance

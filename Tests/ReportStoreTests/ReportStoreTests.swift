@@ -442,6 +442,30 @@ struct ReportStoreTests {
         #expect(read.map { $0[0] as Data? } == rows.map(\.0))
         #expect(read.map { $0[1] as String } == rows.map(\.1))
     }
+
+    @Test("rows holding a mebibyte of blobs are written before their statement fills, and a value of a row still waiting can be changed")
+    func largeBlobsWrittenEarly() throws {
+        let store = try ReportStore.inMemory()
+        let big = Data(repeating: 7, count: RawInsert.maxPendingBlobBytes / 2 + 1)
+        let read = try store.writer.write { db -> [Row] in
+            try db.execute(sql: "CREATE TEMP TABLE b (content BLOB, n INTEGER)")
+            let insert = try RawInsert(db, head: "INSERT INTO b (content, n) VALUES", tuple: "(?, ?)", rowsPerStatement: 16)
+            var waiting: [Int] = []
+            for n in 0..<5 {
+                insert.bind(1, n == 4 ? Data([1]) : big)
+                insert.bind(2, n)
+                try insert.run()
+                waiting.append(insert.pendingCount)
+            }
+            // The second large blob takes the rows past a mebibyte: both are written.
+            #expect(waiting == [1, 0, 1, 0, 1])
+            insert.setPending(row: 0, 2, 40)
+            try insert.flush()
+            return try Row.fetchAll(db, sql: "SELECT length(content), n FROM b ORDER BY rowid")
+        }
+        #expect(read.map { $0[0] as Int } == [big.count, big.count, big.count, big.count, 1])
+        #expect(read.map { $0[1] as Int } == [0, 1, 2, 3, 40])
+    }
 }
 
 @Suite("Header JSON as stored")
