@@ -554,13 +554,21 @@ public struct ReportStore: Sendable {
         runs = byteOrder(runs.map { recordings[$0.lowerBound] }).map { runs[$0] }
         var ordered: [Int] = []
         ordered.reserveCapacity(results.count)
+        // Every recording mostly comes with the same presets in the same order: their
+        // order is worked out once and reused while the names stay the same.
+        var lastNames: [String] = [], lastOrder: [Int] = []
         var k = 0
         while k < runs.count {
             // Runs of one recording, now side by side, ordered as one.
             var same = k + 1
             while same < runs.count && recordings[runs[same].lowerBound] == recordings[runs[k].lowerBound] { same += 1 }
             let members = Array(runs[k..<same].joined())
-            ordered += stableOrder(members.count) { compareBytes(presets[members[$0]], presets[members[$1]]) }.map { members[$0] }
+            let names = members.map { presets[$0] }
+            if names != lastNames {
+                lastOrder = stableOrder(names.count) { compareBytes(names[$0], names[$1]) }
+                lastNames = names
+            }
+            for i in lastOrder { ordered.append(members[i]) }
             k = same
         }
         return ordered

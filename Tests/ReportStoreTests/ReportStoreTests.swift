@@ -421,6 +421,11 @@ struct ReportStoreTests {
         let given = [("a", "wk"), ("Z", "p"), ("a", "Wk"), ("a", "Wk"), ("é", "p"), ("Z", "a")]
         let results = given.map { ReportStore.RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
         #expect(ReportStore.keyOrder(of: results) == [5, 1, 2, 3, 0, 4])
+        // Recordings with the same presets in the same order share their order; one with
+        // another order gets its own.
+        let shared = [("r1", "b"), ("r1", "a"), ("r2", "b"), ("r2", "a"), ("r3", "a"), ("r3", "b"), ("r0", "b"), ("r0", "a")]
+        let sharedResults = shared.map { ReportStore.RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
+        #expect(ReportStore.keyOrder(of: sharedResults) == [7, 6, 1, 0, 3, 2, 4, 5])
         #expect(ReportStore.byteOrder(["é", "a", "Z", "a"]) == [2, 1, 3, 0])
     }
 
