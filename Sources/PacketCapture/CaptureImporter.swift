@@ -283,13 +283,13 @@ public enum CaptureImporter {
     }
 }
 
-/// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival)
-/// over small keys, the exchanges themselves staying put in slots.
 extension CaptureImporter {
     /// What a batch handed over holds in place of an exchange moved out of it.
     static let placeholder = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "GET", url: ""), response: RecordedResponse(status: 0))
 }
 
+/// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival)
+/// over small keys, the exchanges themselves staying put in slots.
 struct TimeOrder {
     struct Key {
         var time: Double

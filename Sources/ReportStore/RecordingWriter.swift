@@ -39,8 +39,8 @@ struct ExchangeRows {
             tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
     }
 
-    /// Writes the exchange and provenance rows still pending: before anything reads or
-    /// updates them, and before the transaction ends.
+    /// Writes the body, exchange and provenance rows still pending: before anything reads
+    /// or updates them, and before the transaction ends.
     func flush() throws {
         try body.flush()
         try exchange.flush()
