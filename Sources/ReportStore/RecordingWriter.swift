@@ -18,7 +18,8 @@ struct ExchangeRows {
     /// rows to a statement (`RawInsert`), `OR FAIL`: only inside a transaction with foreign
     /// keys off (`ReportStore.withoutForeignKeys`), and rows reach their tables at `flush()`.
     init(_ db: Database, rowsPerStatement: Int = 1) throws {
-        // One prepared statement for every row: a capture can hold a hundred thousand.
+        // Prepared once and reused for every statement: a capture can hold a hundred
+        // thousand rows.
         let verb = rowsPerStatement > 1 ? "INSERT OR FAIL" : "INSERT"
         exchange = try RawInsert(
             db,

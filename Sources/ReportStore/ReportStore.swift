@@ -161,9 +161,10 @@ public struct ReportStore: Sendable {
         func flush() throws { try rows.flush() }
     }
 
-    /// Stores a recording inside the caller's transaction, its exchanges and provenance
-    /// many rows to a statement: in a transaction without foreign keys
-    /// (`withoutForeignKeys`), that needs no statement journal.
+    /// Stores a recording inside the caller's transaction, its bodies, exchanges and
+    /// provenance many rows to a statement: in a transaction without foreign keys
+    /// (`withoutForeignKeys`, every save) that needs no statement journal; `merge`, which
+    /// keeps foreign keys on, pays for one.
     static func insert(_ recording: Recording, provenance: CookieProvenance, replace: Bool, _ db: Database) throws -> ImportResult {
         var replaced = false
         if let existing = try RecordingRow.filter(RecordingRow.Columns.name == recording.name).fetchOne(db) {
