@@ -5,7 +5,7 @@
 // draws the graph from the modules' imports):
 //
 //   TrafficModel <- CookieJar <- WebViewEmulation <- Findings <- ReportStore (GRDB: stores, runs nothing)
-//   HTTPWire (CZlib, CBrotli) <- PacketCapture (CPcap), HARFormat      (both on TrafficModel too)
+//   HTTPWire (CZlib, CBrotli, CDeflate) <- PacketCapture (CPcap), HARFormat      (both on TrafficModel too)
 //   PacketCapture, HARFormat, Findings, ReportStore <- Pipeline (ImportPipeline, ReplayRunner)
 //   ReportStore <- Reports;  LocalCA <- ReplayServer, RecordingProxy (SwiftNIO)
 //   Pipeline, Reports, ReplayServer, RecordingProxy <- h5replay (the CLI, one file a command)
@@ -38,7 +38,8 @@ let package = Package(
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
-        .target(name: "HTTPWire", dependencies: ["CZlib", "CBrotli"]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
+        .target(name: "HTTPWire", dependencies: ["CZlib", "CBrotli", "CDeflate"]),
         .target(name: "PacketCapture", dependencies: ["CPcap", "HTTPWire", "TrafficModel"]),
         .target(
             name: "HARFormat",
