@@ -86,7 +86,7 @@ public struct CookieProvenance: Sendable, Hashable {
     /// The Cookie header of a request as (name, value) pairs, every Cookie field joined
     /// (HTTP/2 may split the header).
     public static func requestCookies(_ headers: [HeaderField]) -> [(name: String, value: String)] {
-        var out: [(String, String)] = []
+        var out: [(name: String, value: String)] = []
         for header in headers where header.name.caseInsensitiveEquals("Cookie") {
             var value = header.value
             // ASCII, the usual case, is split on bytes; other text by characters, below.

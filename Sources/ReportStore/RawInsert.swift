@@ -138,32 +138,22 @@ final class RawInsert {
     private func write() throws {
         let rows = pendingRows
         let handle = try statement(rows: rows).sqliteStatement
-        let code: Int32
-        do {
-            // The text stays where it is until the bindings are cleared below.
-            let base = UnsafeRawPointer(text.base).assumingMemoryBound(to: CChar.self)
-            for k in 0..<(rows * width) {
-                let parameter = Int32(k + 1)
-                switch values[k] {
-                case .null: break  // unbound parameters are NULL
-                case .int(let v): sqlite3_bind_int64(handle, parameter, v)
-                case .double(let v): sqlite3_bind_double(handle, parameter, v)
-                case .text(let start, let count):
-                    // Static: the buffer outlives the step, and every binding is cleared below.
-                    sqlite3_bind_text(handle, parameter, base + start, Int32(count), nil)
-                case .blob(let k):
-                    let data = blobs[k]
-                    if data.isEmpty {
-                        sqlite3_bind_zeroblob(handle, parameter, 0)
-                    } else {
-                        _ = data.withUnsafeBytes { sqlite3_bind_blob(handle, parameter, $0.baseAddress, Int32($0.count), Self.transient) }
-                    }
-                }
+        // The text stays where it is until `stepBindingBlobs` clears the bindings.
+        let base = UnsafeRawPointer(text.base).assumingMemoryBound(to: CChar.self)
+        var blobParameters: [(parameter: Int32, blob: Int)] = []
+        for k in 0..<(rows * width) {
+            let parameter = Int32(k + 1)
+            switch values[k] {
+            case .null: break  // unbound parameters are NULL
+            case .int(let v): sqlite3_bind_int64(handle, parameter, v)
+            case .double(let v): sqlite3_bind_double(handle, parameter, v)
+            case .text(let start, let count):
+                // Static: the buffer outlives the step, after which every binding is cleared.
+                sqlite3_bind_text(handle, parameter, base + start, Int32(count), nil)
+            case .blob(let blob): blobParameters.append((parameter, blob))
             }
-            code = sqlite3_step(handle)
         }
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        let code = stepBindingBlobs(handle, blobParameters[...])
         text.truncate(to: 1)
         if !blobs.isEmpty { blobs.removeAll(keepingCapacity: true) }
         pendingBlobBytes = 0
@@ -175,6 +165,25 @@ final class RawInsert {
         }
     }
 
-    /// SQLite copies the bytes before the call returns.
-    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// Binds each pending blob to its parameter, steps the statement, then resets it and
+    /// clears its bindings. Each blob's bytes are bound where they are (`SQLITE_STATIC`)
+    /// inside its `withUnsafeBytes`, one closure inside the next, so that every pointer is
+    /// valid for as long as it is bound. Bound as transient, SQLite copied every body
+    /// before copying it again into its pages.
+    private func stepBindingBlobs(_ handle: OpaquePointer, _ parameters: ArraySlice<(parameter: Int32, blob: Int)>) -> Int32 {
+        guard let (parameter, blob) = parameters.first else {
+            let code = sqlite3_step(handle)
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+            return code
+        }
+        return blobs[blob].withUnsafeBytes { bytes in
+            if bytes.isEmpty {
+                sqlite3_bind_zeroblob(handle, parameter, 0)
+            } else {
+                sqlite3_bind_blob(handle, parameter, bytes.baseAddress, Int32(bytes.count), nil)
+            }
+            return stepBindingBlobs(handle, parameters.dropFirst())
+        }
+    }
 }

@@ -471,6 +471,40 @@ struct ReportStoreTests {
         #expect(read.map { $0[0] as Int } == [big.count, big.count, big.count, big.count, 1])
         #expect(read.map { $0[1] as Int } == [0, 1, 2, 3, 40])
     }
+
+    @Test("blobs bound in place reach their own rows and columns, byte for byte, whatever their size")
+    func blobsBoundInPlace() throws {
+        let store = try ReportStore.inMemory()
+        // Empty, inline-sized, slices of a larger buffer and heap-sized, in two columns a
+        // row binds in reverse order.
+        let whole = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let blobs: [Data] = (0..<11).map { n in
+            switch n % 4 {
+            case 0: Data()
+            case 1: Data([UInt8(n), 1, 2, 3])
+            case 2: whole[(n * 1000)..<(n * 1000 + 40_000)]
+            default: Data(whole.prefix(100_000 + n))
+            }
+        }
+        let read = try store.writer.write { db -> [Row] in
+            try db.execute(sql: "CREATE TEMP TABLE b (first BLOB, second BLOB, n INTEGER)")
+            let insert = try RawInsert(db, head: "INSERT INTO b (first, second, n) VALUES", tuple: "(?, ?, ?)", rowsPerStatement: 4)
+            for n in 0..<blobs.count {
+                insert.bind(3, n)
+                insert.bind(2, blobs[(n + 5) % blobs.count])
+                insert.bind(1, blobs[n])
+                try insert.run()
+            }
+            try insert.flush()
+            return try Row.fetchAll(db, sql: "SELECT first, second, n FROM b ORDER BY rowid")
+        }
+        #expect(read.count == blobs.count)
+        for row in read {
+            let n: Int = row[2]
+            #expect((row[0] as Data? ?? Data()) == blobs[n], "row \(n), first")
+            #expect((row[1] as Data? ?? Data()) == blobs[(n + 5) % blobs.count], "row \(n), second")
+        }
+    }
 }
 
 @Suite("Header JSON as stored")
