@@ -417,6 +417,10 @@ public enum ExchangeClassifier {
         var topSiteGuessed = false
         /// The first hop of the main-frame document load that set `topSite`.
         var topSiteChain: Int?
+        /// The last Referer normalized, and its normalized form: a page's requests name the
+        /// same page one after another, and parsing it again for each was a third of
+        /// following the main frame.
+        var lastReferer: (raw: String, normalized: String)?
         /// Exchanges added so far.
         public private(set) var count = 0
         /// Exchanges classified native (NC1), and the first few User-Agents among them.
@@ -481,7 +485,7 @@ public enum ExchangeClassifier {
             if dest == "iframe" || dest == "frame" || exchange.resourceType?.asciiLowercased == "sub_frame" {
                 kind = .iframe
                 iframeDocuments.insert(ExchangeClassifier.normalize(exchange.request))
-            } else if !iframeDocuments.isEmpty, let referer = exchange.request.headers.first("Referer"), iframeDocuments.contains(ExchangeClassifier.normalize(referer)) {
+            } else if !iframeDocuments.isEmpty, let referer = exchange.request.headers.first("Referer"), iframeDocuments.contains(normalizedReferer(referer)) {
                 kind = .iframe
             } else if let claimedBy {
                 kind = claimedBy.chainFrame
@@ -567,7 +571,7 @@ public enum ExchangeClassifier {
                 return []
             }
             guard let current = pages.last, let referer = exchange.request.headers.first("Referer") else { return [] }
-            let from = ExchangeClassifier.normalize(referer)
+            let from = normalizedReferer(referer)
             var fromDecoded: String?
             if current.isReferred(by: from, decoded: &fromDecoded) {
                 if current.referrers.count < Self.referrersKept {
@@ -599,6 +603,14 @@ public enum ExchangeClassifier {
             guard let j = suspects.lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) else { return [] }
             exchange.frame.kind = .iframe
             return [.iframe(sequences: markIframe(suspects.remove(at: j)))]
+        }
+
+        /// `ExchangeClassifier.normalize` of a Referer, reused while the Referer repeats.
+        mutating func normalizedReferer(_ referer: String) -> String {
+            if let last = lastReferer, last.raw == referer { return last.normalized }
+            let normalized = ExchangeClassifier.normalize(referer)
+            lastReferer = (referer, normalized)
+            return normalized
         }
 
         /// Takes a document read as the main frame's for an iframe's: the requests that name
