@@ -11,6 +11,13 @@
 //   Pipeline, Reports, ReplayServer, RecordingProxy <- h5replay (the CLI, one file a command)
 import PackageDescription
 
+// The executables allocate through jemalloc (apt: libjemalloc-dev), linked ahead of the C
+// library so that every malloc in the process is its, Swift's runtime and SQLite's
+// included. A capture's import allocates on the thread that reads packets and frees on
+// the threads that build and store exchanges: glibc's allocator took a tenth of the
+// import's time over it (Tools/bench, README "Performance").
+let jemalloc: [LinkerSetting] = [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
+
 let package = Package(
     name: "h5replay",
     platforms: [.macOS(.v13)],
@@ -114,12 +121,15 @@ let package = Package(
                 "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
                 "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer", "LocalCA", "RecordingProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            linkerSettings: jemalloc
         ),
-        // Times the pipeline's stages for Tools/bench (DESIGN.md section 7).
+        // Times the pipeline's stages for Tools/bench (DESIGN.md section 7), with the
+        // allocator the CLI runs with.
         .executableTarget(
             name: "h5replay-bench",
-            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore", "Pipeline", "PacketCapture"]
+            dependencies: ["TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore", "Pipeline", "PacketCapture"],
+            linkerSettings: jemalloc
         ),
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
