@@ -202,7 +202,8 @@ extension ReportStore {
                 rows.exchange.setPending(row: sequence - firstPending, ExchangeRows.redirectNextParameter, next)
                 return
             }
-            try rows.flush()
+            // Written already: the rows still waiting come after it, and the update needs
+            // none of them.
             try setNext.execute(arguments: [next, recordingID, sequence])
         }
 
