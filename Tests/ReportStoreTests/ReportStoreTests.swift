@@ -176,6 +176,23 @@ struct ReportStoreTests {
         #expect(try again.recordingNames() == ["xhr-json-post"])
     }
 
+    @Test("a new file gets the schema every migration makes, copied in whole, each migration marked applied")
+    func newFileSchema() throws {
+        let dir = try scratchDirectory("store")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        let store = try ReportStore.open(path: path, newFile: .rollbackJournal)
+        let migrated = try DatabaseQueue()
+        try Schema.migrator.migrate(migrated)
+        let schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+        let copied = try store.writer.read { try Row.fetchAll($0, sql: schema) }
+        #expect(copied.count > 20)
+        #expect(copied == (try migrated.read { try Row.fetchAll($0, sql: schema) }))
+        let applied = try store.writer.read { try Schema.migrator.appliedIdentifiers($0) }
+        #expect(applied == Set(Schema.migrator.migrations))
+        #expect(try store.writer.read { try Schema.migrator.hasCompletedMigrations($0) })
+    }
+
     @Test("a database created for a bulk write has a rollback journal while its creator holds it, and WAL from the next open")
     func bulkNewFile() throws {
         let dir = try scratchDirectory("store")
