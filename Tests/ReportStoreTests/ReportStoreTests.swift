@@ -176,12 +176,16 @@ struct ReportStoreTests {
         #expect(try again.recordingNames() == ["xhr-json-post"])
     }
 
-    @Test("a new file gets the schema every migration makes, copied in whole, each migration marked applied")
+    @Test("a new file gets the schema every migration makes in one transaction, each migration marked applied")
     func newFileSchema() throws {
         let dir = try scratchDirectory("store")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("db.sqlite").path
         let store = try ReportStore.open(path: path, newFile: .rollbackJournal)
+        // One transaction wrote the schema: the header's file change counter (bytes 24-27,
+        // big-endian) counts the commits made in a rollback journal.
+        let header = try [UInt8](#require(FileHandle(forReadingAtPath: path)).readData(ofLength: 100))
+        #expect(header[24..<28].reduce(0) { $0 << 8 | Int($1) } == 1)
         let migrated = try DatabaseQueue()
         try Schema.migrator.migrate(migrated)
         let schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
