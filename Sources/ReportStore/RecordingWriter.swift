@@ -36,8 +36,8 @@ struct ExchangeRows {
             db, head: "\(verb) INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES",
             tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         inferred = try RawInsert(
-            db, head: "\(verb) INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES",
-            tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
+            db, head: "\(verb) INTO cookie_inference (recording_id, sequence, position, name, kind, domain, path, window_start) VALUES",
+            tuple: "(?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
     }
 
     /// Writes the body, exchange and provenance rows still pending: before anything reads
@@ -122,14 +122,15 @@ struct ExchangeRows {
             sent.bind(7, c.hop)
             try sent.run()
         }
-        for e in events {
+        for (position, e) in events.enumerated() {
             inferred.bind(1, recordingID)
             inferred.bind(2, sequence)
-            inferred.bind(3, e.cookie.name)
-            inferred.bind(4, e.kind.rawValue)
-            inferred.bind(5, e.cookie.domain)
-            inferred.bind(6, e.cookie.path)
-            inferred.bind(7, e.windowStart)
+            inferred.bind(3, position)
+            inferred.bind(4, e.cookie.name)
+            inferred.bind(5, e.kind.rawValue)
+            inferred.bind(6, e.cookie.domain)
+            inferred.bind(7, e.cookie.path)
+            inferred.bind(8, e.windowStart)
             try inferred.run()
         }
     }

@@ -52,7 +52,7 @@ extension ReportStore {
                     }
                     recordings.append(r)
                     sent[name] = try Row.fetchAll(db, sql: "SELECT sequence, position, name, provenance, set_by, set_by_hop FROM cookie_sent WHERE recording_id = ?", arguments: [id])
-                    inferred[name] = try Row.fetchAll(db, sql: "SELECT sequence, name, kind, domain, path, window_start FROM cookie_inference WHERE recording_id = ? ORDER BY id", arguments: [id])
+                    inferred[name] = try Row.fetchAll(db, sql: "SELECT sequence, position, name, kind, domain, path, window_start FROM cookie_inference WHERE recording_id = ?", arguments: [id])
                 }
                 return Shard(
                     path: path, run: run, recordings: recordings, cookieSent: sent, cookieInferred: inferred,
@@ -85,8 +85,8 @@ extension ReportStore {
                                     arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5]])
                             }
                             for row in shard.cookieInferred[r.name] ?? [] {
-                                try db.execute(sql: "INSERT INTO cookie_inference (recording_id, sequence, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                    arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5]])
+                                try db.execute(sql: "INSERT INTO cookie_inference (recording_id, sequence, position, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                    arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5], row[6]])
                             }
                         case .unchanged(let id):
                             recordingIDs[r.name] = id

@@ -335,7 +335,7 @@ public struct ReportStore: Sendable {
                 cookies[sequence].append(StoredSentCookie(name: r["name"], provenance: r["provenance"], setBy: r["set_by"], setByHop: r["set_by_hop"]))
             }
             var inferred = Array(repeating: [StoredInference](), count: recording.exchanges.count)
-            for r in try Row.fetchAll(db, sql: "SELECT * FROM cookie_inference WHERE recording_id = ? ORDER BY sequence, id", arguments: [id]) {
+            for r in try Row.fetchAll(db, sql: "SELECT * FROM cookie_inference WHERE recording_id = ? ORDER BY sequence, position", arguments: [id]) {
                 let sequence: Int = r["sequence"]
                 guard inferred.indices.contains(sequence) else { continue }
                 inferred[sequence].append(StoredInference(name: r["name"], kind: r["kind"], domain: r["domain"], path: r["path"], windowStart: r["window_start"]))

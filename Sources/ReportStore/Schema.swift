@@ -429,6 +429,35 @@ enum Schema {
                     AND g.sequence = f.sequence AND g.method = f.method AND g.url = f.url AND g.subject IS f.subject);
                 """)
         }
+        migrator.registerMigration("v17: cookie provenance clustered by exchange") { db in
+            // A provenance row was two b-tree writes: the table's rowid tree, and the primary
+            // key's index (cookie_sent) or recording_id's (cookie_inference). Keyed by
+            // (recording, sequence, position) WITHOUT ROWID, a row is one write, appended
+            // in the order an import makes them, and the key serves every lookup and
+            // cascade by recording. An inference's id only ordered one exchange's events:
+            // its position within them does that now.
+            try db.execute(sql: """
+                CREATE TABLE cookie_sent_v17 (
+                  recording_id INTEGER NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+                  sequence INTEGER NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL, provenance TEXT NOT NULL,
+                  set_by INTEGER, set_by_hop INTEGER,
+                  PRIMARY KEY (recording_id, sequence, position)) WITHOUT ROWID;
+                INSERT INTO cookie_sent_v17 (recording_id, sequence, position, name, provenance, set_by, set_by_hop)
+                  SELECT recording_id, sequence, position, name, provenance, set_by, set_by_hop FROM cookie_sent;
+                DROP TABLE cookie_sent;
+                ALTER TABLE cookie_sent_v17 RENAME TO cookie_sent;
+                CREATE TABLE cookie_inference_v17 (
+                  recording_id INTEGER NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+                  sequence INTEGER NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+                  domain TEXT NOT NULL, path TEXT NOT NULL, window_start DOUBLE,
+                  PRIMARY KEY (recording_id, sequence, position)) WITHOUT ROWID;
+                INSERT INTO cookie_inference_v17 (recording_id, sequence, position, name, kind, domain, path, window_start)
+                  SELECT recording_id, sequence, ROW_NUMBER() OVER (PARTITION BY recording_id, sequence ORDER BY id) - 1,
+                    name, kind, domain, path, window_start FROM cookie_inference;
+                DROP TABLE cookie_inference;
+                ALTER TABLE cookie_inference_v17 RENAME TO cookie_inference;
+                """)
+        }
         return migrator
     }
 }

@@ -270,6 +270,55 @@ struct ReportStoreTests {
         #expect(try store.findings(run: 3).map(\.code) == [.bodyLost, .bodyLost])
     }
 
+    @Test("v17 keys cookie provenance by recording, sequence and position without a rowid: every row kept, inferences in their order, no index beside the key")
+    func provenanceClustered() throws {
+        let queue = try DatabaseQueue()
+        try Schema.migrator.migrate(queue, upTo: "v16: a run's rows name their recording, not its row")
+        try queue.write { db in
+            // Ids out of sequence order, as rows of two imports interleave: only the id
+            // orders one exchange's events.
+            try db.execute(sql: """
+                INSERT INTO recording (id, name, source_format, imported_at, exchange_count) VALUES (7, 'r', 'har', '', 3);
+                INSERT INTO recording (id, name, source_format, imported_at, exchange_count) VALUES (8, 's', 'har', '', 1);
+                INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop)
+                  VALUES (7, 2, 1, 'b', 'script-set', NULL, NULL), (7, 2, 0, 'a', 'server-set', 0, 1), (8, 0, 0, 'c', 'pre-existing', NULL, NULL);
+                INSERT INTO cookie_inference (id, recording_id, sequence, name, kind, domain, path, window_start) VALUES
+                  (30, 7, 2, 'late', 'script-deleted', 'a.example', '/', NULL),
+                  (10, 7, 2, 'early', 'script-set', 'a.example', '/', 1.5),
+                  (20, 7, 1, 'first', 'pre-existing', 'a.example', '/x', NULL),
+                  (40, 8, 0, 'other', 'script-set', 'b.example', '/', 2.0);
+                """)
+        }
+        _ = try ReportStore(writer: queue)
+        try queue.read { db in
+            for table in ["cookie_sent", "cookie_inference"] {
+                let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [table]) ?? ""
+                #expect(sql.contains("WITHOUT ROWID"), "\(table)")
+                #expect(try db.primaryKey(table).columns == ["recording_id", "sequence", "position"], "\(table)")
+                #expect(try db.foreignKeys(on: table).map(\.destinationTable) == ["recording"], "\(table)")
+                #expect(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", arguments: [table]) == [], "\(table)")
+            }
+            #expect(try Row.fetchAll(db, sql: "SELECT recording_id, sequence, position, name, set_by_hop FROM cookie_sent ORDER BY recording_id, sequence, position") == [
+                ["recording_id": 7, "sequence": 2, "position": 0, "name": "a", "set_by_hop": 1],
+                ["recording_id": 7, "sequence": 2, "position": 1, "name": "b", "set_by_hop": nil],
+                ["recording_id": 8, "sequence": 0, "position": 0, "name": "c", "set_by_hop": nil],
+            ])
+            #expect(try Row.fetchAll(db, sql: "SELECT recording_id, sequence, position, name, window_start FROM cookie_inference ORDER BY recording_id, sequence, position") == [
+                ["recording_id": 7, "sequence": 1, "position": 0, "name": "first", "window_start": nil],
+                ["recording_id": 7, "sequence": 2, "position": 0, "name": "early", "window_start": 1.5],
+                ["recording_id": 7, "sequence": 2, "position": 1, "name": "late", "window_start": nil],
+                ["recording_id": 8, "sequence": 0, "position": 0, "name": "other", "window_start": 2.0],
+            ])
+        }
+        // Deleting a recording takes its provenance with it, and only its.
+        try queue.write { db in
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+            try db.execute(sql: "DELETE FROM recording WHERE id = 7")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM cookie_sent") == 1)
+            #expect(try String.fetchAll(db, sql: "SELECT name FROM cookie_inference") == ["other"])
+        }
+    }
+
     @Test("a database a newer h5replay has changed is refused with a word, not misread")
     func newerDatabase() throws {
         let queue = try DatabaseQueue()
