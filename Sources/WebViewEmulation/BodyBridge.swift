@@ -43,24 +43,37 @@ public struct BodyBridge: Mitigation {
         return o
     }
 
-    func covered(_ initiator: Initiator) -> Bool {
-        switch initiator {
-        case .xhr: return covers.contains(.xhr)
-        case .fetch: return covers.contains(.fetch)
-        case .ajax: return covers.contains(.xhr) && covers.contains(.fetch)
-        default: return false
+    /// Which page APIs the bridge patches, as two flags: a hook asks for every request the
+    /// page issues, and the set's hashing cost more than the rest of a request the bridge
+    /// does not touch.
+    struct Covered {
+        var xhr: Bool
+        var fetch: Bool
+
+        func callAsFunction(_ initiator: Initiator) -> Bool {
+            switch initiator {
+            case .xhr: return xhr
+            case .fetch: return fetch
+            case .ajax: return xhr && fetch
+            default: return false
+            }
         }
     }
+
+    var covered: Covered { Covered(xhr: covers.contains(.xhr), fetch: covers.contains(.fetch)) }
 
     public var citedRules: [RuleID] { ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9"] }
 
     public var hooks: MitigationHooks {
-        MitigationHooks(requestIssued: { outcome, request in self.restore(&outcome, request) })
+        let covered = covered
+        return MitigationHooks(requestIssued: { outcome, request in self.restore(&outcome, request, covered: covered) })
     }
 
     /// The page stashed the body; the interceptor puts it back, as this bridge does.
-    func restore(_ outcome: inout Outcome, _ request: IssuedRequest) {
-        let exchange = request.exchange, plan = request.plan, context = request.context
+    func restore(_ outcome: inout Outcome, _ request: IssuedRequest, covered: Covered) {
+        // Read in place: copies of the exchange, plan and context were most of the cost of
+        // a request the bridge leaves alone.
+        let exchange = request.exchange
         let recorded = exchange.request.bodyFingerprint
         switch exchange.initiator {
         case .beacon:
@@ -73,9 +86,9 @@ public struct BodyBridge: Mitigation {
             return
         default:
             // Only a request with a body goes through the bridge.
-            guard covered(exchange.initiator), plan.intercepted, !recorded.isEmpty else { return }
+            guard covered(exchange.initiator), request.plan.intercepted, !recorded.isEmpty else { return }
         }
-        if when == .below113OrBlob && context.profile.ios >= IOSVersion(11, 3) && !exchange.bodyKind.isBlobBacked(binaryAsBlob: context.binaryAsBlob) {
+        if when == .below113OrBlob && request.context.profile.ios >= IOSVersion(11, 3) && !exchange.bodyKind.isBlobBacked(binaryAsBlob: request.context.binaryAsBlob) {
             return
         }
         // B4: the bridge's callback lives on the main window; an iframe's request gets no body.
@@ -94,7 +107,7 @@ public struct BodyBridge: Mitigation {
         // B9: the marker header, and a preflight when cross-origin.
         if let markerHeader {
             outcome.addedHeaders.append(HeaderAddition(name: markerHeader, rule: "B9"))
-            if context.crossOrigin { outcome.preflightRules.append("B9") }
+            if request.context.crossOrigin { outcome.preflightRules.append("B9") }
         }
         // B1: the body comes back from the native stash, re-encoded as the bridge does; the
         // re-encodings are computed once per recording (ExchangeFacts).

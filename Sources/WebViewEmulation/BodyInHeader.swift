@@ -27,11 +27,11 @@ public struct BodyInHeader: Mitigation {
 
     /// The body travels in the header; the interceptor rebuilds it when it can.
     func move(_ outcome: inout Outcome, _ request: IssuedRequest) {
-        let exchange = request.exchange, plan = request.plan, context = request.context
+        let exchange = request.exchange
         let length = exchange.request.bodyFingerprint.length
-        guard length > 0, plan.intercepted, [.xhr, .fetch, .ajax].contains(exchange.initiator) else { return }
+        guard length > 0, request.plan.intercepted, [.xhr, .fetch, .ajax].contains(exchange.initiator) else { return }
         // H4: the custom header makes a cross-origin request non-simple.
-        if context.crossOrigin {
+        if request.context.crossOrigin {
             outcome.preflightRules.append("H4")
             outcome.note(Change(rule: "H4", note: .headerForcesPreflight(headerName)))
         }
