@@ -52,6 +52,42 @@ struct CaptureImportTests {
         #expect(both.diagnostics.first { $0.code == DiagnosticCode.nativeRequests.rawValue }?.message.hasPrefix("1 of 2 request(s)") == true)
     }
 
+    @Test("a capture many times the read buffer reads whole: records across every buffer boundary, pcap and pcapng", arguments: [false, true])
+    func acrossReadBuffers(pcapng: Bool) throws {
+        var b = CaptureBuilder()
+        // Sixty connections of 5 KB bodies in segments of odd sizes: about 370 KB, whose
+        // records fall across the 64 KB buffer's edges at every offset.
+        for k in 0..<60 {
+            b.connection(clientPort: 50_000 + k, request: Self.request, response: Self.response, mss: 997 + k)
+        }
+        let size = (pcapng ? b.pcapng() : b.pcap()).count
+        #expect(size > 4 * PcapSource.readBuffer)
+        let (recordings, session) = try b.importing(pcapng: pcapng)
+        #expect(session.decoder.counts.packets == b.packets.count)
+        #expect(recordings[0].exchanges.count == 60)
+        for e in recordings[0].exchanges { #expect(e.response.body == Data(Self.body.utf8)) }
+    }
+
+    @Test("a file libpcap refuses is an error naming it, and leaves no file open")
+    func refusedFile() throws {
+        // pcap's magic number, then a header cut short.
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+        try Data(CaptureBuilder.le32(0xA1B2C3D4) + [2, 0]).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        func openFiles() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let before = try openFiles()
+        for _ in 0..<64 {
+            #expect {
+                _ = try PcapSource.open(file: url.path)
+            } throws: { error in
+                "\(error)".hasPrefix(url.path + ": ")
+            }
+        }
+        // Other tests open files meanwhile: a leak would be 64 here.
+        #expect(try openFiles() - before < 32)
+        #expect(throws: (any Error).self) { _ = try PcapSource.open(file: url.path + ".missing") }
+    }
+
     @Test("pcapng reads like pcap, and the recording says which it was")
     func pcapng() throws {
         var b = CaptureBuilder()
