@@ -1,59 +1,162 @@
 /// A stored cookie: the fields of RFC 6265bis section 5.7 ("Storage Model").
+///
+/// The fields sit behind one reference, copied only when a shared cookie is changed: a
+/// replay copies each cookie many times (into the jar a synchronisation fills, into the
+/// header a request carries, into the outcome that records it), and a copy of four
+/// strings cost four retains and, later, four releases; now one of each.
 public struct Cookie: Sendable, Hashable, Codable {
     public enum SameSite: String, Sendable, Hashable, Codable { case `default`, none, lax, strict }
 
-    public var name: String
-    public var value: String
+    @usableFromInline struct Fields: Sendable {
+        @usableFromInline var name: String
+        @usableFromInline var value: String
+        @usableFromInline var domain: String
+        @usableFromInline var hostOnly: Bool
+        @usableFromInline var path: String
+        @usableFromInline var expiry: Double?
+        @usableFromInline var secure: Bool
+        @usableFromInline var httpOnly: Bool
+        @usableFromInline var sameSite: SameSite
+        @usableFromInline var creation: Double
+        @usableFromInline var lastAccess: Double
+        @usableFromInline var creationOrder: UInt64 = 0
+        @usableFromInline var tag: UInt32 = 0
+    }
+
+    /// A buffer whose header is reached through a pointer, not a class property's checked
+    /// access; changed only while uniquely referenced.
+    @usableFromInline final class Box: ManagedBuffer<Fields, Never> {}
+
+    /// Safe to share across threads: a buffer is changed only once `unique()` has made it
+    /// this value's alone.
+    @usableFromInline nonisolated(unsafe) var box: Box
+
+    @usableFromInline static func box(_ fields: Fields) -> Box { unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
+
+    @inlinable var fields: Fields { box.withUnsafeMutablePointerToHeader { $0.pointee } }
+
+    /// The fields, for a change: the pointer is valid while `box` holds the buffer.
+    @inlinable var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }
+
+    @inlinable mutating func unique() {
+        if !isKnownUniquelyReferenced(&box) { box = Self.box(box.withUnsafeMutablePointerToHeader { $0.pointee }) }
+    }
+
+    @inlinable public var name: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.name } }
+        _modify { unique(); yield &header.pointee.name }
+    }
+    @inlinable public var value: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.value } }
+        _modify { unique(); yield &header.pointee.value }
+    }
     /// Lowercased, without a leading dot.
-    public var domain: String
+    @inlinable public var domain: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.domain } }
+        _modify { unique(); yield &header.pointee.domain }
+    }
     /// Sent only to exactly `domain`, not its subdomains.
-    public var hostOnly: Bool
-    public var path: String
+    @inlinable public var hostOnly: Bool {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.hostOnly } }
+        _modify { unique(); yield &header.pointee.hostOnly }
+    }
+    @inlinable public var path: String {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.path } }
+        _modify { unique(); yield &header.pointee.path }
+    }
     /// Seconds since 1970; nil for a session cookie.
-    public var expiry: Double?
-    public var secure: Bool
-    public var httpOnly: Bool
-    public var sameSite: SameSite
-    public var creation: Double
-    public var lastAccess: Double
+    @inlinable public var expiry: Double? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.expiry } }
+        _modify { unique(); yield &header.pointee.expiry }
+    }
+    @inlinable public var secure: Bool {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.secure } }
+        _modify { unique(); yield &header.pointee.secure }
+    }
+    @inlinable public var httpOnly: Bool {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.httpOnly } }
+        _modify { unique(); yield &header.pointee.httpOnly }
+    }
+    @inlinable public var sameSite: SameSite {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.sameSite } }
+        _modify { unique(); yield &header.pointee.sameSite }
+    }
+    @inlinable public var creation: Double {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.creation } }
+        _modify { unique(); yield &header.pointee.creation }
+    }
+    @inlinable public var lastAccess: Double {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.lastAccess } }
+        _modify { unique(); yield &header.pointee.lastAccess }
+    }
     /// Breaks ties between cookies created at the same instant: the store's insertion
     /// order, kept on replacement like the creation time.
-    public var creationOrder: UInt64 = 0
+    @inlinable public var creationOrder: UInt64 {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.creationOrder } }
+        _modify { unique(); yield &header.pointee.creationOrder }
+    }
     /// A number the jar's owner gives the cookie and the jar carries with it, untouched
     /// (the emulator: which record says how the cookie reached the jar); 0 when none.
     /// Not part of the cookie's identity, not compared, not written out.
-    public var tag: UInt32 = 0
+    @inlinable public var tag: UInt32 {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.tag } }
+        _modify { unique(); yield &header.pointee.tag }
+    }
 
     public static func == (a: Cookie, b: Cookie) -> Bool {
-        a.name == b.name && a.value == b.value && a.domain == b.domain && a.hostOnly == b.hostOnly && a.path == b.path
-            && a.expiry == b.expiry && a.secure == b.secure && a.httpOnly == b.httpOnly && a.sameSite == b.sameSite
-            && a.creation == b.creation && a.lastAccess == b.lastAccess && a.creationOrder == b.creationOrder
+        if a.box === b.box { return true }
+        let x = a.fields, y = b.fields
+        return x.name == y.name && x.value == y.value && x.domain == y.domain && x.hostOnly == y.hostOnly && x.path == y.path
+            && x.expiry == y.expiry && x.secure == y.secure && x.httpOnly == y.httpOnly && x.sameSite == y.sameSite
+            && x.creation == y.creation && x.lastAccess == y.lastAccess && x.creationOrder == y.creationOrder
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(name)
-        hasher.combine(value)
-        hasher.combine(domain)
-        hasher.combine(path)
-        hasher.combine(creation)
+        let f = fields
+        hasher.combine(f.name)
+        hasher.combine(f.value)
+        hasher.combine(f.domain)
+        hasher.combine(f.path)
+        hasher.combine(f.creation)
     }
 
     enum CodingKeys: String, CodingKey {
         case name, value, domain, hostOnly, path, expiry, secure, httpOnly, sameSite, creation, lastAccess, creationOrder
     }
 
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        var fields = Fields(
+            name: try c.decode(String.self, forKey: .name), value: try c.decode(String.self, forKey: .value), domain: try c.decode(String.self, forKey: .domain),
+            hostOnly: try c.decode(Bool.self, forKey: .hostOnly), path: try c.decode(String.self, forKey: .path), expiry: try c.decodeIfPresent(Double.self, forKey: .expiry),
+            secure: try c.decode(Bool.self, forKey: .secure), httpOnly: try c.decode(Bool.self, forKey: .httpOnly), sameSite: try c.decode(SameSite.self, forKey: .sameSite),
+            creation: try c.decode(Double.self, forKey: .creation), lastAccess: try c.decode(Double.self, forKey: .lastAccess))
+        fields.creationOrder = try c.decode(UInt64.self, forKey: .creationOrder)
+        box = Self.box(fields)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        let f = fields
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(f.name, forKey: .name)
+        try c.encode(f.value, forKey: .value)
+        try c.encode(f.domain, forKey: .domain)
+        try c.encode(f.hostOnly, forKey: .hostOnly)
+        try c.encode(f.path, forKey: .path)
+        try c.encodeIfPresent(f.expiry, forKey: .expiry)
+        try c.encode(f.secure, forKey: .secure)
+        try c.encode(f.httpOnly, forKey: .httpOnly)
+        try c.encode(f.sameSite, forKey: .sameSite)
+        try c.encode(f.creation, forKey: .creation)
+        try c.encode(f.lastAccess, forKey: .lastAccess)
+        try c.encode(f.creationOrder, forKey: .creationOrder)
+    }
+
     public init(name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", expiry: Double? = nil, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .default, creation: Double, lastAccess: Double? = nil) {
-        self.name = name
-        self.value = value
-        self.domain = domain
-        self.hostOnly = hostOnly
-        self.path = path
-        self.expiry = expiry
-        self.secure = secure
-        self.httpOnly = httpOnly
-        self.sameSite = sameSite
-        self.creation = creation
-        self.lastAccess = lastAccess ?? creation
+        box = Self.box(
+            Fields(
+                name: name, value: value, domain: domain, hostOnly: hostOnly, path: path, expiry: expiry, secure: secure, httpOnly: httpOnly, sameSite: sameSite,
+                creation: creation, lastAccess: lastAccess ?? creation))
     }
 
     public var persistent: Bool { expiry != nil }
@@ -83,5 +186,18 @@ public struct Cookie: Sendable, Hashable, Codable {
 
         public static func < (a: Key, b: Key) -> Bool { (a.domain, a.path, a.name) < (b.domain, b.path, b.name) }
         public var description: String { "\(name) (\(domain)\(path))" }
+    }
+}
+
+/// Printed and dumped field by field, as a plain struct of them would be.
+extension Cookie: CustomReflectable {
+    public var customMirror: Mirror {
+        let f = fields
+        return Mirror(
+            self,
+            children: [
+                "name": f.name, "value": f.value, "domain": f.domain, "hostOnly": f.hostOnly, "path": f.path, "expiry": f.expiry as Any, "secure": f.secure,
+                "httpOnly": f.httpOnly, "sameSite": f.sameSite, "creation": f.creation, "lastAccess": f.lastAccess, "creationOrder": f.creationOrder, "tag": f.tag,
+            ], displayStyle: .struct)
     }
 }

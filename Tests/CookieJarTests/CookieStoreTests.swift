@@ -232,3 +232,62 @@ struct CookieStoreTests {
         #expect(small.count == 10 && small.cookie(for: Cookie.Key(name: "c1", domain: "h1.example.com", path: "/"))?.value == "1")
     }
 }
+
+/// A cookie keeps its fields behind one shared reference: a value still, whatever is
+/// changed on a copy.
+@Suite("A cookie as a value")
+struct CookieValueTests {
+    static let cookie: Cookie = {
+        var c = Cookie(name: "sid", value: "a-session-token-longer-than-fifteen-bytes", domain: "shop.example", hostOnly: false, path: "/account", expiry: 1_800_000_000, secure: true, httpOnly: true, sameSite: .lax, creation: 1_700_000_000, lastAccess: 1_700_000_100)
+        c.creationOrder = 7
+        c.tag = 3
+        return c
+    }()
+
+    @Test("a change to a copy leaves the original as it was, field by field")
+    func copies() {
+        let original = Self.cookie
+        var copy = original
+        #expect(copy == original)
+        copy.value = "other"
+        copy.path = "/"
+        copy.expiry = nil
+        copy.secure = false
+        copy.sameSite = .strict
+        copy.creationOrder = 8
+        copy.tag = 4
+        #expect(copy != original)
+        #expect(original.value == "a-session-token-longer-than-fifteen-bytes" && original.path == "/account" && original.expiry == 1_800_000_000)
+        #expect(original.secure && original.sameSite == .lax && original.creationOrder == 7 && original.tag == 3)
+        #expect(copy.value == "other" && copy.path == "/" && copy.expiry == nil && !copy.secure && copy.sameSite == .strict && copy.creationOrder == 8 && copy.tag == 4)
+        // The tag is not part of the cookie's identity.
+        var tagged = original
+        tagged.tag = 9
+        #expect(tagged == original && tagged.hashValue == original.hashValue)
+    }
+
+    @Test("JSON holds every field but the tag, and reads back equal; a session cookie has no expiry key")
+    func json() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(Self.cookie)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(Set(object.keys) == ["name", "value", "domain", "hostOnly", "path", "expiry", "secure", "httpOnly", "sameSite", "creation", "lastAccess", "creationOrder"])
+        let back = try JSONDecoder().decode(Cookie.self, from: data)
+        #expect(back == Self.cookie && back.tag == 0)
+        var session = Self.cookie
+        session.expiry = nil
+        let sessionObject = try #require(try JSONSerialization.jsonObject(with: try encoder.encode(session)) as? [String: Any])
+        #expect(sessionObject["expiry"] == nil)
+        #expect(try JSONDecoder().decode(Cookie.self, from: try encoder.encode(session)).expiry == nil)
+    }
+}
+
+extension CookieValueTests {
+    @Test("a cookie prints its fields, as a failing test or a log shows it")
+    func printed() {
+        let text = "\(Self.cookie)"
+        #expect(text.hasPrefix("Cookie(name: \"sid\", value: \"a-session-token-longer-than-fifteen-bytes\", domain: \"shop.example\""))
+        #expect(text.contains("creationOrder: 7"))
+    }
+}
