@@ -45,8 +45,8 @@ public final class PcapSource {
     ///
     /// The file is read through a stdio buffer of `readBuffer` bytes: libpcap reads each
     /// record with `fread`, and through the default 4 KB buffer a 159 MB capture took
-    /// 22,000 `read` calls; through 64 KB, 2,500. Larger buffers gain nothing more, and
-    /// stop fitting in a core's L2 cache beside what the parser works on.
+    /// 22,000 `read` calls; through 64 KB, 2,500. It stays small enough for a core's L2
+    /// cache beside what the parser works on, as the source file's hash buffer does.
     public static func open(file path: String) throws(Failure) -> PcapSource {
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
         guard let file = fopen(path, "rb") else {
