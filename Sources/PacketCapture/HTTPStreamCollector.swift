@@ -72,24 +72,26 @@ public struct HTTPStreamCollector: TCPStreamSink {
 
     enum StreamProtocol { case undetermined, http, tls, other }
 
-    /// A class, so that each packet updates its connection in place.
+    /// A class, so that each packet updates its connection in place. Its fields are
+    /// unchecked, as the reassembler's flows are: only the reading thread touches them,
+    /// one access at a time.
     final class FlowState {
         let client: Endpoint
         let server: Endpoint
         let midStream: Bool
-        var proto: StreamProtocol = .undetermined
-        var connection: HTTPConnection?
-        var reportedError = false
+        @exclusivity(unchecked) var proto: StreamProtocol = .undetermined
+        @exclusivity(unchecked) var connection: HTTPConnection?
+        @exclusivity(unchecked) var reportedError = false
         /// The client's SYN, when the capture saw the connection open.
-        var synAt: Double?
+        @exclusivity(unchecked) var synAt: Double?
         /// The server's SYN-ACK.
-        var establishedAt: Double?
+        @exclusivity(unchecked) var establishedAt: Double?
         /// The first byte the client sent.
-        var firstDataAt: Double?
+        @exclusivity(unchecked) var firstDataAt: Double?
         /// When the page issued the connection's first request, if before its first byte
         /// (`HTTPStreamCollector.issueTime`); nil once that request is handed on.
-        var firstIssuedAt: Double?
-        var firstDelivered = false
+        @exclusivity(unchecked) var firstIssuedAt: Double?
+        @exclusivity(unchecked) var firstDelivered = false
 
         init(client: Endpoint, server: Endpoint, midStream: Bool) {
             self.client = client
