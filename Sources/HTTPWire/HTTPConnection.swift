@@ -77,11 +77,20 @@ public struct HTTPConnection: Sendable {
     mutating func collect() {
         forwardMethods()
         if !requests.completed.isEmpty {
-            waitingRequests.append(contentsOf: requests.completed)
-            requests.completed.removeAll(keepingCapacity: true)
+            if waitingRequests.isEmpty {
+                swap(&waitingRequests, &requests.completed)
+            } else {
+                waitingRequests.append(contentsOf: requests.completed)
+                requests.completed.removeAll(keepingCapacity: true)
+            }
         }
         if !responses.completed.isEmpty {
-            for response in responses.completed {
+            // Each message moved, not copied (a dozen references: its head, body and lists):
+            // popped from the end of the reversed list, where a loop over it copied each.
+            var arrived: [HTTPMessage] = []
+            swap(&arrived, &responses.completed)
+            arrived.reverse()
+            while let response = arrived.popLast() {
                 let status = response.head.status
                 if status >= 100, status < 200, status != 101 {
                     interim.append(status)
@@ -89,37 +98,43 @@ public struct HTTPConnection: Sendable {
                 }
                 waitingResponses.append(response)
             }
-            responses.completed.removeAll(keepingCapacity: true)
+            swap(&arrived, &responses.completed)
         }
         pair()
     }
 
+    /// Pairs the waiting messages, reading only the fields it decides on and moving each
+    /// message into its exchange.
     mutating func pair() {
-        while let response = waitingResponses.first {
-            guard let request = waitingRequests.first else {
+        while !waitingResponses.isEmpty {
+            guard !waitingRequests.isEmpty else {
                 // The request may still be arriving (an early answer such as 413): wait for it,
                 // unless the client has nothing in progress and the response began first.
                 if requests.inMessage { return }
-                if response.complete || responses.current == nil {
-                    completed.append(Exchange(request: nil, response: response, interim: interim))
+                if waitingResponses[0].complete || responses.current == nil {
+                    completed.append(Exchange(request: nil, response: waitingResponses.takeFirst(), interim: interim))
                     interim = []
-                    waitingResponses.removeFirst()
                     continue
                 }
                 return
             }
-            if request.startTime > response.startTime {
+            if waitingRequests[0].startTime > waitingResponses[0].startTime {
                 // The response started before this request was sent: its own request was
                 // before the capture began.
-                completed.append(Exchange(request: nil, response: response, interim: interim))
+                completed.append(Exchange(request: nil, response: waitingResponses.takeFirst(), interim: interim))
                 interim = []
-                waitingResponses.removeFirst()
                 continue
             }
-            completed.append(Exchange(request: request, response: response, interim: interim))
+            completed.append(Exchange(request: waitingRequests.takeFirst(), response: waitingResponses.takeFirst(), interim: interim))
             interim = []
-            waitingRequests.removeFirst()
-            waitingResponses.removeFirst()
         }
+    }
+}
+
+extension Array {
+    /// The first element, moved out: `removeFirst` copies it before closing the gap, and a
+    /// connection's queue usually holds one message, which `removeLast` moves.
+    mutating func takeFirst() -> Element {
+        count == 1 ? removeLast() : removeFirst()
     }
 }

@@ -188,10 +188,10 @@ public struct HTTPParser: Sendable {
                     i += 1
                     continue
                 }
-                var message = HTTPMessage(head: HTTPHead())
-                message.startOffset = offset + i
-                message.startTime = time
-                current = message
+                // Made in place: a message built beside and assigned was copied.
+                current = HTTPMessage(head: HTTPHead())
+                current!.startOffset = offset + i
+                current!.startTime = time
                 headBytes = 0
                 headLines = 0
                 headDone = false
@@ -338,12 +338,12 @@ public struct HTTPParser: Sendable {
     }
 
     mutating func finishMessage(time: Double, endOffset: Int? = nil) {
-        guard var message = current else { return }
+        // Taken out, not copied: a message is a dozen references.
+        guard var message = current.take() else { return }
         message.endOffset = endOffset ?? offset
         message.endTime = time
         completed.append(message)
         delivered += 1
-        current = nil
         if tunnelAfter {
             state = .tunnel
         } else if closeAfter {
@@ -357,14 +357,13 @@ public struct HTTPParser: Sendable {
 
     /// Delivers the current message as incomplete (its problems say why).
     mutating func abandonMessage(time: Double) {
-        guard var message = current else { return }
+        guard var message = current.take() else { return }
         message.complete = false
         message.endOffset = offset
         message.endTime = time
         // A message cut short inside its head has no usable head: keep it only when the
         // start line was read.
         if !(message.head.method.isEmpty && message.head.status == 0) { completed.append(message) }
-        current = nil
         tunnelAfter = false
         closeAfter = false
     }
@@ -404,7 +403,9 @@ public struct HTTPParser: Sendable {
     // MARK: - After the head
 
     mutating func afterHead(time: Double, endOffset: Int) {
-        guard let head = current?.head else { return }
+        // Read through the optional in place: `current?.head` copied the whole message.
+        guard current != nil else { return }
+        let head = current!.head
         let at = current!.startOffset - offset
         let transferEncoding = framing.transferEncoding
         let contentLength = framing.contentLength
