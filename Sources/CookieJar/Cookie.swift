@@ -7,7 +7,7 @@
 public struct Cookie: Sendable, Hashable, Codable {
     public enum SameSite: String, Sendable, Hashable, Codable { case `default`, none, lax, strict }
 
-    @usableFromInline struct Fields: Sendable {
+    @usableFromInline struct Fields: Sendable, Codable {
         @usableFromInline var name: String
         @usableFromInline var value: String
         @usableFromInline var domain: String
@@ -21,6 +21,11 @@ public struct Cookie: Sendable, Hashable, Codable {
         @usableFromInline var lastAccess: Double
         @usableFromInline var creationOrder: UInt64 = 0
         @usableFromInline var tag: UInt32 = 0
+
+        /// Every field but the tag, which is the jar owner's and never written out.
+        enum CodingKeys: String, CodingKey {
+            case name, value, domain, hostOnly, path, expiry, secure, httpOnly, sameSite, creation, lastAccess, creationOrder
+        }
     }
 
     /// A buffer whose header is reached through a pointer, not a class property's checked
@@ -120,37 +125,11 @@ public struct Cookie: Sendable, Hashable, Codable {
         hasher.combine(f.creation)
     }
 
-    enum CodingKeys: String, CodingKey {
-        case name, value, domain, hostOnly, path, expiry, secure, httpOnly, sameSite, creation, lastAccess, creationOrder
-    }
+    /// JSON as a plain struct of the fields wrote it: every key but `tag`, `expiry` left
+    /// out when nil.
+    public init(from decoder: any Decoder) throws { box = Self.box(try Fields(from: decoder)) }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        var fields = Fields(
-            name: try c.decode(String.self, forKey: .name), value: try c.decode(String.self, forKey: .value), domain: try c.decode(String.self, forKey: .domain),
-            hostOnly: try c.decode(Bool.self, forKey: .hostOnly), path: try c.decode(String.self, forKey: .path), expiry: try c.decodeIfPresent(Double.self, forKey: .expiry),
-            secure: try c.decode(Bool.self, forKey: .secure), httpOnly: try c.decode(Bool.self, forKey: .httpOnly), sameSite: try c.decode(SameSite.self, forKey: .sameSite),
-            creation: try c.decode(Double.self, forKey: .creation), lastAccess: try c.decode(Double.self, forKey: .lastAccess))
-        fields.creationOrder = try c.decode(UInt64.self, forKey: .creationOrder)
-        box = Self.box(fields)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        let f = fields
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(f.name, forKey: .name)
-        try c.encode(f.value, forKey: .value)
-        try c.encode(f.domain, forKey: .domain)
-        try c.encode(f.hostOnly, forKey: .hostOnly)
-        try c.encode(f.path, forKey: .path)
-        try c.encodeIfPresent(f.expiry, forKey: .expiry)
-        try c.encode(f.secure, forKey: .secure)
-        try c.encode(f.httpOnly, forKey: .httpOnly)
-        try c.encode(f.sameSite, forKey: .sameSite)
-        try c.encode(f.creation, forKey: .creation)
-        try c.encode(f.lastAccess, forKey: .lastAccess)
-        try c.encode(f.creationOrder, forKey: .creationOrder)
-    }
+    public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
 
     public init(name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", expiry: Double? = nil, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .default, creation: Double, lastAccess: Double? = nil) {
         box = Self.box(
