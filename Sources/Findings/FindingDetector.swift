@@ -152,9 +152,10 @@ public struct FindingDetector: Sendable {
                 guard !kept.isEmpty else { return }
                 out.append(cookieFinding(code, kept, e, label: label, rank: rank, preset: result.preset, recording: recording.name))
             }
-            if let first = differences.first, differences.allSatisfy({ Self.code(of: $0) == Self.code(of: first) }) {
+            // The first difference's code read in place, not the difference copied.
+            if !differences.isEmpty, case let firstCode = Self.code(of: differences[0]), differences.allSatisfy({ Self.code(of: $0) == firstCode }) {
                 // One code for every cookie (most exchanges): the outcome's own list.
-                emit(Self.code(of: first), differences)
+                emit(firstCode, differences)
             } else {
                 var byCode: [(FindingCode, [CookieDifference])] = []
                 for difference in differences {
@@ -224,7 +225,8 @@ public struct FindingDetector: Sendable {
     /// One finding for the cookies of one exchange and code: severity from the code, or
     /// from the likelihood when no cookie of it is certain.
     func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, rank: Rank, preset: String, recording: String) -> Finding {
-        let first = differences[0]
+        // The first cookie's fields read in place: a copy of it is a retain of each.
+        let name = differences[0].name
         let names = differences.map(\.name)
         let one = differences.count == 1
         var values: [String] = []
@@ -241,13 +243,13 @@ public struct FindingDetector: Sendable {
         case .cookieExtra: form = .cookieExtra
         default: form = .cookieStale
         }
-        var expected: FindingFields = first.recordedValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
-        var actual: FindingFields = first.sentValue.map { ["cookie": first.name, "value": $0] } ?? ["cookie": first.name, "present": "no"]
+        var expected: FindingFields = differences[0].recordedValue.map { ["cookie": name, "value": $0] } ?? ["cookie": name, "present": "no"]
+        var actual: FindingFields = differences[0].sentValue.map { ["cookie": name, "value": $0] } ?? ["cookie": name, "present": "no"]
         if !one {
             expected["cookies"] = names.joined(separator: ", ")
             actual["cookies"] = names.joined(separator: ", ")
         }
-        var finding = make(code, e, rank, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(form, values), subject: first.name, subjects: names)
+        var finding = make(code, e, rank, preset, recording, Self.unionRules(differences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(form, values), subject: name, subjects: names)
         // Calibration: a certain cookie keeps the code's severity; otherwise the likeliest
         // decides: a warning from one chance in ten, info below.
         let likelihood = differences.reduce(0) { max($0, $1.likelihood) }

@@ -243,7 +243,9 @@ struct JarPair {
 
     /// Applies every synchronisation due at or before `time`, in due order.
     mutating func completeSyncs(upTo time: Double) {
-        guard let first = pending.first, first.due <= time else { return }
+        // The first sync's time read in place: `pending.first` would copy it, a retain of
+        // its cookie and origin, at every exchange.
+        guard !pending.isEmpty, pending[0].due <= time else { return }
         var applied = 0
         while applied < pending.count, pending[applied].due <= time {
             let sync = pending[applied]
