@@ -140,9 +140,10 @@ extension HTTPParser {
             }
         }
         if asciiCaseInsensitiveEquals(h.name, "Connection") {
-            for t in Self.listItems(h.value) {
-                if asciiCaseInsensitiveEquals(t, "close") { framing.close = true }
-                if asciiCaseInsensitiveEquals(t, "upgrade") { framing.upgrade = true }
+            Self.forEachListItem(h.value) { t in
+                // Letters only: a byte with 0x20 set is the lower-case letter or its capital.
+                if t.elementsEqual("close".utf8, by: { $0 | 0x20 == $1 }) { framing.close = true }
+                if t.elementsEqual("upgrade".utf8, by: { $0 | 0x20 == $1 }) { framing.upgrade = true }
             }
         }
         return nil
@@ -162,26 +163,37 @@ extension HTTPParser {
             }
             return nil
         }
-        var values: [Int] = []
-        for item in Self.listItems(h.value) {
-            var text = Substring(item)
-            if text.hasPrefix("+") {
-                text = text.dropFirst()
+        // The items read in place: the first value, the first that differs from it, how
+        // many; an item that is not a number drops the field (and what came before it).
+        var first: Int?
+        var differing: Int?
+        var count = 0
+        var invalid = false
+        Self.forEachListItem(h.value) { item in
+            guard !invalid else { return }
+            var digits = item
+            if digits.first == UInt8(ascii: "+") {
+                digits = UnsafeBufferPointer(rebasing: digits.dropFirst())
                 note(.contentLengthPlus)
             }
-            guard let value = Self.decimal(String(text)) else {
+            guard let value = Self.decimal(digits) else {
                 note(.contentLengthInvalid)
                 framing.contentLengthInvalid = true
-                return nil
+                invalid = true
+                return
             }
-            values.append(value)
+            count += 1
+            if let first { if differing == nil, value != first { differing = value } } else { first = value }
         }
-        if values.count > 1 { note(.contentLengthList) }
-        for value in values {
-            if let previous = framing.contentLength, previous != value {
-                return Problem(.invalidContentLength, "Content-Length fields disagree (\(previous) and \(value))", at: 0, oddity: .contentLengthConflict)
-            }
-            framing.contentLength = value
+        guard !invalid, let first else { return nil }
+        if count > 1 { note(.contentLengthList) }
+        // Each value against the one before it, the field's first against an earlier field's.
+        if let previous = framing.contentLength, previous != first {
+            return Problem(.invalidContentLength, "Content-Length fields disagree (\(previous) and \(first))", at: 0, oddity: .contentLengthConflict)
+        }
+        framing.contentLength = first
+        if let differing {
+            return Problem(.invalidContentLength, "Content-Length fields disagree (\(first) and \(differing))", at: 0, oddity: .contentLengthConflict)
         }
         return nil
     }

@@ -608,10 +608,28 @@ public struct HTTPParser: Sendable {
         return String(Substring(utf8))
     }
 
+    /// Each comma-separated item of a list value, trimmed, as bytes: no string or array
+    /// made. The framing reads every message's Content-Length and Connection.
+    static func forEachListItem(_ value: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var value = value
+        value.withUTF8 { b in
+            var start = 0
+            for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: ",") {
+                body(trimmed(UnsafeBufferPointer(rebasing: b[start..<i])))
+                start = i + 1
+            }
+        }
+    }
+
     static func decimal(_ s: String) -> Int? {
+        var s = s
+        return s.withUTF8 { decimal($0) }
+    }
+
+    static func decimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var value = 0
         var any = false
-        for c in s.utf8 {
+        for c in bytes {
             guard c >= 0x30, c <= 0x39 else { return nil }
             let (m, o1) = value.multipliedReportingOverflow(by: 10)
             let (a, o2) = m.addingReportingOverflow(Int(c - 0x30))
