@@ -58,24 +58,48 @@ public struct ContentDecoder: Sendable {
         case tolerated(FramingOddity)
     }
 
-    /// The codings named by a Content-Encoding value, in the order they were applied.
-    public static func codings(_ header: String) -> [String] {
-        HTTPParser.listItems(header).map { $0.lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
+    /// A Content-Encoding value read once, item by item in place: its codings and what a
+    /// tolerant reading notices about the list.
+    struct CodingList {
+        /// Lower-cased, in the order applied, without `identity` and empty items.
+        var codings: [String] = []
+        var items = 0
+        var emptyItem = false
+        /// An item not in lower case (`GZIP`).
+        var caseDiffers = false
+        var identity = false
+
+        init(_ header: String) {
+            HTTPParser.forEachListItem(header) { item in
+                items += 1
+                guard !item.isEmpty else { emptyItem = true; return }
+                var name = String(decoding: item, as: UTF8.self)
+                // Lower-cased as `String` does (any script), when anything may change.
+                if item.contains(where: { $0 >= 0x80 || ($0 >= 0x41 && $0 <= 0x5A) }) {
+                    let lower = name.lowercased()
+                    if lower != name { caseDiffers = true }
+                    name = lower
+                }
+                if name == "identity" { identity = true } else { codings.append(name) }
+            }
+        }
     }
+
+    /// The codings named by a Content-Encoding value, in the order they were applied.
+    public static func codings(_ header: String) -> [String] { CodingList(header).codings }
 
     /// Decodes `body`; throws when a coding is unknown or the data is corrupt.
     public func decode(_ body: [UInt8], contentEncoding: String) throws(Failure) -> Decoded {
-        let codings = Self.codings(contentEncoding)
+        let list = CodingList(contentEncoding)
+        let codings = list.codings
         var oddities: [FramingOddity] = []
         if tolerant {
-            let items = HTTPParser.listItems(contentEncoding)
-            if items.count > 1, items.contains(where: \.isEmpty) { oddities.append(.codingEmptyItem) }
-            if items.contains(where: { $0 != $0.lowercased() }) { oddities.append(.codingCase) }
-            let named = items.map { $0.lowercased() }.filter { !$0.isEmpty }
-            if named.contains("identity"), named.contains(where: { $0 != "identity" }) {
+            if list.items > 1, list.emptyItem { oddities.append(.codingEmptyItem) }
+            if list.caseDiffers { oddities.append(.codingCase) }
+            if list.identity, !codings.isEmpty {
                 return Decoded(bytes: body, codings: [], limited: nil, oddities: oddities + [.codingIdentityListed])
             }
-            if named.contains("zstd") { return Decoded(bytes: body, codings: [], limited: nil, oddities: oddities + [.codingZstd]) }
+            if codings.contains("zstd") { return Decoded(bytes: body, codings: [], limited: nil, oddities: oddities + [.codingZstd]) }
         }
         var bytes = body
         var limited: String?

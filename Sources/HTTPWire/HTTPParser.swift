@@ -589,16 +589,9 @@ public struct HTTPParser: Sendable {
     /// leading and trailing SP and HTAB, empty items kept: split on the bytes, since a
     /// split by Characters cost thousands of instructions a field.
     static func listItems(_ value: String) -> [String] {
-        var value = value
-        return value.withUTF8 { b in
-            var items: [String] = []
-            var start = 0
-            for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: ",") {
-                items.append(String(decoding: trimmed(UnsafeBufferPointer(rebasing: b[start..<i])), as: UTF8.self))
-                start = i + 1
-            }
-            return items
-        }
+        var items: [String] = []
+        forEachListItem(value) { items.append(String(decoding: $0, as: UTF8.self)) }
+        return items
     }
 
     public static func trimmedString(_ s: String) -> String {
