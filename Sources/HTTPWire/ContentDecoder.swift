@@ -90,7 +90,17 @@ public struct ContentDecoder: Sendable {
 
     /// Decodes `body`; throws when a coding is unknown or the data is corrupt.
     public func decode(_ body: [UInt8], contentEncoding: String) throws(Failure) -> Decoded {
+        try decode(body, CodingList(contentEncoding))
+    }
+
+    /// Decodes `body` when `contentEncoding` names a coding other than `identity`; nil
+    /// when it names none, the value read once either way.
+    public func decodeIfEncoded(_ body: [UInt8], contentEncoding: String) throws(Failure) -> Decoded? {
         let list = CodingList(contentEncoding)
+        return list.codings.isEmpty ? nil : try decode(body, list)
+    }
+
+    private func decode(_ body: [UInt8], _ list: CodingList) throws(Failure) -> Decoded {
         let codings = list.codings
         var oddities: [FramingOddity] = []
         if tolerant {

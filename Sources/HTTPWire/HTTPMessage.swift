@@ -33,6 +33,17 @@ public struct HTTPHead: Sendable, Hashable {
     public func all(_ name: String) -> [String] {
         headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
     }
+
+    /// The values of the fields named `name` as one comma-separated list, as RFC 9110
+    /// section 5.3 reads repeated fields: the value itself when one field has the name,
+    /// empty when none does.
+    public func combined(_ name: String) -> String {
+        var combined: String?
+        for h in headers where asciiCaseInsensitiveEquals(h.name, name) {
+            if combined == nil { combined = h.value } else { combined! += ", " + h.value }
+        }
+        return combined ?? ""
+    }
 }
 
 /// A whole message as the parser delivered it.

@@ -335,19 +335,21 @@ public struct HTTPStreamCollector: TCPStreamSink {
             var oddities = response.oddities
             // Repeated Content-Encoding fields are one list (RFC 9110 section 5.3), as both
             // engines read them.
-            let coding = response.head.all("Content-Encoding").joined(separator: ", ")
-            if !coding.isEmpty, !ContentDecoder.codings(coding).isEmpty, !body.isEmpty {
+            let coding = response.head.combined("Content-Encoding")
+            if !coding.isEmpty, !body.isEmpty {
                 do {
-                    let decoded = try options.decoder.decode(body, contentEncoding: coding)
-                    // Read back, these bytes must decode as they did here: only a clean
-                    // decoding of a complete body qualifies.
-                    if decoded.oddities.isEmpty, decoded.limited == nil, !decoded.codings.isEmpty, response.complete, !response.bodyTruncated, decoded.bytes.count > body.count {
-                        wire = (body, coding)
-                    }
-                    body = decoded.bytes
-                    oddities += decoded.oddities
-                    if let limited = decoded.limited {
-                        diagnostics.append(Diagnostic(.decodedBodyLimit, message: "response \(where_): \(limited)"))
+                    // A value that names no coding (`identity`) leaves the body as it is.
+                    if let decoded = try options.decoder.decodeIfEncoded(body, contentEncoding: coding) {
+                        // Read back, these bytes must decode as they did here: only a clean
+                        // decoding of a complete body qualifies.
+                        if decoded.oddities.isEmpty, decoded.limited == nil, !decoded.codings.isEmpty, response.complete, !response.bodyTruncated, decoded.bytes.count > body.count {
+                            wire = (body, coding)
+                        }
+                        body = decoded.bytes
+                        oddities += decoded.oddities
+                        if let limited = decoded.limited {
+                            diagnostics.append(Diagnostic(.decodedBodyLimit, message: "response \(where_): \(limited)"))
+                        }
                     }
                 } catch {
                     diagnostics.append(Diagnostic(.contentDecodingFailed, message: "response \(where_): \(error.description); the body is kept as sent"))

@@ -206,6 +206,20 @@ struct ContentDecoderTests {
         return Array(output.prefix(produced))
     }
 
+    @Test("a Content-Encoding that names no coding leaves the body alone, without an oddity, whatever its case; one that does decodes as decode does")
+    func identityIsNotDecoded() throws {
+        let decoder = ContentDecoder(tolerant: true)
+        for value in ["identity", "IDENTITY", " Identity ", "identity, ", ","] {
+            #expect(try decoder.decodeIfEncoded(Self.text, contentEncoding: value) == nil, "\(value)")
+        }
+        let gzipped = Self.compress(Self.text, windowBits: 31)
+        let decoded = try #require(try decoder.decodeIfEncoded(gzipped, contentEncoding: "GZIP"))
+        #expect(decoded.bytes == Self.text)
+        #expect(decoded.codings == ["gzip"])
+        #expect(decoded.oddities == (try decoder.decode(gzipped, contentEncoding: "GZIP")).oddities)
+        #expect(decoded.oddities.contains(.codingCase))
+    }
+
     @Test("gzip, zlib-wrapped deflate, raw deflate and br all decode to the same bytes")
     func codings() throws {
         let decoder = ContentDecoder()
