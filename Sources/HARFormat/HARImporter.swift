@@ -360,9 +360,9 @@ public struct HARImporter: Sendable {
                     } else if content["_isBinary"].bool == true, let coded = Self.pollyBinary(text) {
                         // Polly.js: the bytes as sent, so the Content-Encoding still applies.
                         body = coded
-                        if let coding = responseHeaders.first("Content-Encoding"), !ContentDecoder.codings(coding).isEmpty {
+                        if let coding = responseHeaders.first("Content-Encoding") {
                             do {
-                                body = Data(try ContentDecoder().decode([UInt8](coded), contentEncoding: coding).bytes)
+                                if let decoded = try ContentDecoder().decodeIfEncoded([UInt8](coded), contentEncoding: coding) { body = Data(decoded.bytes) }
                             } catch {
                                 diagnostics.append(Diagnostic(.contentDecodingFailed, sequence: sequence, message: "entry \(index): the Polly.js body did not decode as \(coding) (\(error)); kept as recorded"))
                             }

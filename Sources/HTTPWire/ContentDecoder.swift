@@ -85,9 +85,6 @@ public struct ContentDecoder: Sendable {
         }
     }
 
-    /// The codings named by a Content-Encoding value, in the order they were applied.
-    public static func codings(_ header: String) -> [String] { CodingList(header).codings }
-
     /// Decodes `body`; throws when a coding is unknown or the data is corrupt.
     public func decode(_ body: [UInt8], contentEncoding: String) throws(Failure) -> Decoded {
         try decode(body, CodingList(contentEncoding))

@@ -30,10 +30,6 @@ public struct HTTPHead: Sendable, Hashable {
         return nil
     }
 
-    public func all(_ name: String) -> [String] {
-        headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
-    }
-
     /// The values of the fields named `name` as one comma-separated list, as RFC 9110
     /// section 5.3 reads repeated fields: the value itself when one field has the name,
     /// empty when none does.

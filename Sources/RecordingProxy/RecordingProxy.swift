@@ -405,8 +405,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         let headers = response.head.headers.map { HeaderField($0.name, $0.value) }
         var body = Data(response.body.readableBytesView)
         let coded = body.count
-        if let coding = response.head.headers.first(name: "Content-Encoding"), !ContentDecoder.codings(coding).isEmpty,
-           let decoded = try? ContentDecoder().decode([UInt8](body), contentEncoding: coding) {
+        if let coding = response.head.headers.first(name: "Content-Encoding"),
+           let decoded = try? ContentDecoder().decodeIfEncoded([UInt8](body), contentEncoding: coding) {
             body = Data(decoded.bytes)
         }
         return RecordedResponse(status: Int(response.head.status.code), statusText: response.head.status.reasonPhrase, httpVersion: version(response.head.version),
