@@ -416,6 +416,36 @@ struct CaptureImportTests {
         #expect(end.sha256 == data.sha256Hex)
     }
 
+    @Test("a capture libpcap stops reading at a corrupt record keeps what came before, and its SHA-256 is still the whole file's")
+    func digestPastCorruptRecord() throws {
+        func capture(_ first: Int, _ count: Int) -> Data {
+            var b = CaptureBuilder()
+            for k in first..<(first + count) {
+                let port = 20000 + k
+                let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n".utf8) + [UInt8](repeating: UInt8(ascii: "y"), count: 2000)
+                b.segment(from: 1, clientPort: port, seq: 100, flags: 0x02)
+                b.segment(from: 2, clientPort: port, seq: 900, flags: 0x12)
+                b.segment(from: 1, clientPort: port, seq: 101, payload: Array("GET /item\(k) HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8))
+                b.segment(from: 2, clientPort: port, seq: 901, payload: response)
+            }
+            return b.pcap()
+        }
+        // A record claiming 2 GB, then 400 KB more of records libpcap never reaches: more
+        // than its stdio buffer holds; the file's hash covers them.
+        var data = capture(0, 50)
+        data += Data(CaptureBuilder.le32(1) + CaptureBuilder.le32(0) + CaptureBuilder.le32(0x7FFF_FFF0) + CaptureBuilder.le32(0x7FFF_FFF0))
+        data += capture(50, 200).dropFirst(24)
+        #expect(data.count > 400_000)
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+        try data.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var urls: [String] = []
+        let end = try CaptureImporter.stream(path: url.path) { urls.append($0.exchange.request.url) }
+        #expect(urls.count == 50 && urls.last == "http://a.example/item49")
+        #expect(end.diagnostics.first?.code == DiagnosticCode.captureTruncated.rawValue)
+        #expect(end.sha256 == data.sha256Hex)
+    }
+
     @Test("a streaming read hands exchanges on in the order a whole-capture read numbers them")
     func streamOrder() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
