@@ -141,9 +141,8 @@ extension HTTPParser {
         }
         if asciiCaseInsensitiveEquals(h.name, "Connection") {
             Self.forEachListItem(h.value) { t in
-                // Letters only: a byte with 0x20 set is the lower-case letter or its capital.
-                if t.elementsEqual("close".utf8, by: { $0 | 0x20 == $1 }) { framing.close = true }
-                if t.elementsEqual("upgrade".utf8, by: { $0 | 0x20 == $1 }) { framing.upgrade = true }
+                if Self.spells(t, "close") { framing.close = true }
+                if Self.spells(t, "upgrade") { framing.upgrade = true }
             }
         }
         return nil
@@ -247,7 +246,7 @@ extension HTTPParser {
         }
         if nameEnd < colon, kind == .response {
             let name = UnsafeBufferPointer(rebasing: line[..<nameEnd])
-            if name.elementsEqual("content-length".utf8, by: { $0 | 0x20 == $1 }) || name.elementsEqual("transfer-encoding".utf8, by: { $0 | 0x20 == $1 }) {
+            if Self.spells(name, "content-length") || Self.spells(name, "transfer-encoding") {
                 note(.framingNameSpace)
             }
         }
@@ -319,7 +318,7 @@ extension HTTPParser {
     mutating func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>, into head: inout HTTPHead) -> Problem? {
         // Chromium reads a status line out of anything that starts with "http" in any case;
         // libsoup wants `HTTP/d.d SP ddd`. The tolerant parser refuses what libsoup refuses.
-        let odd: FramingOddity? = strictness == .tolerant && line.prefix(4).map({ $0 | 0x20 }).elementsEqual("http".utf8)
+        let odd: FramingOddity? = strictness == .tolerant && Self.spells(UnsafeBufferPointer(rebasing: line.prefix(4)), "http")
             || strictness == .tolerant && line.first == 0x20 ? .statusLine : nil
         let prefix: Int
         if line.starts(with: "HTTP/".utf8) {

@@ -614,6 +614,13 @@ public struct HTTPParser: Sendable {
         }
     }
 
+    /// Whether `bytes` spell `word`, given in lower case, in any ASCII case: a byte with
+    /// 0x20 set is the lower-case letter or its capital. A `-` in `word` also matches a CR,
+    /// so a word with one is for token bytes (a field name), which hold none.
+    static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+        word.withUTF8Buffer { w in bytes.elementsEqual(w, by: { $0 | 0x20 == $1 }) }
+    }
+
     static func decimal(_ s: String) -> Int? {
         var s = s
         return s.withUTF8 { decimal($0) }
