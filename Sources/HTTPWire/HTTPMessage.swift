@@ -25,20 +25,25 @@ public struct HTTPHead: Sendable, Hashable {
     public init() {}
 
     /// The first value of the named header, compared ASCII case-insensitively.
+    /// The fields are read in place, not copied one by one.
     public func first(_ name: String) -> String? {
-        for h in headers where asciiCaseInsensitiveEquals(h.name, name) { return h.value }
-        return nil
+        headers.withUnsafeBufferPointer { headers in
+            for i in headers.indices where asciiCaseInsensitiveEquals(headers[i].name, name) { return headers[i].value }
+            return nil
+        }
     }
 
     /// The values of the fields named `name` as one comma-separated list, as RFC 9110
     /// section 5.3 reads repeated fields: the value itself when one field has the name,
     /// empty when none does.
     public func combined(_ name: String) -> String {
-        var combined: String?
-        for h in headers where asciiCaseInsensitiveEquals(h.name, name) {
-            if combined == nil { combined = h.value } else { combined! += ", " + h.value }
+        headers.withUnsafeBufferPointer { headers in
+            var combined: String?
+            for i in headers.indices where asciiCaseInsensitiveEquals(headers[i].name, name) {
+                if combined == nil { combined = headers[i].value } else { combined! += ", " + headers[i].value }
+            }
+            return combined ?? ""
         }
-        return combined ?? ""
     }
 }
 

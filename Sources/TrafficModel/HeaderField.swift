@@ -15,17 +15,23 @@ public struct HeaderField: Sendable, Hashable, Codable {
 }
 
 extension Array where Element == HeaderField {
-    /// The first value of the named header, compared case-insensitively.
+    /// The first value of the named header, compared case-insensitively. The fields are
+    /// read in place: a loop over the array copies each, counting its name and value up
+    /// and down.
     public func first(_ name: String) -> String? {
-        for field in self where field.name.caseInsensitiveEquals(name) { return field.value }
-        return nil
+        withUnsafeBufferPointer { fields in
+            for i in fields.indices where fields[i].name.caseInsensitiveEquals(name) { return fields[i].value }
+            return nil
+        }
     }
 
     /// Every value of the named header, in wire order.
     public func all(_ name: String) -> [String] {
-        var values: [String] = []
-        for field in self where field.name.caseInsensitiveEquals(name) { values.append(field.value) }
-        return values
+        withUnsafeBufferPointer { fields in
+            var values: [String] = []
+            for i in fields.indices where fields[i].name.caseInsensitiveEquals(name) { values.append(fields[i].value) }
+            return values
+        }
     }
 
     public func contains(_ name: String) -> Bool { first(name) != nil }
