@@ -1,6 +1,5 @@
+import HTTPWire
 import Testing
-
-@testable import HTTPWire
 
 /// A wire head's fields by name: the first one, or every one joined as RFC 9110 section
 /// 5.3 reads a repeated field (Content-Encoding sent twice is one list of codings).

@@ -1,8 +1,8 @@
 import Testing
 import TrafficModel
 
-/// A header named twice: the classifier, the CORS check and cookie provenance read the
-/// first field of a name, and Set-Cookie and Cookie every one, in wire order.
+/// A header named twice: the classifier and the CORS check read the first field of a
+/// name, cookie provenance every Set-Cookie field, in wire order.
 @Suite("Header lookup: the first field of a name, or every one, in wire order")
 struct HeaderLookupTests {
     static let fields = [
