@@ -4,7 +4,7 @@
 // One module per pipeline stage, dependencies pointing one way (README.md, "Architecture",
 // draws the graph from the modules' imports):
 //
-//   TrafficModel <- CookieJar <- WebViewEmulation <- Findings <- ReportStore (GRDB: stores, runs nothing)
+//   TrafficModel <- CookieJar <- WebViewEmulation <- Findings <- ReportStore (GRDB, CFileSync: stores, runs nothing)
 //   HTTPWire (CZlib, CBrotli, CDeflate) <- PacketCapture (CPcap), HARFormat      (both on TrafficModel too)
 //   PacketCapture, HARFormat, Findings, ReportStore <- Pipeline (ImportPipeline, ReplayRunner)
 //   ReportStore <- Reports;  LocalCA <- ReplayServer, RecordingProxy (SwiftNIO)
@@ -59,11 +59,13 @@ let package = Package(
             resources: [.copy("Resources/rules.json")]
         ),
         .target(name: "Findings", dependencies: ["TrafficModel", "CookieJar", "WebViewEmulation"]),
+        // sync_file_range, for ReportStore's writeback of a large transaction's pages.
+        .target(name: "CFileSync"),
         // Storage only: the recording, finding and outcome values, written and read back.
         .target(
             name: "ReportStore",
             dependencies: [
-                "TrafficModel", "HTTPWire", "CookieJar", "Findings", "WebViewEmulation",
+                "TrafficModel", "HTTPWire", "CookieJar", "Findings", "WebViewEmulation", "CFileSync",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]

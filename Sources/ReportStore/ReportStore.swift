@@ -417,6 +417,10 @@ public struct ReportStore: Sendable {
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             var result: T?
+            // Such a transaction may write hundreds of megabytes: written back as they come,
+            // not all at the commit (`Writeback`).
+            let writeback = Writeback.of(writer.path)
+            defer { writeback?.stop() }
             try db.inTransaction(.immediate) {
                 result = try body(db)
                 return .commit
