@@ -9,13 +9,14 @@ import Foundation
 /// transaction writes them, so that the commit's sync finds most pages on their way to
 /// the disk already. Left to itself, the kernel writes a file back once its dirty pages
 /// pass a tenth of memory or are 30 s old: an import of a 159 MB capture left all of its
-/// 153 MB for the commit's `fdatasync`, 70 ms of a 0.9 s import in which nothing else ran.
+/// 153 MB for the commit's `fdatasync`, 55-70 ms of a 0.9 s import in which nothing else ran.
 ///
 /// SQLite's own descriptors are used, found in /proc/self/fd: a descriptor of ours to the
 /// file could never be closed safely, since closing any descriptor of a file releases
 /// every POSIX lock the process holds on it, SQLite's included. A descriptor that SQLite
-/// closes meanwhile, or whose number another file takes, costs one call that does
-/// nothing (`EBADF`, or a file with nothing to write). Elsewhere than Linux it does nothing.
+/// closes meanwhile costs a call that fails (`EBADF`); one whose number another file has
+/// taken since starts that file's writeback, which only writes sooner what the kernel
+/// would write anyway. Elsewhere than Linux it does nothing.
 final class Writeback: @unchecked Sendable {
     private let condition = NSCondition()
     private var stopping = false
