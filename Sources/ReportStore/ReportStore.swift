@@ -48,7 +48,7 @@ public struct ReportStore: Sendable {
     /// written as `newFile` says while this process holds it.
     public static func open(path: String, newFile: NewFile = .wal) throws -> ReportStore {
         var configuration = Configuration()
-        configuration.busyMode = .timeout(30)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
         if !FileManager.default.fileExists(atPath: path) {
             // Create the file owner-only before SQLite opens it; its journal, -wal and -shm
@@ -70,9 +70,24 @@ public struct ReportStore: Sendable {
                 }
             }
         }
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        return try ReportStore(writer: pool)
+        // Two processes opening a file still in rollback-journal mode at once (the first
+        // opens after the `import` that created it) both turn it to WAL, which takes the
+        // file's exclusive lock, or migrate it: SQLite answers one of them SQLITE_BUSY at
+        // once, without its busy timeout, as it does any reader whose wait for a writer
+        // could deadlock. Two `replay`s started together failed so 5 times in 12. The open
+        // is tried again until the busy timeout would have passed.
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            do {
+                return try ReportStore(writer: try DatabasePool(path: path, configuration: configuration))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.025))
+            }
+        }
     }
+
+    /// How long a writer waits for another process's transaction, in seconds.
+    static let busyTimeout: TimeInterval = 30
 
     /// The page size of a database h5replay creates.
     static let pageSize = 16384
