@@ -26,6 +26,15 @@ final class Writeback: @unchecked Sendable {
     private let period: TimeInterval
     /// Writebacks started on a descriptor of the database, for tests.
     private(set) var started = 0
+    /// The databases (their resolved paths) whose writeback runs now, with how many run for
+    /// each: what a test reads to see that a transaction started one.
+    private static let runningLock = NSLock()
+    nonisolated(unsafe) private static var running: [String: Int] = [:]
+    static func isRunning(for path: String) -> Bool {
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        return runningLock.withLock { running[real, default: 0] > 0 }
+    }
+    private let database: String
 
     /// A writeback of the database at `path`; nil for a database in memory.
     static func of(_ path: String) -> Writeback? {
@@ -36,8 +45,10 @@ final class Writeback: @unchecked Sendable {
     init(database path: String, period: TimeInterval = 0.05) {
         let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         paths = [real, real + "-wal"]
+        database = real
         self.period = period
         #if os(Linux)
+            Self.runningLock.withLock { Self.running[real, default: 0] += 1 }
             let thread = Thread { [self] in run() }
             thread.name = "h5replay-writeback"
             thread.start()
@@ -65,10 +76,14 @@ final class Writeback: @unchecked Sendable {
     /// or rolled back.
     func stop() {
         condition.lock()
+        let first = !stopping
         stopping = true
         condition.broadcast()
         while !stopped { condition.wait() }
         condition.unlock()
+        #if os(Linux)
+            if first { Self.runningLock.withLock { Self.running[database, default: 1] -= 1 } }
+        #endif
     }
 
     /// The process's open descriptors whose files are `paths`.

@@ -33,6 +33,19 @@ struct WritebackTests {
         #endif
     }
 
+    @Test("an import's or a run's transaction on a file database runs the writeback, and stops it when it ends")
+    func transactionsRunIt() throws {
+        #if os(Linux)
+            let dir = try scratchDirectory("writeback-store")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let path = dir.appendingPathComponent("s.sqlite").path
+            let store = try ReportStore.open(path: path)
+            #expect(!Writeback.isRunning(for: path))
+            try store.withoutForeignKeys { _ in #expect(Writeback.isRunning(for: path)) }
+            #expect(!Writeback.isRunning(for: path))
+        #endif
+    }
+
     @Test("a database in memory has no writeback")
     func noneInMemory() throws {
         #expect(Writeback.of(":memory:") == nil)
