@@ -19,12 +19,9 @@ public struct Cookie: Sendable, Hashable, Codable {
         @usableFromInline var sameSite: SameSite
         @usableFromInline var creation: Double
         @usableFromInline var lastAccess: Double
-        @usableFromInline var creationOrder: UInt64 = 0
-        @usableFromInline var tag: UInt32 = 0
 
-        /// Every field but the tag, which is the jar owner's and never written out.
         enum CodingKeys: String, CodingKey {
-            case name, value, domain, hostOnly, path, expiry, secure, httpOnly, sameSite, creation, lastAccess, creationOrder
+            case name, value, domain, hostOnly, path, expiry, secure, httpOnly, sameSite, creation, lastAccess
         }
     }
 
@@ -35,6 +32,19 @@ public struct Cookie: Sendable, Hashable, Codable {
     /// Safe to share across threads: a buffer is changed only once `unique()` has made it
     /// this value's alone.
     @usableFromInline nonisolated(unsafe) var box: Box
+
+    /// A number the jar's owner gives the cookie and the jar carries with it, untouched
+    /// (the emulator: which record says how the cookie reached the jar); 0 when none.
+    /// Not part of the cookie's identity, not compared, not written out. Kept beside the
+    /// shared fields, not among them: the emulator tags every cookie a synchronisation
+    /// copies into the other jar, and a tag among the fields copied them each time.
+    public var tag: UInt32 = 0
+
+    /// The order in which the jar holding the cookie stored it, among cookies created in
+    /// the same instant (RFC 6265bis 5.7.2's creation-time order); 0 until a jar stores it.
+    /// Beside the shared fields too: a jar numbers each cookie a synchronisation brings it,
+    /// and a number among the fields copied them each time.
+    public var creationOrder: UInt64 = 0
 
     @usableFromInline static func box(_ fields: Fields) -> Box { unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
 
@@ -96,24 +106,12 @@ public struct Cookie: Sendable, Hashable, Codable {
     }
     /// Breaks ties between cookies created at the same instant: the store's insertion
     /// order, kept on replacement like the creation time.
-    @inlinable public var creationOrder: UInt64 {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.creationOrder } }
-        _modify { unique(); yield &header.pointee.creationOrder }
-    }
-    /// A number the jar's owner gives the cookie and the jar carries with it, untouched
-    /// (the emulator: which record says how the cookie reached the jar); 0 when none.
-    /// Not part of the cookie's identity, not compared, not written out.
-    @inlinable public var tag: UInt32 {
-        get { box.withUnsafeMutablePointerToHeader { $0.pointee.tag } }
-        _modify { unique(); yield &header.pointee.tag }
-    }
-
     public static func == (a: Cookie, b: Cookie) -> Bool {
-        if a.box === b.box { return true }
+        if a.box === b.box { return a.creationOrder == b.creationOrder }
         let x = a.fields, y = b.fields
         return x.name == y.name && x.value == y.value && x.domain == y.domain && x.hostOnly == y.hostOnly && x.path == y.path
             && x.expiry == y.expiry && x.secure == y.secure && x.httpOnly == y.httpOnly && x.sameSite == y.sameSite
-            && x.creation == y.creation && x.lastAccess == y.lastAccess && x.creationOrder == y.creationOrder
+            && x.creation == y.creation && x.lastAccess == y.lastAccess && a.creationOrder == b.creationOrder
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -127,9 +125,18 @@ public struct Cookie: Sendable, Hashable, Codable {
 
     /// JSON as a plain struct of the fields wrote it: every key but `tag`, `expiry` left
     /// out when nil.
-    public init(from decoder: any Decoder) throws { box = Self.box(try Fields(from: decoder)) }
+    public init(from decoder: any Decoder) throws {
+        box = Self.box(try Fields(from: decoder))
+        creationOrder = try decoder.container(keyedBy: OrderKey.self).decode(UInt64.self, forKey: .creationOrder)
+    }
 
-    public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try fields.encode(to: encoder)
+        var container = encoder.container(keyedBy: OrderKey.self)
+        try container.encode(creationOrder, forKey: .creationOrder)
+    }
+
+    private enum OrderKey: String, CodingKey { case creationOrder }
 
     public init(name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", expiry: Double? = nil, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .default, creation: Double, lastAccess: Double? = nil) {
         box = Self.box(
@@ -176,7 +183,7 @@ extension Cookie: CustomReflectable {
             self,
             children: [
                 "name": f.name, "value": f.value, "domain": f.domain, "hostOnly": f.hostOnly, "path": f.path, "expiry": f.expiry as Any, "secure": f.secure,
-                "httpOnly": f.httpOnly, "sameSite": f.sameSite, "creation": f.creation, "lastAccess": f.lastAccess, "creationOrder": f.creationOrder, "tag": f.tag,
+                "httpOnly": f.httpOnly, "sameSite": f.sameSite, "creation": f.creation, "lastAccess": f.lastAccess, "creationOrder": creationOrder, "tag": tag,
             ], displayStyle: .struct)
     }
 }
