@@ -861,7 +861,7 @@ public struct ReportStore: Sendable {
     }
 
     /// `[{"rule":"P1","what":"..."}]`: an outcome's changes.
-    static func appendChangesJSON(_ changes: [Change], to out: RowText) {
+    static func appendChangesJSON(_ changes: ChangeList, to out: RowText) {
         out.append(0x5B)
         for (k, change) in changes.enumerated() {
             if k > 0 { out.append(0x2C) }

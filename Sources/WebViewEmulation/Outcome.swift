@@ -14,7 +14,7 @@ public struct Outcome: Sendable, Hashable {
         @usableFromInline var deliveredBody: BodyFingerprint
         @usableFromInline var sentCookies: [Cookie] = []
         @usableFromInline var cookieDifferences: [CookieDifference] = []
-        @usableFromInline var changes: [Change] = []
+        @usableFromInline var changes = ChangeList()
         /// The fields most outcomes leave empty, behind a reference of their own: nil
         /// until one is set, so an outcome that is the recorded request is made and freed
         /// without two dozen empty lists.
@@ -159,7 +159,7 @@ public struct Outcome: Sendable, Hashable {
         _modify { yield &uniqueRare.pointee.redirectRules }
     }
     /// Every change the emulator made, tagged with its rule.
-    @inlinable public var changes: [Change] {
+    @inlinable public var changes: ChangeList {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.changes } }
         _modify { unique(); yield &header.pointee.changes }
     }
@@ -265,11 +265,9 @@ public struct Outcome: Sendable, Hashable {
         _modify { yield &uniqueRare.pointee.failedRules }
     }
 
-    /// Adds a change, with room for a usual outcome's few from the first: an outcome's
-    /// list otherwise grew from one, two and four.
+    /// Adds a change.
     public mutating func note(_ change: Change) {
         unique()
-        if header.pointee.changes.capacity == 0 { header.pointee.changes.reserveCapacity(4) }
         header.pointee.changes.append(change)
     }
 

@@ -508,10 +508,7 @@ public struct WebViewEmulator: Sendable {
         }
         if let rule = plan.streamOnlyBy { outcome.streamOnlyRules = [rule] }
         if let rule = plan.thirdPartyBy { outcome.thirdPartyRules = [rule] }
-        if !plan.notes.isEmpty {
-            // The plan's notes as they are when nothing came before them: one list, shared.
-            if outcome.changes.isEmpty { outcome.changes = plan.notes } else { outcome.changes += plan.notes }
-        }
+        if !plan.notes.isEmpty { outcome.changes.append(contentsOf: plan.notes) }
         // S4: WebKit itself refuses a ReadableStream upload, whatever the strategy.
         if e.bodyKind == .stream {
             outcome.stalledRules = ["S4"]
