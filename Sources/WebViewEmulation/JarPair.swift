@@ -297,16 +297,16 @@ enum CookieNote: Sendable, Hashable {
     case text(String)
 
     /// `text`, appended to `out` in pieces, with no string of its own.
-    func write(to out: inout String) {
+    func write(to out: inout Words) {
         guard case let .setCookie(exchange, status) = self else {
             out += text
             return
         }
         out += "Set-Cookie on exchange "
-        out += String(exchange)
+        out.append(exchange)
         if let status {
             out += " (a "
-            out += String(status)
+            out.append(status)
             out += " redirect)"
         }
     }

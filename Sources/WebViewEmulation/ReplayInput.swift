@@ -26,6 +26,8 @@ public final class ReplayInput: Sendable {
     public let recordedPage: RequestTarget?
     /// The page loads a prefetch config matched, with what each planned call met (PF1, PF2).
     public let prefetchPages: [PrefetchPage]
+    /// The cookies every preset's jars start with, made once for them all.
+    let sessionStart: SessionStartCookies
 
     /// `provenance` is the one stored with the recording when there is one; otherwise it is
     /// computed here.
@@ -94,6 +96,7 @@ public final class ReplayInput: Sendable {
         let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
         self.firstDocument = firstDocument
         recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
+        sessionStart = SessionStartCookies(startingCookies, scenario: scenario, exchanges: exchanges)
     }
 
     /// Whether WebKit counts the request as third-party to the top-level page (N4): an
@@ -270,4 +273,33 @@ public final class ExchangeFacts: Sendable {
         }
         return out
     }
+}
+
+/// The jars' cookies at the session's start, created then: the scenario's initial jars
+/// (cookies.txt files) and the cookies inferred to have been there from the start, less
+/// those the scenario gives itself.
+struct SessionStartCookies: Sendable {
+    /// When the session began, as far as the recording knows.
+    var time: Double
+    var native: [Cookie] = []
+    var web: [Cookie] = []
+    var inferred: [Cookie] = []
+
+    init(_ startingCookies: [Cookie], scenario: Scenario, exchanges: [Exchange]) {
+        time = (exchanges.first?.startedAt ?? 0) - CookieProvenance.scriptLead
+        guard !exchanges.isEmpty else { return }
+        let start = time
+        func created(_ cookie: Cookie) -> Cookie {
+            var cookie = cookie
+            cookie.creation = start
+            return cookie
+        }
+        native = scenario.nativeCookies.map(created)
+        web = scenario.webCookies.map(created)
+        // The scenario's own cookies replace the recording's of the same name.
+        let given = Set(native.map(\.name) + web.map(\.name))
+        inferred = startingCookies.filter { !given.contains($0.name) }.map(created)
+    }
+
+    var isEmpty: Bool { native.isEmpty && web.isEmpty && inferred.isEmpty }
 }

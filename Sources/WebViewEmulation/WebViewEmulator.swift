@@ -39,7 +39,7 @@ public struct WebViewEmulator: Sendable {
         outcomes.reserveCapacity(exchanges.count)
         // The plan of each load that redirects, by the sequence of its first hop.
         var plans: [Int: TransportPlan] = [:]
-        placePreexisting(input.startingCookies, exchanges: exchanges, scenario: input.scenario, into: &jars)
+        placePreexisting(input.sessionStart, scenario: input.scenario, into: &jars)
         // W1: a pooled web view's document-start scripts were built when it was created, at
         // the session's start, with the NativeJar of then; kept only where a document-start
         // script runs.
@@ -539,23 +539,18 @@ public struct WebViewEmulator: Sendable {
     /// the cookies inferred to have been there from the start, in the jars the scenario
     /// names. Either jar learns the other's start cookies through J1; a cookie only in
     /// NativeJar is what N3 (the first-request cookie problem) is about.
-    private func placePreexisting(_ startingCookies: [Cookie], exchanges: [Exchange], scenario: Scenario, into jars: inout JarPair) {
-        guard let first = exchanges.first, !(startingCookies.isEmpty && scenario.nativeCookies.isEmpty && scenario.webCookies.isEmpty) else { return }
-        let start = first.startedAt - CookieProvenance.scriptLead
+    private func placePreexisting(_ cookies: SessionStartCookies, scenario: Scenario, into jars: inout JarPair) {
+        guard !cookies.isEmpty else { return }
+        let start = cookies.time
         let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
         let webOnly = JarPair.Origin(rules: [], source: .atSessionStart)
-        for var cookie in scenario.nativeCookies {
-            cookie.creation = start
+        for cookie in cookies.native {
             jars.put(cookie, in: .native, at: start, origin: nativeOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
         }
-        for var cookie in scenario.webCookies {
-            cookie.creation = start
+        for cookie in cookies.web {
             jars.put(cookie, in: .web, at: start, origin: webOnly, syncDelay: profile.jarSyncDelay, syncRule: "J1")
         }
-        // The scenario's own cookies replace the recording's of the same name.
-        let given = scenario.nativeCookies.isEmpty && scenario.webCookies.isEmpty ? [] : Set(scenario.nativeCookies.map(\.name) + scenario.webCookies.map(\.name))
-        for var cookie in startingCookies where given.isEmpty || !given.contains(cookie.name) {
-            cookie.creation = start
+        for cookie in cookies.inferred {
             switch scenario.preexisting {
             case .both:
                 let origin = JarPair.Origin(rules: [], source: .fromStart)
@@ -643,12 +638,15 @@ public struct WebViewEmulator: Sendable {
         // removed from a copy of the header's list.
         let sentCookies = header.cookies
         var matched = IndexMarks()
-        func firstUnmatched(_ fits: (Cookie) -> Bool) -> Int? {
-            sentCookies.indices.first { !matched[$0] && fits(sentCookies[$0]) }
+        // `matched` passed in, not captured: a local function that captured it checked
+        // each access to it for exclusivity at run time.
+        func firstUnmatched(_ matched: IndexMarks, _ fits: (Cookie) -> Bool) -> Int? {
+            for i in sentCookies.indices where !matched[i] && fits(sentCookies[i]) { return i }
+            return nil
         }
         for sent in recorded {
             let (name, value) = (sent.name, sent.value)
-            if let i = firstUnmatched({ $0.name == name && $0.value == value }) {
+            if let i = firstUnmatched(matched, { $0.name == name && $0.value == value }) {
                 matched.mark(i)
             } else {
                 unmatchedRecorded.append((name, value))
@@ -661,14 +659,13 @@ public struct WebViewEmulator: Sendable {
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: nil, rules: [rule], certain: true, explanation: why))
                 continue
             }
-            let sentInstead = firstUnmatched { $0.name == name }
+            let sentInstead = firstUnmatched(matched) { $0.name == name }
             let sentValue = sentInstead.map { sentCookies[$0].value }
             if let i = sentInstead { matched.mark(i) }
             var rules = Self.ruleList(requestRule)
             if let blocker = jars.blocker(of: name, in: side) { rules.appendNew(blocker) }
             var certain = true
             var likelihood = 1.0
-            var why = ""
             var fromRedirect = false
             if header.fixedAtLoad {
                 // The loadRequest header was fixed before this redirect chain set the cookie.
@@ -684,9 +681,8 @@ public struct WebViewEmulator: Sendable {
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: [requestRule], certain: true, explanation: why, setByRedirect: fromRedirect))
                 continue
             }
-            // Each explanation is written into one buffer: pieces appended to a string made
-            // by interpolation would copy it to a larger one again and again.
-            why.reserveCapacity(256)
+            // Each explanation is written into one buffer of bytes, made a string at the end.
+            var why = Words(capacity: 256)
             if let sync = jars.pendingSync(named: name, to: side) {
                 fromRedirect = sync.origin.fromRedirect
                 rules.appendNew(sync.origin.rules)
@@ -701,7 +697,7 @@ public struct WebViewEmulator: Sendable {
                 why += " ("
                 why += sync.rule.rawValue
                 why += ") was due "
-                why += Self.seconds(early)
+                why.append(seconds: early)
                 why += " after this request"
                 if let written = sync.origin.writtenAt {
                     let delay = sync.due - written
@@ -716,11 +712,11 @@ public struct WebViewEmulator: Sendable {
                         certain = false
                         likelihood = window > 0 ? min(1, max(0, delay / window)) : 1
                         why += bounded ? "; the script wrote it within the " : "; no earlier request bounds when the script wrote it (within the "
-                        why += Self.seconds(window)
+                        why.append(seconds: window)
                         why += bounded ? " before the request and the " : " since the session started), and the "
                         why += sync.rule.rawValue
                         why += " delay is "
-                        why += Self.seconds(delay)
+                        why.append(seconds: delay)
                         if bounded { why += ", so it is missed only if the write came late" }
                     }
                 }
@@ -745,15 +741,14 @@ public struct WebViewEmulator: Sendable {
                 why += side.jarName
                 why += " does not hold it"
             }
-            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: rules, certain: certain, explanation: why)
+            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: rules, certain: certain, explanation: why.string)
             difference.likelihood = likelihood
             difference.setByRedirect = fromRedirect
             out.append(difference)
         }
         for (i, cookie) in sentCookies.enumerated() where !matched[i] {
             var rules = Self.ruleList(requestRule)
-            var why = ""
-            why.reserveCapacity(128)
+            var why = Words(capacity: 128)
             why += side.jarName
             why += " still holds it"
             if let sync = jars.pendingSync(named: cookie.name, to: side), sync.isDeletion {
@@ -763,7 +758,7 @@ public struct WebViewEmulator: Sendable {
                 why += ") reaches "
                 why += side.jarName
                 why += " "
-                why += Self.seconds(sync.due - time)
+                why.append(seconds: sync.due - time)
                 why += " after this request"
             } else if let held = jars.heldBack[cookie.name], jars[side.other].first(named: cookie.name) == nil {
                 // CAPC3, RNW2: deleted in the other jar, and the link never carries a deletion.
@@ -782,7 +777,7 @@ public struct WebViewEmulator: Sendable {
                 origin.source.write(to: &why)
                 why += ")"
             }
-            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: rules, certain: true, explanation: why))
+            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: rules, certain: true, explanation: why.string))
         }
         return out
     }
@@ -822,21 +817,22 @@ public struct WebViewEmulator: Sendable {
             var rules: [RuleID] = []
             rules.reserveCapacity(6)
             // "NativeJar: how it got there; WebJar: how it got there", in one buffer.
-            var explanation = ""
-            explanation.reserveCapacity(96)
+            var explanation = Words(capacity: 96)
+            var explained = false
             for (side, cookie) in [(JarSide.native, n), (JarSide.web, w)] {
                 if cookie == nil, let blocker = jars.blocker(of: key.name, in: side) { rules.appendNew(blocker) }
                 if cookie != nil, let held = jars.heldBack[key.name] { rules.appendNew(held) }
                 guard let cookie, let origin = jars.origin(of: cookie) else { continue }
                 rules.appendNew(origin.rules)
                 if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.appendNew("J3") }
-                if !explanation.isEmpty { explanation += "; " }
+                if explained { explanation += "; " }
+                explained = true
                 explanation += side.jarName
                 explanation += ": "
                 origin.source.write(to: &explanation)
             }
             if rules.isEmpty { rules = ["J1"] }
-            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: rules, explanation: explanation))
+            out.append(JarDivergence(name: key.name, domain: key.domain, path: key.path, nativeValue: n?.value, webValue: w?.value, rules: rules, explanation: explanation.string))
         }
         return out
     }
