@@ -80,6 +80,14 @@ public struct CookieStore: Sendable, Hashable {
         return byDomain[domain].flatMap(find)
     }
 
+    /// Whether the jar holds `cookie` itself, not merely an equal one: a synchronisation
+    /// stores the very cookie the other jar holds. A pointer compare per cookie, where
+    /// `liveValue` compares three strings.
+    public func holdsItself(_ cookie: Cookie) -> Bool {
+        if !keptByDomain { return list.contains { $0.box === cookie.box } }
+        return byDomain[cookie.domain]?.contains { $0.box === cookie.box } ?? false
+    }
+
     public func cookie(for key: Cookie.Key) -> Cookie? {
         if !keptByDomain { return list.first { $0.name == key.name && $0.domain == key.domain && $0.path == key.path } }
         // A domain's list holds only that domain: name and path tell its cookies apart.
@@ -289,58 +297,76 @@ public struct CookieStore: Sendable, Hashable {
         let host = url.host, path = url.path, hostBytes = host.utf8.count
         // Worked out when a cookie first needs them: most jars' cookies are host-only.
         var lazy = (hostIsIP: Bool?.none, secure: Bool?.none)
-        func take(_ list: [Cookie], _ lazy: inout (hostIsIP: Bool?, secure: Bool?)) {
-            for cookie in list {
-                // The host-only flag asks for an exact host; otherwise the host domain-matches
-                // (5.1.3): an equal length only as the same host, a longer domain never, a
-                // shorter one as a suffix (octets) after a dot of a host name.
-                let domainBytes = cookie.domain.utf8.count
-                if domainBytes == hostBytes {
-                    if cookie.domain != host { continue }
-                } else {
-                    if cookie.hostOnly || domainBytes > hostBytes || !host.hasByteSuffix(cookie.domain)
-                        || host.utf8[host.utf8.index(host.utf8.endIndex, offsetBy: -domainBytes - 1)] != UInt8(ascii: ".")
-                    {
-                        continue
-                    }
-                    if lazy.hostIsIP == nil { lazy.hostIsIP = CookieStore.isIPAddress(host) }
-                    if lazy.hostIsIP! { continue }
+        func goes(_ cookie: Cookie, _ lazy: inout (hostIsIP: Bool?, secure: Bool?)) -> Bool {
+            // The host-only flag asks for an exact host; otherwise the host domain-matches
+            // (5.1.3): an equal length only as the same host, a longer domain never, a
+            // shorter one as a suffix (octets) after a dot of a host name.
+            let domainBytes = cookie.domain.utf8.count
+            if domainBytes == hostBytes {
+                if cookie.domain != host { return false }
+            } else {
+                if cookie.hostOnly || domainBytes > hostBytes || !host.hasByteSuffix(cookie.domain)
+                    || host.utf8[host.utf8.index(host.utf8.endIndex, offsetBy: -domainBytes - 1)] != UInt8(ascii: ".")
+                {
+                    return false
                 }
-                if !CookieStore.pathMatches(path, cookie.path) { continue }
-                if cookie.secure {
-                    if lazy.secure == nil { lazy.secure = url.isSecure }
-                    if !lazy.secure! { continue }
-                }
-                if cookie.httpOnly && api == .script { continue }
-                if cookie.isExpired(at: time) { continue }
+                if lazy.hostIsIP == nil { lazy.hostIsIP = CookieStore.isIPAddress(host) }
+                if lazy.hostIsIP! { return false }
+            }
+            if !CookieStore.pathMatches(path, cookie.path) { return false }
+            if cookie.secure {
+                if lazy.secure == nil { lazy.secure = url.isSecure }
+                if !lazy.secure! { return false }
+            }
+            if cookie.httpOnly && api == .script { return false }
+            return !cookie.isExpired(at: time)
+        }
+        func take(_ list: ArraySlice<Cookie>, _ lazy: inout (hostIsIP: Bool?, secure: Bool?)) {
+            for cookie in list where goes(cookie, &lazy) {
                 // Room for the whole list at the first match: most of a jar goes with most requests.
                 if out.capacity == 0 { out.reserveCapacity(list.count) }
                 out.append(cookie)
             }
         }
         if !keptByDomain {
-            take(list, &lazy)
+            // Every cookie of a one-list jar goes with the request, already in header order
+            // (most requests of most flows): the jar's own list, shared, not a copy of it.
+            var all = 0
+            while all < list.count, goes(list[all], &lazy) { all += 1 }
+            if all == list.count, Self.inHeaderOrder(list) { return list }
+            if all > 0 {
+                out.reserveCapacity(list.count)
+                out.append(contentsOf: list[..<all])
+            }
+            if all < list.count { take(list[(all + 1)...], &lazy) }
         } else if byDomain.count <= 4 {
             // A jar of a few domains (most flows): reading every list costs less than
             // hashing each parent domain of the host.
-            for list in byDomain.values { take(list, &lazy) }
+            for list in byDomain.values { take(list[...], &lazy) }
         } else {
             // The request host's list, then each parent domain's, read in place.
-            if let list = byDomain[host] { take(list, &lazy) }
+            if let list = byDomain[host] { take(list[...], &lazy) }
             var start = host.utf8.startIndex
             while let dot = host.utf8[start...].firstIndex(of: UInt8(ascii: ".")) {
                 start = host.utf8.index(after: dot)
-                if let list = byDomain[String(host[start...])] { take(list, &lazy) }
+                if let list = byDomain[String(host[start...])] { take(list[...], &lazy) }
             }
         }
         if out.count < 2 { return out }
-        // 5.8.3 step 2: longer paths first; among equal paths, earlier creation first.
-        out.sort {
-            let (a, b) = ($0.path.utf8.count, $1.path.utf8.count)
-            if a != b { return a > b }
-            return $0.creation != $1.creation ? $0.creation < $1.creation : $0.creationOrder < $1.creationOrder
-        }
+        out.sort(by: Self.precedesInHeader)
         return out
+    }
+
+    /// 5.8.3 step 2: longer paths first; among equal paths, earlier creation first.
+    static func precedesInHeader(_ x: Cookie, _ y: Cookie) -> Bool {
+        let (a, b) = (x.path.utf8.count, y.path.utf8.count)
+        if a != b { return a > b }
+        return x.creation != y.creation ? x.creation < y.creation : x.creationOrder < y.creationOrder
+    }
+
+    /// Whether `cookies` are in Cookie header order already.
+    static func inHeaderOrder(_ cookies: [Cookie]) -> Bool {
+        cookies.indices.dropFirst().allSatisfy { !precedesInHeader(cookies[$0], cookies[$0 - 1]) }
     }
 
     /// The Cookie header value for a request, nil when no cookie applies. A nameless

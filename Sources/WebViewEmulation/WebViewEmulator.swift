@@ -803,7 +803,7 @@ public struct WebViewEmulator: Sendable {
         var differing: [Cookie.Key] = []
         func collect(_ side: CookieStore, against other: CookieStore) {
             side.forEachCookie { c in
-                guard !c.isExpired(at: time) else { return }
+                guard !c.isExpired(at: time), !other.holdsItself(c) else { return }
                 if other.liveValue(name: c.name, domain: c.domain, path: c.path, at: time) != c.value { differing.append(c.key) }
             }
         }
