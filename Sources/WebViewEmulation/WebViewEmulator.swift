@@ -837,20 +837,6 @@ public struct WebViewEmulator: Sendable {
         return out
     }
 
-    /// "12 s", "1.5 s", "972 ms": printf's `%.0f` and `%.1f` without its cost (explanations
-    /// are built for every cookie difference of every preset).
-    static func seconds(_ s: Double) -> String {
-        // Near a tie the scaled value's own rounding could differ from printf's exact one.
-        func nearTie(_ x: Double) -> Bool { abs(x - x.rounded(.down) - 0.5) < 1e-6 }
-        guard s.isFinite, s >= 0, s < 1e12 else { return s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000) }
-        if s >= 10 { return nearTie(s) ? String(format: "%.0f s", s) : "\(Int(s.rounded())) s" }
-        if s >= 1 {
-            if nearTie(s * 10) { return String(format: "%.1f s", s) }
-            let tenths = Int((s * 10).rounded())
-            return "\(tenths / 10).\(tenths % 10) s"
-        }
-        return nearTie(s * 1000) ? String(format: "%.0f ms", s * 1000) : "\(Int((s * 1000).rounded())) ms"
-    }
 }
 
 /// The Cookie header a request carries in the replay, and where it came from.

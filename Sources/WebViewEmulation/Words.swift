@@ -1,3 +1,5 @@
+import Foundation
+
 /// An explanation's words, appended as UTF-8 bytes to one buffer and made a `String`
 /// once, at the end.
 ///
@@ -60,30 +62,27 @@ struct Words: ~Copyable {
         }
     }
 
-    /// "12 s", "1.5 s", "972 ms": printf's `%.0f` and `%.1f` without its cost.
+    /// "12 s", "1.5 s", "972 ms": printf's `%.0f` and `%.1f`, its cost paid only near a
+    /// tie, where the scaled value's own rounding could differ from printf's exact one,
+    /// and outside the range an `Int` holds.
     mutating func append(seconds s: Double) {
-        // Near a tie the scaled value's own rounding could differ from printf's exact one.
         func nearTie(_ x: Double) -> Bool { abs(x - x.rounded(.down) - 0.5) < 1e-6 }
-        guard s.isFinite, s >= 0, s < 1e12 else {
-            self += WebViewEmulator.seconds(s)
-            return
-        }
+        let inRange = s.isFinite && s >= 0 && s < 1e12
         if s >= 10 {
-            if nearTie(s) { self += WebViewEmulator.seconds(s) } else { append(Int(s.rounded())); self += " s" }
-        } else if s >= 1 {
-            if nearTie(s * 10) {
-                self += WebViewEmulator.seconds(s)
-                return
-            }
-            let tenths = Int((s * 10).rounded())
-            append(tenths / 10)
-            self += "."
-            append(tenths % 10)
+            if inRange && !nearTie(s) { append(Int(s.rounded())) } else { self += String(format: "%.0f", s) }
             self += " s"
-        } else if nearTie(s * 1000) {
-            self += WebViewEmulator.seconds(s)
+        } else if s >= 1 {
+            if inRange && !nearTie(s * 10) {
+                let tenths = Int((s * 10).rounded())
+                append(tenths / 10)
+                self += "."
+                append(tenths % 10)
+            } else {
+                self += String(format: "%.1f", s)
+            }
+            self += " s"
         } else {
-            append(Int((s * 1000).rounded()))
+            if inRange && !nearTie(s * 1000) { append(Int((s * 1000).rounded())) } else { self += String(format: "%.0f", s * 1000) }
             self += " ms"
         }
     }

@@ -291,3 +291,52 @@ extension CookieValueTests {
         #expect(text.contains("creationOrder: 7"))
     }
 }
+
+/// A request that every cookie of a small jar goes with carries the jar's own list; it
+/// must still be the header's order and hold only what goes.
+@Suite("CookieStore: the cookies a request carries, the jar's list shared or not")
+struct RequestCookiesSharedListTests {
+    static let url = RequestTarget("https://shop.example/a/b")!
+
+    static func jar(_ cookies: [(name: String, path: String)]) -> CookieStore {
+        var jar = CookieStore()
+        for (k, c) in cookies.enumerated() {
+            jar.set(Cookie(name: c.name, value: "v\(k)", domain: "shop.example", path: c.path, creation: 100), at: 100)
+        }
+        return jar
+    }
+
+    @Test("every cookie goes, stored in header order: the list as stored")
+    func allInOrder() {
+        let jar = Self.jar([("a", "/a"), ("b", "/"), ("c", "/")])
+        #expect(jar.cookies(for: Self.url, at: 200).map(\.name) == ["a", "b", "c"])
+    }
+
+    @Test("every cookie goes, stored out of header order: longer paths first, then creation")
+    func allOutOfOrder() {
+        let jar = Self.jar([("b", "/"), ("a", "/a"), ("c", "/")])
+        #expect(jar.cookies(for: Self.url, at: 200).map(\.name) == ["a", "b", "c"])
+    }
+
+    @Test("a cookie that does not go, first, in the middle or last, is left out", arguments: [0, 1, 2])
+    func oneStaysBehind(at index: Int) {
+        var cookies: [(name: String, path: String)] = [("a", "/a"), ("b", "/"), ("c", "/")]
+        cookies[index].path = "/elsewhere"
+        let expected = ["a", "b", "c"].enumerated().filter { $0.offset != index }.map(\.element)
+        #expect(Self.jar(cookies).cookies(for: Self.url, at: 200).map(\.name) == expected)
+    }
+
+    @Test("a jar holds a cookie itself only when it was handed that very cookie")
+    func holdsItself() {
+        let cookie = Cookie(name: "sid", value: "1", domain: "shop.example", creation: 100)
+        var jar = CookieStore()
+        jar.set(cookie, at: 100)
+        let held = jar.cookie(for: cookie.key)!
+        let equal = Cookie(name: "sid", value: "1", domain: "shop.example", creation: 100)
+        var other = CookieStore()
+        other.set(held, at: 100)
+        #expect(other.holdsItself(held))
+        #expect(!other.holdsItself(equal))
+        #expect(!CookieStore().holdsItself(held))
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TrafficModel
 @testable import WebViewEmulation
@@ -36,5 +37,77 @@ struct OutcomeValueTests {
         #expect(before.pageURL == nil)
         #expect(before.redirectRules.isEmpty)
         #expect(outcomes[0].pageURL == "https://a.example/next")
+    }
+}
+
+/// An outcome's changes keep their first two in the value itself and the rest in an
+/// array; the list must read, compare and hash as the plain array it replaced.
+@Suite("InlineList: a list whose first two elements are kept in place")
+struct InlineListTests {
+    static let changes = (0..<6).map { Change(rule: RuleID("R\($0)"), what: "change \($0)") }
+
+    @Test("appended one by one, any length reads back in order, as an array would", arguments: 0...6)
+    func readsBack(count: Int) {
+        var list = ChangeList()
+        for change in Self.changes.prefix(count) { list.append(change) }
+        #expect(Array(list) == Array(Self.changes.prefix(count)))
+        #expect(list.count == count && list.isEmpty == (count == 0))
+        #expect(list.map(\.rule.rawValue) == (0..<count).map { "R\($0)" })
+    }
+
+    @Test("lists with the same changes are equal and hash alike, whatever way they were built")
+    func equalityAndHash() {
+        var appended = ChangeList()
+        appended.append(contentsOf: Self.changes)
+        var rebuilt: ChangeList = [Self.changes[5]]
+        rebuilt.replaceSubrange(0..<1, with: Self.changes)
+        #expect(appended == rebuilt && appended.hashValue == rebuilt.hashValue)
+        var shorter = appended
+        shorter.removeLast()
+        #expect(shorter != appended && Array(shorter) == Array(Self.changes.dropLast()))
+    }
+
+    @Test("an element changed through the subscript, in place or past the second")
+    func subscriptSet() {
+        var list = ChangeList(Self.changes)
+        list[1] = Self.changes[4]
+        list[4] = Self.changes[1]
+        #expect(list.map(\.rule.rawValue) == ["R0", "R4", "R2", "R3", "R1", "R5"])
+    }
+}
+
+/// Explanations are written as bytes into one buffer; what they say must be what the
+/// strings said: digits as `String(n)`, durations as printf's `%.0f` and `%.1f`.
+@Suite("Words: an explanation's bytes, as its strings wrote them")
+struct WordsTests {
+    static func written(_ build: (inout Words) -> Void) -> String {
+        var words = Words(capacity: 4)
+        build(&words)
+        return words.string
+    }
+
+    @Test("integers as String writes them, pieces in order, past the first buffer's room")
+    func integersAndGrowth() {
+        for n in [0, 7, 10, 99, 100, 302, 12_345, Int.max, -1, Int.min] {
+            #expect(Self.written { $0.append(n) } == String(n))
+        }
+        let text = Self.written { w in
+            for k in 0..<200 {
+                w += "piece "
+                w.append(k)
+                w += String(repeating: "é", count: k % 3)
+            }
+        }
+        #expect(text == (0..<200).map { "piece \($0)" + String(repeating: "é", count: $0 % 3) }.joined())
+    }
+
+    @Test("durations as printf writes them, near ties and out of range included")
+    func seconds() {
+        var values: [Double] = [0, 0.0004, 0.0005, 0.0015, 0.25, 0.9995, 0.9999, 1, 1.05, 1.25, 1.35, 9.95, 9.96, 10, 10.5, 11.5, 59.5, 1e11, 1e12, 3e15, -0.5, .infinity, .nan]
+        values += (0..<2000).map { Double($0) * 0.0137 }
+        for s in values {
+            let printf = s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000)
+            #expect(Self.written { $0.append(seconds: s) } == printf, "\(s)")
+        }
     }
 }
