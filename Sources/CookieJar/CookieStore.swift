@@ -13,7 +13,7 @@ public struct CookieStore: Sendable, Hashable {
     /// allocation. A jar that grows past `listLimit` keeps its cookies per domain from
     /// then on, so a lookup walks only the request host's parent domains.
     private var list: [Cookie] = []
-    private var byDomain: [String: [Cookie]] = [:]
+    private var byDomain = [String: [Cookie]]()
     private var keptByDomain = false
     public private(set) var count = 0
     private var nextCreationOrder: UInt64 = 0

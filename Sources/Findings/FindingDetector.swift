@@ -26,7 +26,7 @@ public struct FindingDetector: Sendable {
     public func findings(for recording: Recording, result: EmulationResult, subjects known: Subjects? = nil) -> [Finding] {
         var out: [Finding] = []
         let exchanges = recording.exchanges
-        var made: [Int: String] = [:]
+        var made = [Int: String]()
         let ranks = known?.ranks
         for outcome in result.outcomes {
             let before = out.count

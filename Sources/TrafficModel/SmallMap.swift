@@ -9,7 +9,7 @@
 /// thousands of cookies stays linear.
 public struct SmallMap<Key: Hashable, Value> {
     @usableFromInline var pairs: [(key: Key, value: Value)] = []
-    @usableFromInline var table: [Key: Value] = [:]
+    @usableFromInline var table = [Key: Value]()
     @usableFromInline var usesTable = false
 
     /// How many entries the list holds before the map becomes a dictionary.

@@ -160,13 +160,13 @@ public enum CORSCheck {
 
     /// What makes a request not CORS-simple, nil when it is simple.
     static func preflightReason(_ request: RecordedRequest) -> String? {
-        let method = request.method.uppercased()
-        if method != "GET" && method != "HEAD" && method != "POST" { return "the method \(method)" }
+        let method = request.method
+        if !["GET", "HEAD", "POST"].contains(where: { method.caseInsensitiveEquals($0) }) { return "the method \(method.uppercased())" }
         for field in request.headers {
-            let name = field.name.lowercased()
+            let name = field.name.asciiLowercased
             if engineHeaders.contains(name) || name.hasPrefix("sec-") || name.hasPrefix("proxy-") || name.hasPrefix(":") || safelisted.contains(name) { continue }
             if name == "content-type" {
-                let type = field.value.split(separator: ";").first.map { $0.trimmingOWS.lowercased() } ?? ""
+                let type = field.value.split(separator: ";").first.map { $0.trimmingOWS.asciiLowercased } ?? ""
                 if simpleContentTypes.contains(type) { continue }
                 return "the Content-Type \(type)"
             }

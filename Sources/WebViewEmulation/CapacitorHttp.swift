@@ -19,7 +19,7 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
     public var options: [String: String] { [:] }
     public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
 
-    static let proxiedMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+    static let proxiedMethods = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
     /// CAPH4: what a Blob or ArrayBuffer sent as JSON becomes on the bridge, `{}`.
     static let emptyObject = BodyFingerprint(Data("{}".utf8))
@@ -37,7 +37,8 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
             plan.notes.append(Change(rule: "CAP2", what: "sent from an iframe, where Capacitor's bridge is not injected: WebKit's own fetch and XHR"))
             return plan
         }
-        if Self.proxiedMethods.contains(exchange.request.method.uppercased()) {
+        let method = exchange.request.method
+        if Self.proxiedMethods.contains(where: { method.caseInsensitiveEquals($0) }) {
             // CAPH1: rewritten to /_capacitor_http(s)_interceptor_/ and fetched by the handler's URLSession.
             return TransportPlan(requestJar: .native, requestJarRule: "CAPH1", responseJar: .native, responseJarRule: "CAPH1", bodyLostBy: nil, redirects: .silent, redirectRule: "CAPH1")
         }
@@ -55,7 +56,7 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
                 }
             case .binary, .binaryArrayBuffer:
                 // CAPH4: a Blob or ArrayBuffer crosses the bridge as a plain object.
-                let type = contentType?.lowercased()
+                let type = contentType?.asciiLowercased
                 if type == nil {
                     plan.bodyLostBy = "CAPH4"
                 } else if type!.containsBytes("json") {

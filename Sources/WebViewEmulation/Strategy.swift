@@ -271,7 +271,9 @@ public struct JSProxyStrategy: InterceptionStrategy {
 
     /// Responses that a JSON bridge cannot carry as an arraybuffer or blob (X2).
     static func isBinary(contentType: String?) -> Bool {
-        let type = (contentType ?? "").lowercased()
-        return ["image/", "audio/", "video/", "application/octet-stream", "application/pdf", "application/zip", "application/x-protobuf", "application/protobuf", "font/"].contains { type.hasPrefix($0) }
+        guard let contentType else { return false }
+        return binaryTypes.contains { contentType.hasCaseInsensitivePrefix($0) }
     }
+
+    static let binaryTypes = ["image/", "audio/", "video/", "application/octet-stream", "application/pdf", "application/zip", "application/x-protobuf", "application/protobuf", "font/"]
 }

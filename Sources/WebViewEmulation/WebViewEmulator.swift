@@ -38,7 +38,7 @@ public struct WebViewEmulator: Sendable {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(exchanges.count)
         // The plan of each load that redirects, by the sequence of its first hop.
-        var plans: [Int: TransportPlan] = [:]
+        var plans = [Int: TransportPlan]()
         placePreexisting(input.sessionStart, scenario: input.scenario, into: &jars)
         // W1: a pooled web view's document-start scripts were built when it was created, at
         // the session's start, with the NativeJar of then; kept only where a document-start
@@ -852,5 +852,5 @@ struct CookieHeaderChoice {
     /// The header was given to `loadRequest` by a mitigation (C1, C2).
     var givenToLoad = false
     /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (N4, A2, N5).
-    var withheld: [String: (rule: RuleID, why: String)] = [:]
+    var withheld = [String: (rule: RuleID, why: String)]()
 }

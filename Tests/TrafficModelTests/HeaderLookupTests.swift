@@ -26,3 +26,24 @@ struct HeaderLookupTests {
         #expect(Self.fields.all("Cookie").isEmpty)
     }
 }
+
+/// Media types and methods are matched without case, as bytes: what lowercasing the
+/// Unicode text and `hasPrefix` said for the ASCII they are written in.
+@Suite("A prefix compared without ASCII case")
+struct CaseInsensitivePrefixTests {
+    @Test("agrees with lowercased() and hasPrefix on ASCII, any case, any length", arguments: [
+        ("image/png", "image/"), ("Image/PNG", "image/"), ("IMAGE/", "image/"), ("imag", "image/"), ("", ""), ("video/mp4", ""),
+        ("application/octet-stream; x=1", "application/octet-stream"), ("application/octets", "application/octet-stream"),
+        ("text/plain", "image/"), ("font/woff2", "FONT/"), ("get", "GET"), ("GeT", "get"), ("GETS", "GET"), ("GE", "GET"),
+    ])
+    func agreesOnASCII(_ text: String, _ prefix: String) {
+        #expect(text.hasCaseInsensitivePrefix(prefix) == text.lowercased().hasPrefix(prefix.lowercased()), "\(text) / \(prefix)")
+    }
+
+    @Test("letters beyond ASCII are compared as their bytes, never folded")
+    func beyondASCII() {
+        #expect("ÉTÉ/x".hasCaseInsensitivePrefix("ÉTÉ/"))
+        #expect(!"ÉTÉ/x".hasCaseInsensitivePrefix("été/"))
+        #expect("Straße-1".hasCaseInsensitivePrefix("STRAßE"))
+    }
+}
