@@ -142,10 +142,10 @@ public struct BodyBridge: Mitigation {
                     return String(unsafeUninitializedCapacity: u.count + p.count + v.count + 2) { out in
                         var n = 0
                         func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-                            for byte in bytes {
-                                out[n] = byte
-                                n += 1
-                            }
+                            // A copy of the run, not a store per byte: the capacity holds every piece.
+                            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+                            (out.baseAddress! + n).initialize(from: base, count: bytes.count)
+                            n += bytes.count
                         }
                         put(UnsafeBufferPointer(rebasing: u[..<hash]))
                         out[n] = separator
