@@ -265,7 +265,7 @@ public struct FindingDetector: Sendable {
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
     /// the message ends with the rules, their statements' clauses and confidence.
-    func make(_ code: FindingCode, _ e: Exchange, _ rank: Rank, _ preset: String, _ recording: String, _ rules: [RuleID], expected: FindingFields, actual: FindingFields, detail: FindingDetail, subject: String? = nil, subjects: [String]? = nil) -> Finding {
+    func make(_ code: FindingCode, _ e: Exchange, _ rank: Rank, _ preset: String, _ recording: String, _ rules: consuming [RuleID], expected: consuming FindingFields, actual: consuming FindingFields, detail: consuming FindingDetail, subject: String? = nil, subjects: consuming [String]? = nil) -> Finding {
         let confidence = catalog.confidence(of: rules)
         var severity = code.defaultSeverity
         if confidence == .folklore && severity == .error { severity = .warning }

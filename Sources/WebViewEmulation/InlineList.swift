@@ -38,7 +38,7 @@
         }
     }
 
-    @inlinable public mutating func append(_ element: Element) {
+    @inlinable public mutating func append(_ element: consuming Element) {
         if first0 == nil {
             first0 = element
         } else if first1 == nil {

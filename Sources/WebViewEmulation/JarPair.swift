@@ -65,7 +65,7 @@ struct JarPair {
     /// Every change to either jar, in the order it happened: the jar timelines of reports.
     private(set) var events: [JarEvent] = []
     /// Adds to the jar timeline, with room for a usual flow's changes from the first.
-    private mutating func record(_ event: JarEvent) {
+    private mutating func record(_ event: consuming JarEvent) {
         if events.capacity == 0 { events.reserveCapacity(8) }
         events.append(event)
     }
@@ -96,14 +96,14 @@ struct JarPair {
     func origin(of key: Cookie.Key, in side: JarSide) -> Origin? { self[side].cookie(for: key).flatMap(origin(of:)) }
 
     /// The tag of a new origin, for the cookie it describes.
-    private mutating func tag(_ origin: Origin) -> UInt32 {
+    private mutating func tag(_ origin: consuming Origin) -> UInt32 {
         if origins.capacity == 0 { origins.reserveCapacity(8) }
         origins.append(origin)
         return UInt32(origins.count)
     }
 
     /// `cookie` carrying `origin`.
-    private mutating func tagged(_ cookie: Cookie, _ origin: Origin) -> Cookie {
+    private mutating func tagged(_ cookie: consuming Cookie, _ origin: consuming Origin) -> Cookie {
         var cookie = cookie
         cookie.tag = tag(origin)
         return cookie
@@ -271,11 +271,16 @@ struct JarPair {
     /// Queues a synchronisation. A change still on its way that would land after this newer
     /// one, for the same cookie and jar, is dropped: the jars converge on the latest state,
     /// so a slow deletion (J2, 10 s) never undoes a later write that crossed faster (J1, J3).
-    private mutating func schedule(_ sync: PendingSync) {
-        func overtaken(_ p: PendingSync) -> Bool { p.to == sync.to && p.due >= sync.due && p.cookie.key == sync.cookie.key }
-        if pending.contains(where: overtaken) { pending.removeAll(where: overtaken) }
+    private mutating func schedule(_ sync: consuming PendingSync) {
+        // The sync moves into the queue: the closures read its fields, not the sync.
+        let due = sync.due
+        if !pending.isEmpty {
+            let (to, key) = (sync.to, sync.cookie.key)
+            func overtaken(_ p: PendingSync) -> Bool { p.to == to && p.due >= due && p.cookie.key == key }
+            if pending.contains(where: overtaken) { pending.removeAll(where: overtaken) }
+        }
         // Most changes are due after every one already on its way.
-        if let index = pending.firstIndex(where: { $0.due > sync.due }) {
+        if let index = pending.firstIndex(where: { $0.due > due }) {
             pending.insert(sync, at: index)
         } else {
             if pending.capacity == 0 { pending.reserveCapacity(4) }

@@ -266,7 +266,7 @@ public struct Outcome: Sendable, Hashable {
     }
 
     /// Adds a change.
-    public mutating func note(_ change: Change) {
+    public mutating func note(_ change: consuming Change) {
         unique()
         header.pointee.changes.append(change)
     }
