@@ -332,7 +332,10 @@ public struct CookieStore: Sendable, Hashable {
             // Every cookie of a one-list jar goes with the request, already in header order
             // (most requests of most flows): the jar's own list, shared, not a copy of it.
             var all = 0
-            while all < list.count, goes(list[all], &lazy) { all += 1 }
+            for cookie in list {
+                guard goes(cookie, &lazy) else { break }
+                all += 1
+            }
             if all == list.count, Self.inHeaderOrder(list) { return list }
             if all > 0 {
                 out.reserveCapacity(list.count)

@@ -227,14 +227,16 @@ public struct FindingDetector: Sendable {
     func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, rank: Rank, preset: String, recording: String) -> Finding {
         // The first cookie's fields read in place: a copy of it is a retain of each.
         let name = differences[0].name
-        let names = differences.map(\.name)
+        let names = differences.map { $0.name }
         let one = differences.count == 1
         var values: [String] = []
         values.reserveCapacity(1 + differences.count * 2)
         values.append(label)
-        for d in differences {
-            values.append(d.name)
-            values.append(d.explanation)
+        // Each difference's fields read in place: a difference taken out of the list is a
+        // retain of each of its strings.
+        for i in differences.indices {
+            values.append(differences[i].name)
+            values.append(differences[i].explanation)
         }
         let form: FindingDetail.Form
         switch code {
