@@ -40,8 +40,8 @@ public struct Cookie: Sendable, Hashable, Codable {
     /// copies into the other jar, and a tag among the fields copied them each time.
     public var tag: UInt32 = 0
 
-    /// The order in which the jar holding the cookie stored it, among cookies created in
-    /// the same instant (RFC 6265bis 5.7.2's creation-time order); 0 until a jar stores it.
+    /// Breaks ties between cookies created at the same instant: the store's insertion
+    /// order, kept on replacement like the creation time; 0 until a jar stores the cookie.
     /// Beside the shared fields too: a jar numbers each cookie a synchronisation brings it,
     /// and a number among the fields copied them each time.
     public var creationOrder: UInt64 = 0
@@ -104,8 +104,6 @@ public struct Cookie: Sendable, Hashable, Codable {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.lastAccess } }
         _modify { unique(); yield &header.pointee.lastAccess }
     }
-    /// Breaks ties between cookies created at the same instant: the store's insertion
-    /// order, kept on replacement like the creation time.
     public static func == (a: Cookie, b: Cookie) -> Bool {
         if a.box === b.box { return a.creationOrder == b.creationOrder }
         let x = a.fields, y = b.fields

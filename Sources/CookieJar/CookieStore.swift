@@ -341,6 +341,7 @@ public struct CookieStore: Sendable, Hashable {
                 out.reserveCapacity(list.count)
                 out.append(contentsOf: list[..<all])
             }
+            // The cookie at `all` does not go; the rest are tested one by one.
             if all < list.count { take(list[(all + 1)...], &lazy) }
         } else if byDomain.count <= 4 {
             // A jar of a few domains (most flows): reading every list costs less than
