@@ -130,6 +130,8 @@ public enum CORSCheck {
     ]
     /// The CORS-safelisted request headers (Fetch standard), Content-Type checked apart.
     static let safelisted: Set<String> = ["accept", "accept-language", "content-language", "range"]
+    /// The CORS-safelisted methods (Fetch standard).
+    static let simpleMethods = ["GET", "HEAD", "POST"]
     static let simpleContentTypes: Set<String> = ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"]
 
     /// Nil when a page on `origin` may read the response of `e`, or when the recording
@@ -161,7 +163,7 @@ public enum CORSCheck {
     /// What makes a request not CORS-simple, nil when it is simple.
     static func preflightReason(_ request: RecordedRequest) -> String? {
         let method = request.method
-        if !["GET", "HEAD", "POST"].contains(where: { method.caseInsensitiveEquals($0) }) { return "the method \(method.uppercased())" }
+        if !simpleMethods.contains(where: { method.caseInsensitiveEquals($0) }) { return "the method \(method.uppercased())" }
         for field in request.headers {
             let name = field.name.asciiLowercased
             if engineHeaders.contains(name) || name.hasPrefix("sec-") || name.hasPrefix("proxy-") || name.hasPrefix(":") || safelisted.contains(name) { continue }

@@ -10,9 +10,6 @@ public final class ReplayInput: Sendable {
     /// The recording with the scenario's pins and first-party sites applied.
     public let recording: Recording
     public let provenance: CookieProvenance
-    /// The provenance's cookies there from the start (`CookieProvenance.startingCookies`),
-    /// worked out once for every preset.
-    public let startingCookies: [Cookie]
     public let scenario: Scenario
     /// Per exchange, in sequence order.
     public let facts: [ExchangeFacts]
@@ -39,7 +36,6 @@ public final class ReplayInput: Sendable {
         // provenance is the pinned recording's, not the one stored with the original.
         let pinsInitiators = scenario.overrides.contains { $0.initiator != nil }
         self.provenance = pinsInitiators ? CookieProvenance(recording: recording) : provenance ?? CookieProvenance(recording: original)
-        startingCookies = self.provenance.startingCookies
         self.scenario = scenario
         let exchanges = recording.exchanges
         var facts: [ExchangeFacts] = []
@@ -96,7 +92,7 @@ public final class ReplayInput: Sendable {
         let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
         self.firstDocument = firstDocument
         recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
-        sessionStart = SessionStartCookies(startingCookies, scenario: scenario, exchanges: exchanges)
+        sessionStart = SessionStartCookies(self.provenance.startingCookies, scenario: scenario, exchanges: exchanges)
     }
 
     /// Whether WebKit counts the request as third-party to the top-level page (N4): an
