@@ -521,6 +521,8 @@ final class CapturePipeline: @unchecked Sendable {
     private var hashBuffer: UnsafeMutableRawBufferPointer?
     /// Response bodies met before, by the builder (its thread alone).
     private var repeatedBodies = RepeatedBodies()
+    /// Compressed response bodies met before and what they decoded to, by the builder.
+    private var decodings = RecentBodies<HTTPStreamCollector.Decoding>(budget: 4 << 20)
 
     deinit { hashBuffer?.deallocate() }
 
@@ -553,7 +555,7 @@ final class CapturePipeline: @unchecked Sendable {
             condition.unlock()
             freeing = []
             let results = batch.map { pending -> HTTPStreamCollector.Collected in
-                var item = HTTPStreamCollector.build(pending, options: options.collector)
+                var item = HTTPStreamCollector.build(pending, options: options.collector, decodings: &decodings)
                 if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
                 return item
             }

@@ -308,8 +308,25 @@ public struct HTTPStreamCollector: TCPStreamSink {
         Diagnostic(oddity.split == nil ? .framingTolerated : .framingAmbiguous, message: "\(place): \(oddity.sentence) [\(oddity.id)]")
     }
 
+    /// A compressed response body's clean decoding, kept to be reused when the same bytes
+    /// come again under the same Content-Encoding (`build(_:options:decodings:)`).
+    public struct Decoding: Sendable {
+        var coding: String
+        var decoded: Data
+    }
+
     /// Builds the model's exchange: URL, decoded body, diagnostics. Pure; any thread.
     public static func build(_ item: Pending, options: Options) -> Collected {
+        var none = RecentBodies<Decoding>(budget: 0)
+        return build(item, options: options, decodings: &none)
+    }
+
+    /// As `build(_:options:)`, taking a compressed response's decoded body from `decodings`
+    /// when the same bytes came before under the same Content-Encoding and decoded cleanly
+    /// (no oddity, no limit, the whole body): a capture carries the same compressed script
+    /// or page many times, and decoding it again gives the same bytes. The decoded body is
+    /// then shared with the earlier exchange's, not inflated and copied again.
+    public static func build(_ item: Pending, options: Options, decodings: inout RecentBodies<Decoding>) -> Collected {
         let parts = item.parts
         let request = parts.request!
         var diagnostics: [Diagnostic] = []
@@ -333,10 +350,16 @@ public struct HTTPStreamCollector: TCPStreamSink {
             end = response.endTime
             var body = response.body
             var oddities = response.oddities
+            // The decoded body, when an earlier exchange's decoding gave it.
+            var reused: Data?
             // Repeated Content-Encoding fields are one list (RFC 9110 section 5.3), as both
             // engines read them.
             let coding = response.head.combined("Content-Encoding")
-            if !coding.isEmpty, !body.isEmpty {
+            let memoKey = decodings.budget > 0 && !coding.isEmpty && body.count >= RecentBodies<Decoding>.smallest ? RecentBodies<Decoding>.key(body) : nil
+            if let memoKey, response.complete, !response.bodyTruncated, let earlier = decodings.value(for: body, key: memoKey), earlier.coding == coding {
+                wire = (body, coding)
+                reused = earlier.decoded
+            } else if !coding.isEmpty, !body.isEmpty {
                 do {
                     // A value that names no coding (`identity`) leaves the body as it is.
                     if let decoded = try options.decoder.decodeIfEncoded(body, contentEncoding: coding) {
@@ -344,6 +367,11 @@ public struct HTTPStreamCollector: TCPStreamSink {
                         // decoding of a complete body qualifies.
                         if decoded.oddities.isEmpty, decoded.limited == nil, !decoded.codings.isEmpty, response.complete, !response.bodyTruncated, decoded.bytes.count > body.count {
                             wire = (body, coding)
+                            if let memoKey {
+                                let bytes = Data(decoded.bytes)
+                                decodings.keep(body, Decoding(coding: coding, decoded: bytes), key: memoKey, valueBytes: bytes.count)
+                                reused = bytes
+                            }
                         }
                         body = decoded.bytes
                         oddities += decoded.oddities
@@ -359,7 +387,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             for oddity in oddities { diagnostics.append(Self.diagnostic(oddity, at: "response \(where_)")) }
             recordedResponse = RecordedResponse(
                 status: response.head.status, statusText: response.head.reason, httpVersion: response.head.version,
-                headers: response.head.headers.map { HeaderField($0.name, $0.value) }, body: Data(body),
+                headers: response.head.headers.map { HeaderField($0.name, $0.value) }, body: reused ?? Data(body),
                 encodedLength: response.bodyLength, bodyMissing: !response.complete && response.body.isEmpty && response.bodyLength > 0)
             if !response.complete {
                 diagnostics.append(Diagnostic(.responseIncomplete, message: "response \(where_): " + response.problems.joined(separator: "; ")))

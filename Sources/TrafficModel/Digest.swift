@@ -83,20 +83,54 @@ public struct StreamingSHA256 {
 /// A capture carries the same script, image or API answer many times over, and the store
 /// keeps each body once, by its SHA-256. A body equal byte for byte to one met before takes
 /// the fingerprint worked out the first time: comparing bytes runs at memory speed, where
-/// SHA-256 runs at a tenth of it on a core without SHA instructions. The earlier body is
-/// found by the length and a few sampled bytes, so a body never met before costs a lookup
-/// and a copy into the kept bodies, not a hash of it twice; the bodies kept to compare
-/// against are bounded by `budget` bytes, the oldest let go first.
+/// SHA-256 runs at a tenth of it on a core without SHA instructions.
 public struct RepeatedBodies {
-    private struct Entry {
-        var body: Data
-        var fingerprint: BodyFingerprint
+    /// Bodies shorter than this are hashed every time: a block or two of SHA-256.
+    static let smallest = RecentBodies<BodyFingerprint>.smallest
+    /// Bytes sampled at each end and in the middle.
+    static let sample = RecentBodies<BodyFingerprint>.sample
+
+    private var recent: RecentBodies<BodyFingerprint>
+    public var budget: Int { recent.budget }
+    public var heldBytes: Int { recent.heldBytes }
+
+    /// On the bench's capture, 4 MB of kept bodies finds all but 6 of the 17,921 repeats
+    /// that unbounded room would (2 MB all but 14): a capture's repeated bodies are few and
+    /// come back soon.
+    public init(budget: Int = 4 << 20) {
+        recent = RecentBodies(budget: budget)
     }
 
-    /// Bodies shorter than this are hashed every time: a block or two of SHA-256.
-    static let smallest = 256
+    /// `BodyFingerprint(body)`, reused when `body` was met before (`metBefore`).
+    public mutating func fingerprint(of body: Data) -> (fingerprint: BodyFingerprint, metBefore: Bool) {
+        guard recent.budget > 0, body.count >= Self.smallest else { return (BodyFingerprint(body), false) }
+        let key = RecentBodies<BodyFingerprint>.key(body)
+        if let fingerprint = recent.value(for: body, key: key) { return (fingerprint, true) }
+        let fingerprint = BodyFingerprint(body)
+        recent.keep(body, fingerprint, key: key)
+        return (fingerprint, false)
+    }
+
+    static func key(_ body: Data) -> Int { RecentBodies<BodyFingerprint>.key(body) }
+}
+
+/// Bodies met lately, each with what was worked out from it (a fingerprint, a decoding),
+/// found again by their bytes: by the length and a few sampled bytes, then compared byte
+/// for byte, so a body never met before costs a lookup and a copy into the kept bodies. The
+/// bytes kept are bounded by `budget`, the oldest let go first.
+public struct RecentBodies<Value> {
     /// Bytes sampled at each end and in the middle.
-    static let sample = 64
+    static var sample: Int { 64 }
+    /// Bodies shorter than this are not worth keeping: working their value out again costs
+    /// about as much as finding them.
+    public static var smallest: Int { 256 }
+
+    private struct Entry {
+        var body: Data
+        var value: Value
+        /// The body's bytes and the value's, as counted against the budget.
+        var cost: Int
+    }
 
     public let budget: Int
     private var entries: [Int: Entry] = [:]
@@ -105,32 +139,33 @@ public struct RepeatedBodies {
     private var head = 0
     public private(set) var heldBytes = 0
 
-    /// On the bench's capture, 4 MB of kept bodies finds all but 6 of the 17,921 repeats
-    /// that unbounded room would (2 MB all but 14): a capture's repeated bodies are few and
-    /// come back soon.
-    public init(budget: Int = 4 << 20) {
+    public init(budget: Int) {
         self.budget = budget
     }
 
-    /// `BodyFingerprint(body)`, reused when `body` was met before (`metBefore`).
-    public mutating func fingerprint(of body: Data) -> (fingerprint: BodyFingerprint, metBefore: Bool) {
-        guard budget > 0, body.count >= Self.smallest else { return (BodyFingerprint(body), false) }
-        let key = Self.key(body)
-        if let entry = entries[key], entry.body == body { return (entry.fingerprint, true) }
-        let fingerprint = BodyFingerprint(body)
-        if body.count <= budget / 4 { keep(body, fingerprint, as: key) }
-        return (fingerprint, false)
+    /// The value kept with a body equal to `body` byte for byte, found under `key`
+    /// (`Self.key(body)`).
+    public func value(for body: some ContiguousBytes, key: Int) -> Value? {
+        guard let entry = entries[key] else { return nil }
+        let same = body.withUnsafeBytes { raw in
+            entry.body.withUnsafeBytes { kept in raw.count == kept.count && (raw.isEmpty || memcmp(raw.baseAddress!, kept.baseAddress!, raw.count) == 0) }
+        }
+        return same ? entry.value : nil
     }
 
-    private mutating func keep(_ body: Data, _ fingerprint: BodyFingerprint, as key: Int) {
+    /// Keeps a copy of `body` with `value` under `key`, when the pair costs at most a
+    /// quarter of the budget; `valueBytes` is what the value holds besides (a decoded body).
+    public mutating func keep(_ body: some ContiguousBytes, _ value: Value, key: Int, valueBytes: Int = 0) {
         // A copy of its own: the body may be a slice of a larger buffer, which keeping it
         // would keep whole.
         let copy = body.withUnsafeBytes { Data($0) }
-        if let old = entries.updateValue(Entry(body: copy, fingerprint: fingerprint), forKey: key) { heldBytes -= old.body.count }
-        heldBytes += copy.count
+        let cost = copy.count + valueBytes
+        guard cost <= budget / 4 else { return }
+        if let old = entries.updateValue(Entry(body: copy, value: value, cost: cost), forKey: key) { heldBytes -= old.cost }
+        heldBytes += cost
         order.append(key)
         while heldBytes > budget, head < order.count {
-            if let gone = entries.removeValue(forKey: order[head]) { heldBytes -= gone.body.count }
+            if let gone = entries.removeValue(forKey: order[head]) { heldBytes -= gone.cost }
             head += 1
         }
         if head > 4096, head * 2 > order.count {
@@ -140,11 +175,15 @@ public struct RepeatedBodies {
     }
 
     /// The length, and the bytes at both ends and in the middle.
-    static func key(_ body: Data) -> Int {
+    public static func key(_ body: some ContiguousBytes) -> Int {
         var hasher = Hasher()
-        hasher.combine(body.count)
         body.withUnsafeBytes { raw in
             let n = raw.count, s = Self.sample
+            hasher.combine(n)
+            guard n >= s else {
+                hasher.combine(bytes: raw)
+                return
+            }
             hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<s]))
             hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[(n - s) / 2..<(n + s) / 2]))
             hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[(n - s)...]))

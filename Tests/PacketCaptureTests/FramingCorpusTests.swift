@@ -58,14 +58,7 @@ struct FramingCorpusTests {
     /// One case through the capture path: a GET on a fresh connection, the case's bytes as
     /// the answer, then the close.
     static func decode(_ bytes: [UInt8], strictness: HTTPParser.Strictness = .tolerant) -> Decoded {
-        var collector = HTTPStreamCollector(options: .init(strictness: strictness))
-        let client = Endpoint(address: IPAddress(v4: 127, 0, 0, 1), port: 50000)
-        let server = Endpoint(address: IPAddress(v4: 127, 0, 0, 1), port: 8080)
-        let request = Array("GET /case HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n".utf8)
-        collector.opened(1, client: client, server: server, midStream: false, time: 1)
-        request.withUnsafeBytes { collector.data(1, fromClient: true, $0, time: 1) }
-        if !bytes.isEmpty { bytes.withUnsafeBytes { collector.data(1, fromClient: false, $0, time: 2) } }
-        collector.closed(1, reason: .fin, time: 3)
+        let collector = parsed(bytes, strictness: strictness)
         guard let pending = collector.pending.first else {
             return Decoded(status: nil, failed: true, diagnostics: collector.diagnostics)
         }
@@ -79,6 +72,75 @@ struct FramingCorpusTests {
             status: response.head.status, body: [UInt8](collected.exchange.response.body),
             failed: diagnostics.contains { $0.catalogued.map(failedCodes.contains) ?? false },
             diagnostics: diagnostics)
+    }
+
+    /// The collector after a GET on a fresh connection, the case's bytes as the answer, then
+    /// the close.
+    static func parsed(_ bytes: [UInt8], strictness: HTTPParser.Strictness = .tolerant) -> HTTPStreamCollector {
+        var collector = HTTPStreamCollector(options: .init(strictness: strictness))
+        let client = Endpoint(address: IPAddress(v4: 127, 0, 0, 1), port: 50000)
+        let server = Endpoint(address: IPAddress(v4: 127, 0, 0, 1), port: 8080)
+        let request = Array("GET /case HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n".utf8)
+        collector.opened(1, client: client, server: server, midStream: false, time: 1)
+        request.withUnsafeBytes { collector.data(1, fromClient: true, $0, time: 1) }
+        if !bytes.isEmpty { bytes.withUnsafeBytes { collector.data(1, fromClient: false, $0, time: 2) } }
+        collector.closed(1, reason: .fin, time: 3)
+        return collector
+    }
+
+    @Test("a decoding reused for a compressed body met before gives what decoding it again gives, on every case")
+    func reusedDecodings() throws {
+        let built = Self.corpus.cases.compactMap { c -> (HTTPStreamCollector.Pending, HTTPStreamCollector.Options)? in
+            let collector = Self.parsed(c.bytes)
+            return collector.pending.first.map { ($0, collector.options) }
+        }
+        var decodings = RecentBodies<HTTPStreamCollector.Decoding>(budget: 4 << 20)
+        var first: [Data] = []
+        var reused = 0
+        func storage(_ d: Data) -> UnsafeRawPointer? { d.withUnsafeBytes { $0.baseAddress } }
+        // The corpus twice: the second time, every clean decoding comes from the first.
+        for round in 0..<2 {
+            for (k, (pending, options)) in built.enumerated() {
+                let alone = HTTPStreamCollector.build(pending, options: options)
+                let memo = HTTPStreamCollector.build(pending, options: options, decodings: &decodings)
+                #expect(memo.exchange == alone.exchange)
+                #expect(memo.diagnostics.map(\.message) == alone.diagnostics.map(\.message))
+                #expect(memo.wireResponse?.bytes == alone.wireResponse?.bytes && memo.wireResponse?.coding == alone.wireResponse?.coding)
+                let body = memo.exchange.response.body
+                if round == 0 {
+                    first.append(body)
+                } else if !body.isEmpty, storage(body) == storage(first[k]) {
+                    reused += 1
+                }
+            }
+        }
+        #expect(reused > 0, "no decoding of the corpus was reused")
+        #expect(decodings.heldBytes <= decodings.budget)
+    }
+
+    @Test("a compressed body met again takes the earlier decoded bytes, and the same bytes under another coding do not")
+    func reusedDecodingIsShared() throws {
+        // Varied enough that its gzip is over `RecentBodies.smallest`.
+        let text = Data((0..<400).map { "entry \($0 * 7919 % 10007) of an offline package's script\n" }.joined().utf8)
+        let gzip = try IPAddressTextTests.gzip([UInt8](text))
+        func response(_ coding: String) -> [UInt8] {
+            Array("HTTP/1.1 200 OK\r\nContent-Encoding: \(coding)\r\nContent-Length: \(gzip.count)\r\n\r\n".utf8) + gzip
+        }
+        let first = try #require(Self.parsed(response("gzip")).pending.first)
+        let again = try #require(Self.parsed(response("gzip")).pending.first)
+        let other = try #require(Self.parsed(response("x-gzip")).pending.first)
+        let options = HTTPStreamCollector.Options()
+        var decodings = RecentBodies<HTTPStreamCollector.Decoding>(budget: 4 << 20)
+        let a = HTTPStreamCollector.build(first, options: options, decodings: &decodings)
+        let b = HTTPStreamCollector.build(again, options: options, decodings: &decodings)
+        let c = HTTPStreamCollector.build(other, options: options, decodings: &decodings)
+        #expect(a.exchange.response.body == text && b.exchange.response.body == text && c.exchange.response.body == text)
+        func storage(_ d: Data) -> UnsafeRawPointer? { d.withUnsafeBytes { $0.baseAddress } }
+        #expect(storage(a.exchange.response.body) == storage(b.exchange.response.body))
+        #expect(storage(a.exchange.response.body) != storage(c.exchange.response.body))
+        #expect(b.wireResponse?.bytes == Array(gzip) && b.wireResponse?.coding == "gzip")
+        // One entry: the same bytes under x-gzip took the gzip decoding's place.
+        #expect(decodings.heldBytes == gzip.count + text.count)
     }
 
     static func agrees(_ d: Decoded, with seen: Seen) -> Bool {
