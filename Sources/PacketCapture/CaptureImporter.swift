@@ -227,15 +227,16 @@ public enum CaptureImporter {
             while true {
                 var taken = pipeline.take(returning: &spent)
                 for i in taken.items.indices {
-                    var item = taken.items[i]
-                    // The batch lets go of the exchange, so that `emit` numbers and
+                    // The exchange moves out of the batch, so that `emit` numbers and
                     // classifies the one reference in place rather than a copy of all its
-                    // fields; it keeps the detached bodies, to be freed with it.
-                    taken.items[i].exchange = Self.placeholder
+                    // fields; the batch keeps the detached bodies, to be freed with it.
+                    var item = Self.placeholder
+                    swap(&item, &taken.items[i])
                     if let bodies {
-                        for body in item.detached { try bodies(body) }
+                        // Each body handed on in place: a loop over the list would copy it.
+                        for k in item.detached.indices { try bodies(item.detached[k]) }
                     }
-                    item.detached = []
+                    swap(&item.detached, &taken.items[i].detached)
                     order.push(item)
                 }
                 spent.append(taken.items)
@@ -285,7 +286,9 @@ public enum CaptureImporter {
 
 extension CaptureImporter {
     /// What a batch handed over holds in place of an exchange moved out of it.
-    static let placeholder = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "GET", url: ""), response: RecordedResponse(status: 0))
+    static let placeholder = HTTPStreamCollector.Collected(
+        exchange: Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "GET", url: ""), response: RecordedResponse(status: 0)),
+        client: "", diagnostics: [])
 }
 
 /// Exchanges waiting for their turn in time order: a binary heap on (start time, arrival)
@@ -554,10 +557,14 @@ final class CapturePipeline: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
             freeing = []
-            let results = batch.map { pending -> HTTPStreamCollector.Collected in
-                var item = HTTPStreamCollector.build(pending, options: options.collector, decodings: &decodings)
+            // By index: `map` and a loop over the batch copy each parsed exchange (a retain
+            // of each of its parts, and a release once built).
+            var results: [HTTPStreamCollector.Collected] = []
+            results.reserveCapacity(batch.count)
+            for k in batch.indices {
+                var item = HTTPStreamCollector.build(batch[k], options: options.collector, decodings: &decodings)
                 if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
-                return item
+                results.append(item)
             }
             condition.lock()
             while built.count >= Self.maxBuilt && !cancelled { condition.wait() }
