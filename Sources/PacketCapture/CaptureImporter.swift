@@ -233,8 +233,11 @@ public enum CaptureImporter {
                     var item = Self.placeholder
                     swap(&item, &taken.items[i])
                     if let bodies {
-                        // Each body handed on in place: a loop over the list would copy it.
-                        for k in item.detached.indices { try bodies(item.detached[k]) }
+                        // Each body handed on in place, through the buffer: a loop over
+                        // the list, or its subscript, copies it (a retain and a release).
+                        try item.detached.withUnsafeBufferPointer { list in
+                            for k in list.indices { try bodies(list[k]) }
+                        }
                     }
                     swap(&item.detached, &taken.items[i].detached)
                     order.push(item)
@@ -557,18 +560,22 @@ final class CapturePipeline: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
             freeing = []
-            // By index: `map` and a loop over the batch copy each parsed exchange (a retain
-            // of each of its parts, and a release once built).
+            // Each parsed exchange read in place, through the batch's buffer: `map`, a loop
+            // over the batch or its subscript copy it (a retain of each of its parts, and a
+            // release once built).
             var results: [HTTPStreamCollector.Collected] = []
             results.reserveCapacity(batch.count)
-            for k in batch.indices {
-                var item = HTTPStreamCollector.build(batch[k], options: options.collector, decodings: &decodings)
-                if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
-                results.append(item)
+            batch.withUnsafeBufferPointer { parsed in
+                for k in parsed.indices {
+                    var item = HTTPStreamCollector.build(parsed[k], options: options.collector, decodings: &decodings)
+                    if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
+                    results.append(item)
+                }
             }
             condition.lock()
             while built.count >= Self.maxBuilt && !cancelled { condition.wait() }
-            built.append(contentsOf: results)
+            // The list itself when none is waiting: appending copies each exchange.
+            if built.isEmpty { built = results } else { built.append(contentsOf: results) }
             if !readerDone { consumed.append(batch) }
             builtWatermark = watermark
             condition.broadcast()
