@@ -20,7 +20,7 @@ let jemalloc: [LinkerSetting] = [.linkedLibrary("jemalloc", .when(platforms: [.l
 
 // Release builds let each module's clients inline and specialise its functions, not only
 // the small ones the compiler picks by default: the emulation's loop runs across
-// TrafficModel, CookieJar, WebViewEmulation and Findings, and went from 7,618 to 7,444
+// TrafficModel, CookieJar, WebViewEmulation and Findings, and went from 7,618 to 7,450
 // instructions an evaluation (Tools/bench's callgrind count) with it.
 let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
 

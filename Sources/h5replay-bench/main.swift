@@ -163,6 +163,12 @@ print(String(format: "emulation_per_second=%.0f", Double(evaluations) / emulatio
 // `H5REPLAY_BENCH_STOP=emulation` ends here, for a profile of the emulation alone.
 if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { exit(0) }
 
+/// The timed SQLite call, a function of its own that the optimiser keeps: Tools/bench counts
+/// its instructions under callgrind by this symbol, and `saveRun` itself may be inlined here.
+@inline(never) func storeRun(_ store: ReportStore, _ run: RunRow, _ results: [ReportStore.RunResult]) throws {
+    _ = try store.saveRun(run, results: results)
+}
+
 // SQLite: 200,000 finding rows in one run, one transaction, into a file database. The
 // findings are those of a corpus: the bundled flows' findings under every preset, copied
 // as if from further recordings (each copy's recordings renamed), handed to the run writer
@@ -172,12 +178,6 @@ if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { e
 /// `attempts`: how many times the rows are written, each into a new database file; the
 /// best time is the figure (as the HAR stage's best of five), and every time is printed,
 /// since the kernel's writeback decides much of a single run on a small machine.
-/// The timed SQLite call, a function of its own that the optimiser keeps: Tools/bench counts
-/// its instructions under callgrind by this symbol, and `saveRun` itself may be inlined here.
-@inline(never) func storeRun(_ store: ReportStore, _ run: RunRow, _ results: [ReportStore.RunResult]) throws {
-    _ = try store.saveRun(run, results: results)
-}
-
 func sqliteStage(_ inputs: [ReplayInput], subjects: [FindingDetector.Subjects], detector: FindingDetector, attempts: Int = 1) throws {
     let rows = 200_000
     var many: [Finding] = []
