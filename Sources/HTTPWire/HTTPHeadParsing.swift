@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Start lines, header fields and chunk-size lines (RFC 9112 sections 3, 4, 5 and 7.1).
 extension HTTPParser {
     struct Problem: Error {
@@ -72,6 +78,7 @@ extension HTTPParser {
         }
         if line.isEmpty {
             headDone = true
+            previousFields = current?.head.headers ?? []
             return nil
         }
         if line[0] == 0x20 || line[0] == 0x09 {
@@ -250,13 +257,33 @@ extension HTTPParser {
                 note(.framingNameSpace)
             }
         }
-        let value = Self.trimmed(UnsafeBufferPointer(rebasing: line[(colon + 1)...]))
-        for (k, c) in value.enumerated() where c < 0x20 && c != 0x09 || c == 0x7F {
-            if strictness == .strict || c == 0 {
-                return .failure(Problem(.invalidHeaderValue, "invalid header value char", at: base + colon + 1 + k))
+        let rest = UnsafeBufferPointer(rebasing: line[(colon + 1)...])
+        let value = Self.trimmed(rest)
+        // Where the value starts in the line, past the spaces the trim left out.
+        let valueStart = colon + 1 + (rest.baseAddress.flatMap { r in value.baseAddress.map { r.distance(to: $0) } } ?? 0)
+        var from = 0
+        while let k = Self.firstControl(in: value, from: from) {
+            if strictness == .strict || value[k] == 0 {
+                return .failure(Problem(.invalidHeaderValue, "invalid header value char", at: base + valueStart + k))
             }
+            from = k + 1
         }
-        return .success(WireHeader(Self.text(UnsafeBufferPointer(rebasing: line[..<nameEnd])), Self.text(value)))
+        let name = UnsafeBufferPointer(rebasing: line[..<nameEnd])
+        // A message on a kept-alive connection mostly repeats the fields of the one before,
+        // in the same order (User-Agent, Accept, Host...): the earlier field's strings are
+        // shared rather than made again, a copy and an allocation each.
+        let index = current?.head.headers.count ?? 0
+        if index < previousFields.count, Self.same(name, previousFields[index].name), Self.same(value, previousFields[index].value) {
+            return .success(previousFields[index])
+        }
+        return .success(WireHeader(Self.text(name), Self.text(value)))
+    }
+
+    /// Whether `bytes` are `text`'s UTF-8, exactly.
+    static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
+        guard text.utf8.count == bytes.count else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, bytes.count) == 0 } ?? text.utf8.elementsEqual(bytes)
     }
 
     /// `METHOD SP request-target SP HTTP-version`.

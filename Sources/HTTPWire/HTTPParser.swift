@@ -83,6 +83,9 @@ public struct HTTPParser: Sendable {
     let startedMidStream: Bool
     /// Messages delivered so far.
     var delivered = 0
+    /// The header fields of the last head read whole, whose strings a field spelled the
+    /// same at the same place in the next head reuses.
+    var previousFields: [WireHeader] = []
 
     public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
         self.kind = kind
@@ -569,12 +572,59 @@ public struct HTTPParser: Sendable {
 
     static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         // Header text is almost always ASCII: check that first, it is the cheap path.
-        var high: UInt8 = 0
-        for b in bytes { high |= b }
-        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         if let s = String(validating: bytes, as: UTF8.self) { return s }
         // Not UTF-8: ISO-8859-1, byte for byte, as HTTP/1.1 historically allowed.
         return String(bytes.map { Character(Unicode.Scalar($0)) })
+    }
+
+    /// Whether every byte is below 0x80, read eight at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return true }
+        let n = bytes.count
+        var high: UInt64 = 0
+        var k = 0
+        while k + 8 <= n {
+            high |= base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+            k += 8
+        }
+        while k < n {
+            high |= UInt64(bytes[k])
+            k += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Where the first control character of a field value is, at or after `start`: a byte
+    /// below 0x20 other than HTAB, or DEL (RFC 9110 section 5.5). Eight bytes at a time: a
+    /// word with no byte below 0x20 and none equal to 0x7F is passed over whole (the two
+    /// tests of "Bit Twiddling Hacks", exact for these bounds); a word with one is read byte
+    /// by byte, a tab being the usual one.
+    static func firstControl(in value: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = UnsafeRawPointer(value.baseAddress) else { return nil }
+        let n = value.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var k = start
+        while k < n {
+            if k + 8 <= n {
+                let w = base.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                let below = (w &- ones &* 0x20) & ~w & highs
+                let x = w ^ (ones &* 0x7F)
+                let del = (x &- ones) & ~x & highs
+                if below | del == 0 {
+                    k += 8
+                    continue
+                }
+            }
+            let end = min(k + 8, n)
+            while k < end {
+                let c = value[k]
+                if (c < 0x20 && c != 0x09) || c == 0x7F { return k }
+                k += 1
+            }
+        }
+        return nil
     }
 
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {

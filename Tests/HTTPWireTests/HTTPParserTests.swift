@@ -304,3 +304,69 @@ struct ListItemsTests {
         #expect(HTTPParser.listItems(value) == items)
     }
 }
+
+@Suite("Header fields read fast: eight bytes at a time, a field of the message before shared")
+struct WordScanTests {
+    static func isControl(_ c: UInt8) -> Bool { (c < 0x20 && c != 0x09) || c == 0x7F }
+
+    /// Buffers of every length to 40 from bytes around each bound (0x00, HTAB, 0x1F, 0x20,
+    /// 0x7E, 0x7F, 0x80, 0xFF) and plain text, each scanned from every start.
+    @Test("the first control character and the ASCII check agree with a byte-by-byte scan")
+    func agreesWithBytes() {
+        var random = SystemRandomNumberGenerator()
+        let edges: [UInt8] = [0x00, 0x08, 0x09, 0x0A, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xC3, 0xFF]
+        for _ in 0..<3_000 {
+            let count = Int.random(in: 0...40, using: &random)
+            // Mostly text, as a field value is, with an edge byte now and then.
+            let bytes: [UInt8] = (0..<count).map { _ in
+                Int.random(in: 0..<6, using: &random) == 0 ? edges.randomElement(using: &random)! : UInt8.random(in: 0x20...0x7E, using: &random)
+            }
+            bytes.withUnsafeBufferPointer { buffer in
+                #expect(HTTPParser.isASCII(buffer) == bytes.allSatisfy { $0 < 0x80 }, "\(bytes)")
+                for start in 0...count {
+                    let expected = bytes.indices.first { $0 >= start && Self.isControl(bytes[$0]) }
+                    #expect(HTTPParser.firstControl(in: buffer, from: start) == expected, "\(bytes) from \(start)")
+                }
+            }
+        }
+    }
+
+    @Test("a field spelled as in the message before takes its strings; one a byte apart keeps its own")
+    func fieldsOfTheMessageBefore() {
+        var parser = HTTPParser(kind: .request)
+        let first = "GET /a HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)\r\nAccept: */*\r\n\r\n"
+        // The same fields; then the name's case, the value's last byte and the order changed.
+        let again = first.replacingOccurrences(of: "/a ", with: "/b ")
+        let changed = "GET /c HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS Y)\r\naccept: */*\r\nAccept: text/html\r\n\r\n"
+        let moved = "GET /d HTTP/1.1\r\nAccept: */*\r\nHost: shop.example\r\n\r\n"
+        for text in [first, again, changed, moved] { parser.feed(Array(text.utf8), time: 0) }
+        let heads = parser.completed.map { $0.head.headers.map { "\($0.name): \($0.value)" } }
+        #expect(heads == [
+            ["Host: shop.example", "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)", "Accept: */*"],
+            ["Host: shop.example", "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)", "Accept: */*"],
+            ["Host: shop.example", "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS Y)", "accept: */*", "Accept: text/html"],
+            ["Accept: */*", "Host: shop.example"],
+        ])
+    }
+
+    @Test("past a tab, a NUL in a field value still refuses the request in tolerant parsing; a tab alone does not")
+    func nulAfterTab() {
+        func parse(_ head: String) -> HTTPParser {
+            var parser = HTTPParser(kind: .request)
+            parser.feed(Array(head.utf8), time: 0)
+            return parser
+        }
+        let tab = parse("GET / HTTP/1.1\r\nX-Note: a\tlong value of thirty-two bytes\r\n\r\n")
+        let nul = parse("GET / HTTP/1.1\r\nX-Note: a\tlong value of thirty-two \0bytes\r\n\r\n")
+        #expect(tab.error == nil)
+        #expect(tab.completed.first?.head.first("X-Note") == "a\tlong value of thirty-two bytes")
+        #expect(nul.error?.code == .invalidHeaderValue)
+        // The error's place is the NUL's offset in the stream.
+        #expect(nul.error?.offset == Array("GET / HTTP/1.1\r\nX-Note: a\tlong value of thirty-two ".utf8).count)
+        // A control character tolerant parsing lets through (here 0x01), then a NUL.
+        let after = parse("GET / HTTP/1.1\r\nX-Note: one \u{01} then two \0\r\n\r\n")
+        #expect(after.error?.code == .invalidHeaderValue)
+        #expect(after.error?.offset == Array("GET / HTTP/1.1\r\nX-Note: one \u{01} then two ".utf8).count)
+        #expect(parse("GET / HTTP/1.1\r\nX-Note: one \u{01} then two\r\n\r\n").error == nil)
+    }
+}
