@@ -488,6 +488,18 @@ struct IPAddressTextTests {
         #expect(HTTPStreamCollector.url(for: head, server: server) == "http://203.0.113.7:8080/a?b=1")
         head.target = "https://other.example/x"
         #expect(HTTPStreamCollector.url(for: head, server: server) == "https://other.example/x")
+        // OPTIONS *, a target without its slash, a Host of spaces only, port 80, non-ASCII.
+        head.headers = [WireHeader("Host", "\tshop.example")]
+        head.target = "*"
+        #expect(HTTPStreamCollector.url(for: head, server: server) == "http://shop.example/")
+        head.target = "a/b"
+        #expect(HTTPStreamCollector.url(for: head, server: server) == "http://shop.example/a/b")
+        head.headers = [WireHeader("Host", "  ")]
+        head.target = "/"
+        #expect(HTTPStreamCollector.url(for: head, server: Endpoint(address: IPAddress(v4: 203, 0, 113, 7), port: 80)) == "http://203.0.113.7/")
+        head.headers = [WireHeader("Host", "bücher.example")]
+        head.target = "/straße"
+        #expect(HTTPStreamCollector.url(for: head, server: server) == "http://bücher.example/straße")
     }
 
     /// `bytes` through `gzip -n`.
