@@ -293,11 +293,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
             // The Host value without its surrounding spaces, joined in one buffer: appending
             // to a string cost a few hundred instructions a piece, for every exchange.
             let url: String? = field.withUTF8 { raw in
-                var lo = 0, hi = raw.count
-                while lo < hi, raw[lo] == 0x20 || raw[lo] == 0x09 { lo += 1 }
-                while hi > lo, raw[hi - 1] == 0x20 || raw[hi - 1] == 0x09 { hi -= 1 }
-                guard lo < hi else { return nil }
-                return target.withUTF8 { httpURL(host: UnsafeBufferPointer(rebasing: raw[lo..<hi]), target: $0) }
+                let host = raw.owsTrimmed(0..<raw.count)
+                guard !host.isEmpty else { return nil }
+                return target.withUTF8 { httpURL(host: UnsafeBufferPointer(rebasing: raw[host]), target: $0) }
             }
             if let url { return url }
         }

@@ -48,7 +48,7 @@ public struct WebViewEmulator: Sendable {
         var loadHeader: [Cookie] = []
         // When the session began, as far as the recording knows: a script write no request
         // bounds happened after it.
-        let sessionStart = (exchanges.first?.startedAt ?? 0) - CookieProvenance.scriptLead
+        let sessionStart = input.sessionStart.time
         // A1-A3: under a framework that serves the page from its own scheme, the first
         // document is the bundled page, and the main frame stays on it until the next
         // document load.

@@ -347,6 +347,14 @@ struct WordScanTests {
             ["Host: shop.example", "User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS Y)", "accept: */*", "Accept: text/html"],
             ["Accept: */*", "Host: shop.example"],
         ])
+        // The repeated User-Agent is the first message's string itself, not a copy of it.
+        func storage(_ text: String) -> UnsafeRawPointer? {
+            var text = text
+            return text.withUTF8 { UnsafeRawPointer($0.baseAddress) }
+        }
+        let agents = parser.completed.prefix(3).map { $0.head.headers[1].value }
+        #expect(storage(agents[0]) == storage(agents[1]))
+        #expect(storage(agents[1]) != storage(agents[2]))
     }
 
     @Test("past a tab, a NUL in a field value still refuses the request in tolerant parsing; a tab alone does not")
