@@ -5,7 +5,7 @@
 // draws the graph from the modules' imports):
 //
 //   TrafficModel <- CookieJar <- WebViewEmulation <- Findings <- ReportStore (GRDB, CFileSync: stores, runs nothing)
-//   HTTPWire (CZlib, CBrotli, CDeflate) <- PacketCapture (CPcap), HARFormat      (both on TrafficModel too)
+//   TrafficModel <- HTTPWire (CZlib, CBrotli, CDeflate) <- PacketCapture (CPcap), HARFormat
 //   PacketCapture, HARFormat, Findings, ReportStore <- Pipeline (ImportPipeline, ReplayRunner)
 //   ReportStore <- Reports;  LocalCA <- ReplayServer, RecordingProxy (SwiftNIO)
 //   Pipeline, Reports, ReplayServer, RecordingProxy <- h5replay (the CLI, one file a command)
@@ -53,7 +53,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
-        .target(name: "HTTPWire", dependencies: ["CZlib", "CBrotli", "CDeflate"], swiftSettings: crossModule),
+        .target(name: "HTTPWire", dependencies: ["TrafficModel", "CZlib", "CBrotli", "CDeflate"], swiftSettings: crossModule),
         .target(name: "PacketCapture", dependencies: ["CPcap", "HTTPWire", "TrafficModel"], swiftSettings: crossModule),
         .target(
             name: "HARFormat",
@@ -148,7 +148,7 @@ let package = Package(
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], exclude: ["Regressions"]),
         .testTarget(name: "ReplayServerTests", dependencies: ["ReplayServer", "LocalCA", "TrafficModel", "HARFormat", "Findings", .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "CZlib"]),
+        .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "TrafficModel", "CZlib"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"], exclude: ["Framing"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),
         .testTarget(

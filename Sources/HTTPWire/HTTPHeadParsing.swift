@@ -1,3 +1,4 @@
+import TrafficModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -120,7 +121,7 @@ extension HTTPParser {
     }
 
     /// Checks a field that decides the framing as soon as it is read.
-    mutating func frame(_ h: WireHeader) -> Problem? {
+    mutating func frame(_ h: HeaderField) -> Problem? {
         if strictness == .tolerant, kind == .response {
             if let problem = frameResponseTolerantly(h) { return problem }
         } else if asciiCaseInsensitiveEquals(h.name, "Content-Length") {
@@ -158,7 +159,7 @@ extension HTTPParser {
     /// A response's Content-Length and Transfer-Encoding read as Chromium reads them (the
     /// framing corpus): a Content-Length that is not a number is ignored, a list of equal
     /// values is one value, values that disagree refuse the response.
-    mutating func frameResponseTolerantly(_ h: WireHeader) -> Problem? {
+    mutating func frameResponseTolerantly(_ h: HeaderField) -> Problem? {
         let isContentLength = asciiCaseInsensitiveEquals(h.name, "Content-Length")
         let isTransferEncoding = asciiCaseInsensitiveEquals(h.name, "Transfer-Encoding")
         guard isContentLength || isTransferEncoding else { return nil }
@@ -239,7 +240,7 @@ extension HTTPParser {
     }
 
     /// `name: value`, with the name a token and the value without control characters.
-    mutating func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<WireHeader, Problem> {
+    mutating func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<HeaderField, Problem> {
         guard let colon = Self.find(0x3A, in: line, from: 0) else {
             return .failure(Problem(.invalidHeaderToken, "invalid header token: a header line without a colon", at: base))
         }
@@ -276,7 +277,7 @@ extension HTTPParser {
         if index < previousFields.count, Self.same(name, previousFields[index].name), Self.same(value, previousFields[index].value) {
             return .success(previousFields[index])
         }
-        return .success(WireHeader(Self.text(name), Self.text(value)))
+        return .success(HeaderField(Self.text(name), Self.text(value)))
     }
 
     /// Whether `bytes` are `text`'s UTF-8, exactly.

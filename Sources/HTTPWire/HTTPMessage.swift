@@ -1,13 +1,8 @@
-/// One HTTP/1.x header line as it was on the wire: original casing, wire order.
-public struct WireHeader: Sendable, Hashable {
-    public var name: String
-    public var value: String
+import TrafficModel
 
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
+// Header lines are the model's `HeaderField`s as read off the wire (original casing, wire
+// order): an exchange built from a parsed message takes its lists as they are, rather
+// than a copy of every name and value.
 
 /// A request line or a status line, and the header section after it.
 public struct HTTPHead: Sendable, Hashable {
@@ -20,7 +15,7 @@ public struct HTTPHead: Sendable, Hashable {
     /// Responses: the status code. 0 for requests.
     public var status: Int = 0
     public var reason: String = ""
-    public var headers: [WireHeader] = []
+    public var headers: [HeaderField] = []
 
     public init() {}
 
@@ -55,7 +50,7 @@ public struct HTTPMessage: Sendable {
     public var body: [UInt8] = []
     /// Body bytes on the wire after transfer decoding, including any not kept.
     public var bodyLength: Int = 0
-    public var trailers: [WireHeader] = []
+    public var trailers: [HeaderField] = []
     /// False when the message ended early: a gap in the capture, the end of the stream, a
     /// parse error. `problems` says why.
     public var complete: Bool = true

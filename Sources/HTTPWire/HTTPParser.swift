@@ -1,3 +1,4 @@
+import TrafficModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -85,7 +86,7 @@ public struct HTTPParser: Sendable {
     var delivered = 0
     /// The header fields of the last head read whole, whose strings a field spelled the
     /// same at the same place in the next head reuses.
-    var previousFields: [WireHeader] = []
+    var previousFields: [HeaderField] = []
 
     public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
         self.kind = kind

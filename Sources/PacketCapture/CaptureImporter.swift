@@ -240,7 +240,7 @@ public enum CaptureImporter {
                         }
                     }
                     swap(&item.detached, &taken.items[i].detached)
-                    order.push(item)
+                    order.push(consume item)
                 }
                 spent.append(taken.items)
                 var emitted: [HTTPStreamCollector.Collected] = []
@@ -248,7 +248,7 @@ public enum CaptureImporter {
                     if item.exchange.startedAt < lastEmitted { outOfOrder += 1 }
                     lastEmitted = max(lastEmitted, item.exchange.startedAt)
                     try emit(&item)
-                    emitted.append(item)
+                    emitted.append(consume item)
                 }
                 spent.append(emitted)
                 if let progress, taken.packets - lastProgress >= 65536 || options.batchPackets < 64 {
@@ -310,16 +310,17 @@ struct TimeOrder {
     var freeSlots: [Int] = []
     var arrivals = 0
 
-    mutating func push(_ item: HTTPStreamCollector.Collected) {
+    mutating func push(_ item: consuming HTTPStreamCollector.Collected) {
+        let time = item.exchange.startedAt
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
-            slots[slot] = item
+            slots[slot] = consume item
         } else {
             slot = slots.count
-            slots.append(item)
+            slots.append(consume item)
         }
-        heap.append(Key(time: item.exchange.startedAt, arrival: arrivals, slot: slot))
+        heap.append(Key(time: time, arrival: arrivals, slot: slot))
         arrivals += 1
         var child = heap.count - 1
         while child > 0 {
@@ -553,24 +554,24 @@ final class CapturePipeline: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let (batch, watermark) = parsed.removeFirst()
+            var (batch, watermark) = parsed.removeFirst()
             // What the consumer hands back is freed here, where most of it was allocated.
             var freeing: [[HTTPStreamCollector.Collected]] = []
             swap(&freeing, &spent)
             condition.broadcast()
             condition.unlock()
             freeing = []
-            // Each parsed exchange read in place, through the batch's buffer: `map`, a loop
-            // over the batch or its subscript copy it (a retain of each of its parts, and a
-            // release once built).
+            // Each parsed exchange moved out of the batch (`popLast` takes it, in order once
+            // the batch is reversed) and taken apart by `build`: its header lists become
+            // the exchange's. `map`, a loop over the batch or its subscript would copy it
+            // (a retain of each of its parts, and a release once built).
             var results: [HTTPStreamCollector.Collected] = []
             results.reserveCapacity(batch.count)
-            batch.withUnsafeBufferPointer { parsed in
-                for k in parsed.indices {
-                    var item = HTTPStreamCollector.build(parsed[k], options: options.collector, decodings: &decodings)
-                    if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
-                    results.append(item)
-                }
+            batch.reverse()
+            while let pending = batch.popLast() {
+                var item = HTTPStreamCollector.build(pending, options: options.collector, decodings: &decodings)
+                if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
+                results.append(item)
             }
             condition.lock()
             while built.count >= Self.maxBuilt && !cancelled { condition.wait() }

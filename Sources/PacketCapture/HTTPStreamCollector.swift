@@ -339,7 +339,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
     }
 
     /// Builds the model's exchange: URL, decoded body, diagnostics. Pure; any thread.
-    public static func build(_ item: Pending, options: Options) -> Collected {
+    public static func build(_ item: consuming Pending, options: Options) -> Collected {
         var none = RecentBodies<Decoding>(budget: 0)
         return build(item, options: options, decodings: &none)
     }
@@ -349,16 +349,19 @@ public struct HTTPStreamCollector: TCPStreamSink {
     /// (no oddity, no limit, the whole body): a capture carries the same compressed script
     /// or page many times, and decoding it again gives the same bytes. The decoded body is
     /// then shared with the earlier exchange's, not inflated and copied again.
-    public static func build(_ item: Pending, options: Options, decodings: inout RecentBodies<Decoding>) -> Collected {
-        let parts = item.parts
-        let request = parts.request!
+    ///
+    /// The parsed messages are taken apart, not copied: their header lists become the
+    /// exchange's.
+    public static func build(_ item: consuming Pending, options: Options, decodings: inout RecentBodies<Decoding>) -> Collected {
+        let client = item.client, server = item.server
+        let request = item.parts.request.take()!
         var diagnostics: [Diagnostic] = []
         // Spelled out only for a diagnostic: most exchanges have none.
-        var where_: String { "\(item.client) → \(item.server)" }
-        let requestHeaders = request.head.headers.map { HeaderField($0.name, $0.value) }
+        var where_: String { "\(client) → \(server)" }
+        let target = url(for: request.head, server: server)
         let recordedRequest = RecordedRequest(
-            method: request.head.method, url: url(for: request.head, server: item.server), httpVersion: request.head.version,
-            headers: requestHeaders, body: Data(request.body))
+            method: request.head.method, url: target, httpVersion: request.head.version,
+            headers: request.head.headers, body: Data(request.body))
         if !request.complete {
             diagnostics.append(Diagnostic(.requestIncomplete, message: "request \(where_): " + request.problems.joined(separator: "; ")))
         }
@@ -369,7 +372,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
         var recordedResponse = RecordedResponse(status: 0)
         var wire: (bytes: [UInt8], coding: String)?
         var end = request.endTime
-        if let response = parts.response {
+        if let response = item.parts.response.take() {
             end = response.endTime
             var body = response.body
             var oddities = response.oddities
@@ -410,7 +413,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             for oddity in oddities { diagnostics.append(Self.diagnostic(oddity, at: "response \(where_)")) }
             recordedResponse = RecordedResponse(
                 status: response.head.status, statusText: response.head.reason, httpVersion: response.head.version,
-                headers: response.head.headers.map { HeaderField($0.name, $0.value) }, body: reused ?? Data(body),
+                headers: response.head.headers, body: reused ?? Data(body),
                 encodedLength: response.bodyLength, bodyMissing: !response.complete && response.body.isEmpty && response.bodyLength > 0)
             if !response.complete {
                 diagnostics.append(Diagnostic(.responseIncomplete, message: "response \(where_): " + response.problems.joined(separator: "; ")))
@@ -424,10 +427,10 @@ public struct HTTPStreamCollector: TCPStreamSink {
         let startedAt = min(item.issuedAt ?? request.startTime, request.startTime)
         let exchange = Exchange(
             sequence: 0, startedAt: startedAt, duration: max(0, end - startedAt),
-            connectionID: String(item.flow), serverAddress: item.server.description,
-            request: recordedRequest, response: recordedResponse,
+            connectionID: String(item.flow), serverAddress: server.description,
+            request: consume recordedRequest, response: consume recordedResponse,
             evidenceGap: request.complete ? nil : .requestCut)
-        var collected = Collected(exchange: exchange, client: item.client.address.description, diagnostics: diagnostics)
+        var collected = Collected(exchange: exchange, client: client.address.description, diagnostics: diagnostics)
         collected.wireResponse = wire
         return collected
     }

@@ -33,7 +33,12 @@ public struct Exchange: Sendable, Hashable, Codable {
     /// this value's alone.
     @usableFromInline nonisolated(unsafe) var box: Box
 
-    @usableFromInline static func box(_ fields: Fields) -> Box { unsafeDowncast(Box.create(minimumCapacity: 0) { _ in fields }, to: Box.self) }
+    /// A new buffer holding `fields`, moved in: a closure that returned `fields` itself
+    /// would copy it (a retain of every string, list and body in the request and response).
+    @usableFromInline static func box(_ fields: consuming Fields) -> Box {
+        var moving: Fields? = fields
+        return unsafeDowncast(Box.create(minimumCapacity: 0) { _ in moving.take()! }, to: Box.self)
+    }
 
     /// The fields, for a change: the pointer is valid while `box` holds the buffer.
     @usableFromInline var header: UnsafeMutablePointer<Fields> { box.withUnsafeMutablePointerToHeader { $0 } }

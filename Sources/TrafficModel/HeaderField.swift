@@ -1,6 +1,8 @@
 import Foundation
 
 /// One header line as it was recorded: original casing, wire order, any bytes a HAR allows.
+/// HTTPWire's parser reads header lines into these, so that an exchange built from a
+/// capture holds the parsed lists themselves.
 ///
 /// Recordings keep headers raw (HTTP/2 pseudo-headers and odd names from exporters
 /// included) so that exports and diffs are exact.

@@ -1,4 +1,5 @@
 import HTTPWire
+import TrafficModel
 import Testing
 
 /// A wire head's fields by name: the first one, or every one joined as RFC 9110 section
@@ -8,8 +9,8 @@ struct HTTPHeadLookupTests {
     static func head() -> HTTPHead {
         var head = HTTPHead()
         head.headers = [
-            WireHeader("Content-Encoding", "gzip"), WireHeader("Host", "a.example"),
-            WireHeader("content-encoding", "br"), WireHeader("HOST", "b.example"),
+            HeaderField("Content-Encoding", "gzip"), HeaderField("Host", "a.example"),
+            HeaderField("content-encoding", "br"), HeaderField("HOST", "b.example"),
         ]
         return head
     }
@@ -24,7 +25,7 @@ struct HTTPHeadLookupTests {
     func combined() {
         #expect(Self.head().combined("Content-Encoding") == "gzip, br")
         var one = HTTPHead()
-        one.headers = [WireHeader("Content-Encoding", "deflate")]
+        one.headers = [HeaderField("Content-Encoding", "deflate")]
         #expect(one.combined("content-encoding") == "deflate")
         #expect(one.combined("Host") == "")
     }

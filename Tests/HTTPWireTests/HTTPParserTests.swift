@@ -2,6 +2,7 @@ import CZlib
 import Foundation
 import Testing
 @testable import HTTPWire
+import TrafficModel
 
 /// The HTTP/1.1 cases a capture meets (DESIGN.md section 3), each fed whole and in every
 /// two-piece split, since TCP may cut a stream anywhere.
@@ -50,7 +51,7 @@ struct HTTPParserTests {
         Self.everySplit(client: "GET / HTTP/1.1\r\nHost: a\r\n\r\n", server: server) { exchanges in
             #expect(exchanges.count == 1)
             #expect(Self.body(exchanges[0].response) == "hello world")
-            #expect(exchanges[0].response?.trailers == [WireHeader("X-Checksum", "abc")])
+            #expect(exchanges[0].response?.trailers == [HeaderField("X-Checksum", "abc")])
             #expect(exchanges[0].response?.complete == true)
         }
     }

@@ -481,7 +481,7 @@ struct IPAddressTextTests {
     func urls() {
         var head = HTTPHead()
         head.target = "/a?b=1"
-        head.headers = [WireHeader("Host", " shop.example ")]
+        head.headers = [HeaderField("Host", " shop.example ")]
         let server = Endpoint(address: IPAddress(v4: 203, 0, 113, 7), port: 8080)
         #expect(HTTPStreamCollector.url(for: head, server: server) == "http://shop.example/a?b=1")
         head.headers = []
@@ -489,15 +489,15 @@ struct IPAddressTextTests {
         head.target = "https://other.example/x"
         #expect(HTTPStreamCollector.url(for: head, server: server) == "https://other.example/x")
         // OPTIONS *, a target without its slash, a Host of spaces only, port 80, non-ASCII.
-        head.headers = [WireHeader("Host", "\tshop.example")]
+        head.headers = [HeaderField("Host", "\tshop.example")]
         head.target = "*"
         #expect(HTTPStreamCollector.url(for: head, server: server) == "http://shop.example/")
         head.target = "a/b"
         #expect(HTTPStreamCollector.url(for: head, server: server) == "http://shop.example/a/b")
-        head.headers = [WireHeader("Host", "  ")]
+        head.headers = [HeaderField("Host", "  ")]
         head.target = "/"
         #expect(HTTPStreamCollector.url(for: head, server: Endpoint(address: IPAddress(v4: 203, 0, 113, 7), port: 80)) == "http://203.0.113.7/")
-        head.headers = [WireHeader("Host", "bücher.example")]
+        head.headers = [HeaderField("Host", "bücher.example")]
         head.target = "/straße"
         #expect(HTTPStreamCollector.url(for: head, server: server) == "http://bücher.example/straße")
     }
