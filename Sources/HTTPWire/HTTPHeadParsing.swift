@@ -79,7 +79,6 @@ extension HTTPParser {
         }
         if line.isEmpty {
             headDone = true
-            previousFields = current?.head.headers ?? []
             return nil
         }
         if line[0] == 0x20 || line[0] == 0x09 {
@@ -269,22 +268,9 @@ extension HTTPParser {
             }
             from = k + 1
         }
-        let name = UnsafeBufferPointer(rebasing: line[..<nameEnd])
-        // A message on a kept-alive connection mostly repeats the fields of the one before,
-        // in the same order (User-Agent, Accept, Host...): the earlier field's strings are
-        // shared rather than made again, a copy and an allocation each.
-        let index = current?.head.headers.count ?? 0
-        if index < previousFields.count, Self.same(name, previousFields[index].name), Self.same(value, previousFields[index].value) {
-            return .success(previousFields[index])
-        }
-        return .success(HeaderField(Self.text(name), Self.text(value)))
-    }
-
-    /// Whether `bytes` are `text`'s UTF-8, exactly.
-    static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
-        guard text.utf8.count == bytes.count else { return false }
-        guard let base = bytes.baseAddress else { return true }
-        return text.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, bytes.count) == 0 } ?? text.utf8.elementsEqual(bytes)
+        // A field met before, on this connection or (with a shared cache) another, shares
+        // its strings.
+        return .success(fieldCache.field(name: UnsafeBufferPointer(rebasing: line[..<nameEnd]), value: value, make: Self.text))
     }
 
     /// `METHOD SP request-target SP HTTP-version`.

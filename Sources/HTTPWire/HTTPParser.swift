@@ -84,16 +84,18 @@ public struct HTTPParser: Sendable {
     let startedMidStream: Bool
     /// Messages delivered so far.
     var delivered = 0
-    /// The header fields of the last head read whole, whose strings a field spelled the
-    /// same at the same place in the next head reuses.
-    var previousFields: [HeaderField] = []
+    /// Fields read before, whose strings a field spelled the same shares.
+    let fieldCache: HeaderFieldCache
 
-    public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
+    /// `fieldCache`: one shared with other parsers on the same thread (a capture's
+    /// connections share one); by default the parser has its own.
+    public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false, fieldCache: HeaderFieldCache? = nil) {
         self.kind = kind
         self.strictness = strictness
         self.limits = limits
         self.state = midStream ? .resync : .start
         self.startedMidStream = midStream
+        self.fieldCache = fieldCache ?? HeaderFieldCache()
     }
 
     /// Responses: a request with this method was sent on the connection and awaits its answer.
