@@ -567,7 +567,8 @@ final class CapturePipeline: @unchecked Sendable {
             // (a retain of each of its parts, and a release once built).
             var results: [HTTPStreamCollector.Collected] = []
             results.reserveCapacity(batch.count)
-            batch.reverse()
+            // Through the buffer: `reverse()` on the array copies each exchange it moves.
+            batch.withUnsafeMutableBufferPointer { $0.reverse() }
             while let pending = batch.popLast() {
                 var item = HTTPStreamCollector.build(pending, options: options.collector, decodings: &decodings)
                 if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
