@@ -52,6 +52,11 @@ extension HTTPParser {
     /// One line of the head, with its LF. Fills `current.head` and `framing`; sets
     /// `headDone` at the empty line that ends the head.
     mutating func headLine(_ raw: UnsafeBufferPointer<UInt8>) -> Problem? {
+        // The first CR not followed by LF, wherever it is in the line, as a line still
+        // arriving is checked (`process`): the same error however the stream was cut.
+        if strictness == .strict, let bad = Self.strayCR(raw) {
+            return Problem(.lineEnding, headLines == 0 ? "expected LF after CR" : "expected LF after headers", at: bad)
+        }
         var lineEnd = raw.count - 1
         if lineEnd > 0, raw[lineEnd - 1] == 0x0D {
             lineEnd -= 1
@@ -65,9 +70,6 @@ extension HTTPParser {
             note(.bareLF)
         }
         let line = UnsafeBufferPointer(rebasing: raw[..<lineEnd])
-        if strictness == .strict, let cr = Self.find(0x0D, in: line, from: 0) {
-            return Problem(.lineEnding, headLines == 0 ? "expected LF after CR" : "expected LF after headers", at: cr + 1)
-        }
         defer { headLines += 1 }
         if headLines == 0 {
             var head = HTTPHead()

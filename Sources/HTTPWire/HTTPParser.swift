@@ -113,19 +113,33 @@ public struct HTTPParser: Sendable {
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, time: Double) {
         guard !bytes.isEmpty else { return }
         lastTime = time
-        if buffer.isEmpty {
-            let used = bytes.withMemoryRebound(to: UInt8.self) { process($0, time: time) }
-            if used < bytes.count { buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[used...])) }
-        } else {
+        var rest = bytes
+        if !buffer.isEmpty {
+            // The bytes held end inside a line (a head's, a chunk size's): the new bytes
+            // complete it, and once the parser has taken all it holds, the rest of them are
+            // read in place. Copied after the held bytes whole, a segment of body behind a
+            // chunk-size line cut by the segment before was copied for the line's sake.
             var held = buffer
             buffer = []
-            held.append(contentsOf: bytes)
-            let used = held.withUnsafeBufferPointer { process($0, time: time) }
+            let line = memchr(rest.baseAddress!, 0x0A, rest.count).map { rest.baseAddress!.distance(to: $0) + 1 } ?? rest.count
+            held.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<line]))
+            rest = UnsafeRawBufferPointer(rebasing: rest[line...])
+            var used = held.withUnsafeBufferPointer { process($0, time: time) }
             if used < held.count {
+                // Still not taken whole: the rest follows the held bytes, as it would have.
                 held.removeFirst(used)
+                if !rest.isEmpty {
+                    held.append(contentsOf: rest)
+                    used = held.withUnsafeBufferPointer { process($0, time: time) }
+                    held.removeFirst(used)
+                }
                 buffer = held
+                return
             }
         }
+        guard !rest.isEmpty else { return }
+        let used = rest.withMemoryRebound(to: UInt8.self) { process($0, time: time) }
+        if used < rest.count { buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[used...])) }
     }
 
     public mutating func feed(_ bytes: [UInt8], time: Double) {
@@ -362,10 +376,10 @@ public struct HTTPParser: Sendable {
     }
 
     /// Delivers the current message as incomplete (its problems say why).
-    mutating func abandonMessage(time: Double) {
+    mutating func abandonMessage(time: Double, endOffset: Int? = nil) {
         guard var message = current.take() else { return }
         message.complete = false
-        message.endOffset = offset
+        message.endOffset = endOffset ?? offset
         message.endTime = time
         // A message cut short inside its head has no usable head: keep it only when the
         // start line was read.
@@ -383,7 +397,9 @@ public struct HTTPParser: Sendable {
         // before the status line) is refused whole, as browsers refuse it; anywhere else a
         // capture keeps going, since the next message start may still be found.
         let refusedWhole = kind == .response && !startedMidStream && delivered == 0 && current?.head.status == 0
-        abandonMessage(time: lastTime)
+        // Cut short where the problem is: `offset` is where the bytes being read began,
+        // which depends on how the stream was cut into segments.
+        abandonMessage(time: lastTime, endOffset: error.offset)
         state = strictness == .strict || refusedWhole ? .failed : .resync
     }
 

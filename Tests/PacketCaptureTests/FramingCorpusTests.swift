@@ -88,6 +88,40 @@ struct FramingCorpusTests {
         return collector
     }
 
+    /// What a response parser made of `bytes` fed in pieces cut at `cuts`, in words.
+    static func pieces(_ bytes: [UInt8], cuts: [Int], strictness: HTTPParser.Strictness) -> String {
+        var parser = HTTPParser(kind: .response, strictness: strictness)
+        parser.expectResponse(to: "GET")
+        var start = 0
+        for cut in cuts.sorted() + [bytes.count] where cut >= start {
+            parser.feed(Array(bytes[start..<cut]), time: 2)
+            start = cut
+        }
+        parser.finish(time: 3)
+        return parser.completed.map { m in
+            "\(m.head.status) \(m.head.headers) body=\(m.body) length=\(m.bodyLength) complete=\(m.complete) odd=\(m.oddities) problems=\(m.problems) end=\(m.endOffset)"
+        }.joined(separator: "\n") + " error=\(String(describing: parser.error)) skipped=\(parser.skippedBytes)"
+    }
+
+    @Test("a response cut anywhere, in any number of pieces, parses as it does whole, on every case", arguments: corpus.cases)
+    func cutAnywhere(_ c: Case) {
+        let bytes = c.bytes
+        var generator = SystemRandomNumberGenerator()
+        for strictness in [HTTPParser.Strictness.tolerant, .strict] {
+            let whole = Self.pieces(bytes, cuts: [], strictness: strictness)
+            // Just before, at and just after each line end (a piece ending inside a line
+            // whose end the next piece brings, with body after it), each alone and all at once.
+            let ends = bytes.indices.filter { bytes[$0] == 0x0A }.flatMap { [$0, $0 + 1, $0 + 2] }.filter { $0 > 0 && $0 < bytes.count }
+            for cut in ends { #expect(Self.pieces(bytes, cuts: [cut], strictness: strictness) == whole, "cut at \(cut)") }
+            #expect(Self.pieces(bytes, cuts: ends, strictness: strictness) == whole, "cut at every line end")
+            #expect(Self.pieces(bytes, cuts: Array(bytes.indices.dropFirst()), strictness: strictness) == whole, "byte by byte")
+            for _ in 0..<8 {
+                let cuts = (0..<Int.random(in: 1...6, using: &generator)).map { _ in Int.random(in: 0...bytes.count, using: &generator) }
+                #expect(Self.pieces(bytes, cuts: cuts, strictness: strictness) == whole, "cut at \(cuts.sorted())")
+            }
+        }
+    }
+
     @Test("a decoding reused for a compressed body met before gives what decoding it again gives, on every case")
     func reusedDecodings() throws {
         let built = Self.corpus.cases.compactMap { c -> (HTTPStreamCollector.Pending, HTTPStreamCollector.Options)? in
