@@ -1,3 +1,4 @@
+import Foundation
 import TrafficModel
 
 // Header lines are the model's `HeaderField`s as read off the wire (original casing, wire
@@ -47,7 +48,9 @@ public struct HTTPMessage: Sendable {
     public var head: HTTPHead
     /// The body after transfer decoding (chunked removed), before content decoding.
     /// Holds at most the body-bytes limit; `bodyTruncated` says when more was sent.
-    public var body: [UInt8] = []
+    /// `Data`, as the model's bodies are: an exchange built from the message takes it as
+    /// it is, not a copy.
+    public var body = Data()
     /// Body bytes on the wire after transfer decoding, including any not kept.
     public var bodyLength: Int = 0
     public var trailers: [HeaderField] = []

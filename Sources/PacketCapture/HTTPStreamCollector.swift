@@ -32,7 +32,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
         /// The response body as it crossed the wire and its Content-Encoding, when it
         /// decoded cleanly (no oddity, no limit) to more bytes than it is: what `detach()`
         /// gives the store in place of the decoded body.
-        public var wireResponse: (bytes: [UInt8], coding: String)?
+        public var wireResponse: (bytes: Data, coding: String)?
         /// What classification reads from the exchange alone, worked out by `detach()`; the
         /// classifier, which needs the exchanges before, then takes it as given.
         public var traits: ExchangeClassifier.Traits?
@@ -48,7 +48,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             detached.append(StoredBody(request, fingerprint: exchange.request.bodyFingerprint))
             let (response, fingerprint) = exchange.response.detachBody(fingerprinting: &repeated)
             if let wire = wireResponse {
-                detached.append(StoredBody(Data(wire.bytes), coding: wire.coding, fingerprint: fingerprint))
+                detached.append(StoredBody(wire.bytes, coding: wire.coding, fingerprint: fingerprint))
                 wireResponse = nil
             } else {
                 detached.append(StoredBody(response, fingerprint: fingerprint))
@@ -364,7 +364,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
         let target = url(for: request.head, server: server)
         let recordedRequest = RecordedRequest(
             method: request.head.method, url: target, httpVersion: request.head.version,
-            headers: request.head.headers, body: Data(request.body))
+            headers: request.head.headers, body: request.body)
         if !request.complete {
             diagnostics.append(Diagnostic(.requestIncomplete, message: "request \(where_): " + request.problems.joined(separator: "; ")))
         }
@@ -373,7 +373,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             diagnostics.append(Diagnostic(.requestBodyLimit, message: "request \(where_): body kept up to \(options.httpLimits.maxBodyBytes) of \(request.bodyLength) bytes (--max-body-bytes)"))
         }
         var recordedResponse = RecordedResponse(status: 0)
-        var wire: (bytes: [UInt8], coding: String)?
+        var wire: (bytes: Data, coding: String)?
         var end = request.endTime
         if let response = item.parts.response.take() {
             end = response.endTime
@@ -391,7 +391,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             } else if !coding.isEmpty, !body.isEmpty {
                 do {
                     // A value that names no coding (`identity`) leaves the body as it is.
-                    if let decoded = try options.decoder.decodeIfEncoded(body, contentEncoding: coding) {
+                    if let decoded = try options.decoder.decodeIfEncoded([UInt8](body), contentEncoding: coding) {
                         // Read back, these bytes must decode as they did here: only a clean
                         // decoding of a complete body qualifies.
                         if decoded.oddities.isEmpty, decoded.limited == nil, !decoded.codings.isEmpty, response.complete, !response.bodyTruncated, decoded.bytes.count > body.count {
@@ -402,7 +402,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
                                 reused = bytes
                             }
                         }
-                        body = decoded.bytes
+                        body = reused ?? Data(decoded.bytes)
                         oddities += decoded.oddities
                         if let limited = decoded.limited {
                             diagnostics.append(Diagnostic(.decodedBodyLimit, message: "response \(where_): \(limited)"))
@@ -416,7 +416,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             for oddity in oddities { diagnostics.append(Self.diagnostic(oddity, at: "response \(where_)")) }
             recordedResponse = RecordedResponse(
                 status: response.head.status, statusText: response.head.reason, httpVersion: response.head.version,
-                headers: response.head.headers, body: reused ?? Data(body),
+                headers: response.head.headers, body: reused ?? body,
                 encodedLength: response.bodyLength, bodyMissing: !response.complete && response.body.isEmpty && response.bodyLength > 0)
             if !response.complete {
                 diagnostics.append(Diagnostic(.responseIncomplete, message: "response \(where_): " + response.problems.joined(separator: "; ")))

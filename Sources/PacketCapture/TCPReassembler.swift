@@ -397,7 +397,9 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
 
     /// The end of the capture: closes every open connection, in the order they opened.
     public mutating func finish() {
-        for key in flows.keys.sorted(by: { flows[$0]!.id < flows[$1]!.id }) {
+        // Sorted on the ids themselves: a comparison that looked both flows up cost two
+        // hash lookups each.
+        for key in flows.map({ (id: $0.value.id, key: $0.key) }).sorted(by: { $0.id < $1.id }).map(\.key) {
             guard let flow = flows[key] else { continue }
             close(flow, key: key, reason: .endOfCapture)
         }

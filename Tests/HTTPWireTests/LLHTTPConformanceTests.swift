@@ -239,7 +239,7 @@ struct LLHTTPConformanceTests {
             result.messages.append(Expected.Message(
                 method: m.head.method, url: m.head.target, status: m.head.status == 0 ? "" : String(m.head.status), reason: m.head.reason,
                 headers: m.head.headers.map { header(Array($0.name.utf8), Array($0.value.utf8)) } + m.trailers.map { header(Array($0.name.utf8), Array($0.value.utf8)) },
-                body: m.body))
+                body: [UInt8](m.body)))
         }
         result.rejected = parser.error != nil
         result.upgraded = parser.isTunnel

@@ -172,7 +172,7 @@ struct FramingCorpusTests {
         func storage(_ d: Data) -> UnsafeRawPointer? { d.withUnsafeBytes { $0.baseAddress } }
         #expect(storage(a.exchange.response.body) == storage(b.exchange.response.body))
         #expect(storage(a.exchange.response.body) != storage(c.exchange.response.body))
-        #expect(b.wireResponse?.bytes == Array(gzip) && b.wireResponse?.coding == "gzip")
+        #expect(b.wireResponse?.bytes == Data(gzip) && b.wireResponse?.coding == "gzip")
         // One entry: the same bytes under x-gzip took the gzip decoding's place.
         #expect(decodings.heldBytes == gzip.count + text.count)
     }
