@@ -19,7 +19,9 @@ import TrafficModel
 /// A reference, so that the parsers of every connection one collector reads can share one
 /// (`HTTPConnection(fieldCache:)`); they and the cache run on that collector's thread.
 public final class HeaderFieldCache: @unchecked Sendable {
-    private var slots: [HeaderField?]
+    /// Held through a pointer, not an array property: a class's stored property is checked
+    /// for exclusive access at run time on every use, which cost more than the lookup.
+    private let slots: UnsafeMutableBufferPointer<HeaderField?>
     /// A slot is the key's top bits: 64 less this many.
     private let shift: UInt64
 
@@ -31,8 +33,14 @@ public final class HeaderFieldCache: @unchecked Sendable {
             n <<= 1
             bits += 1
         }
-        self.slots = Array(repeating: nil, count: n)
+        self.slots = .allocate(capacity: n)
+        self.slots.initialize(repeating: nil)
         shift = 64 - bits
+    }
+
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
     }
 
     /// The field of these bytes: the one met before when there is one, else a new one,
@@ -41,12 +49,10 @@ public final class HeaderFieldCache: @unchecked Sendable {
     func field(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, make: (UnsafeBufferPointer<UInt8>) -> String) -> HeaderField {
         // The top bits: a multiply carries each byte's bits upward only.
         let slot = Int(truncatingIfNeeded: Self.key(name, value) >> shift)
-        return slots.withUnsafeMutableBufferPointer { slots in
-            if let earlier = slots[slot], Self.same(name, earlier.name), Self.same(value, earlier.value) { return earlier }
-            let field = HeaderField(make(name), make(value))
-            slots[slot] = field
-            return field
-        }
+        if let earlier = slots[slot], Self.same(name, earlier.name), Self.same(value, earlier.value) { return earlier }
+        let field = HeaderField(make(name), make(value))
+        slots[slot] = field
+        return field
     }
 
     /// The lengths, the name's first eight bytes and the value's first and last eight,
