@@ -577,7 +577,12 @@ final class CapturePipeline: @unchecked Sendable {
             batch.withUnsafeMutableBufferPointer { $0.reverse() }
             while let pending = batch.popLast() {
                 var item = HTTPStreamCollector.build(pending, options: options.collector, decodings: &decodings)
-                if detach { item.detach(fingerprinting: &repeatedBodies) } else { item.wireResponse = nil }
+                if detach {
+                    item.detach(fingerprinting: &repeatedBodies)
+                } else {
+                    item.wireResponse = nil
+                    item.decoding = nil
+                }
                 results.append(item)
             }
             condition.lock()

@@ -36,6 +36,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
         /// What classification reads from the exchange alone, worked out by `detach()`; the
         /// classifier, which needs the exchanges before, then takes it as given.
         public var traits: ExchangeClassifier.Traits?
+        /// The decoding memo's entry the response body is, when it is one: its fingerprint
+        /// is worked out once (`detach`). Let go once detached.
+        var decoding: Decoding?
 
         /// Moves the bodies out for a streaming import, classifying the request body first
         /// (the body kind needs its bytes). The exchange's other traits are worked out here
@@ -46,7 +49,15 @@ public struct HTTPStreamCollector: TCPStreamSink {
             traits = ExchangeClassifier.Traits(&exchange)
             let request = exchange.request.detachBody()
             detached.append(StoredBody(request, fingerprint: exchange.request.bodyFingerprint))
-            let (response, fingerprint) = exchange.response.detachBody(fingerprinting: &repeated)
+            let (response, fingerprint): (Data, BodyFingerprint)
+            if let decoding {
+                let known = decoding.fingerprint ?? BodyFingerprint(decoding.decoded)
+                decoding.fingerprint = known
+                (response, fingerprint) = exchange.response.detachBody(fingerprint: known)
+                self.decoding = nil
+            } else {
+                (response, fingerprint) = exchange.response.detachBody(fingerprinting: &repeated)
+            }
             if let wire = wireResponse {
                 detached.append(StoredBody(wire.bytes, coding: wire.coding, fingerprint: fingerprint))
                 wireResponse = nil
@@ -336,9 +347,20 @@ public struct HTTPStreamCollector: TCPStreamSink {
 
     /// A compressed response body's clean decoding, kept to be reused when the same bytes
     /// come again under the same Content-Encoding (`build(_:options:decodings:)`).
-    public struct Decoding: Sendable {
-        var coding: String
-        var decoded: Data
+    ///
+    /// A reference, so that its fingerprint, worked out when the first exchange with it is
+    /// detached, serves every later one: they share the decoded bytes, and hashing them or
+    /// comparing them byte for byte with a kept copy (`RepeatedBodies`) would be done for
+    /// nothing. Read and written only on the thread that builds with the memo.
+    public final class Decoding: @unchecked Sendable {
+        let coding: String
+        let decoded: Data
+        var fingerprint: BodyFingerprint?
+
+        init(coding: String, decoded: Data) {
+            self.coding = coding
+            self.decoded = decoded
+        }
     }
 
     /// Builds the model's exchange: URL, decoded body, diagnostics. Pure; any thread.
@@ -374,6 +396,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
         }
         var recordedResponse = RecordedResponse(status: 0)
         var wire: (bytes: Data, coding: String)?
+        // The memo's entry whose decoded bytes the response holds.
+        var shared: Decoding?
         var end = request.endTime
         if let response = item.parts.response.take() {
             end = response.endTime
@@ -388,6 +412,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             if let memoKey, response.complete, !response.bodyTruncated, let earlier = decodings.value(for: body, key: memoKey), earlier.coding == coding {
                 wire = (body, coding)
                 reused = earlier.decoded
+                shared = earlier
             } else if !coding.isEmpty, !body.isEmpty {
                 do {
                     // A value that names no coding (`identity`) leaves the body as it is.
@@ -398,7 +423,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
                             wire = (body, coding)
                             if let memoKey {
                                 let bytes = Data(decoded.bytes)
-                                decodings.keep(body, Decoding(coding: coding, decoded: bytes), key: memoKey, valueBytes: bytes.count)
+                                                let decoding = Decoding(coding: coding, decoded: bytes)
+                                decodings.keep(body, decoding, key: memoKey, valueBytes: bytes.count)
+                                shared = decoding
                                 reused = bytes
                             }
                         }
@@ -435,6 +462,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             evidenceGap: request.complete ? nil : .requestCut)
         var collected = Collected(exchange: exchange, client: client.address.description, diagnostics: diagnostics)
         collected.wireResponse = wire
+        collected.decoding = shared
         return collected
     }
 }

@@ -289,8 +289,13 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
     /// Gives the body away (to the store, during a streaming import), keeping its
     /// fingerprint, reused from `repeated` when the body was met before.
     public mutating func detachBody(fingerprinting repeated: inout RepeatedBodies) -> (Data, BodyFingerprint) {
+        detachBody(fingerprint: repeated.fingerprint(of: body).fingerprint)
+    }
+
+    /// Gives the body away with a fingerprint the caller worked out before: it must be
+    /// `BodyFingerprint(body)`.
+    public mutating func detachBody(fingerprint: BodyFingerprint) -> (Data, BodyFingerprint) {
         let detached = body
-        let fingerprint = repeated.fingerprint(of: detached).fingerprint
         body = Data()
         detachedBody = fingerprint
         return (detached, fingerprint)

@@ -140,6 +140,14 @@ struct FramingCorpusTests {
                 #expect(memo.exchange == alone.exchange)
                 #expect(memo.diagnostics.map(\.message) == alone.diagnostics.map(\.message))
                 #expect(memo.wireResponse?.bytes == alone.wireResponse?.bytes && memo.wireResponse?.coding == alone.wireResponse?.coding)
+                // Detached for the store, the same bodies under the same fingerprints.
+                var (detachedAlone, detachedMemo) = (alone, memo)
+                var repeated = RepeatedBodies()
+                detachedAlone.detach(fingerprinting: &repeated)
+                detachedMemo.detach(fingerprinting: &repeated)
+                #expect(detachedMemo.detached.map(\.fingerprint) == detachedAlone.detached.map(\.fingerprint))
+                #expect(detachedMemo.detached.map(\.bytes) == detachedAlone.detached.map(\.bytes))
+                #expect(detachedMemo.exchange == detachedAlone.exchange)
                 let body = memo.exchange.response.body
                 if round == 0 {
                     first.append(body)
@@ -173,6 +181,15 @@ struct FramingCorpusTests {
         #expect(storage(a.exchange.response.body) == storage(b.exchange.response.body))
         #expect(storage(a.exchange.response.body) != storage(c.exchange.response.body))
         #expect(b.wireResponse?.bytes == Data(gzip) && b.wireResponse?.coding == "gzip")
+        // Detached, each takes the decoded body's own fingerprint; the memo's entry works
+        // it out once, so the bodies met again are never compared with a kept copy.
+        var repeated = RepeatedBodies()
+        for var built in [a, b, c] {
+            built.detach(fingerprinting: &repeated)
+            #expect(built.detached.last?.fingerprint == BodyFingerprint(text))
+            #expect(built.exchange.response.detachedBody == BodyFingerprint(text))
+        }
+        #expect(repeated.heldBytes == 0)
         // One entry: the same bytes under x-gzip took the gzip decoding's place.
         #expect(decodings.heldBytes == gzip.count + text.count)
     }
