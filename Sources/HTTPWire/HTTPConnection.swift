@@ -92,7 +92,8 @@ public struct HTTPConnection: Sendable {
             // popped from the end of the reversed list, where a loop over it copied each.
             var arrived: [HTTPMessage] = []
             swap(&arrived, &responses.completed)
-            arrived.reverse()
+            // Through the buffer: the array's `reverse()` copies each message it moves.
+            arrived.withUnsafeMutableBufferPointer { $0.reverse() }
             while let response = arrived.popLast() {
                 let status = response.head.status
                 if status >= 100, status < 200, status != 101 {

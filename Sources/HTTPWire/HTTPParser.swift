@@ -362,7 +362,7 @@ public struct HTTPParser: Sendable {
         guard var message = current.take() else { return }
         message.endOffset = endOffset ?? offset
         message.endTime = time
-        completed.append(message)
+        completed.append(consume message)
         delivered += 1
         if tunnelAfter {
             state = .tunnel

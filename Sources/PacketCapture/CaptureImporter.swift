@@ -576,14 +576,15 @@ final class CapturePipeline: @unchecked Sendable {
             // Through the buffer: `reverse()` on the array copies each exchange it moves.
             batch.withUnsafeMutableBufferPointer { $0.reverse() }
             while let pending = batch.popLast() {
-                var item = HTTPStreamCollector.build(pending, options: options.collector, decodings: &decodings)
+                results.append(HTTPStreamCollector.build(consume pending, options: options.collector, decodings: &decodings))
+                // Changed in place in the list: one built, changed and then appended was copied.
+                let last = results.count - 1
                 if detach {
-                    item.detach(fingerprinting: &repeatedBodies)
+                    results[last].detach(fingerprinting: &repeatedBodies)
                 } else {
-                    item.wireResponse = nil
-                    item.decoding = nil
+                    results[last].wireResponse = nil
+                    results[last].decoding = nil
                 }
-                results.append(item)
             }
             condition.lock()
             while built.count >= Self.maxBuilt && !cancelled { condition.wait() }

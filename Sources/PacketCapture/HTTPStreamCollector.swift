@@ -281,11 +281,16 @@ public struct HTTPStreamCollector: TCPStreamSink {
             diagnostics.append(Diagnostic(.httpTunnel, message: "connection \(state.client) → \(state.server) switched protocols (Upgrade or CONNECT); what follows is not HTTP/1.1"))
         }
         guard !state.connection!.completed.isEmpty else { return }
-        for parts in state.connection!.completed {
-            guard let request = parts.request else {
+        // Each exchange moved out, not copied: popped from the end of the list reversed in
+        // its buffer, where a loop over the list copied each (its two messages' parts).
+        var completed: [HTTPConnection.Exchange] = []
+        swap(&completed, &state.connection!.completed)
+        completed.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let parts = completed.popLast() {
+            guard parts.request != nil else {
                 counts.responsesWithoutRequest += 1
-                if let response = parts.response {
-                    diagnostics.append(Diagnostic(.responseWithoutRequest, message: "connection \(state.client) → \(state.server): a \(response.head.status) response whose request is not in the capture (it began before the capture did)"))
+                if let status = parts.response?.head.status {
+                    diagnostics.append(Diagnostic(.responseWithoutRequest, message: "connection \(state.client) → \(state.server): a \(status) response whose request is not in the capture (it began before the capture did)"))
                 }
                 continue
             }
@@ -293,11 +298,12 @@ public struct HTTPStreamCollector: TCPStreamSink {
             let issuedAt = state.firstDelivered ? nil : state.firstIssuedAt
             state.firstDelivered = true
             state.firstIssuedAt = nil
-            if request.head.method == "CONNECT" { continue }
+            if parts.request!.head.method == "CONNECT" { continue }
             counts.exchanges += 1
             pending.append(Pending(parts: parts, client: state.client, server: state.server, flow: flow, issuedAt: issuedAt))
         }
-        state.connection!.completed.removeAll(keepingCapacity: true)
+        // The emptied list's room, kept for the next.
+        swap(&completed, &state.connection!.completed)
     }
 
     static func url(for head: HTTPHead, server: Endpoint) -> String {
@@ -460,9 +466,6 @@ public struct HTTPStreamCollector: TCPStreamSink {
             connectionID: String(item.flow), serverAddress: server.description,
             request: consume recordedRequest, response: consume recordedResponse,
             evidenceGap: request.complete ? nil : .requestCut)
-        var collected = Collected(exchange: exchange, client: client.address.description, diagnostics: diagnostics)
-        collected.wireResponse = wire
-        collected.decoding = shared
-        return collected
+        return Collected(exchange: exchange, client: client.address.description, diagnostics: diagnostics, wireResponse: wire, decoding: shared)
     }
 }
