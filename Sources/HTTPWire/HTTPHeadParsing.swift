@@ -123,6 +123,12 @@ extension HTTPParser {
 
     /// Checks a field that decides the framing as soon as it is read.
     mutating func frame(_ h: HeaderField) -> Problem? {
+        // Only Connection (10 bytes), Content-Length (14) and Transfer-Encoding (17) decide
+        // it: most fields are ruled out by their name's length, not three comparisons.
+        switch h.name.utf8.count {
+        case 10, 14, 17: break
+        default: return nil
+        }
         if strictness == .tolerant, kind == .response {
             if let problem = frameResponseTolerantly(h) { return problem }
         } else if asciiCaseInsensitiveEquals(h.name, "Content-Length") {
