@@ -87,37 +87,41 @@ public struct CookieProvenance: Sendable, Hashable {
     /// (HTTP/2 may split the header).
     public static func requestCookies(_ headers: [HeaderField]) -> [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
-        for header in headers where header.name.caseInsensitiveEquals("Cookie") {
-            var value = header.value
-            // ASCII, the usual case, is split on bytes; other text by characters, below.
-            let split = value.withUTF8 { bytes -> Bool in
-                guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
-                func text(_ from: Int, _ to: Int) -> String {
-                    String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
-                }
-                var start = 0
-                while start < bytes.count {
-                    var end = start
-                    while end < bytes.count && bytes[end] != 0x3B { end += 1 }
-                    let pair = bytes.owsTrimmed(start..<end)
-                    let (a, b) = (pair.lowerBound, pair.upperBound)
-                    if a < b {
-                        var eq = a
-                        while eq < b && bytes[eq] != 0x3D { eq += 1 }
-                        out.append(eq < b ? (text(a, eq), text(eq + 1, b)) : ("", text(a, b)))
+        // The fields read in place: a loop over the array copies each, its name and value.
+        headers.withUnsafeBufferPointer { headers in
+            for i in headers.indices where headers[i].name.caseInsensitiveEquals("Cookie") {
+                let header = headers[i]
+                var value = header.value
+                // ASCII, the usual case, is split on bytes; other text by characters, below.
+                let split = value.withUTF8 { bytes -> Bool in
+                    guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+                    func text(_ from: Int, _ to: Int) -> String {
+                        String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
                     }
-                    start = end + 1
+                    var start = 0
+                    while start < bytes.count {
+                        var end = start
+                        while end < bytes.count && bytes[end] != 0x3B { end += 1 }
+                        let pair = bytes.owsTrimmed(start..<end)
+                        let (a, b) = (pair.lowerBound, pair.upperBound)
+                        if a < b {
+                            var eq = a
+                            while eq < b && bytes[eq] != 0x3D { eq += 1 }
+                            out.append(eq < b ? (text(a, eq), text(eq + 1, b)) : ("", text(a, b)))
+                        }
+                        start = end + 1
+                    }
+                    return true
                 }
-                return true
-            }
-            if split { continue }
-            for piece in header.value.split(separator: ";") {
-                let trimmed = piece.trimmingOWS
-                if trimmed.isEmpty { continue }
-                if let eq = trimmed.firstIndex(of: "=") {
-                    out.append((String(trimmed[trimmed.startIndex..<eq]), String(trimmed[trimmed.index(after: eq)...])))
-                } else {
-                    out.append(("", trimmed))
+                if split { continue }
+                for piece in header.value.split(separator: ";") {
+                    let trimmed = piece.trimmingOWS
+                    if trimmed.isEmpty { continue }
+                    if let eq = trimmed.firstIndex(of: "=") {
+                        out.append((String(trimmed[trimmed.startIndex..<eq]), String(trimmed[trimmed.index(after: eq)...])))
+                    } else {
+                        out.append(("", trimmed))
+                    }
                 }
             }
         }
