@@ -411,7 +411,7 @@ public struct HTTPParser: Sendable {
 
     /// Room for a body of `length` bytes, as its Content-Length says, up to 256 KB: grown
     /// from nothing, a 70 KB upload was copied twice on the way. Past that, the body grows
-    /// as it comes, so a Content-Length the stream never delivers costs no memory.
+    /// as it comes, so a Content-Length the stream never delivers holds at most 256 KB.
     mutating func reserveBody(_ length: Int) {
         guard length > 0 else { return }
         current!.body.reserveCapacity(min(length, limits.maxBodyBytes, 256 << 10))

@@ -429,7 +429,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
                             wire = (body, coding)
                             if let memoKey {
                                 let bytes = Data(decoded.bytes)
-                                                let decoding = Decoding(coding: coding, decoded: bytes)
+                                let decoding = Decoding(coding: coding, decoded: bytes)
                                 decodings.keep(body, decoding, key: memoKey, valueBytes: bytes.count)
                                 shared = decoding
                                 reused = bytes
