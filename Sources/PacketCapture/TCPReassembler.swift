@@ -397,10 +397,9 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
 
     /// The end of the capture: closes every open connection, in the order they opened.
     public mutating func finish() {
-        // Sorted on the ids themselves: a comparison that looked both flows up cost two
-        // hash lookups each.
-        for key in flows.map({ (id: $0.value.id, key: $0.key) }).sorted(by: { $0.id < $1.id }).map(\.key) {
-            guard let flow = flows[key] else { continue }
+        // The flows sorted with their keys: a comparison that looked both flows up by key
+        // cost two hash lookups each.
+        for (key, flow) in flows.sorted(by: { $0.value.id < $1.value.id }) {
             close(flow, key: key, reason: .endOfCapture)
         }
         flows = [:]
