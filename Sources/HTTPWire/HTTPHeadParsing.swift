@@ -116,8 +116,11 @@ extension HTTPParser {
             guard current!.head.headers.count < limits.maxHeaderCount else {
                 return Problem(.tooManyHeaders, "more than \(limits.maxHeaderCount) header fields (--max-header-count)", at: 0)
             }
-            current!.head.headers.append(field)
-            return frame(field)
+            // Framed before it joins the list, so that the list takes the field itself: one
+            // appended and then read again was a retain and a release of its name and value.
+            let problem = frame(field)
+            current!.head.headers.append(consume field)
+            return problem
         }
     }
 

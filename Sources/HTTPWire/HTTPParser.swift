@@ -435,7 +435,10 @@ public struct HTTPParser: Sendable {
     mutating func afterHead(time: Double, endOffset: Int) {
         // Read through the optional in place: `current?.head` copied the whole message.
         guard current != nil else { return }
-        let head = current!.head
+        // The head's parts read where they are: a copy of the head was a retain and a
+        // release of its strings and its list, for every message.
+        let status = current!.head.status
+        let isHTTP10 = current!.head.version == "HTTP/1.0"
         let at = current!.startOffset - offset
         let transferEncoding = framing.transferEncoding
         let contentLength = framing.contentLength
@@ -457,25 +460,25 @@ public struct HTTPParser: Sendable {
             }
             if sawContentLength { current?.problems.append("Transfer-Encoding and Content-Length both present; Transfer-Encoding wins") }
         }
-        closeAfter = connectionClose || head.version == "HTTP/1.0" && !head.headers.contains { asciiCaseInsensitiveEquals($0.name, "Connection") && $0.value.lowercased().contains("keep-alive") }
+        closeAfter = connectionClose || isHTTP10 && !current!.head.headers.contains { asciiCaseInsensitiveEquals($0.name, "Connection") && $0.value.lowercased().contains("keep-alive") }
 
         var noBody = false
         switch kind {
         case .request:
-            startedMethods.append(head.method)
-            if head.method == "CONNECT" {
+            let method = current!.head.method
+            startedMethods.append(method)
+            if method == "CONNECT" {
                 tunnelAfter = true
                 noBody = true
-            } else if connectionUpgrade, head.first("Upgrade") != nil {
+            } else if connectionUpgrade, current!.head.first("Upgrade") != nil {
                 tunnelAfter = true
-            } else if head.method == "PRI" {
+            } else if method == "PRI" {
                 // The HTTP/2 connection preface (RFC 9113 section 3.4): not an HTTP/1 message.
                 current = nil
                 state = .tunnel
                 return
             }
         case .response:
-            let status = head.status
             if status >= 100, status < 200 {
                 noBody = true
                 if status == 101 {
@@ -498,7 +501,7 @@ public struct HTTPParser: Sendable {
             return
         }
         if kind == .response, strictness == .tolerant {
-            frameResponseBody(head, time: time, endOffset: endOffset)
+            frameResponseBody(status: status, isHTTP10: isHTTP10, time: time, endOffset: endOffset)
             return
         }
         if chunked {
@@ -520,7 +523,7 @@ public struct HTTPParser: Sendable {
     /// A tolerant response's body framing, as Chromium frames it (the framing corpus):
     /// chunked when any Transfer-Encoding item is chunked and the response is HTTP/1.1;
     /// otherwise a valid Content-Length; otherwise to the close. Oddities on the way are noted.
-    mutating func frameResponseBody(_ head: HTTPHead, time: Double, endOffset: Int) {
+    mutating func frameResponseBody(status: Int, isHTTP10: Bool, time: Double, endOffset: Int) {
         let codings = framing.transferEncoding
         let listsChunked = codings.contains("chunked")
         if framing.transferEncodingFields > 1 {
@@ -531,9 +534,9 @@ public struct HTTPParser: Sendable {
         if !codings.isEmpty, !listsChunked {
             note(codings.allSatisfy { $0 == "identity" || $0.isEmpty } ? .teIdentity : .teUnknown)
         }
-        if head.status == 205 { note(.bodyOn205) }
-        if listsChunked, head.version == "HTTP/1.0" { note(.teHTTP10) }
-        if listsChunked, head.version != "HTTP/1.0" {
+        if status == 205 { note(.bodyOn205) }
+        if listsChunked, isHTTP10 { note(.teHTTP10) }
+        if listsChunked, !isHTTP10 {
             state = .chunkSize
         } else if let length = framing.contentLength {
             state = .fixedBody(remaining: length)
