@@ -118,14 +118,15 @@ public enum ExchangeClassifier {
         var accept, referer, origin, purpose, secPurpose: String?
 
         init(_ fields: [HeaderField]) {
-            for field in fields {
-                let name = field.name
+            // Each field read in place: `for field in fields` copied each one (a retain and a
+            // release of its name and value), where only the few taken need their value.
+            for i in fields.indices {
                 func take(_ slot: inout String?, _ expected: String) -> Bool {
-                    guard slot == nil, name.caseInsensitiveEquals(expected) else { return false }
-                    slot = field.value
+                    guard slot == nil, fields[i].name.caseInsensitiveEquals(expected) else { return false }
+                    slot = fields[i].value
                     return true
                 }
-                switch name.utf8.count {
+                switch fields[i].name.utf8.count {
                 case 6: _ = take(&accept, "Accept") || take(&origin, "Origin")
                 case 7: _ = take(&referer, "Referer") || take(&upgrade, "Upgrade") || take(&purpose, "Purpose")
                 case 10: _ = take(&userAgent, "User-Agent")
