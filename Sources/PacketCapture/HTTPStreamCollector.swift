@@ -90,6 +90,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
         let client: Endpoint
         let server: Endpoint
         let midStream: Bool
+        /// What every exchange of the connection records of it, spelled once per connection
+        /// rather than once per exchange (an address formatted is a few hundred instructions).
+        let names: Names
         @exclusivity(unchecked) var proto: StreamProtocol = .undetermined
         @exclusivity(unchecked) var connection: HTTPConnection?
         @exclusivity(unchecked) var reportedError = false
@@ -104,11 +107,20 @@ public struct HTTPStreamCollector: TCPStreamSink {
         @exclusivity(unchecked) var firstIssuedAt: Double?
         @exclusivity(unchecked) var firstDelivered = false
 
-        init(client: Endpoint, server: Endpoint, midStream: Bool) {
+        init(client: Endpoint, server: Endpoint, midStream: Bool, flow: TCPFlowID) {
             self.client = client
             self.server = server
             self.midStream = midStream
+            names = Names(client: client.address.description, server: server.description, connection: String(flow))
         }
+    }
+
+    /// A connection's ends and number as its exchanges record them: the client's address
+    /// (`Collected.client`), the server's address and port, the connection's id.
+    public struct Names: Sendable {
+        public var client: String
+        public var server: String
+        public var connection: String
     }
 
     /// A paired request and response as parsed, not yet built into an `Exchange`. Building
@@ -119,6 +131,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public var client: Endpoint
         public var server: Endpoint
         public var flow: TCPFlowID
+        /// The connection's names, as its exchanges record them.
+        public var names: Names
         /// When the page issued the request, when that was before its first byte: the SYN
         /// of the connection it opened (`issueTime`).
         public var issuedAt: Double? = nil
@@ -142,7 +156,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
     }
 
     public mutating func opened(_ flow: TCPFlowID, client: Endpoint, server: Endpoint, midStream: Bool, time: Double) {
-        let state = FlowState(client: client, server: server, midStream: midStream)
+        let state = FlowState(client: client, server: server, midStream: midStream, flow: flow)
         if !midStream { state.synAt = time }
         flows[flow] = state
         latestTime = max(latestTime, time)
@@ -300,7 +314,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             state.firstIssuedAt = nil
             if parts.request!.head.method == "CONNECT" { continue }
             counts.exchanges += 1
-            pending.append(Pending(parts: parts, client: state.client, server: state.server, flow: flow, issuedAt: issuedAt))
+            pending.append(Pending(parts: parts, client: state.client, server: state.server, flow: flow, names: state.names, issuedAt: issuedAt))
         }
         // The emptied list's room, kept for the next.
         swap(&completed, &state.connection!.completed)
@@ -463,9 +477,9 @@ public struct HTTPStreamCollector: TCPStreamSink {
         let startedAt = min(item.issuedAt ?? request.startTime, request.startTime)
         let exchange = Exchange(
             sequence: 0, startedAt: startedAt, duration: max(0, end - startedAt),
-            connectionID: String(item.flow), serverAddress: server.description,
+            connectionID: item.names.connection, serverAddress: item.names.server,
             request: consume recordedRequest, response: consume recordedResponse,
             evidenceGap: request.complete ? nil : .requestCut)
-        return Collected(exchange: exchange, client: client.address.description, diagnostics: diagnostics, wireResponse: wire, decoding: shared)
+        return Collected(exchange: exchange, client: item.names.client, diagnostics: diagnostics, wireResponse: wire, decoding: shared)
     }
 }
