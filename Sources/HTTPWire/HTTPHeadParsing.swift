@@ -289,7 +289,7 @@ extension HTTPParser {
         var k = 0
         while k < line.count, Self.isTokenChar(line[k]) { k += 1 }
         guard k > 0 else { return Problem(.invalidMethod, "invalid method", at: 0) }
-        let method = Self.text(UnsafeBufferPointer(rebasing: line[..<k]))
+        let method = Self.word(UnsafeBufferPointer(rebasing: line[..<k]))
         guard k < line.count, line[k] == 0x20 else {
             return Problem(.invalidMethod, k < line.count ? "invalid method" : "expected space after method", at: k)
         }
@@ -335,7 +335,7 @@ extension HTTPParser {
         }
         head.method = method
         head.target = Self.text(target)
-        head.version = Self.text(versionBytes)
+        head.version = Self.word(versionBytes)
         return nil
     }
 
@@ -364,7 +364,7 @@ extension HTTPParser {
         if let problem = checkVersion(UnsafeBufferPointer(rebasing: line[prefix..<k]), atEnd: false) {
             return Problem(problem.code, problem.reason, at: prefix + problem.at, oddity: odd)
         }
-        head.version = Self.text(UnsafeBufferPointer(rebasing: line[..<k]))
+        head.version = Self.word(UnsafeBufferPointer(rebasing: line[..<k]))
         if strictness == .tolerant, head.version != "HTTP/1.1", head.version != "HTTP/1.0", prefix == 5, line.first == 0x48 {
             note(.statusVersion)
         }
@@ -402,7 +402,7 @@ extension HTTPParser {
                 }
                 note(.controlInReason)
             }
-            head.reason = Self.text(reason)
+            head.reason = Self.word(reason)
         }
         head.status = status
         return nil

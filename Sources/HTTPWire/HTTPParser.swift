@@ -602,6 +602,26 @@ public struct HTTPParser: Sendable {
         }
     }
 
+    /// A start line's method, version or reason phrase: the usual ones (GET, POST,
+    /// HTTP/1.1, HTTP/1.0, OK) as literals, which are neither validated nor copied; any other
+    /// as `text` makes it. Four of a message's five start-line strings are one of these.
+    static func word(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        // The bytes compared as one little-endian number each.
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return "" }
+        switch bytes.count {
+        case 2 where UInt16(littleEndian: base.loadUnaligned(as: UInt16.self)) == 0x4B4F: return "OK"
+        case 3 where UInt16(littleEndian: base.loadUnaligned(as: UInt16.self)) == 0x4547 && bytes[2] == 0x54: return "GET"
+        case 4 where UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)) == 0x5453_4F50: return "POST"
+        case 8:
+            switch UInt64(littleEndian: base.loadUnaligned(as: UInt64.self)) {
+            case 0x312E_312F_5054_5448: return "HTTP/1.1"
+            case 0x302E_312F_5054_5448: return "HTTP/1.0"
+            default: return text(bytes)
+            }
+        default: return text(bytes)
+        }
+    }
+
     static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         // Header text is almost always ASCII: check that first, it is the cheap path.
         if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }

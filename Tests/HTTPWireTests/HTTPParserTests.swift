@@ -45,6 +45,34 @@ struct HTTPParserTests {
         }
     }
 
+    @Test("start-line words: the usual ones and their near misses read exactly as sent")
+    func startLineWords() {
+        // The usual methods, versions and reason come from literals; every near miss (a
+        // letter's case, a digit, a byte more or less) must still read as its own bytes.
+        let methods = ["GET", "POST", "get", "GEt", "GETS", "GE", "POS", "PUT", "post"]
+        let versions = ["HTTP/1.1", "HTTP/1.0", "HTTP/1.2", "HTTP/2.0", "http/1.1"]
+        let reasons = ["OK", "Ok", "OKAY", "O", "Not Found", ""]
+        for method in methods {
+            for version in versions where version.hasPrefix("HTTP/1") {
+                let exchanges = Self.exchanges(client: "\(method) /a \(version)\r\nHost: h\r\n\r\n", server: "")
+                #expect(exchanges.first?.request?.head.method == method)
+                #expect(exchanges.first?.request?.head.version == version)
+            }
+        }
+        for version in versions where version.hasPrefix("HTTP/") {
+            for reason in reasons {
+                let line = reason.isEmpty ? "\(version) 200" : "\(version) 200 \(reason)"
+                let exchanges = Self.exchanges(client: "GET / HTTP/1.1\r\nHost: h\r\n\r\n", server: line + "\r\nContent-Length: 0\r\n\r\n")
+                #expect(exchanges.first?.response?.head.version == version, "\(line)")
+                #expect(exchanges.first?.response?.head.reason == reason, "\(line)")
+            }
+        }
+        for bytes in ["OK", "GET", "POST", "HTTP/1.1", "HTTP/1.0", "OKAY", "GEX", "POSt", "HTTP/1.9", "H"] {
+            let word = Array(bytes.utf8).withUnsafeBufferPointer { HTTPParser.word($0) }
+            #expect(word == bytes)
+        }
+    }
+
     @Test("chunked bodies with extensions and trailers")
     func chunked() {
         let server = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=\"v\"\r\nhello\r\n6\r\n world\r\n0\r\nX-Checksum: abc\r\n\r\n"
