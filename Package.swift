@@ -5,7 +5,7 @@
 // draws the graph from the modules' imports):
 //
 //   TrafficModel <- CookieJar <- WebViewEmulation <- Findings <- ReportStore (GRDB, CFileSync: stores, runs nothing)
-//   TrafficModel <- HTTPWire (CZlib, CBrotli, CDeflate) <- PacketCapture (CPcap), HARFormat
+//   TrafficModel <- HTTPWire (CZlib, CBrotli, CDeflate) <- PacketCapture (CPcap, CObservedFile), HARFormat
 //   PacketCapture, HARFormat, Findings, ReportStore <- Pipeline (ImportPipeline, ReplayRunner)
 //   ReportStore <- Reports;  LocalCA <- ReplayServer, RecordingProxy (SwiftNIO)
 //   Pipeline, Reports, ReplayServer, RecordingProxy <- h5replay (the CLI, one file a command)
@@ -54,7 +54,9 @@ let package = Package(
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .target(name: "HTTPWire", dependencies: ["TrafficModel", "CZlib", "CBrotli", "CDeflate"], swiftSettings: crossModule),
-        .target(name: "PacketCapture", dependencies: ["CPcap", "HTTPWire", "TrafficModel"], swiftSettings: crossModule),
+        // A stdio stream that shows each block it reads: a capture's SHA-256 is taken as libpcap reads it.
+        .target(name: "CObservedFile"),
+        .target(name: "PacketCapture", dependencies: ["CPcap", "CObservedFile", "HTTPWire", "TrafficModel"], swiftSettings: crossModule),
         .target(
             name: "HARFormat",
             dependencies: ["TrafficModel", "HTTPWire", .product(name: "HTTPTypes", package: "swift-http-types")],

@@ -212,10 +212,10 @@ public enum CaptureImporter {
             throw Failure(description: "\(label): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
-        // Three threads: one reads and parses packets, one builds exchanges (content
-        // decoding, hashing), and this one puts exchanges in time order and hands them to
-        // `emit`, which stores them. Whichever is waiting on another hashes the file.
-        let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies, hashing: path)
+        // Three threads: one reads and parses packets (and hashes the file as libpcap reads
+        // it), one builds exchanges (content decoding, hashing bodies), and this one puts
+        // exchanges in time order and hands them to `emit`, which stores them.
+        let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies)
         var order = TimeOrder()
         var lastEmitted = -Double.infinity
         var outOfOrder = 0
@@ -400,8 +400,8 @@ final class CapturePipeline: @unchecked Sendable {
     var cancelled = false
     var session: CaptureSession?
     var readError: String?
-    var file: FileHandle?
-    var hasher = StreamingSHA256()
+    /// The file's SHA-256, once the reader is done.
+    var digest: String?
     /// How far the reader and the builder may run ahead. With two parsed batches and 256
     /// built exchanges, the reader waited on a full queue and the consumer on an empty one
     /// at the same time, and a core sat idle: a tenth of a capture's time on two cores
@@ -411,11 +411,10 @@ final class CapturePipeline: @unchecked Sendable {
     static let maxParsedBatches = 4
     static let maxBuilt = 1024
 
-    init(source: PcapSource, options: CaptureSession.Options, detach: Bool, hashing path: String) {
+    init(source: PcapSource, options: CaptureSession.Options, detach: Bool) {
         self.source = source
         self.options = options
         self.detach = detach
-        self.file = FileHandle(forReadingAtPath: path)
         let reader = Thread { [self] in read() }
         reader.name = "h5replay-read"
         reader.start()
@@ -449,12 +448,15 @@ final class CapturePipeline: @unchecked Sendable {
         condition.lock()
         let stop = cancelled
         condition.unlock()
+        // What libpcap did not read (past a corrupt record) is hashed too.
+        let digest = stop ? nil : source.finishDigest()
         if !stop {
             session.finish()
             _ = submit(session.takePending(), watermark: .infinity, session: session)
         }
         condition.lock()
         self.session = session
+        self.digest = digest
         readError = error
         readerDone = true
         condition.broadcast()
@@ -467,11 +469,7 @@ final class CapturePipeline: @unchecked Sendable {
         defer { freeing = [] }  // after the unlock below: freed outside the lock
         condition.lock()
         defer { condition.unlock() }
-        while parsed.count >= Self.maxParsedBatches && !cancelled {
-            // Waiting on the builder: hash the source file meanwhile.
-            if hashIdle() { continue }
-            condition.wait()
-        }
+        while parsed.count >= Self.maxParsedBatches && !cancelled { condition.wait() }
         if cancelled { return false }
         parsed.append((batch, watermark))
         packets = session.decoder.counts.packets
@@ -483,78 +481,16 @@ final class CapturePipeline: @unchecked Sendable {
 
     // MARK: Builder thread
 
-    /// Called with `condition` locked by a thread that would otherwise wait: hashes the
-    /// next block of the source file, with `condition` unlocked meanwhile, unless the file
-    /// is done or another thread is hashing it. True when it hashed (the caller looks
-    /// again at what it waits for).
-    ///
-    /// Whichever thread is idle hashes: the builder, the busiest, is idle only while the
-    /// reader parses, and on a processor without SHA instructions the file's hash was a
-    /// fifth of its work.
-    private func hashIdle() -> Bool {
-        guard fileLeft, hashLock.try() else { return false }
-        condition.unlock()
-        let more = hashBlock()
-        hashLock.unlock()
-        condition.lock()
-        if !more { fileLeft = false }
-        return true
-    }
-
-    /// Guards `file`, `hasher` and `hashBuffer`: one thread hashes at a time, in file order.
-    private let hashLock = NSLock()
-    /// Whether some of the file is still to hash; read and written with `condition` locked.
-    private var fileLeft = true
-
-    /// Hashes the next block of the source file; false when the file is done. Called with
-    /// `hashLock` held. One buffer is read into again and again: a fresh 4 MB block per
-    /// read cost the builder thread more in page faults and zeroing than the hashing itself.
-    /// It is 32 KB, well inside a core's L2 cache: into a 1 MB buffer, the kernel's copy out
-    /// of the page cache missed the cache at every line and took four times as long as the
-    /// hashing (perf, the bench's 159 MB capture: 0.38 s of reading, now 0.04-0.06 s).
-    private func hashBlock() -> Bool {
-        guard let handle = file else { return false }
-        let buffer = hashBuffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 15, alignment: 64)
-        hashBuffer = buffer
-        #if canImport(Glibc)
-            let n = Glibc.read(handle.fileDescriptor, buffer.baseAddress, buffer.count)
-        #else
-            let n = Darwin.read(handle.fileDescriptor, buffer.baseAddress, buffer.count)
-        #endif
-        if n > 0 {
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-            return true
-        }
-        if n < 0 && errno == EINTR { return true }
-        try? handle.close()
-        file = nil
-        return false
-    }
-
-    private var hashBuffer: UnsafeMutableRawBufferPointer?
     /// Response bodies met before, by the builder (its thread alone).
     private var repeatedBodies = RepeatedBodies()
     /// Compressed response bodies met before and what they decoded to, by the builder.
     private var decodings = RecentBodies<HTTPStreamCollector.Decoding>(budget: 4 << 20)
 
-    deinit { hashBuffer?.deallocate() }
-
     private func build() {
         while true {
             condition.lock()
-            while parsed.isEmpty && !readerDone && !cancelled {
-                // Idle: hash the source file meanwhile.
-                if hashIdle() { continue }
-                condition.wait()
-            }
+            while parsed.isEmpty && !readerDone && !cancelled { condition.wait() }
             if cancelled || (parsed.isEmpty && readerDone) {
-                let hashRest = !cancelled
-                condition.unlock()
-                // The rest of the file, waiting for a thread hashing a block to finish it.
-                hashLock.lock()
-                while hashRest && hashBlock() {}
-                hashLock.unlock()
-                condition.lock()
                 builderDone = true
                 condition.broadcast()
                 condition.unlock()
@@ -608,11 +544,7 @@ final class CapturePipeline: @unchecked Sendable {
             self.spent += spent
             spent.removeAll()
         }
-        while built.isEmpty && builtWatermark == takenWatermark && !builderDone {
-            // Waiting on the builder: hash the source file meanwhile.
-            if hashIdle() { continue }
-            condition.wait()
-        }
+        while built.isEmpty && builtWatermark == takenWatermark && !builderDone { condition.wait() }
         let items = built
         built.removeAll(keepingCapacity: true)
         takenWatermark = builtWatermark
@@ -635,7 +567,8 @@ final class CapturePipeline: @unchecked Sendable {
         while !readerDone { condition.wait() }
         let session = self.session!
         let error = readError
+        let digest = self.digest
         condition.unlock()
-        return hashLock.withLock { (session, error, hasher.finalizeHex()) }
+        return (session, error, digest)
     }
 }

@@ -1,6 +1,10 @@
+import CObservedFile
 import CPcap
+import TrafficModel
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A libpcap handle: a pcap or pcapng file, or a live interface (DESIGN.md section 3).
@@ -43,14 +47,33 @@ public final class PcapSource {
 
     /// Opens a pcap or pcapng file; libpcap tells the format by its magic number.
     ///
-    /// The file is read through a stdio buffer of `readBuffer` bytes: libpcap reads each
-    /// record with `fread`, and through the default 4 KB buffer a 159 MB capture took
-    /// 22,000 `read` calls; through 64 KB, 2,500. It stays small enough for a core's L2
-    /// cache beside what the parser works on, as the source file's hash buffer does.
+    /// The file is read once: libpcap reads it through a stream that hands each block to
+    /// the file's SHA-256 on the way (`finishDigest`), where hashing it was a second read of
+    /// the whole file (the kernel's copy out of the page cache, a twentieth of a capture's
+    /// import).
+    ///
+    /// The stream has a stdio buffer of `readBuffer` bytes: libpcap reads each record with
+    /// `fread`, and through the default 4 KB buffer a 159 MB capture took 22,000 `read`
+    /// calls; through 64 KB, 2,500. It stays small enough for a core's L2 cache beside what
+    /// the parser works on, and the hash reads each block while it is there.
     public static func open(file path: String) throws(Failure) -> PcapSource {
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
-        guard let file = fopen(path, "rb") else {
+        #if canImport(Glibc)
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        #else
+            let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
+        #endif
+        guard fd >= 0 else {
             throw Failure(description: "\(path): \(String(cString: strerror(errno)))")
+        }
+        let digest = FileDigest(fd: fd)
+        let observe: h5replay_observer = { context, bytes, count in
+            Unmanaged<FileDigest>.fromOpaque(context!).takeUnretainedValue().hasher.update(UnsafeRawBufferPointer(start: bytes, count: count))
+        }
+        guard let file = h5replay_fdopen_observed(fd, Unmanaged.passUnretained(digest).toOpaque(), observe) else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw Failure(description: "\(path): \(reason)")
         }
         // glibc takes a size only with the buffer itself; it must outlive the file, which
         // libpcap closes with the handle (`deinit`). A file it refuses stays ours to close.
@@ -63,12 +86,42 @@ public final class PcapSource {
         }
         let source = PcapSource(handle: handle, isLive: false)
         source.readBuffer = buffer
+        source.digest = digest
         return source
     }
 
     static let readBuffer = 1 << 16
     /// The file's stdio buffer, freed after the handle closes the file.
     private var readBuffer: UnsafeMutablePointer<CChar>?
+    /// A file's SHA-256, taken of the bytes as libpcap reads them; nil for a live capture.
+    /// It outlives the stream that feeds it: the handle closes the stream in `deinit`.
+    private var digest: FileDigest?
+
+    /// The bytes read so far and their hash: the stream's observer updates it on the
+    /// thread reading packets.
+    final class FileDigest {
+        let fd: Int32
+        var hasher = StreamingSHA256()
+        init(fd: Int32) { self.fd = fd }
+    }
+
+    /// The SHA-256 of the whole file, once packets are no longer read: the rest of the
+    /// file after where libpcap stopped (a corrupt record, a truncated one) is read and
+    /// hashed too. Nil for a live capture, or when the file could not be read to its end.
+    public func finishDigest() -> String? {
+        guard let digest else { return nil }
+        var block = [UInt8](repeating: 0, count: Self.readBuffer)
+        while true {
+            let n = block.withUnsafeMutableBytes { read(digest.fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                block.withUnsafeBytes { digest.hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            } else if n == 0 {
+                return digest.hasher.finalizeHex()
+            } else if errno != EINTR {
+                return nil
+            }
+        }
+    }
 
     /// Opens a live capture: snaplen 262144, immediate mode, a 100 ms read timeout so that
     /// the loop can notice Ctrl-C and the duration, and an optional BPF filter.

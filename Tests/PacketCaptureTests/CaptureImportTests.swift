@@ -388,7 +388,7 @@ struct CaptureImportTests {
         #expect(emitted == exchanges.map(\.request.url))
     }
 
-    @Test("the capture's SHA-256 is the file's, block by block whichever thread hashes each", arguments: [1, 2048])
+    @Test("the capture's SHA-256 is the file's, taken of the blocks libpcap reads, at any batch size", arguments: [1, 2048])
     func fileDigest(batchPackets: Int) throws {
         // 2,000 connections with 3 KB responses: a capture of several hashing blocks, so that
         // the reader, the builder and the consumer each get the chance to hash some of it.
