@@ -390,8 +390,8 @@ struct CaptureImportTests {
 
     @Test("the capture's SHA-256 is the file's, taken of the blocks libpcap reads, at any batch size", arguments: [1, 2048])
     func fileDigest(batchPackets: Int) throws {
-        // 2,000 connections with 3 KB responses: a capture of several hashing blocks, so that
-        // the reader, the builder and the consumer each get the chance to hash some of it.
+        // 2,000 connections with 3 KB responses: over 5 MB, so that the hash is taken over
+        // many of the stream's 64 KB reads, handed over at every packet or every 2,048.
         var b = CaptureBuilder()
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 3000)
         for k in 0..<2000 {
