@@ -85,43 +85,37 @@ public struct CookieProvenance: Sendable, Hashable {
 
     /// The Cookie header of a request as (name, value) pairs, every Cookie field joined
     /// (HTTP/2 may split the header).
-    public static func requestCookies(_ headers: [HeaderField]) -> [(name: String, value: String)] {
+    public static func requestCookies(_ headers: HeaderList) -> [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
-        // The fields read in place: a loop over the array copies each, its name and value.
-        headers.withUnsafeBufferPointer { headers in
-            for i in headers.indices where headers[i].name.caseInsensitiveEquals("Cookie") {
-                let header = headers[i]
-                var value = header.value
-                // ASCII, the usual case, is split on bytes; other text by characters, below.
-                let split = value.withUTF8 { bytes -> Bool in
-                    guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
-                    func text(_ from: Int, _ to: Int) -> String {
-                        String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
-                    }
-                    var start = 0
-                    while start < bytes.count {
-                        var end = start
-                        while end < bytes.count && bytes[end] != 0x3B { end += 1 }
-                        let pair = bytes.owsTrimmed(start..<end)
-                        let (a, b) = (pair.lowerBound, pair.upperBound)
-                        if a < b {
-                            var eq = a
-                            while eq < b && bytes[eq] != 0x3D { eq += 1 }
-                            out.append(eq < b ? (text(a, eq), text(eq + 1, b)) : ("", text(a, b)))
-                        }
-                        start = end + 1
-                    }
-                    return true
+        // The fields' bytes read in place.
+        headers.forEachValue("Cookie") { bytes in
+            // ASCII, the usual case, is split on bytes; other text by characters, below.
+            guard bytes.contains(where: { $0 >= 0x80 }) else {
+                func text(_ from: Int, _ to: Int) -> String {
+                    String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
                 }
-                if split { continue }
-                for piece in header.value.split(separator: ";") {
-                    let trimmed = piece.trimmingOWS
-                    if trimmed.isEmpty { continue }
-                    if let eq = trimmed.firstIndex(of: "=") {
-                        out.append((String(trimmed[trimmed.startIndex..<eq]), String(trimmed[trimmed.index(after: eq)...])))
-                    } else {
-                        out.append(("", trimmed))
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    while end < bytes.count && bytes[end] != 0x3B { end += 1 }
+                    let pair = bytes.owsTrimmed(start..<end)
+                    let (a, b) = (pair.lowerBound, pair.upperBound)
+                    if a < b {
+                        var eq = a
+                        while eq < b && bytes[eq] != 0x3D { eq += 1 }
+                        out.append(eq < b ? (text(a, eq), text(eq + 1, b)) : ("", text(a, b)))
                     }
+                    start = end + 1
+                }
+                return
+            }
+            for piece in String(decoding: bytes, as: UTF8.self).split(separator: ";") {
+                let trimmed = piece.trimmingOWS
+                if trimmed.isEmpty { continue }
+                if let eq = trimmed.firstIndex(of: "=") {
+                    out.append((String(trimmed[trimmed.startIndex..<eq]), String(trimmed[trimmed.index(after: eq)...])))
+                } else {
+                    out.append(("", trimmed))
                 }
             }
         }
@@ -161,7 +155,7 @@ public struct CookieProvenance: Sendable, Hashable {
         /// Whether the request is evidence of what it lacked (E1-E5 say when it is not).
         public var isEvidence: Bool
 
-        public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: [HeaderField], isEvidence: Bool = true) {
+        public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: HeaderList, isEvidence: Bool = true) {
             self.init(sequence: sequence, startedAt: startedAt, target: target, cookies: CookieProvenance.requestCookies(headers), isEvidence: isEvidence)
         }
 

@@ -419,7 +419,7 @@ public struct HARImporter: Sendable {
 
     /// The request body's size as the exporter wrote it (`bodySize`, else Content-Length),
     /// or nil when neither says.
-    static func declaredRequestBodySize(_ request: JSONNode, headers: [HeaderField]) -> Int? {
+    static func declaredRequestBodySize(_ request: JSONNode, headers: HeaderList) -> Int? {
         if let n = request["bodySize"].number, n >= 0, n <= 1e15, n == n.rounded() { return Int(n) }
         return headers.first("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
@@ -430,7 +430,7 @@ public struct HARImporter: Sendable {
     /// An entry with no response (status 0) is left without a gap here: whether its headers
     /// are what was sent depends on who recorded it, which the file says in `log.creator`,
     /// read once the entries are (`Recorder.settle`).
-    static func evidenceGap(_ entry: JSONNode, status: Int, headers: [HeaderField]) throws -> EvidenceGap? {
+    static func evidenceGap(_ entry: JSONNode, status: Int, headers: HeaderList) throws -> EvidenceGap? {
         if let written = try entry["_evidenceGap"].optionalString(), let gap = EvidenceGap(rawValue: written) { return gap }
         if fromCache(entry) { return .fromCache }
         if status == 0 { return nil }
@@ -517,8 +517,8 @@ public struct HARImporter: Sendable {
     }
 
     /// Headers as `{"name", "value"}` objects (most exporters) or `[name, value]` arrays.
-    private func headers(_ node: JSONNode) throws -> [HeaderField] {
-        var out: [HeaderField] = []
+    private func headers(_ node: JSONNode) throws -> HeaderList {
+        var out: HeaderList = []
         out.reserveCapacity(node.count)
         try node.forEachOptionalElement { item in
             if item.kind == .object {
@@ -581,7 +581,7 @@ public struct HARImporter: Sendable {
     }
 
     /// `postData.text`, or the body rebuilt from `postData.params` when the text is missing.
-    private func requestBodyBytes(_ postData: JSONNode, headers: [HeaderField]) throws -> Data {
+    private func requestBodyBytes(_ postData: JSONNode, headers: HeaderList) throws -> Data {
         if postData.isMissing { return Data() }
         _ = try postData.object()
         if try postData["text"].optionalString() == nil, let side = try postData["_file"].optionalString(), let bytes = Self.sideFile(side, besideHAR: postData.context.file) {

@@ -22,12 +22,9 @@ public struct HTTPConnection: Sendable {
     var waitingResponses: [HTTPMessage] = []
     var interim: [Int] = []
 
-    /// `fieldCache`: header fields read before, shared by both directions and, when the
-    /// caller passes one, by other connections read on the same thread.
-    public init(strictness: HTTPParser.Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false, fieldCache: HeaderFieldCache? = nil) {
-        let fields = fieldCache ?? HeaderFieldCache()
-        requests = HTTPParser(kind: .request, strictness: strictness, limits: limits, midStream: midStream, fieldCache: fields)
-        responses = HTTPParser(kind: .response, strictness: strictness, limits: limits, midStream: midStream, fieldCache: fields)
+    public init(strictness: HTTPParser.Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
+        requests = HTTPParser(kind: .request, strictness: strictness, limits: limits, midStream: midStream)
+        responses = HTTPParser(kind: .response, strictness: strictness, limits: limits, midStream: midStream)
     }
 
     public mutating func clientData(_ bytes: UnsafeRawBufferPointer, time: Double) {

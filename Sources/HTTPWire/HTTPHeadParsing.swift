@@ -73,8 +73,9 @@ extension HTTPParser {
         defer { headLines += 1 }
         if headLines == 0 {
             var head = HTTPHead()
-            // Most heads carry a dozen fields or fewer: one allocation instead of five growths.
-            head.headers.reserveCapacity(16)
+            // Room for a head like the last one on this connection: one allocation per list
+            // rather than growths (a first head: the size most heads fit).
+            head.headers.reserveCapacity(fields: max(lastFieldCount, 16), bytes: lastFieldBytes > 0 ? lastFieldBytes + 64 : 512)
             let problem = kind == .request ? parseRequestLine(line, into: &head) : parseStatusLine(line, into: &head)
             current?.head = head
             return problem
@@ -90,16 +91,16 @@ extension HTTPParser {
                 return Problem(.invalidHeaderToken, headLines == 1 ? "unexpected space after start line" : "unexpected whitespace after header value", at: 0)
             }
             guard let last = current?.head.headers.indices.last else { return nil }
-            let more = Self.text(Self.trimmed(line))
-            let value = current!.head.headers[last].value
-            current!.head.headers[last].value = value.isEmpty ? more : value + " " + more
+            let valueWasEmpty = current!.head.headers.withField(last) { $1.isEmpty }
+            Self.withText(Self.trimmed(line)) { current!.head.headers.extendLastValue(separator: valueWasEmpty ? nil : 0x20, $0) }
             note(.obsFold)
-            let name = current!.head.headers[last].name
-            if asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding") {
+            let refolds = current!.head.headers.withField(last) { name, _ in Self.spells(name, "content-length") || Self.spells(name, "transfer-encoding") }
+            if refolds {
                 // The fold changed a field the framing was read from: read it again.
                 framing = Framing()
-                for field in current!.head.headers {
-                    if let problem = frame(field) { return problem }
+                let headers = current!.head.headers
+                for k in headers.indices {
+                    if let problem = headers.withField(k, { frame(name: $0, value: $1) }) { return problem }
                 }
             }
             return nil
@@ -116,29 +117,30 @@ extension HTTPParser {
             guard current!.head.headers.count < limits.maxHeaderCount else {
                 return Problem(.tooManyHeaders, "more than \(limits.maxHeaderCount) header fields (--max-header-count)", at: 0)
             }
-            // Framed before it joins the list, so that the list takes the field itself: one
-            // appended and then read again was a retain and a release of its name and value.
-            let problem = frame(field)
-            current!.head.headers.append(consume field)
-            return problem
+            let name = UnsafeBufferPointer(rebasing: line[field.name])
+            return Self.withText(UnsafeBufferPointer(rebasing: line[field.value])) { value in
+                current!.head.headers.append(name: name, value: value)
+                return frame(name: name, value: value)
+            }
         }
     }
 
-    /// Checks a field that decides the framing as soon as it is read.
-    mutating func frame(_ h: HeaderField) -> Problem? {
+    /// Checks a field that decides the framing as soon as it is read: its name and its
+    /// value as the list holds it.
+    mutating func frame(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Problem? {
         // Only Connection (10 bytes), Content-Length (14) and Transfer-Encoding (17) decide
         // it: most fields are ruled out by their name's length, not three comparisons.
-        switch h.name.utf8.count {
+        switch name.count {
         case 10, 14, 17: break
         default: return nil
         }
         if strictness == .tolerant, kind == .response {
-            if let problem = frameResponseTolerantly(h) { return problem }
-        } else if asciiCaseInsensitiveEquals(h.name, "Content-Length") {
-            let value = Self.trimmedString(h.value)
+            if let problem = frameResponseTolerantly(name: name, value: value) { return problem }
+        } else if Self.spells(name, "content-length") {
+            let value = Self.trimmed(value)
             guard !value.isEmpty else { return Problem(.invalidContentLength, "empty Content-Length", at: 0) }
             guard let length = Self.decimal(value) else {
-                let allDigits = value.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                let allDigits = value.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
                 return Problem(.invalidContentLength, allDigits ? "Content-Length overflow" : "invalid character in Content-Length", at: 0)
             }
             if let previous = framing.contentLength, strictness == .strict || previous != length {
@@ -148,17 +150,14 @@ extension HTTPParser {
                 return Problem(.invalidContentLength, "Content-Length can't be present with Transfer-Encoding", at: 0)
             }
             framing.contentLength = length
-        } else if asciiCaseInsensitiveEquals(h.name, "Transfer-Encoding") {
+        } else if Self.spells(name, "transfer-encoding") {
             if framing.contentLength != nil, strictness == .strict {
                 return Problem(.invalidTransferEncoding, "Transfer-Encoding can't be present with Content-Length", at: 0)
             }
-            framing.transferEncodingFields += 1
-            for coding in Self.listItems(h.value) {
-                framing.transferEncoding.append(coding.lowercased())
-            }
+            readTransferCodings(value)
         }
-        if asciiCaseInsensitiveEquals(h.name, "Connection") {
-            Self.forEachListItem(h.value) { t in
+        if Self.spells(name, "connection") {
+            Self.forEachListItem(value) { t in
                 if Self.spells(t, "close") { framing.close = true }
                 if Self.spells(t, "upgrade") { framing.upgrade = true }
             }
@@ -166,18 +165,23 @@ extension HTTPParser {
         return nil
     }
 
+    /// A Transfer-Encoding field's codings, lowercased, added to the framing's.
+    mutating func readTransferCodings(_ value: UnsafeBufferPointer<UInt8>) {
+        framing.transferEncodingFields += 1
+        Self.forEachListItem(value) { coding in
+            framing.transferEncoding.append(String(decoding: coding, as: UTF8.self).lowercased())
+        }
+    }
+
     /// A response's Content-Length and Transfer-Encoding read as Chromium reads them (the
     /// framing corpus): a Content-Length that is not a number is ignored, a list of equal
     /// values is one value, values that disagree refuse the response.
-    mutating func frameResponseTolerantly(_ h: HeaderField) -> Problem? {
-        let isContentLength = asciiCaseInsensitiveEquals(h.name, "Content-Length")
-        let isTransferEncoding = asciiCaseInsensitiveEquals(h.name, "Transfer-Encoding")
+    mutating func frameResponseTolerantly(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Problem? {
+        let isContentLength = Self.spells(name, "content-length")
+        let isTransferEncoding = Self.spells(name, "transfer-encoding")
         guard isContentLength || isTransferEncoding else { return nil }
         if isTransferEncoding {
-            framing.transferEncodingFields += 1
-            for coding in Self.listItems(h.value) {
-                framing.transferEncoding.append(coding.lowercased())
-            }
+            readTransferCodings(value)
             return nil
         }
         // The items read in place: the first value, the first that differs from it, how
@@ -186,7 +190,7 @@ extension HTTPParser {
         var differing: Int?
         var count = 0
         var invalid = false
-        Self.forEachListItem(h.value) { item in
+        Self.forEachListItem(value) { item in
             guard !invalid else { return }
             var digits = item
             if digits.first == UInt8(ascii: "+") {
@@ -250,7 +254,9 @@ extension HTTPParser {
     }
 
     /// `name: value`, with the name a token and the value without control characters.
-    mutating func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<HeaderField, Problem> {
+    /// The name's and the value's ranges in `line`; the value without the white space
+    /// around it.
+    mutating func parseField(_ line: UnsafeBufferPointer<UInt8>, at base: Int) -> Result<(name: Range<Int>, value: Range<Int>), Problem> {
         guard let colon = Self.find(0x3A, in: line, from: 0) else {
             return .failure(Problem(.invalidHeaderToken, "invalid header token: a header line without a colon", at: base))
         }
@@ -279,9 +285,7 @@ extension HTTPParser {
             }
             from = k + 1
         }
-        // A field met before, on this connection or (with a shared cache) another, shares
-        // its strings.
-        return .success(fieldCache.field(name: UnsafeBufferPointer(rebasing: line[..<nameEnd]), value: value, make: Self.text))
+        return .success((0..<nameEnd, valueStart..<valueStart + value.count))
     }
 
     /// `METHOD SP request-target SP HTTP-version`.

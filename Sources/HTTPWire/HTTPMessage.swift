@@ -1,7 +1,7 @@
 import Foundation
 import TrafficModel
 
-// Header lines are the model's `HeaderField`s as read off the wire (original casing, wire
+// Header lines are the model's `HeaderList`s as read off the wire (original casing, wire
 // order): an exchange built from a parsed message takes its lists as they are, rather
 // than a copy of every name and value.
 
@@ -16,30 +16,25 @@ public struct HTTPHead: Sendable, Hashable {
     /// Responses: the status code. 0 for requests.
     public var status: Int = 0
     public var reason: String = ""
-    public var headers: [HeaderField] = []
+    public var headers: HeaderList = []
 
     public init() {}
 
     /// The first value of the named header, compared ASCII case-insensitively.
-    /// The fields are read in place, not copied one by one.
-    public func first(_ name: String) -> String? {
-        headers.withUnsafeBufferPointer { headers in
-            for i in headers.indices where asciiCaseInsensitiveEquals(headers[i].name, name) { return headers[i].value }
-            return nil
-        }
-    }
+    public func first(_ name: String) -> String? { headers.first(name) }
 
     /// The values of the fields named `name` as one comma-separated list, as RFC 9110
     /// section 5.3 reads repeated fields: the value itself when one field has the name,
     /// empty when none does.
     public func combined(_ name: String) -> String {
-        headers.withUnsafeBufferPointer { headers in
-            var combined: String?
-            for i in headers.indices where asciiCaseInsensitiveEquals(headers[i].name, name) {
-                if combined == nil { combined = headers[i].value } else { combined! += ", " + headers[i].value }
-            }
-            return combined ?? ""
+        var combined: [UInt8] = []
+        var any = false
+        headers.forEachValue(name) { value in
+            if any { combined.append(contentsOf: ", ".utf8) }
+            combined.append(contentsOf: value)
+            any = true
         }
+        return String(decoding: combined, as: UTF8.self)
     }
 }
 
@@ -53,7 +48,7 @@ public struct HTTPMessage: Sendable {
     public var body = Data()
     /// Body bytes on the wire after transfer decoding, including any not kept.
     public var bodyLength: Int = 0
-    public var trailers: [HeaderField] = []
+    public var trailers: HeaderList = []
     /// False when the message ended early: a gap in the capture, the end of the stream, a
     /// parse error. `problems` says why.
     public var complete: Bool = true

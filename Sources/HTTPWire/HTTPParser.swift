@@ -84,18 +84,17 @@ public struct HTTPParser: Sendable {
     let startedMidStream: Bool
     /// Messages delivered so far.
     var delivered = 0
-    /// Fields read before, whose strings a field spelled the same shares.
-    let fieldCache: HeaderFieldCache
+    /// The size of the last head's field list, for the next one's reservation: the heads of
+    /// one direction of a connection are alike.
+    var lastFieldBytes = 0
+    var lastFieldCount = 0
 
-    /// `fieldCache`: one shared with other parsers on the same thread (a capture's
-    /// connections share one); by default the parser has its own.
-    public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false, fieldCache: HeaderFieldCache? = nil) {
+    public init(kind: Kind, strictness: Strictness = .tolerant, limits: HTTPLimits = .default, midStream: Bool = false) {
         self.kind = kind
         self.strictness = strictness
         self.limits = limits
         self.state = midStream ? .resync : .start
         self.startedMidStream = midStream
-        self.fieldCache = fieldCache ?? HeaderFieldCache()
     }
 
     /// Responses: a request with this method was sent on the connection and awaits its answer.
@@ -308,16 +307,16 @@ public struct HTTPParser: Sendable {
                 i = lf + 1
                 if line.isEmpty {
                     i = completeAt(i, time: time)
-                } else if line.first == 0x20 || line.first == 0x09, let last = current?.trailers.indices.last {
-                    current?.trailers[last].value += " " + Self.text(Self.trimmed(line))
+                } else if line.first == 0x20 || line.first == 0x09, current?.trailers.isEmpty == false {
+                    Self.withText(Self.trimmed(line)) { current!.trailers.extendLastValue(separator: 0x20, $0) }
                 } else {
                     switch parseField(line, at: 0) {
                     case .failure(let problem): fail(problem.code, problem.reason, at: i)
                     case .success(let field):
                         if (current?.trailers.count ?? 0) >= limits.maxHeaderCount {
                             fail(.tooManyHeaders, "more than \(limits.maxHeaderCount) trailer fields (--max-header-count)", at: i)
-                        } else {
-                            current?.trailers.append(field)
+                        } else if current != nil {
+                            Self.append(field, of: line, to: &current!.trailers)
                         }
                     }
                 }
@@ -460,7 +459,9 @@ public struct HTTPParser: Sendable {
             }
             if sawContentLength { current?.problems.append("Transfer-Encoding and Content-Length both present; Transfer-Encoding wins") }
         }
-        closeAfter = connectionClose || isHTTP10 && !current!.head.headers.contains { asciiCaseInsensitiveEquals($0.name, "Connection") && $0.value.lowercased().contains("keep-alive") }
+        lastFieldBytes = current!.head.headers.byteCount
+        lastFieldCount = current!.head.headers.count
+        closeAfter = connectionClose || isHTTP10 && !Self.keepsAlive(current!.head.headers)
 
         var noBody = false
         switch kind {
@@ -630,6 +631,33 @@ public struct HTTPParser: Sendable {
         return String(bytes.map { Character(Unicode.Scalar($0)) })
     }
 
+    /// `bytes` as `text` reads them, as UTF-8: the bytes themselves when they are ASCII or
+    /// UTF-8 already (almost always), else their ISO-8859-1 reading.
+    static func withText<R>(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil { return body(bytes) }
+        var latin1 = text(bytes)
+        return latin1.withUTF8(body)
+    }
+
+    /// Appends the field `parseField` found in `line` to `list`, its value as `text` reads it.
+    static func append(_ field: (name: Range<Int>, value: Range<Int>), of line: UnsafeBufferPointer<UInt8>, to list: inout HeaderList) {
+        let name = UnsafeBufferPointer(rebasing: line[field.name])
+        withText(UnsafeBufferPointer(rebasing: line[field.value])) { list.append(name: name, value: $0) }
+    }
+
+    /// Whether a Connection field lists keep-alive (an HTTP/1.0 message then stays open).
+    static func keepsAlive(_ headers: HeaderList) -> Bool {
+        var keeps = false
+        headers.forEachValue("Connection") { value in
+            let word = Array("keep-alive".utf8)
+            guard value.count >= word.count else { return }
+            for start in 0...(value.count - word.count) where !keeps {
+                if (0..<word.count).allSatisfy({ value[start + $0] | 0x20 == word[$0] }) { keeps = true }
+            }
+        }
+        return keeps
+    }
+
     /// Whether every byte is below 0x80, read eight at a time.
     static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return true }
@@ -707,20 +735,20 @@ public struct HTTPParser: Sendable {
     /// made. The framing reads every message's Content-Length and Connection.
     static func forEachListItem(_ value: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         var value = value
-        value.withUTF8 { b in
-            var start = 0
-            for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: ",") {
-                body(trimmed(UnsafeBufferPointer(rebasing: b[start..<i])))
-                start = i + 1
-            }
+        value.withUTF8 { forEachListItem($0, body) }
+    }
+
+    static func forEachListItem(_ b: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var start = 0
+        for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: ",") {
+            body(trimmed(UnsafeBufferPointer(rebasing: b[start..<i])))
+            start = i + 1
         }
     }
 
-    /// Whether `bytes` spell `word`, given in lower case, in any ASCII case: a byte with
-    /// 0x20 set is the lower-case letter or its capital. A `-` in `word` also matches a CR,
-    /// so a word with one is for token bytes (a field name), which hold none.
+    /// Whether `bytes` spell `word`, given in lower case, in any ASCII case.
     static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
-        word.withUTF8Buffer { w in bytes.elementsEqual(w, by: { $0 | 0x20 == $1 }) }
+        bytes.equalsCaseInsensitive(word)
     }
 
     static func decimal(_ s: String) -> Int? {

@@ -145,9 +145,6 @@ public struct HTTPStreamCollector: TCPStreamSink {
     /// Recording-level diagnostics (per connection: parse errors, tunnels).
     public var diagnostics: [Diagnostic] = []
     var flows: [TCPFlowID: FlowState] = [:]
-    /// Header fields met before, on any connection: a session's requests repeat their
-    /// User-Agent, Accept and Host on every connection it opens.
-    let fieldCache = HeaderFieldCache(slots: 1024)
     /// The latest packet time any connection reported.
     var latestTime = -Double.infinity
 
@@ -218,7 +215,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
             switch state.proto {
             case .http:
                 counts.httpConnections += 1
-                state.connection = HTTPConnection(strictness: options.strictness, limits: options.httpLimits, midStream: state.midStream, fieldCache: fieldCache)
+                state.connection = HTTPConnection(strictness: options.strictness, limits: options.httpLimits, midStream: state.midStream)
             case .tls: counts.tlsConnections += 1
             case .other: counts.otherConnections += 1
             case .undetermined: break

@@ -222,7 +222,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
         let requestBody = body
         let requestHead = head
         let recordedRequest = RecordedRequest(method: head.method.rawValue, url: url, httpVersion: Self.version(head.version),
-                                              headers: head.headers.map { HeaderField($0.name, $0.value) }, body: Data(requestBody.readableBytesView))
+                                              headers: HeaderList(head.headers.lazy.map { HeaderField($0.name, $0.value) }), body: Data(requestBody.readableBytesView))
         let started = self.started
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
@@ -402,7 +402,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, @unche
     /// The response as a recording holds it: the body decoded of its content coding (the
     /// headers keep Content-Encoding), the coded length kept.
     static func recorded(_ response: UpstreamReader.Response) -> RecordedResponse {
-        let headers = response.head.headers.map { HeaderField($0.name, $0.value) }
+        let headers = HeaderList(response.head.headers.lazy.map { HeaderField($0.name, $0.value) })
         var body = Data(response.body.readableBytesView)
         let coded = body.count
         if let coding = response.head.headers.first(name: "Content-Encoding"),

@@ -58,7 +58,7 @@ public enum ObservedRun {
         return results
     }
 
-    static func cookiePairs(_ headers: [HeaderField]) -> [(String, String)] {
+    static func cookiePairs(_ headers: HeaderList) -> [(String, String)] {
         headers.all("Cookie").flatMap { $0.split(separator: ";") }.compactMap { pair in
             let trimmed = pair.trimmingCharacters(in: .whitespaces)
             guard let eq = trimmed.firstIndex(of: "=") else { return trimmed.isEmpty ? nil : ("", trimmed) }
@@ -66,7 +66,7 @@ public enum ObservedRun {
         }
     }
 
-    static func cookieDifferences(recorded: [HeaderField], arrived: [HeaderField]) -> [CookieDifference] {
+    static func cookieDifferences(recorded: HeaderList, arrived: HeaderList) -> [CookieDifference] {
         let want = cookiePairs(recorded), got = cookiePairs(arrived)
         var names: [String] = []
         for (n, _) in want + got where !names.contains(n) { names.append(n) }

@@ -13,13 +13,13 @@ public struct Arrival: Sendable {
     public var method: String
     /// The request-target as sent (origin form, or absolute form through the proxy).
     public var target: String
-    public var headers: [HeaderField]
+    public var headers: HeaderList
     public var body: Data
     /// The recorded exchange that answered it; nil when nothing matched.
     public var matched: ReplayOrigin.Ref?
     public var status: Int
 
-    public init(time: Double, method: String, target: String, headers: [HeaderField], body: Data, matched: ReplayOrigin.Ref?, status: Int) {
+    public init(time: Double, method: String, target: String, headers: HeaderList, body: Data, matched: ReplayOrigin.Ref?, status: Int) {
         self.time = time
         self.method = method
         self.target = target
@@ -186,7 +186,7 @@ public final class ReplayServer: Sendable {
     func respond(method: String, target: String, headers: HTTPHeaders, body: Data, asRecordedHost: Bool? = nil) -> (Arrival, Prepared?, proxied: Bool) {
         let host = headers.first(name: "Host")
         let proxied = asRecordedHost ?? (RequestTarget(target) != nil)
-        let fields = headers.map { HeaderField($0.name, $0.value) }
+        let fields = HeaderList(headers.lazy.map { HeaderField($0.name, $0.value) })
         let time = Date().timeIntervalSince1970
         let (arrival, ref) = state.withLockedValue { state -> (Arrival, ReplayOrigin.Ref?) in
             let ref = state.origin.match(method: method, target: target, host: host, body: body)

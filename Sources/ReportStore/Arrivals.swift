@@ -8,13 +8,13 @@ extension ReportStore {
         public var time: Double
         public var method: String
         public var target: String
-        public var headers: [HeaderField]
+        public var headers: HeaderList
         public var body: Data
         public var recordingName: String?
         public var sequence: Int?
         public var status: Int
 
-        public init(time: Double, method: String, target: String, headers: [HeaderField], body: Data, recordingName: String?, sequence: Int?, status: Int) {
+        public init(time: Double, method: String, target: String, headers: HeaderList, body: Data, recordingName: String?, sequence: Int?, status: Int) {
             self.time = time
             self.method = method
             self.target = target

@@ -760,39 +760,45 @@ public struct ReportStore: Sendable {
 
     /// `[["name","value"],...]`, written by hand: JSONEncoder is the slowest part of storing
     /// a large capture. `decodeHeaders` reads it back by hand too (`StoredJSONReader`).
-    static func encodeHeaders(_ headers: [HeaderField]) -> String {
+    static func encodeHeaders(_ headers: HeaderList) -> String {
         let out = RowText()
         appendHeaderJSON(headers, to: out)
         return String(decoding: out.bytes, as: UTF8.self)
     }
 
     /// The same JSON appended to `out`: a row's text is written in place.
-    static func appendHeaderJSON(_ headers: [HeaderField], to out: RowText) {
+    static func appendHeaderJSON(_ headers: HeaderList, to out: RowText) {
         out.append(0x5B)
-        for (k, h) in headers.enumerated() {
-            if k > 0 { out.append(0x2C) }
+        var first = true
+        // The list's bytes written out as they are held.
+        headers.forEach { name, value in
+            if !first { out.append(0x2C) }
+            first = false
             out.append(0x5B)
-            appendJSONString(h.name, to: out)
+            appendJSONString(name, to: out)
             out.append(0x2C)
-            appendJSONString(h.value, to: out)
+            appendJSONString(value, to: out)
             out.append(0x5D)
         }
         out.append(0x5D)
     }
 
     static func appendJSONString(_ s: String, to out: RowText) {
+        if let written: Void = s.utf8.withContiguousStorageIfAvailable({ appendJSONString($0, to: out) }) { return written }
+        var s = s
+        s.withUTF8 { appendJSONString($0, to: out) }
+    }
+
+    /// A JSON string of these UTF-8 bytes.
+    static func appendJSONString(_ bytes: UnsafeBufferPointer<UInt8>, to out: RowText) {
         out.append(0x22)
         // Most names and values need no escape: copied whole.
-        let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard !bytes.needsJSONEscape else { return false }
+        guard bytes.needsJSONEscape else {
             out.append(bytes)
-            return true
-        }
-        if copied == true {
             out.append(0x22)
             return
         }
-        for c in s.utf8 {
+        for c in bytes {
             switch c {
             case 0x22, 0x5C:
                 out.append(0x5C)
@@ -820,10 +826,10 @@ public struct ReportStore: Sendable {
         out.append(0x22)
     }
 
-    static func decodeHeaders(_ text: String) throws -> [HeaderField] {
+    static func decodeHeaders(_ text: String) throws -> HeaderList {
         if let headers = StoredJSONReader.read(text, { $0.headerList() }) { return headers }
         // Any other shape a JSON reader accepts (whitespace, numbers in a pair): read as before.
-        return try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") }
+        return HeaderList(try JSONDecoder().decode([[String]].self, from: Data(text.utf8)).lazy.map { HeaderField($0.first ?? "", $0.count > 1 ? $0[1] : "") })
     }
 
     /// `{"a":"1","b":"2"}`, keys in byte order (the fields' own order): a finding's

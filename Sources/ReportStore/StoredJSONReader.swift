@@ -24,8 +24,8 @@ struct StoredJSONReader {
         }
     }
 
-    mutating func headerList() -> [HeaderField]? {
-        var out: [HeaderField] = []
+    mutating func headerList() -> HeaderList? {
+        var out: HeaderList = []
         let read = list {
             guard let strings = $0.stringList() else { return false }
             out.append(HeaderField(strings.first ?? "", strings.count > 1 ? strings[1] : ""))

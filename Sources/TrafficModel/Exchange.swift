@@ -179,7 +179,7 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     /// `url` split into its parts, once: classification, cookies and matching all ask.
     public private(set) var target: RequestTarget?
     public var httpVersion: String
-    public var headers: [HeaderField]
+    public var headers: HeaderList
     public var body: Data {
         didSet {
             bodyFingerprint = BodyFingerprint(body)
@@ -210,13 +210,13 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
         return detached
     }
 
-    public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
+    public init(method: String, url: String, httpVersion: String = "HTTP/1.1", headers: HeaderList = [], body: Data = Data()) {
         self.init(method: method, url: url, target: RequestTarget(url), httpVersion: httpVersion, headers: headers, body: body)
     }
 
     /// A request whose URL the caller has already parsed: `target` must be
     /// `RequestTarget(url)`.
-    public init(method: String, url: String, target: RequestTarget?, httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data()) {
+    public init(method: String, url: String, target: RequestTarget?, httpVersion: String = "HTTP/1.1", headers: HeaderList = [], body: Data = Data()) {
         self.method = method
         self.url = url
         self.target = target
@@ -254,7 +254,7 @@ public struct RecordedRequest: Sendable, Hashable, Codable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(method: try c.decode(String.self, forKey: .method), url: try c.decode(String.self, forKey: .url), httpVersion: try c.decode(String.self, forKey: .httpVersion),
-            headers: try c.decode([HeaderField].self, forKey: .headers), body: try c.decode(Data.self, forKey: .body))
+            headers: try c.decode(HeaderList.self, forKey: .headers), body: try c.decode(Data.self, forKey: .body))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -274,7 +274,7 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
     public var status: Int
     public var statusText: String
     public var httpVersion: String
-    public var headers: [HeaderField]
+    public var headers: HeaderList
     /// The body after content decoding.
     public var body: Data
     /// The length on the wire before content decoding, when known.
@@ -301,7 +301,7 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
         return (detached, fingerprint)
     }
 
-    public init(status: Int, statusText: String = "", httpVersion: String = "HTTP/1.1", headers: [HeaderField] = [], body: Data = Data(), encodedLength: Int? = nil, bodyMissing: Bool = false, redirectURL: String? = nil) {
+    public init(status: Int, statusText: String = "", httpVersion: String = "HTTP/1.1", headers: HeaderList = [], body: Data = Data(), encodedLength: Int? = nil, bodyMissing: Bool = false, redirectURL: String? = nil) {
         self.status = status
         self.statusText = statusText
         self.httpVersion = httpVersion

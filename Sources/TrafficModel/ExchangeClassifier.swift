@@ -41,7 +41,7 @@ public enum ExchangeClassifier {
                 // and EventSource's own headers an EventSource (ES1).
                 if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
                     if isEventSource(request) { return .eventSource }
-                    return headers.requestedWith?.caseInsensitiveEquals("XMLHttpRequest") == true ? .xhr : .ajax
+                    return headers.requestedWithXHR ? .xhr : .ajax
                 }
             case "script", "worker", "sharedworker", "serviceworker": return .script
             case "style", "xslt": return .stylesheet
@@ -57,7 +57,7 @@ public enum ExchangeClassifier {
         // is the app's native code or another program. Every engine's, a web view's
         // included, starts "Mozilla/" (old Opera "Opera/"); NSURLSession's names the app
         // and CFNetwork.
-        if let agent = headers.userAgent, !isEngineUserAgent(agent) { return .native }
+        if headers.userAgentIsEngine == false { return .native }
         // A WebSocket's handshake asks to upgrade the connection (RFC 6455 section 4.1).
         if request.method == "GET", headers.upgrade?.caseInsensitiveEquals("websocket") == true { return .websocket }
         // NC1 again: every request a page makes carries an Accept (the Fetch standard
@@ -65,15 +65,15 @@ public enum ExchangeClassifier {
         // Referer or an Origin unless a policy withholds the Referer. An engine's request
         // with none of the three is the browser's own service: Chrome's autofill query in
         // pcap2har's github.pcap, its safe-browsing and sync calls.
-        if headers.userAgent != nil, headers.accept == nil, headers.referer == nil, headers.origin == nil {
+        if headers.userAgentIsEngine != nil, headers.acceptIsDocument == nil, !headers.hasReferer, !headers.hasOrigin {
             return .native
         }
         if isEventSource(request) { return .eventSource }
         // 3. X-Requested-With and Purpose.
-        if headers.requestedWith?.caseInsensitiveEquals("XMLHttpRequest") == true { return .xhr }
-        if let purpose = headers.purpose ?? headers.secPurpose, purpose.asciiLowercased.hasPrefix("prefetch") { return .prefetch }
+        if headers.requestedWithXHR { return .xhr }
+        if headers.purposeIsPrefetch ?? headers.secPurposeIsPrefetch == true { return .prefetch }
         // 4. Accept: text/html, or what a browser of before 2012 sent for a document.
-        if let accept = headers.accept, isDocumentAccept(accept) {
+        if headers.acceptIsDocument == true {
             if request.method == "GET" { return .navigation }
             if isFormPost(request) { return .formSubmission }
         }
@@ -110,31 +110,56 @@ public enum ExchangeClassifier {
         return .ajax
     }
 
-    /// The request headers `initiator(of:)` reads, each the first field of its name, found
-    /// in one pass over the fields: a dozen lookups by name, each a scan of every field,
-    /// were half of what telling a captured exchange's initiator cost.
+    /// What `initiator(of:)` reads of the request's headers, each from the first field of
+    /// its name, found in one pass over the list's bytes: a dozen lookups by name, each a
+    /// scan of every field, were half of what telling a captured exchange's initiator cost.
+    /// The short tokens are kept as text (strings of 15 bytes or fewer are made without an
+    /// allocation); of the long values, only what the rules ask.
     struct InitiatorHeaders {
-        var fetchDest, fetchMode, fetchSite, requestedWith, userAgent, upgrade: String?
-        var accept, referer, origin, purpose, secPurpose: String?
+        var fetchDest, fetchMode, fetchSite, upgrade: String?
+        var requestedWithXHR = false
+        /// Nil without a User-Agent; else whether it is a browser engine's.
+        var userAgentIsEngine: Bool?
+        /// Nil without an Accept; else whether it is a document's.
+        var acceptIsDocument: Bool?
+        var hasReferer = false, hasOrigin = false
+        /// Purpose's, else Sec-Purpose's, value starts "prefetch".
+        var purposeIsPrefetch: Bool?, secPurposeIsPrefetch: Bool?
 
-        init(_ fields: [HeaderField]) {
-            // Each field read in place: `for field in fields` copied each one (a retain and a
-            // release of its name and value), where only the few taken need their value.
-            for i in fields.indices {
-                func take(_ slot: inout String?, _ expected: String) -> Bool {
-                    guard slot == nil, fields[i].name.caseInsensitiveEquals(expected) else { return false }
-                    slot = fields[i].value
-                    return true
+        init(_ fields: HeaderList) {
+            // A field of each name is read once, the first: its bit in `seen`.
+            var seen: UInt16 = 0
+            fields.forEach { name, value in
+                guard let slot = Self.slot(of: name), seen & (1 << slot) == 0 else { return }
+                seen |= 1 << slot
+                switch slot {
+                case 0: acceptIsDocument = ExchangeClassifier.isDocumentAccept(value)
+                case 1: hasOrigin = true
+                case 2: hasReferer = true
+                case 3: upgrade = String(decoding: value, as: UTF8.self)
+                case 4: purposeIsPrefetch = value.hasCaseInsensitivePrefix("prefetch")
+                case 5: userAgentIsEngine = ExchangeClassifier.isEngineUserAgent(value)
+                case 6: secPurposeIsPrefetch = value.hasCaseInsensitivePrefix("prefetch")
+                case 7: fetchDest = String(decoding: value, as: UTF8.self)
+                case 8: fetchMode = String(decoding: value, as: UTF8.self)
+                case 9: fetchSite = String(decoding: value, as: UTF8.self)
+                default: requestedWithXHR = value.equalsCaseInsensitive("xmlhttprequest")
                 }
-                switch fields[i].name.utf8.count {
-                case 6: _ = take(&accept, "Accept") || take(&origin, "Origin")
-                case 7: _ = take(&referer, "Referer") || take(&upgrade, "Upgrade") || take(&purpose, "Purpose")
-                case 10: _ = take(&userAgent, "User-Agent")
-                case 11: _ = take(&secPurpose, "Sec-Purpose")
-                case 14: _ = take(&fetchDest, "Sec-Fetch-Dest") || take(&fetchMode, "Sec-Fetch-Mode") || take(&fetchSite, "Sec-Fetch-Site")
-                case 16: _ = take(&requestedWith, "X-Requested-With")
-                default: break
-                }
+            }
+        }
+
+        /// Which of the read headers a field name is, nil for the others; most are ruled
+        /// out by their length.
+        static func slot(of name: UnsafeBufferPointer<UInt8>) -> UInt16? {
+            switch name.count {
+            case 6: return name.equalsCaseInsensitive("accept") ? 0 : name.equalsCaseInsensitive("origin") ? 1 : nil
+            case 7: return name.equalsCaseInsensitive("referer") ? 2 : name.equalsCaseInsensitive("upgrade") ? 3 : name.equalsCaseInsensitive("purpose") ? 4 : nil
+            case 10: return name.equalsCaseInsensitive("user-agent") ? 5 : nil
+            case 11: return name.equalsCaseInsensitive("sec-purpose") ? 6 : nil
+            case 14:
+                return name.equalsCaseInsensitive("sec-fetch-dest") ? 7 : name.equalsCaseInsensitive("sec-fetch-mode") ? 8 : name.equalsCaseInsensitive("sec-fetch-site") ? 9 : nil
+            case 16: return name.equalsCaseInsensitive("x-requested-with") ? 10 : nil
+            default: return nil
             }
         }
     }
@@ -185,10 +210,10 @@ public enum ExchangeClassifier {
     /// Whether a User-Agent is a browser engine's: "Mozilla/..." (every engine and web
     /// view since the 1990s, wherever the app appends its own name) or "Opera/..." (Presto).
     /// An empty value says nothing.
-    static func isEngineUserAgent(_ agent: String) -> Bool {
-        let bytes = agent.utf8.drop { $0 == 0x20 || $0 == 0x09 }
-        if bytes.isEmpty || agent.containsBytes("Mozilla/") { return true }
-        return bytes.starts(with: "Opera/".utf8) || bytes.starts(with: "Opera ".utf8)
+    static func isEngineUserAgent(_ agent: UnsafeBufferPointer<UInt8>) -> Bool {
+        let bytes = UnsafeBufferPointer(rebasing: agent[agent.owsTrimmed(0..<agent.count)])
+        if bytes.isEmpty || bytes.containsBytes("Mozilla/") { return true }
+        return bytes.hasBytePrefix("Opera/") || bytes.hasBytePrefix("Opera ")
     }
 
     static func initiator(resourceType: String, request: RecordedRequest) -> Initiator? {
@@ -262,10 +287,9 @@ public enum ExchangeClassifier {
     /// script's request sends these by default. Android 2's browser asks for an image with
     /// `text/xml, text/html, application/xhtml+xml, image/png, ...`, so naming those types
     /// is not enough.
-    static func isDocumentAccept(_ accept: String) -> Bool {
-        let value = accept.asciiLowercased
-        return value.hasPrefix("text/html") || value.hasPrefix("application/xml,application/xhtml+xml,text/html")
-            || value.hasPrefix("text/xml,application/xml,application/xhtml+xml,text/html") || value.containsBytes("application/x-ms-application")
+    static func isDocumentAccept(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        value.hasCaseInsensitivePrefix("text/html") || value.hasCaseInsensitivePrefix("application/xml,application/xhtml+xml,text/html")
+            || value.hasCaseInsensitivePrefix("text/xml,application/xml,application/xhtml+xml,text/html") || value.containsCaseInsensitive("application/x-ms-application")
     }
 
     /// URL comparison that ignores the fragment and the default port.

@@ -1,8 +1,7 @@
 import Foundation
 
-/// One header line as it was recorded: original casing, wire order, any bytes a HAR allows.
-/// HTTPWire's parser reads header lines into these, so that an exchange built from a
-/// capture holds the parsed lists themselves.
+/// One header line as it was recorded: original casing, any text a HAR allows. An
+/// exchange holds its fields as a `HeaderList`, which hands out these one at a time.
 ///
 /// Recordings keep headers raw (HTTP/2 pseudo-headers and odd names from exporters
 /// included) so that exports and diffs are exact.
@@ -14,29 +13,6 @@ public struct HeaderField: Sendable, Hashable, Codable {
         self.name = name
         self.value = value
     }
-}
-
-extension Array where Element == HeaderField {
-    /// The first value of the named header, compared case-insensitively. The fields are
-    /// read in place: a loop over the array copies each, counting its name and value up
-    /// and down.
-    public func first(_ name: String) -> String? {
-        withUnsafeBufferPointer { fields in
-            for i in fields.indices where fields[i].name.caseInsensitiveEquals(name) { return fields[i].value }
-            return nil
-        }
-    }
-
-    /// Every value of the named header, in wire order.
-    public func all(_ name: String) -> [String] {
-        withUnsafeBufferPointer { fields in
-            var values: [String] = []
-            for i in fields.indices where fields[i].name.caseInsensitiveEquals(name) { values.append(fields[i].value) }
-            return values
-        }
-    }
-
-    public func contains(_ name: String) -> Bool { first(name) != nil }
 }
 
 extension String {
@@ -191,6 +167,49 @@ extension UnsafeBufferPointer where Element == UInt8 {
             if c < 0x20 || c == 0x22 || c == 0x5C { return true }
         }
         return false
+    }
+
+    /// Whether these bytes are `word`'s, ASCII letters compared without case. `word` is
+    /// given in lower case.
+    public func equalsCaseInsensitive(_ word: StaticString) -> Bool {
+        count == word.utf8CodeUnitCount && caseInsensitiveMatch(word, at: 0)
+    }
+
+    /// Whether these bytes begin with `word`'s, ASCII letters compared without case
+    /// (`word` in lower case): media types, tokens.
+    public func hasCaseInsensitivePrefix(_ word: StaticString) -> Bool {
+        count >= word.utf8CodeUnitCount && caseInsensitiveMatch(word, at: 0)
+    }
+
+    /// Whether `word`'s bytes occur in these, ASCII letters compared without case (`word`
+    /// in lower case).
+    public func containsCaseInsensitive(_ word: StaticString) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard count >= n else { return false }
+        for start in 0...(count - n) where caseInsensitiveMatch(word, at: start) { return true }
+        return false
+    }
+
+    /// Whether these bytes begin with `word`'s, exactly.
+    public func hasBytePrefix(_ word: StaticString) -> Bool {
+        count >= word.utf8CodeUnitCount && (word.utf8CodeUnitCount == 0 || memcmp(baseAddress!, word.utf8Start, word.utf8CodeUnitCount) == 0)
+    }
+
+    /// Whether `word`'s bytes occur in these, exactly.
+    public func containsBytes(_ word: StaticString) -> Bool {
+        word.withUTF8Buffer { firstIndex(ofBytes: $0, in: 0..<count) != nil }
+    }
+
+    /// `word` (lower case) at `start`, each byte equal or its ASCII capital; `count` is
+    /// long enough.
+    @usableFromInline
+    func caseInsensitiveMatch(_ word: StaticString, at start: Int) -> Bool {
+        let w = word.utf8Start
+        for k in 0..<word.utf8CodeUnitCount {
+            let b = self[start + k], c = w[k]
+            if b != c, b | 0x20 != c || c &- 97 >= 26 { return false }
+        }
+        return true
     }
 
     /// `range` without its leading and trailing SP and HTAB (OWS, the WSP of cookie

@@ -104,8 +104,8 @@ public struct SecretNames: Sendable, Hashable {
     /// `redactAtRest` for one exchange, as a streaming import stores it.
     public func redactAtRest(_ e: inout Exchange) {
         e.request.url = mapSecretQueryValues(e.request.url, Self.token)
-        e.request.headers = e.request.headers.map { redactAtRest($0) }
-        e.response.headers = e.response.headers.map { redactAtRest($0) }
+        e.request.headers = HeaderList(e.request.headers.lazy.map { redactAtRest($0) })
+        e.response.headers = HeaderList(e.response.headers.lazy.map { redactAtRest($0) })
         if let redirect = e.response.redirectURL { e.response.redirectURL = mapSecretQueryValues(redirect, Self.token) }
     }
 

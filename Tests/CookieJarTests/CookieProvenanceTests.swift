@@ -10,7 +10,7 @@ struct CookieProvenanceTests {
     static func exchange(_ sequence: Int, at offset: Double, _ url: String, cookie: String? = nil, setCookie: [String] = []) -> Exchange {
         Exchange(sequence: sequence, startedAt: t0 + offset, duration: 0.01,
             request: RecordedRequest(method: "GET", url: url, headers: cookie.map { [HeaderField("Cookie", $0)] } ?? []),
-            response: RecordedResponse(status: 200, headers: setCookie.map { HeaderField("Set-Cookie", $0) }))
+            response: RecordedResponse(status: 200, headers: HeaderList(setCookie.lazy.map { HeaderField("Set-Cookie", $0) })))
     }
 
     @Test("server-set cookies name the exchange that set them; unexplained ones are script-set or pre-existing")
@@ -271,7 +271,7 @@ struct CookieProvenanceTests {
             var all: [CookieProvenance.PastRequest] = []
             for sequence in 0..<400 {
                 let host = hosts[next(hosts.count)]
-                let headers = next(2) == 0 ? [HeaderField("Cookie", "c=\(next(2))")] : []
+                let headers: HeaderList = next(2) == 0 ? [HeaderField("Cookie", "c=\(next(2))")] : []
                 let request = CookieProvenance.PastRequest(sequence: sequence, startedAt: Double(sequence), target: RequestTarget("https://\(host)/p")!, headers: headers)
                 let forgotten = recent.append(request)
                 all.append(request)

@@ -6,7 +6,7 @@ import TrafficModel
 @Suite("Cookie header pairs split on bytes agree with splitting on characters")
 struct RequestCookiesParityTests {
     /// The split as it was: every Cookie field, on characters.
-    static func characterSplit(_ headers: [HeaderField]) -> [(name: String, value: String)] {
+    static func characterSplit(_ headers: HeaderList) -> [(name: String, value: String)] {
         var out: [(String, String)] = []
         for header in headers.all("Cookie") {
             for piece in header.split(separator: ";") {
@@ -28,7 +28,7 @@ struct RequestCookiesParityTests {
         let pieces = ["a", "b", "sid", "=", ";", " ", "\t", "\r\n", "==", "x y", "é", "\u{301}", "中", ";;", "=;", "%20", "\"q\"", "\u{7F}", "\0"]
         let names = ["Cookie", "cookie", "COOKIE", "Set-Cookie", "X-Cookie"]
         for _ in 0..<100_000 {
-            var headers: [HeaderField] = []
+            var headers: HeaderList = []
             for _ in 0..<Int.random(in: 0...3, using: &rng) {
                 let value = (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
                 headers.append(HeaderField(names.randomElement(using: &rng)!, value))

@@ -40,7 +40,7 @@ struct FindingDetectorTests {
     @Test("a session cookie a page and its API host both carry, with no Set-Cookie in the recording, is no finding")
     func domainCookieThereFromTheStart() throws {
         let t0 = 1_800_000_000.0
-        func exchange(_ sequence: Int, _ url: String, _ headers: [HeaderField]) -> Exchange {
+        func exchange(_ sequence: Int, _ url: String, _ headers: HeaderList) -> Exchange {
             Exchange(sequence: sequence, startedAt: t0 + Double(sequence), duration: 0.05,
                 request: RecordedRequest(method: "GET", url: url, headers: headers + [HeaderField("Cookie", "SID=s1")]),
                 response: RecordedResponse(status: 200, headers: [HeaderField("Content-Type", "application/json")]))
@@ -217,8 +217,8 @@ struct BuiltFlowFindingTests {
 
     static func exchange(_ sequence: Int, at offset: Double, _ method: String, _ url: String, headers: [(String, String)] = [], status: Int = 200, responseHeaders: [(String, String)] = []) -> Exchange {
         Exchange(sequence: sequence, startedAt: t0 + offset, duration: 0.02,
-            request: RecordedRequest(method: method, url: url, headers: headers.map { HeaderField($0.0, $0.1) }),
-            response: RecordedResponse(status: status, headers: responseHeaders.map { HeaderField($0.0, $0.1) }))
+            request: RecordedRequest(method: method, url: url, headers: HeaderList(headers.lazy.map { HeaderField($0.0, $0.1) })),
+            response: RecordedResponse(status: status, headers: HeaderList(responseHeaders.lazy.map { HeaderField($0.0, $0.1) })))
     }
 
     static func findings(_ list: [Exchange], _ preset: String) -> [Finding] {
@@ -263,7 +263,7 @@ struct BuiltFlowFindingTests {
     /// wrote it within those seconds.
     static func scriptCookieFlow(gap: Double) -> Recording {
         let t0 = 1_800_000_000.0
-        func headers(_ pairs: [(String, String)]) -> [HeaderField] { pairs.map { HeaderField($0.0, $0.1) } }
+        func headers(_ pairs: [(String, String)]) -> HeaderList { HeaderList(pairs.lazy.map { HeaderField($0.0, $0.1) }) }
         var exchanges = [
             Exchange(sequence: 0, startedAt: t0, duration: 0.05,
                 request: RecordedRequest(method: "GET", url: "https://m.example.com/", headers: headers([("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])),
@@ -298,7 +298,7 @@ struct BuiltFlowFindingTests {
     @Test("rank: a request the app's own page sent ranks by initiator, though every server is another site to that page")
     func appPageRank() {
         func request(_ headers: [(String, String)], initiator: Initiator = .xhr, thirdParty: Bool = true) -> Exchange {
-            var e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "POST", url: "https://api.example.com/login", headers: headers.map { HeaderField($0.0, $0.1) }), response: RecordedResponse(status: 200))
+            var e = Exchange(sequence: 0, startedAt: 0, request: RecordedRequest(method: "POST", url: "https://api.example.com/login", headers: HeaderList(headers.lazy.map { HeaderField($0.0, $0.1) })), response: RecordedResponse(status: 200))
             e.initiator = initiator
             e.frame = Frame(kind: .main, thirdParty: thirdParty)
             return e

@@ -13,10 +13,10 @@ struct HARExporterTests {
     /// What a round trip must keep of every exchange.
     struct Essentials: Equatable {
         var method, url: String
-        var requestHeaders: [HeaderField]
+        var requestHeaders: HeaderList
         var requestBody: Data
         var status: Int
-        var responseHeaders: [HeaderField]
+        var responseHeaders: HeaderList
         var responseBody: Data
         var redirect: RedirectLink?
 

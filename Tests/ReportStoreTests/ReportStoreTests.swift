@@ -583,7 +583,7 @@ struct HeaderJSONTests {
     func roundTrip() throws {
         var controls = ""
         for c in 0..<0x20 { controls.unicodeScalars.append(Unicode.Scalar(UInt8(c))) }
-        let headers = [
+        let headers: HeaderList = [
             HeaderField("X-Quote", #"a "quoted" \ value"#),
             HeaderField("X-Controls", controls + "\u{7F}"),
             HeaderField("X-Unicode", "中文 é 🍪"),
@@ -592,7 +592,7 @@ struct HeaderJSONTests {
         let text = ReportStore.encodeHeaders(headers)
         #expect(try ReportStore.decodeHeaders(text) == headers)
         let parsed = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]])
-        #expect(parsed.map { HeaderField($0[0], $0[1]) } == headers)
+        #expect(parsed.map { HeaderField($0[0], $0[1]) } == Array(headers))
         #expect(text.contains(#"\u001f"#) && text.contains(#"\n"#) && text.contains(#"\""#))
     }
 

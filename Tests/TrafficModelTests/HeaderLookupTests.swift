@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TrafficModel
 
@@ -5,7 +6,7 @@ import TrafficModel
 /// name, cookie provenance every Set-Cookie field, in wire order.
 @Suite("Header lookup: the first field of a name, or every one, in wire order")
 struct HeaderLookupTests {
-    static let fields = [
+    static let fields: HeaderList = [
         HeaderField("Origin", "https://first.example"), HeaderField("Set-Cookie", "a=1"), HeaderField("content-type", "text/plain"),
         HeaderField("ORIGIN", "https://second.example"), HeaderField("set-cookie", "b=2"), HeaderField("Set-Cookie", "c=3"),
     ]
@@ -16,7 +17,7 @@ struct HeaderLookupTests {
         #expect(Self.fields.first("Content-Type") == "text/plain")
         #expect(Self.fields.first("Referer") == nil)
         #expect(Self.fields.contains("SET-COOKIE") && !Self.fields.contains("Cookie"))
-        #expect([HeaderField]().first("Origin") == nil)
+        #expect(HeaderList().first("Origin") == nil)
     }
 
     @Test("all gives every field of the name in wire order")
@@ -24,6 +25,83 @@ struct HeaderLookupTests {
         #expect(Self.fields.all("Set-Cookie") == ["a=1", "b=2", "c=3"])
         #expect(Self.fields.all("origin") == ["https://first.example", "https://second.example"])
         #expect(Self.fields.all("Cookie").isEmpty)
+    }
+
+    @Test("names compare without ASCII case only: letters beyond ASCII, and bytes that differ by 0x20 but are not letters, do not match")
+    func caseOnlyForASCIILetters() {
+        let fields: HeaderList = [HeaderField("X-Été", "1"), HeaderField("A[b", "2"), HeaderField("X-Ok", "3")]
+        #expect(fields.first("x-été") == nil && fields.first("X-Été") == "1")
+        #expect(fields.first("A{b") == nil && fields.first("a[B") == "2")
+        #expect(fields.first("x-ok") == "3" && fields.first("x-o") == nil && fields.first("x-okk") == nil)
+    }
+}
+
+/// An exchange's fields are one list of bytes with offsets; edits rebuild it. Read one
+/// field at a time it must be the array of fields it was made from.
+@Suite("Header lists: read, edited and encoded as the array of fields they hold")
+struct HeaderListTests {
+    static let fields = [
+        HeaderField("Host", "shop.example"), HeaderField("Cookie", "sid=1; théme=é"), HeaderField("X-Empty", ""),
+        HeaderField("", "a value without a name"), HeaderField("Accept", "*/*"),
+    ]
+
+    @Test("a list made from fields reads them back in order, by index, by name and in place")
+    func readsBack() {
+        let list = HeaderList(Self.fields)
+        #expect(Array(list) == Self.fields)
+        #expect(list.count == 5 && list[1] == Self.fields[1] && list.last == Self.fields[4])
+        #expect(list.first("x-empty") == "" && list.first("") == "a value without a name")
+        var pairs: [String] = []
+        list.forEach { name, value in pairs.append(String(decoding: name, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self)) }
+        #expect(pairs == Self.fields.map { $0.name + "=" + $0.value })
+        #expect(list.firstValue("COOKIE") { $0.count } == "sid=1; théme=é".utf8.count)
+    }
+
+    @Test("edits (set, insert, remove, replace, append) give the list the same edits give an array")
+    func edits() {
+        var list = HeaderList(Self.fields)
+        var array = Self.fields
+        list[2] = HeaderField("X-Empty", "no longer")
+        array[2] = HeaderField("X-Empty", "no longer")
+        list.insert(HeaderField("Origin", "https://shop.example"), at: 0)
+        array.insert(HeaderField("Origin", "https://shop.example"), at: 0)
+        list.remove(at: 3)
+        array.remove(at: 3)
+        list.replaceSubrange(1..<3, with: [HeaderField("A", "1")])
+        array.replaceSubrange(1..<3, with: [HeaderField("A", "1")])
+        list.append(HeaderField("Z", "26"))
+        array.append(HeaderField("Z", "26"))
+        list.removeAll { $0.name == "Accept" }
+        array.removeAll { $0.name == "Accept" }
+        #expect(Array(list) == array)
+        #expect(list == HeaderList(array) && list.hashValue == HeaderList(array).hashValue)
+    }
+
+    @Test("lists are equal when their fields are: the same bytes cut elsewhere are a different list")
+    func equality() {
+        let ab: HeaderList = [HeaderField("ab", "c")]
+        let a: HeaderList = [HeaderField("a", "bc")]
+        #expect(ab != a)
+        #expect(HeaderList([HeaderField("a", "b"), HeaderField("c", "d")]) != [HeaderField("a", "bc"), HeaderField("", "d")])
+        #expect(HeaderList(Self.fields) == HeaderList(Self.fields))
+    }
+
+    @Test("a list encodes as the array of its fields, and decodes from one")
+    func codable() throws {
+        let list = HeaderList(Self.fields)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let encoded = try encoder.encode(list)
+        #expect(encoded == (try encoder.encode(Self.fields)))
+        #expect(try JSONDecoder().decode(HeaderList.self, from: encoded) == list)
+    }
+
+    @Test("a folded value grows the last field only")
+    func extendLast() {
+        var list: HeaderList = [HeaderField("A", "1"), HeaderField("B", "two")]
+        Array("more".utf8).withUnsafeBufferPointer { list.extendLastValue(separator: 0x20, $0) }
+        Array("!".utf8).withUnsafeBufferPointer { list.extendLastValue(separator: nil, $0) }
+        #expect(Array(list) == [HeaderField("A", "1"), HeaderField("B", "two more!")])
     }
 }
 

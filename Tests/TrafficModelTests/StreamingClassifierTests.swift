@@ -160,7 +160,7 @@ struct StreamingClassifierTests {
             let host = hosts[g.next(hosts.count)]
             let url = "http://\(host)\(paths[g.next(paths.count)])"
             let method = ["GET", "GET", "POST", "PUT"][g.next(4)]
-            var headers: [HeaderField] = []
+            var headers: HeaderList = []
             switch g.next(6) {
             case 0: headers.append(HeaderField("Accept", "text/html"))
             case 1: headers.append(HeaderField("Sec-Fetch-Dest", "iframe"))
@@ -209,7 +209,7 @@ struct StreamingClassifierTests {
     /// of the page at `pageAgain`.
     static func frames(pageAgain: [(time: Double, initiatorHeader: HeaderField)]) -> [Exchange] {
         func html(_ k: Int, _ t: Double, _ url: String, referer: String?) -> Exchange {
-            var headers = [HeaderField("Accept", "text/html,application/xhtml+xml")]
+            var headers: HeaderList = [HeaderField("Accept", "text/html,application/xhtml+xml")]
             if let referer { headers.append(HeaderField("Referer", referer)) }
             return Exchange(sequence: k, startedAt: t, duration: 0.1, request: RecordedRequest(method: "GET", url: url, headers: headers), response: RecordedResponse(status: 200))
         }

@@ -12,8 +12,8 @@ struct MitigationTests {
 
     static func exchange(_ sequence: Int, at offset: Double, _ method: String, _ url: String, headers: [(String, String)] = [], body: Data = Data(), status: Int = 200, responseHeaders: [(String, String)] = [], responseBody: Data = Data()) -> Exchange {
         Exchange(sequence: sequence, startedAt: t0 + offset, duration: 0.02,
-            request: RecordedRequest(method: method, url: url, headers: headers.map { HeaderField($0.0, $0.1) }, body: body),
-            response: RecordedResponse(status: status, headers: responseHeaders.map { HeaderField($0.0, $0.1) }, body: responseBody))
+            request: RecordedRequest(method: method, url: url, headers: HeaderList(headers.lazy.map { HeaderField($0.0, $0.1) }), body: body),
+            response: RecordedResponse(status: status, headers: HeaderList(responseHeaders.lazy.map { HeaderField($0.0, $0.1) }), body: responseBody))
     }
 
     static func xhr(_ sequence: Int, _ url: String = "https://m.example.com/api/order", type: String = "application/json", body: String, initiator: String = "XMLHttpRequest", extra: [(String, String)] = []) -> Exchange {

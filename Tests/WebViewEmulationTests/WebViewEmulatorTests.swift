@@ -9,7 +9,7 @@ import TrafficModel
 struct WebViewEmulatorTests {
     static let t0 = 1_800_000_000.0
 
-    static func exchange(_ sequence: Int, at offset: Double, _ method: String, _ url: String, headers: [HeaderField] = [], body: String = "", status: Int = 200, responseHeaders: [HeaderField] = []) -> Exchange {
+    static func exchange(_ sequence: Int, at offset: Double, _ method: String, _ url: String, headers: HeaderList = [], body: String = "", status: Int = 200, responseHeaders: HeaderList = []) -> Exchange {
         Exchange(sequence: sequence, startedAt: t0 + offset, duration: 0.02,
             request: RecordedRequest(method: method, url: url, headers: headers, body: Data(body.utf8)),
             response: RecordedResponse(status: status, headers: responseHeaders))
