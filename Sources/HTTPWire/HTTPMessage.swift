@@ -16,7 +16,7 @@ public struct HTTPHead: Sendable, Hashable {
     /// Responses: the status code. 0 for requests.
     public var status: Int = 0
     public var reason: String = ""
-    public var headers: HeaderList = []
+    public var headers = HeaderList()
 
     public init() {}
 
@@ -48,7 +48,7 @@ public struct HTTPMessage: Sendable {
     public var body = Data()
     /// Body bytes on the wire after transfer decoding, including any not kept.
     public var bodyLength: Int = 0
-    public var trailers: HeaderList = []
+    public var trailers = HeaderList()
     /// False when the message ended early: a gap in the capture, the end of the stream, a
     /// parse error. `problems` says why.
     public var complete: Bool = true

@@ -48,6 +48,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
         public mutating func detach(fingerprinting repeated: inout RepeatedBodies) {
             traits = ExchangeClassifier.Traits(&exchange)
             let request = exchange.request.detachBody()
+            // The request's body and the response's: one allocation, not a growth for each.
+            detached.reserveCapacity(2)
             detached.append(StoredBody(request, fingerprint: exchange.request.bodyFingerprint))
             let (response, fingerprint): (Data, BodyFingerprint)
             if let decoding {

@@ -96,6 +96,28 @@ struct HeaderListTests {
         #expect(try JSONDecoder().decode(HeaderList.self, from: encoded) == list)
     }
 
+    @Test("a copy is its own list once either changes; a list grows past any room it was given")
+    func copiesAndGrowth() {
+        var list = HeaderList()
+        list.reserveCapacity(fields: 2, bytes: 8)
+        var expected: [HeaderField] = []
+        // Past the room for fields and for bytes, many times over, with empty names and values.
+        for k in 0..<300 {
+            let field = HeaderField(k % 7 == 0 ? "" : "X-\(k)", String(repeating: "v", count: k % 50))
+            list.append(field)
+            expected.append(field)
+        }
+        #expect(Array(list) == expected)
+        let before = list
+        var copy = list
+        copy.append(HeaderField("After", "copy"))
+        copy[0] = HeaderField("Changed", "0")
+        #expect(Array(before) == expected && Array(list) == expected)
+        #expect(copy.count == 301 && copy[0] == HeaderField("Changed", "0") && copy.last == HeaderField("After", "copy"))
+        #expect(Array(copy[1..<300]) == Array(expected[1...]))
+        #expect(HeaderList().isEmpty && HeaderList() == [] && HeaderList().first("X") == nil)
+    }
+
     @Test("a folded value grows the last field only")
     func extendLast() {
         var list: HeaderList = [HeaderField("A", "1"), HeaderField("B", "two")]
