@@ -322,16 +322,15 @@ public struct HTTPStreamCollector: TCPStreamSink {
     static func url(for head: HTTPHead, server: Endpoint) -> String {
         var target = head.target
         if target.hasBytePrefix("http://") || target.hasBytePrefix("https://") || target.hasBytePrefix("HTTP://") { return target }
-        if var field = head.first("Host") {
-            // The Host value without its surrounding spaces, joined in one buffer: appending
-            // to a string cost a few hundred instructions a piece, for every exchange.
-            let url: String? = field.withUTF8 { raw in
-                let host = raw.owsTrimmed(0..<raw.count)
-                guard !host.isEmpty else { return nil }
-                return target.withUTF8 { httpURL(host: UnsafeBufferPointer(rebasing: raw[host]), target: $0) }
-            }
-            if let url { return url }
+        // The Host value without its surrounding spaces, read in place and joined in one
+        // buffer: appending to a string cost a few hundred instructions a piece, for every
+        // exchange.
+        let url: String?? = head.headers.firstValue("Host") { raw in
+            let host = raw.owsTrimmed(0..<raw.count)
+            guard !host.isEmpty else { return nil }
+            return target.withUTF8 { httpURL(host: UnsafeBufferPointer(rebasing: raw[host]), target: $0) }
         }
+        if let url = url ?? nil { return url }
         var host = server.port == 80 ? "\(server.address)" : "\(server.address):\(server.port)"
         return host.withUTF8 { h in target.withUTF8 { httpURL(host: h, target: $0) } }
     }

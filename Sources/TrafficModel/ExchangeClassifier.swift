@@ -201,10 +201,10 @@ public enum ExchangeClassifier {
     static func isEventSource(_ request: RecordedRequest) -> Bool {
         let headers = request.headers
         guard request.method == "GET", request.bodyFingerprint.isEmpty,
-            headers.first("Accept")?.trimmingOWS.caseInsensitiveEquals("text/event-stream") == true,
-            headers.first("X-Requested-With") == nil
+            headers.firstValue("Accept", { $0.owsTrimmedBytes.equalsCaseInsensitive("text/event-stream") }) == true,
+            !headers.contains("X-Requested-With")
         else { return false }
-        return headers.first("Cache-Control")?.trimmingOWS.caseInsensitiveEquals("no-cache") == true || headers.first("Last-Event-ID") != nil
+        return headers.firstValue("Cache-Control", { $0.owsTrimmedBytes.equalsCaseInsensitive("no-cache") }) == true || headers.contains("Last-Event-ID")
     }
 
     /// Whether a User-Agent is a browser engine's: "Mozilla/..." (every engine and web
@@ -236,8 +236,9 @@ public enum ExchangeClassifier {
 
     static func isFormPost(_ request: RecordedRequest) -> Bool {
         guard request.method == "POST" else { return false }
-        let type = request.headers.first("Content-Type")?.asciiLowercased ?? ""
-        return type.hasPrefix("application/x-www-form-urlencoded") || type.hasPrefix("multipart/form-data") || type.hasPrefix("text/plain")
+        return request.headers.firstValue("Content-Type") { type in
+            type.hasCaseInsensitivePrefix("application/x-www-form-urlencoded") || type.hasCaseInsensitivePrefix("multipart/form-data") || type.hasCaseInsensitivePrefix("text/plain")
+        } ?? false
     }
 
     // MARK: - Body kind
@@ -245,18 +246,31 @@ public enum ExchangeClassifier {
     /// What JavaScript passed to `send`/`fetch` (BEHAVIOUR.md section 2, "Body kind").
     public static func bodyKind(of request: RecordedRequest) -> BodyKind {
         guard !request.body.isEmpty else { return .none }
-        let type = (request.headers.first("Content-Type") ?? "").asciiLowercased
-        if type.hasPrefix("multipart/form-data") {
-            return multipartHasFile(request.body) ? .formDataWithFile : .formData
+        // The Content-Type read in place; none reads as an empty one.
+        enum Said { case multipart, urlEncoded, binary, text, unknown }
+        let said = request.headers.firstValue("Content-Type") { type -> Said in
+            if type.hasCaseInsensitivePrefix("multipart/form-data") { return .multipart }
+            if type.hasCaseInsensitivePrefix("application/x-www-form-urlencoded") { return .urlEncoded }
+            if isBinaryType(type) { return .binary }
+            if type.hasCaseInsensitivePrefix("text/") || type.containsCaseInsensitive("json") || type.containsCaseInsensitive("xml") { return .text }
+            return .unknown
+        } ?? .unknown
+        switch said {
+        case .multipart: return multipartHasFile(request.body) ? .formDataWithFile : .formData
+        case .urlEncoded: return .urlEncoded
+        case .binary: return .binary
+        case .text: return .text
+        case .unknown: return String(validatingUTF8: request.body) == nil ? .binary : .text
         }
-        if type.hasPrefix("application/x-www-form-urlencoded") { return .urlEncoded }
-        if binaryTypes.contains(where: { type.hasPrefix($0) }) { return .binary }
-        if type.hasPrefix("text/") || type.containsBytes("json") || type.containsBytes("xml") { return .text }
-        return String(validatingUTF8: request.body) == nil ? .binary : .text
     }
 
     /// Content types whose bodies are bytes, not text, by prefix.
-    static let binaryTypes = ["application/octet-stream", "image/", "audio/", "video/", "application/zip", "application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf", "application/pdf", "application/gzip"]
+    static func isBinaryType(_ type: UnsafeBufferPointer<UInt8>) -> Bool {
+        type.hasCaseInsensitivePrefix("application/octet-stream") || type.hasCaseInsensitivePrefix("image/") || type.hasCaseInsensitivePrefix("audio/")
+            || type.hasCaseInsensitivePrefix("video/") || type.hasCaseInsensitivePrefix("application/zip") || type.hasCaseInsensitivePrefix("application/x-protobuf")
+            || type.hasCaseInsensitivePrefix("application/protobuf") || type.hasCaseInsensitivePrefix("application/vnd.google.protobuf")
+            || type.hasCaseInsensitivePrefix("application/pdf") || type.hasCaseInsensitivePrefix("application/gzip")
+    }
 
     /// Whether any part header of a multipart body has `filename=`.
     static func multipartHasFile(_ body: Data) -> Bool {
@@ -510,7 +524,7 @@ public enum ExchangeClassifier {
             if dest == "iframe" || dest == "frame" || exchange.resourceType?.asciiLowercased == "sub_frame" {
                 kind = .iframe
                 iframeDocuments.insert(ExchangeClassifier.normalize(exchange.request))
-            } else if !iframeDocuments.isEmpty, let referer = exchange.request.headers.first("Referer"), iframeDocuments.contains(normalizedReferer(referer)) {
+            } else if !iframeDocuments.isEmpty, let referer = exchange.request.headers.firstValue("Referer", { normalizedReferer($0) }), iframeDocuments.contains(referer) {
                 kind = .iframe
             } else if let claimedBy {
                 kind = claimedBy.chainFrame
@@ -589,14 +603,13 @@ public enum ExchangeClassifier {
                     pages[pages.count - 1].url = url
                     pages[pages.count - 1].endedAt = exchange.endedAt
                 } else {
-                    let named = exchange.request.headers.first("Sec-Fetch-Dest") != nil || exchange.resourceType != nil
+                    let named = exchange.request.headers.contains("Sec-Fetch-Dest") || exchange.resourceType != nil
                     pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt, destinationNamed: named))
                     if pages.count > Self.documentsKept { pages.removeFirst() }
                 }
                 return []
             }
-            guard let current = pages.last, let referer = exchange.request.headers.first("Referer") else { return [] }
-            let from = normalizedReferer(referer)
+            guard let current = pages.last, let from = exchange.request.headers.firstValue("Referer", { normalizedReferer($0) }) else { return [] }
             var fromDecoded: String?
             if current.isReferred(by: from, decoded: &fromDecoded) {
                 if current.referrers.count < Self.referrersKept {
@@ -631,8 +644,12 @@ public enum ExchangeClassifier {
         }
 
         /// `ExchangeClassifier.normalize` of a Referer, reused while the Referer repeats.
-        mutating func normalizedReferer(_ referer: String) -> String {
-            if let last = lastReferer, last.raw == referer { return last.normalized }
+        mutating func normalizedReferer(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+            // Compared as bytes with the last: the Referer is made a string only when it changed.
+            if let last = lastReferer, last.raw.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(bytes) }) ?? last.raw.utf8.elementsEqual(bytes) {
+                return last.normalized
+            }
+            let referer = String(decoding: bytes, as: UTF8.self)
             let normalized = ExchangeClassifier.normalize(referer)
             lastReferer = (referer, normalized)
             return normalized

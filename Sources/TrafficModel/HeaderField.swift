@@ -212,6 +212,9 @@ extension UnsafeBufferPointer where Element == UInt8 {
         return true
     }
 
+    /// These bytes without their leading and trailing SP and HTAB.
+    public var owsTrimmedBytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: self[owsTrimmed(0..<count)]) }
+
     /// `range` without its leading and trailing SP and HTAB (OWS, the WSP of cookie
     /// syntax): the one trim the byte-level splitters share.
     public func owsTrimmed(_ range: Range<Int>) -> Range<Int> {
