@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#if defined(__GLIBC__)
+#include <stdio_ext.h>
+#endif
 #include <stdlib.h>
 #include <unistd.h>
 #include "CObservedFile.h"
@@ -47,6 +50,9 @@ FILE *h5replay_fdopen_observed(int fd, void *context, h5replay_observer observe)
 #if defined(__GLIBC__)
     cookie_io_functions_t io = {.read = observed_read, .write = NULL, .seek = NULL, .close = observed_close};
     FILE *stream = fopencookie(o, "r", io);
+    // One thread reads the stream (libpcap's two freads a packet): stdio's lock on each
+    // call is left out.
+    if (stream) __fsetlocking(stream, FSETLOCKING_BYCALLER);
 #else
     FILE *stream = funopen(o, observed_read, NULL, NULL, observed_close);
 #endif

@@ -113,6 +113,10 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
     }
 
     var flows: [Key: Flow] = [:]
+    /// The flow the last packet went to: a packet's flow is most often the one before's (a
+    /// body's segments, a response after its request), and found here the table is not
+    /// hashed. Forgotten whenever a flow leaves the table.
+    var recent: (key: Key, flow: Flow)?
     var nextID = 0
     var lastSweep = 0.0
     var now = 0.0
@@ -136,12 +140,20 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
         now = segment.time
         if now - lastSweep > 10 { sweep() }
         let key = Key(segment.source, segment.destination)
-        if let flow = flows[key] {
+        let known: Flow?
+        if let recent, recent.key == key {
+            known = recent.flow
+        } else {
+            known = flows[key]
+            recent = known.map { (key, $0) }
+        }
+        if let flow = known {
             if segment.isSYN, !segment.isACK, flow.closed || (flow.clientISN.map { $0 != segment.sequence } ?? true) && flow.toServer.started {
                 // A new connection on the same ports (RFC 9293 section 3.6.1's TIME-WAIT reuse).
                 counts.reusedPorts += 1
                 close(flow, key: key, reason: .reused)
                 flows[key] = nil
+                recent = nil
                 return add(segment)
             }
             if flow.closed {
@@ -187,6 +199,7 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
             receive(segment, &flow.toClient, id: flow.id, fromClient: false)
         }
         flows[key] = flow
+        recent = (key, flow)
         counts.maxOpenFlows = max(counts.maxOpenFlows, flows.count)
     }
 
@@ -369,6 +382,7 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
     /// Closes connections idle past the timeout, and forgets closed ones.
     mutating func sweep() {
         lastSweep = now
+        recent = nil
         for key in Array(flows.keys) {
             guard let flow = flows[key] else { continue }
             if now - flow.lastSeen > limits.idleTimeout || flow.closed && now - flow.lastSeen > 60 {
@@ -384,6 +398,7 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
     /// Makes room under the flow limit: forgets closed connections first, then closes the
     /// least recently active tenth.
     mutating func evictOldest() {
+        recent = nil
         for (key, flow) in flows where flow.closed { flows[key] = nil }
         guard flows.count >= limits.maxOpenFlows else { return }
         let victims = flows.sorted { $0.value.lastSeen < $1.value.lastSeen }.prefix(max(1, limits.maxOpenFlows / 10))
@@ -403,5 +418,6 @@ public struct TCPReassembler<Sink: TCPStreamSink> {
             close(flow, key: key, reason: .endOfCapture)
         }
         flows = [:]
+        recent = nil
     }
 }

@@ -254,6 +254,21 @@ struct CaptureImportTests {
         #expect(recordings[0].diagnostics.contains { $0.code == "flow-limit" })
     }
 
+    @Test("a packet of a connection the table has let go of opens a new one, though the packet before it was that connection's")
+    func flowForgottenThenSeenAgain() throws {
+        var b = CaptureBuilder()
+        // A is whole and closed, its FIN the last packet; two minutes on, the table has
+        // let closed A go (a minute after its last packet), and A's client sends data: no
+        // flow has A's key any more, so it opens one, mid-stream.
+        b.connection(clientPort: 50000, request: Self.request, response: Self.response)
+        let again = b.tcp(from: 1, clientPort: 50000, serverPort: 80, seq: 5000, flags: 0x18, payload: Array("GET /again HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+        b.add(b.frame(b.ip(from: 1, transport: again)), after: 120)
+        let (recordings, session) = try b.importing()
+        #expect(session.reassembler.counts.midStreamFlows == 1)
+        #expect(session.reassembler.counts.retransmittedSegments == 0)
+        #expect(recordings[0].exchanges.map(\.request.url).contains { $0.hasSuffix("/again") })
+    }
+
     @Test("--split client gives one recording per client address")
     func splitByClient() throws {
         var b = CaptureBuilder()

@@ -13,7 +13,8 @@
 typedef void (*h5replay_observer)(void *context, const void *bytes, size_t count);
 
 /// A stream reading `fd`, which it closes when the stream is closed; `observe(context, ...)`
-/// sees each block as it is read. NULL with errno set when no stream could be made; `fd`
+/// sees each block as it is read. One thread at a time may use it: on glibc it takes no
+/// lock of its own (`FSETLOCKING_BYCALLER`). NULL with errno set when no stream could be made; `fd`
 /// is then still the caller's to close.
 FILE *h5replay_fdopen_observed(int fd, void *context, h5replay_observer observe);
 
