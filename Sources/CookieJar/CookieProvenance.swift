@@ -89,6 +89,8 @@ public struct CookieProvenance: Sendable, Hashable {
         var out: [(name: String, value: String)] = []
         // The fields' bytes read in place.
         headers.forEachValue("Cookie") { bytes in
+            // Room for every pair at once: a pair a semicolon, and one more.
+            out.reserveCapacity(out.count + 1 + bytes.reduce(0) { $0 + ($1 == 0x3B ? 1 : 0) })
             // ASCII, the usual case, is split on bytes; other text by characters, below.
             guard bytes.contains(where: { $0 >= 0x80 }) else {
                 func text(_ from: Int, _ to: Int) -> String {
@@ -267,6 +269,8 @@ public struct CookieProvenance: Sendable, Hashable {
             var events: [Inference] = []
             let time = exchange.startedAt
             let recorded = CookieProvenance.requestCookies(exchange.request.headers)
+            // A sent cookie for each pair: one allocation rather than growths.
+            carried.reserveCapacity(recorded.count)
             let expected = jar.cookies(for: target, at: time)
             // E1-E5: a request that got no response, whose headers were not recorded, that
             // came from cache or was cut short says what it carried, never what it lacked:
