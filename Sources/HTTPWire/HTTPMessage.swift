@@ -120,21 +120,3 @@ public struct HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible
     public var description: String { "offset \(offset): \(reason)" }
 }
 
-/// Equal but for the case of ASCII letters. Lengths first: most field names a parser
-/// compares against a framing name differ in length, and a count of a native string is
-/// stored.
-func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
-    guard a.utf8.count == b.utf8.count else { return false }
-    func same(_ x: UInt8, _ y: UInt8) -> Bool {
-        x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
-    }
-    if let equal = a.utf8.withContiguousStorageIfAvailable({ x in
-        b.utf8.withContiguousStorageIfAvailable { y in
-            for k in 0..<x.count where !same(x[k], y[k]) { return false }
-            return true
-        }
-    }), let equal {
-        return equal
-    }
-    return zip(a.utf8, b.utf8).allSatisfy(same)
-}

@@ -648,13 +648,7 @@ public struct HTTPParser: Sendable {
     /// Whether a Connection field lists keep-alive (an HTTP/1.0 message then stays open).
     static func keepsAlive(_ headers: HeaderList) -> Bool {
         var keeps = false
-        headers.forEachValue("Connection") { value in
-            let word = Array("keep-alive".utf8)
-            guard value.count >= word.count else { return }
-            for start in 0...(value.count - word.count) where !keeps {
-                if (0..<word.count).allSatisfy({ value[start + $0] | 0x20 == word[$0] }) { keeps = true }
-            }
-        }
+        headers.forEachValue("Connection") { if $0.containsCaseInsensitive("keep-alive") { keeps = true } }
         return keeps
     }
 
@@ -724,13 +718,6 @@ public struct HTTPParser: Sendable {
         return items
     }
 
-    public static func trimmedString(_ s: String) -> String {
-        var utf8 = Substring(s).utf8
-        while let f = utf8.first, f == 0x20 || f == 0x09 { utf8 = utf8.dropFirst() }
-        while let l = utf8.last, l == 0x20 || l == 0x09 { utf8 = utf8.dropLast() }
-        return String(Substring(utf8))
-    }
-
     /// Each comma-separated item of a list value, trimmed, as bytes: no string or array
     /// made. The framing reads every message's Content-Length and Connection.
     static func forEachListItem(_ value: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
@@ -751,10 +738,6 @@ public struct HTTPParser: Sendable {
         bytes.equalsCaseInsensitive(word)
     }
 
-    static func decimal(_ s: String) -> Int? {
-        var s = s
-        return s.withUTF8 { decimal($0) }
-    }
 
     static func decimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var value = 0

@@ -88,7 +88,8 @@ public struct HeaderList: @unchecked Sendable {
         buffer = grown
     }
 
-    /// Appends a field from its bytes, which must be UTF-8 (the parser makes them so).
+    /// Appends a field from its bytes, which must be UTF-8 (the parser makes them so) and
+    /// not this list's own (a growth frees them).
     public mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         let added = name.count + value.count
         var counts = buffer.map { b in b.withUnsafeMutablePointerToHeader { $0.pointee } } ?? Buffer.Counts()
@@ -154,7 +155,7 @@ public struct HeaderList: @unchecked Sendable {
                 var start = 0
                 for k in 0..<c.count {
                     let nameEnd = c.end(2 * k), valueEnd = c.end(2 * k + 1)
-                    if nameEnd - start == wanted.count, Self.sameLetters(c.text, start, wanted) {
+                    if nameEnd - start == wanted.count, String.caseInsensitiveEqual(c.slice(start..<nameEnd), wanted) {
                         return try body(c.slice(nameEnd..<valueEnd))
                     }
                     start = valueEnd
@@ -170,19 +171,9 @@ public struct HeaderList: @unchecked Sendable {
         var name = name
         try name.withUTF8 { wanted in
             try forEach { n, v in
-                if n.count == wanted.count, Self.sameLetters(n, 0, wanted) { try body(v) }
+                if n.count == wanted.count, String.caseInsensitiveEqual(n, wanted) { try body(v) }
             }
         }
-    }
-
-    /// Whether `b[start...]` begins with `wanted`'s bytes, ASCII letters compared without case.
-    @inlinable
-    static func sameLetters(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
-        for k in 0..<wanted.count {
-            let x = b[start + k], y = wanted[k]
-            if x != y, x | 0x20 != y | 0x20 || (x | 0x20) &- 97 >= 26 { return false }
-        }
-        return true
     }
 
     /// The first value of the named header, compared ASCII case-insensitively.
