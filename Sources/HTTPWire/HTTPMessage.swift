@@ -27,14 +27,12 @@ public struct HTTPHead: Sendable, Hashable {
     /// section 5.3 reads repeated fields: the value itself when one field has the name,
     /// empty when none does.
     public func combined(_ name: String) -> String {
-        var combined: [UInt8] = []
-        var any = false
+        var combined: String?
         headers.forEachValue(name) { value in
-            if any { combined.append(contentsOf: ", ".utf8) }
-            combined.append(contentsOf: value)
-            any = true
+            let text = String(decoding: value, as: UTF8.self)
+            combined = combined.map { $0 + ", " + text } ?? text
         }
-        return String(decoding: combined, as: UTF8.self)
+        return combined ?? ""
     }
 }
 

@@ -784,7 +784,7 @@ public struct ReportStore: Sendable {
     }
 
     static func appendJSONString(_ s: String, to out: RowText) {
-        if let written: Void = s.utf8.withContiguousStorageIfAvailable({ appendJSONString($0, to: out) }) { return written }
+        // A native string's bytes are read in place; others are made contiguous first.
         var s = s
         s.withUTF8 { appendJSONString($0, to: out) }
     }

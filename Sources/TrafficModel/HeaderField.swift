@@ -169,25 +169,28 @@ extension UnsafeBufferPointer where Element == UInt8 {
         return false
     }
 
-    /// Whether these bytes are `word`'s, ASCII letters compared without case. `word` is
-    /// given in lower case.
+    /// Whether these bytes are `word`'s, ASCII letters compared without case.
     public func equalsCaseInsensitive(_ word: StaticString) -> Bool {
-        count == word.utf8CodeUnitCount && caseInsensitiveMatch(word, at: 0)
+        count == word.utf8CodeUnitCount && matchesCaseInsensitive(word, at: 0)
     }
 
-    /// Whether these bytes begin with `word`'s, ASCII letters compared without case
-    /// (`word` in lower case): media types, tokens.
+    /// Whether these bytes begin with `word`'s, ASCII letters compared without case (media
+    /// types, tokens).
     public func hasCaseInsensitivePrefix(_ word: StaticString) -> Bool {
-        count >= word.utf8CodeUnitCount && caseInsensitiveMatch(word, at: 0)
+        count >= word.utf8CodeUnitCount && matchesCaseInsensitive(word, at: 0)
     }
 
-    /// Whether `word`'s bytes occur in these, ASCII letters compared without case (`word`
-    /// in lower case).
+    /// Whether `word`'s bytes occur in these, ASCII letters compared without case.
     public func containsCaseInsensitive(_ word: StaticString) -> Bool {
         let n = word.utf8CodeUnitCount
         guard count >= n else { return false }
-        for start in 0...(count - n) where caseInsensitiveMatch(word, at: start) { return true }
+        for start in 0...(count - n) where matchesCaseInsensitive(word, at: start) { return true }
         return false
+    }
+
+    /// `word` at `start` by `String.caseInsensitiveEqual`; `count` is long enough.
+    func matchesCaseInsensitive(_ word: StaticString, at start: Int) -> Bool {
+        word.withUTF8Buffer { String.caseInsensitiveEqual(UnsafeBufferPointer(rebasing: self[start..<start + $0.count]), $0) }
     }
 
     /// Whether these bytes begin with `word`'s, exactly.
@@ -200,17 +203,6 @@ extension UnsafeBufferPointer where Element == UInt8 {
         word.withUTF8Buffer { firstIndex(ofBytes: $0, in: 0..<count) != nil }
     }
 
-    /// `word` (lower case) at `start`, each byte equal or its ASCII capital; `count` is
-    /// long enough.
-    @usableFromInline
-    func caseInsensitiveMatch(_ word: StaticString, at start: Int) -> Bool {
-        let w = word.utf8Start
-        for k in 0..<word.utf8CodeUnitCount {
-            let b = self[start + k], c = w[k]
-            if b != c, b | 0x20 != c || c &- 97 >= 26 { return false }
-        }
-        return true
-    }
 
     /// These bytes without their leading and trailing SP and HTAB.
     public var owsTrimmedBytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: self[owsTrimmed(0..<count)]) }
