@@ -6,7 +6,8 @@
 //     preset over the flows in RECORDINGS_DIR: realistic flow lengths),
 //   sqlite_rows, sqlite_seconds, sqlite_rows_per_second (one transaction, a file database).
 // With `--pcap FILE`: pcap_bytes, pcap_packets, pcap_exchanges, pcap_body_bytes,
-//   pcap_cookies, pcap_seconds, pcap_peak_rss (the streaming import without SQLite).
+//   pcap_cookies, pcap_seconds, pcap_cpu_seconds (the process's user and system time
+//   over the same span), pcap_peak_rss (the streaming import without SQLite).
 // With `--sqlite RECORDINGS_DIR`: the SQLite stage alone (sqlite_rows, sqlite_bytes,
 //   sqlite_seconds, sqlite_rows_per_second), for an instruction count under valgrind.
 // With `--har-rounds N FILE`: the HAR import alone, N times, its fastest and median time
@@ -22,6 +23,20 @@ import TrafficModel
 import WebViewEmulation
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+#if canImport(Glibc)
+    let RUSAGE_SELF_WHO = __rusage_who_t(RUSAGE_SELF.rawValue)
+#else
+    let RUSAGE_SELF_WHO = RUSAGE_SELF
+#endif
+
+/// User and system time of every thread of this process so far, in seconds.
+func processorSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF_WHO, &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
 
 let arguments = CommandLine.arguments
 
@@ -42,6 +57,7 @@ func peakRSS() -> Int {
 if arguments.count == 3, arguments[1] == "--pcap" {
     let file = arguments[2]
     let start = now()
+    let startCPU = processorSeconds()
     var bodyBytes = 0
     var exchanges = 0
     var stage = ImportPipeline.ClassifyingStage()
@@ -52,6 +68,7 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     }
     let packets = end.session.decoder.counts.packets
     let seconds = now() - start
+    let cpu = processorSeconds() - startCPU
     let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
     print("pcap_bytes=\(size)")
     print("pcap_packets=\(packets)")
@@ -59,6 +76,7 @@ if arguments.count == 3, arguments[1] == "--pcap" {
     print("pcap_body_bytes=\(bodyBytes)")
     print("pcap_cookies=\(cookies)")
     print(String(format: "pcap_seconds=%.4f", seconds))
+    print(String(format: "pcap_cpu_seconds=%.4f", cpu))
     print("pcap_peak_rss=\(peakRSS())")
     exit(0)
 }
