@@ -58,7 +58,7 @@ let package = Package(
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .target(name: "HTTPWire", dependencies: ["TrafficModel", "CZlib", "CBrotli", "CDeflate"], swiftSettings: crossModule),
-        // A stdio stream that shows each block it reads: a capture's SHA-256 is taken as libpcap reads it.
+        // A stdio stream that shows each block it reads: how far libpcap has read a capture, without stdio's lock.
         .target(name: "CObservedFile"),
         .target(name: "PacketCapture", dependencies: ["CPcap", "CObservedFile", "HTTPWire", "TrafficModel"], swiftSettings: crossModule),
         .target(

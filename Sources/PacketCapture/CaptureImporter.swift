@@ -212,9 +212,10 @@ public enum CaptureImporter {
             throw Failure(description: "\(label): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
-        // Three threads: one reads and parses packets (and hashes the file as libpcap reads
-        // it), one builds exchanges (content decoding, hashing bodies), and this one puts
-        // exchanges in time order and hands them to `emit`, which stores them.
+        // Three threads: one reads and parses packets, one builds exchanges (content
+        // decoding, hashing bodies), and this one puts exchanges in time order and hands
+        // them to `emit`, which stores them; it builds too while the batch it needs next
+        // is not built yet, and any of the three hashes the file when it would wait.
         let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies)
         var order = TimeOrder()
         var lastEmitted = -Double.infinity
@@ -356,8 +357,23 @@ struct TimeOrder {
 }
 
 /// The reading and building threads of a streaming capture read, and what passes between
-/// them and the consumer. Each queue is bounded: a slow consumer stops the builder, which
+/// them and the consumer. Each queue is bounded: a slow consumer stops the building, which
 /// stops the reader, rather than let memory grow.
+///
+/// Building a parsed batch (URLs, content decoding, body hashes) needs nothing of the
+/// batches before it, and two threads do it: the builder, and the consumer whenever the
+/// batch it needs next is not built yet. Batches are numbered as the reader hands them
+/// over and taken in that order, whichever thread built them. With the builder alone, the
+/// consumer, the lightest of the three, waited half the stage, and while it waited the
+/// reader and the builder waited on each other in turn (the queue between them full, then
+/// empty): a core sat idle for 13-15 % of the stage (processor time against twice the
+/// wall time).
+///
+/// The file's SHA-256 is taken the same way, by whichever thread would otherwise wait,
+/// a block at a time, read again from the page cache; the reader takes it up itself only
+/// when it falls `hashLag` behind. With the building shared, the reader, which hashed each
+/// block as libpcap read it, became the stage's bottleneck, and the builder waited on it
+/// for a third of the stage; the builder now hashes nearly the whole file in that time.
 final class CapturePipeline: @unchecked Sendable {
     struct Taken {
         var items: [HTTPStreamCollector.Collected]
@@ -369,6 +385,22 @@ final class CapturePipeline: @unchecked Sendable {
         var finished: Bool
     }
 
+    /// A parsed batch, numbered in the order the reader handed it over.
+    struct Parsed {
+        var number: Int
+        var batch: [HTTPStreamCollector.Pending]
+        var watermark: Double
+    }
+
+    /// What a building thread remembers of the bodies it has met: its own, so that the two
+    /// building threads share no state (a body met on the other thread is hashed again).
+    struct BuildMemory {
+        /// Response bodies met before.
+        var repeatedBodies = RepeatedBodies()
+        /// Compressed response bodies met before and what they decoded to.
+        var decodings = RecentBodies<HTTPStreamCollector.Decoding>(budget: 4 << 20)
+    }
+
     let source: PcapSource
     let options: CaptureSession.Options
     let detach: Bool
@@ -378,21 +410,25 @@ final class CapturePipeline: @unchecked Sendable {
     /// work, and the consumer's thread, which classifies and stores in time order, is the
     /// one the import waits on.
     ///
-    /// Memory goes back to the thread that allocated most of it: an exchange to the
-    /// builder, a parsed batch (`consumed`) to the reader. glibc's malloc frees a block of
-    /// another thread's under that thread's arena lock once the freeing thread's small
-    /// cache is full (at once for a body's large buffer), and when the reader freed built
-    /// exchanges and the builder parsed batches, the threads slept on each other's locks
-    /// 6,000-12,000 times in a 1.5 s capture; now about 1,000.
+    /// Memory goes back to a thread that allocated much of it: an exchange to the builder,
+    /// a parsed batch (`consumed`) to the reader. With glibc's malloc, a block freed on
+    /// another thread than its own took that thread's arena lock, and the threads slept on
+    /// each other's locks 6,000-12,000 times in a 1.5 s capture when the reader freed built
+    /// exchanges and the builder parsed batches; the executables now link jemalloc, and
+    /// the split stays, as each thread's freeing is work off the consumer's.
     var spent: [[HTTPStreamCollector.Collected]] = []
-    /// Reader to builder: parsed exchanges with the watermark at the time.
-    var parsed: [([HTTPStreamCollector.Pending], Double)] = []
-    /// Builder to reader: parsed batches once built, to be freed.
+    /// Reader to the building threads.
+    var parsed: [Parsed] = []
+    /// Batches numbered so far.
+    var submitted = 0
+    /// Building threads to reader: parsed batches once built, to be freed.
     var consumed: [[HTTPStreamCollector.Pending]] = []
-    /// Builder to consumer.
-    var built: [HTTPStreamCollector.Collected] = []
-    var builtWatermark = -Double.infinity
-    var takenWatermark = -Double.infinity
+    /// Building threads to consumer: built batches by number, with their watermarks.
+    var built: [Int: (items: [HTTPStreamCollector.Collected], watermark: Double)] = [:]
+    /// Exchanges in `built`.
+    var builtExchanges = 0
+    /// The number of the batch the consumer takes next.
+    var nextToTake = 0
     var packets = 0
     var exchanges = 0
     var readerDone = false
@@ -402,14 +438,23 @@ final class CapturePipeline: @unchecked Sendable {
     var readError: String?
     /// The file's SHA-256, once the reader is done.
     var digest: String?
-    /// How far the reader and the builder may run ahead. With two parsed batches and 256
-    /// built exchanges, the reader waited on a full queue and the consumer on an empty one
-    /// at the same time, and a core sat idle: a tenth of a capture's time on two cores
-    /// (wall time twice over less processor time, the bench's capture). With four and
-    /// 1,024 the threads keep both cores 90-95 % busy, for 6 MB more resident memory;
-    /// eight and 2,048 gained nothing more.
+    /// How far the reader and the building threads may run ahead. With two parsed batches
+    /// and 256 built exchanges, the reader waited on a full queue and the consumer on an
+    /// empty one at the same time, and a core sat idle: a tenth of a capture's time on two
+    /// cores. With four and 1,024 the threads kept both cores 90-95 % busy, for 6 MB more
+    /// resident memory; eight and 2,048 gained nothing more.
     static let maxParsedBatches = 4
+    /// A thread holds the file's hash; the whole file is hashed; how far.
+    var hashing = false
+    var hashFinished = false
+    var hashedBytes = 0
+    /// How far the hash may fall behind the reader before the reader takes it up itself.
+    static let hashLag = 16 << 20
     static let maxBuilt = 1024
+
+    /// The builder's memory (its thread alone) and the consumer's (its thread alone).
+    private var builderMemory = BuildMemory()
+    private var consumerMemory = BuildMemory()
 
     init(source: PcapSource, options: CaptureSession.Options, detach: Bool) {
         self.source = source
@@ -447,9 +492,15 @@ final class CapturePipeline: @unchecked Sendable {
         }
         condition.lock()
         let stop = cancelled
+        while hashing { condition.wait() }
+        hashing = true
         condition.unlock()
         // What libpcap did not read (past a corrupt record) is hashed too.
         let digest = stop ? nil : source.finishDigest()
+        condition.lock()
+        hashing = false
+        hashFinished = true
+        condition.unlock()
         if !stop {
             session.finish()
             _ = submit(session.takePending(), watermark: .infinity, session: session)
@@ -469,74 +520,105 @@ final class CapturePipeline: @unchecked Sendable {
         defer { freeing = [] }  // after the unlock below: freed outside the lock
         condition.lock()
         defer { condition.unlock() }
-        while parsed.count >= Self.maxParsedBatches && !cancelled { condition.wait() }
+        while parsed.count >= Self.maxParsedBatches && !cancelled {
+            if hashInsteadOfWaiting() { continue }
+            condition.wait()
+        }
         if cancelled { return false }
-        parsed.append((batch, watermark))
+        parsed.append(Parsed(number: submitted, batch: batch, watermark: watermark))
+        submitted += 1
         packets = session.decoder.counts.packets
         exchanges = session.exchangeCount
         swap(&freeing, &consumed)
         condition.broadcast()
+        // The hash is the reader's to keep up when no other thread has had time for it.
+        while session.decoder.counts.packets > 0, source.bytesRead - hashedBytes > Self.hashLag, hashInsteadOfWaiting() {}
         return true
     }
 
-    // MARK: Builder thread
+    /// Hashes the file's next block, with the lock held on entry and exit, when no other
+    /// thread is hashing: what a thread that would wait does instead. True when it hashed
+    /// (what it waited for may have come meanwhile).
+    private func hashInsteadOfWaiting() -> Bool {
+        guard !hashing, !hashFinished, !cancelled else { return false }
+        hashing = true
+        condition.unlock()
+        let (more, hashed) = source.hashNextBlock()
+        condition.lock()
+        hashing = false
+        hashedBytes = hashed
+        if !more { hashFinished = true }
+        condition.broadcast()
+        return true
+    }
 
-    /// Response bodies met before, by the builder (its thread alone).
-    private var repeatedBodies = RepeatedBodies()
-    /// Compressed response bodies met before and what they decoded to, by the builder.
-    private var decodings = RecentBodies<HTTPStreamCollector.Decoding>(budget: 4 << 20)
+    // MARK: Building
 
     private func build() {
         while true {
             condition.lock()
-            while parsed.isEmpty && !readerDone && !cancelled { condition.wait() }
+            while (parsed.isEmpty || builtExchanges >= Self.maxBuilt) && !(parsed.isEmpty && readerDone) && !cancelled {
+                if hashInsteadOfWaiting() { continue }
+                condition.wait()
+            }
             if cancelled || (parsed.isEmpty && readerDone) {
                 builderDone = true
                 condition.broadcast()
                 condition.unlock()
                 return
             }
-            var (batch, watermark) = parsed.removeFirst()
+            var job = parsed.removeFirst()
             // What the consumer hands back is freed here, where most of it was allocated.
             var freeing: [[HTTPStreamCollector.Collected]] = []
             swap(&freeing, &spent)
             condition.broadcast()
             condition.unlock()
             freeing = []
-            // Each parsed exchange moved out of the batch (`popLast` takes it, in order once
-            // the batch is reversed) and taken apart by `build`: its header lists become
-            // the exchange's. `map`, a loop over the batch or its subscript would copy it
-            // (a retain of each of its parts, and a release once built).
-            var results: [HTTPStreamCollector.Collected] = []
-            results.reserveCapacity(batch.count)
-            // Through the buffer: `reverse()` on the array copies each exchange it moves.
-            batch.withUnsafeMutableBufferPointer { $0.reverse() }
-            while let pending = batch.popLast() {
-                results.append(HTTPStreamCollector.build(consume pending, options: options.collector, decodings: &decodings))
-                // Changed in place in the list: one built, changed and then appended was copied.
-                let last = results.count - 1
-                if detach {
-                    results[last].detach(fingerprinting: &repeatedBodies)
-                } else {
-                    results[last].wireResponse = nil
-                    results[last].decoding = nil
-                }
-            }
+            let results = build(&job.batch, memory: &builderMemory)
             condition.lock()
-            while built.count >= Self.maxBuilt && !cancelled { condition.wait() }
-            // The list itself when none is waiting: appending copies each exchange.
-            if built.isEmpty { built = results } else { built.append(contentsOf: results) }
-            if !readerDone { consumed.append(batch) }
-            builtWatermark = watermark
-            condition.broadcast()
+            deliver(results, of: job)
             condition.unlock()
         }
     }
 
+    /// Builds a parsed batch's exchanges in order, emptying the batch.
+    private func build(_ batch: inout [HTTPStreamCollector.Pending], memory: inout BuildMemory) -> [HTTPStreamCollector.Collected] {
+        // Each parsed exchange moved out of the batch (`popLast` takes it, in order once
+        // the batch is reversed) and taken apart by `build`: its header lists become the
+        // exchange's. `map`, a loop over the batch or its subscript would copy it (a
+        // retain of each of its parts, and a release once built).
+        var results: [HTTPStreamCollector.Collected] = []
+        results.reserveCapacity(batch.count)
+        // Through the buffer: `reverse()` on the array copies each exchange it moves.
+        batch.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let pending = batch.popLast() {
+            results.append(HTTPStreamCollector.build(consume pending, options: options.collector, decodings: &memory.decodings))
+            // Changed in place in the list: one built, changed and then appended was copied.
+            let last = results.count - 1
+            if detach {
+                results[last].detach(fingerprinting: &memory.repeatedBodies)
+            } else {
+                results[last].wireResponse = nil
+                results[last].decoding = nil
+            }
+        }
+        return results
+    }
+
+    /// Hands a built batch to the consumer, and its emptied list to the reader to free;
+    /// with the lock held.
+    private func deliver(_ results: [HTTPStreamCollector.Collected], of job: Parsed) {
+        built[job.number] = (results, job.watermark)
+        builtExchanges += results.count
+        if !readerDone { consumed.append(job.batch) }
+        condition.broadcast()
+    }
+
     // MARK: Consumer
 
-    /// Waits for built exchanges, or a watermark that moved, or the end; takes `spent`
-    /// over, to be freed on the reader's or the builder's thread.
+    /// The next batch in the reader's order, built by the builder or, while it is not yet,
+    /// by this thread from the oldest batch still to build; takes `spent` over, to be freed
+    /// on the builder's thread.
     func take(returning spent: inout [[HTTPStreamCollector.Collected]]) -> Taken {
         condition.lock()
         defer { condition.unlock() }
@@ -544,12 +626,29 @@ final class CapturePipeline: @unchecked Sendable {
             self.spent += spent
             spent.removeAll()
         }
-        while built.isEmpty && builtWatermark == takenWatermark && !builderDone { condition.wait() }
-        let items = built
-        built.removeAll(keepingCapacity: true)
-        takenWatermark = builtWatermark
-        condition.broadcast()
-        return Taken(items: items, watermark: builderDone ? .infinity : builtWatermark, packets: packets, exchanges: exchanges, finished: builderDone && built.isEmpty)
+        while true {
+            if let ready = built.removeValue(forKey: nextToTake) {
+                nextToTake += 1
+                builtExchanges -= ready.items.count
+                condition.broadcast()
+                let finished = readerDone && nextToTake == submitted
+                return Taken(items: ready.items, watermark: finished ? .infinity : ready.watermark, packets: packets, exchanges: exchanges, finished: finished)
+            }
+            if readerDone && nextToTake == submitted {
+                return Taken(items: [], watermark: .infinity, packets: packets, exchanges: exchanges, finished: true)
+            }
+            if !parsed.isEmpty && builtExchanges < Self.maxBuilt && !cancelled {
+                var job = parsed.removeFirst()
+                condition.broadcast()
+                condition.unlock()
+                let results = build(&job.batch, memory: &consumerMemory)
+                condition.lock()
+                deliver(results, of: job)
+                continue
+            }
+            if hashInsteadOfWaiting() { continue }
+            condition.wait()
+        }
     }
 
     /// Stops both threads and waits for them.

@@ -47,15 +47,14 @@ public final class PcapSource {
 
     /// Opens a pcap or pcapng file; libpcap tells the format by its magic number.
     ///
-    /// The file is read once: libpcap reads it through a stream that hands each block to
-    /// the file's SHA-256 on the way (`finishDigest`), where hashing it was a second read of
-    /// the whole file (the kernel's copy out of the page cache, a twentieth of a capture's
-    /// import).
+    /// libpcap reads it through a stream that counts what it has read (`bytesRead`) and
+    /// takes no stdio lock on each `fread`; the file's SHA-256 is taken apart from it, block
+    /// by block on whichever thread is free (`hashNextBlock`), from the page cache.
     ///
     /// The stream has a stdio buffer of `readBuffer` bytes: libpcap reads each record with
     /// `fread`, and through the default 4 KB buffer a 159 MB capture took 22,000 `read`
     /// calls; through 64 KB, 2,500. It stays small enough for a core's L2 cache beside what
-    /// the parser works on, and the hash reads each block while it is there.
+    /// the parser works on.
     public static func open(file path: String) throws(Failure) -> PcapSource {
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
         #if canImport(Glibc)
@@ -67,8 +66,8 @@ public final class PcapSource {
             throw Failure(description: "\(path): \(String(cString: strerror(errno)))")
         }
         let digest = FileDigest(fd: fd)
-        let observe: h5replay_observer = { context, bytes, count in
-            Unmanaged<FileDigest>.fromOpaque(context!).takeUnretainedValue().hasher.update(UnsafeRawBufferPointer(start: bytes, count: count))
+        let observe: h5replay_observer = { context, _, count in
+            Unmanaged<FileDigest>.fromOpaque(context!).takeUnretainedValue().observed += count
         }
         guard let file = h5replay_fdopen_observed(fd, Unmanaged.passUnretained(digest).toOpaque(), observe) else {
             let reason = String(cString: strerror(errno))
@@ -93,34 +92,57 @@ public final class PcapSource {
     static let readBuffer = 1 << 16
     /// The file's stdio buffer, freed after the handle closes the file.
     private var readBuffer: UnsafeMutablePointer<CChar>?
-    /// A file's SHA-256, taken of the bytes as libpcap reads them; nil for a live capture.
-    /// It outlives the stream that feeds it: the handle closes the stream in `deinit`.
+    /// A file's SHA-256 and how far libpcap has read it; nil for a live capture. It
+    /// outlives the stream that counts for it: the handle closes the stream in `deinit`.
     private var digest: FileDigest?
 
-    /// The bytes read so far and their hash: the stream's observer updates it on the
-    /// thread reading packets.
+    /// The file's hash, taken block by block by whichever thread has nothing else to do,
+    /// at its own offset in the file: `observed` counts what libpcap has read (on the
+    /// reading thread), `hashed` what has been hashed. One thread at a time hashes.
     final class FileDigest {
         let fd: Int32
+        var observed = 0
+        var hashed = 0
         var hasher = StreamingSHA256()
+        var atEnd = false
+        var failed = false
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 64)
         init(fd: Int32) { self.fd = fd }
+        deinit { block.deallocate() }
+
+        func hashNext() -> Bool {
+            guard !atEnd, !failed else { return false }
+            let n = pread(fd, block.baseAddress, block.count, off_t(hashed))
+            if n > 0 {
+                hasher.update(UnsafeRawBufferPointer(rebasing: block[..<n]))
+                hashed += n
+            } else if n == 0 {
+                atEnd = true
+            } else if errno != EINTR {
+                failed = true
+            }
+            return !atEnd && !failed
+        }
     }
 
-    /// The SHA-256 of the whole file, once packets are no longer read: the rest of the
-    /// file after where libpcap stopped (a corrupt record, a truncated one) is read and
-    /// hashed too. Nil for a live capture, or when the file could not be read to its end.
+    /// The bytes libpcap has read from the file so far (the reading thread's to ask).
+    public var bytesRead: Int { digest?.observed ?? 0 }
+
+    /// Hashes the file's next block; false once the whole file is hashed (or could not be
+    /// read). One thread at a time, any thread.
+    public func hashNextBlock() -> (more: Bool, hashed: Int) {
+        guard let digest else { return (false, 0) }
+        let more = digest.hashNext()
+        return (more, digest.hashed)
+    }
+
+    /// The SHA-256 of the whole file, once packets are no longer read: what is left of it
+    /// is hashed first, past where libpcap stopped too (a corrupt record, a truncated
+    /// one). Nil for a live capture, or when the file could not be read to its end.
     public func finishDigest() -> String? {
         guard let digest else { return nil }
-        var block = [UInt8](repeating: 0, count: Self.readBuffer)
-        while true {
-            let n = block.withUnsafeMutableBytes { read(digest.fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                block.withUnsafeBytes { digest.hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            } else if n == 0 {
-                return digest.hasher.finalizeHex()
-            } else if errno != EINTR {
-                return nil
-            }
-        }
+        while digest.hashNext() {}
+        return digest.failed ? nil : digest.hasher.finalizeHex()
     }
 
     /// Opens a live capture: snaplen 262144, immediate mode, a 100 ms read timeout so that

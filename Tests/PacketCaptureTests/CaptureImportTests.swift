@@ -403,7 +403,7 @@ struct CaptureImportTests {
         #expect(emitted == exchanges.map(\.request.url))
     }
 
-    @Test("the capture's SHA-256 is the file's, taken of the blocks libpcap reads, at any batch size", arguments: [1, 2048])
+    @Test("the capture's SHA-256 is the file's, whichever threads hash its blocks, at any batch size", arguments: [1, 2048])
     func fileDigest(batchPackets: Int) throws {
         // 2,000 connections with 3 KB responses: over 5 MB, so that the hash is taken over
         // many of the stream's 64 KB reads, handed over at every packet or every 2,048.

@@ -1,6 +1,6 @@
 // A read-only stdio stream over a file descriptor that hands every block it reads to an
-// observer, in file order, before the reader sees it: libpcap reads a capture through it
-// while the file's SHA-256 is taken of the same bytes, so the file is read once.
+// observer, in file order, before the reader sees it: libpcap reads a capture through it,
+// and the observer counts how far it has read.
 // glibc's fopencookie (BSD's funopen) makes such a stream; Swift's Glibc module imports
 // neither.
 #ifndef H5REPLAY_COBSERVEDFILE_H
