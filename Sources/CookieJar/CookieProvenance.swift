@@ -357,11 +357,14 @@ public struct CookieProvenance: Sendable, Hashable {
         /// The response's Set-Cookie lands in the jar when the response ends; a response
         /// served from cache sets nothing (E3).
         mutating func receiveSetCookies(_ exchange: Exchange, target: RequestTarget, native: Bool) {
-            for header in exchange.evidenceGap == .fromCache ? [] : exchange.response.headers.all("Set-Cookie") {
-                if case .stored(let cookie) = jar.receive(header, from: target, at: exchange.endedAt) {
-                    origin[cookie.key] = (.serverSet, exchange.sequence, exchange.redirect?.hop, nil)
-                    if native { nativeOnly.insert(cookie.key) } else if !nativeOnly.isEmpty { nativeOnly.remove(cookie.key) }
-                }
+            guard exchange.evidenceGap != .fromCache else { return }
+            // Each field parsed where it lies in the list, not first made a string.
+            let (time, sequence, hop) = (exchange.endedAt, exchange.sequence, exchange.redirect?.hop)
+            exchange.response.headers.forEachValue("Set-Cookie") { header in
+                guard let parsed = SetCookie.parse(bytes: header), case .stored(let cookie) = jar.store(parsed, from: target, at: time, api: .http) else { return }
+                let key = cookie.key
+                origin[key] = (.serverSet, sequence, hop, nil)
+                if native { nativeOnly.insert(key) } else if !nativeOnly.isEmpty { nativeOnly.remove(key) }
             }
         }
 
@@ -452,7 +455,7 @@ public struct CookieProvenance: Sendable, Hashable {
             return recent.anyLacks(scoped) ? nil : scoped
         }
 
-        mutating func remember(_ request: PastRequest) {
+        mutating func remember(_ request: consuming PastRequest) {
             guard let forgotten = recent.append(request) else { return }
             forgottenBefore = forgotten.sequence + 1
             forgottenAtHost[forgotten.host] = forgotten.sequence

@@ -48,7 +48,9 @@ struct RecentRequests {
     }
 
     /// Remembers `request`; returns the request it pushed out once `capacity` are held.
-    mutating func append(_ request: CookieProvenance.PastRequest) -> CookieProvenance.PastRequest? {
+    /// The request is moved in, and the forgotten one out, not copied (a retain and a
+    /// release of its target and cookie list each).
+    mutating func append(_ request: consuming CookieProvenance.PastRequest) -> CookieProvenance.PastRequest? {
         let key = Self.tail(of: request.host)
         if slots.count < capacity {
             byTail[key, default: Bucket()].slots.append(slots.count)
@@ -56,7 +58,8 @@ struct RecentRequests {
             return nil
         }
         let slot = head
-        let forgotten = slots[slot]
+        var forgotten = request
+        swap(&forgotten, &slots[slot])
         let oldKey = Self.tail(of: forgotten.host)
         // The oldest request of all is the oldest of its tail. Its bucket is changed where
         // it is, found once: most requests go to the site the forgotten one went to, whose
@@ -66,7 +69,6 @@ struct RecentRequests {
         if let index = byTail.index(forKey: oldKey) {
             if Self.forgetOldest(&byTail.values[index]) { byTail.remove(at: index) } else { kept = index }
         }
-        slots[slot] = request
         if let kept, key == oldKey {
             byTail.values[kept].slots.append(slot)
         } else {

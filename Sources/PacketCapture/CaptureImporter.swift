@@ -532,7 +532,7 @@ final class CapturePipeline: @unchecked Sendable {
         swap(&freeing, &consumed)
         condition.broadcast()
         // The hash is the reader's to keep up when no other thread has had time for it.
-        while session.decoder.counts.packets > 0, source.bytesRead - hashedBytes > Self.hashLag, hashInsteadOfWaiting() {}
+        while source.bytesRead - hashedBytes > Self.hashLag, hashInsteadOfWaiting() {}
         return true
     }
 

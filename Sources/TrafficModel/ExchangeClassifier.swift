@@ -609,11 +609,12 @@ public enum ExchangeClassifier {
                 }
                 return []
             }
-            guard let current = pages.last, let from = exchange.request.headers.firstValue("Referer", { normalizedReferer($0) }) else { return [] }
+            // The current page read in place: `pages.last` copied it (its URL and lists).
+            guard let current = pages.indices.last, let from = exchange.request.headers.firstValue("Referer", { normalizedReferer($0) }) else { return [] }
             var fromDecoded: String?
-            if current.isReferred(by: from, decoded: &fromDecoded) {
-                if current.referrers.count < Self.referrersKept {
-                    pages[pages.count - 1].referrers.append(sequence)
+            if pages[current].isReferred(by: from, decoded: &fromDecoded) {
+                if pages[current].referrers.count < Self.referrersKept {
+                    pages[current].referrers.append(sequence)
                 } else {
                     // A document this busy is the page: memory stays bounded.
                     pages.removeFirst(pages.count - 1)
@@ -621,7 +622,7 @@ public enum ExchangeClassifier {
                 return []
             }
             if let k = pages.dropLast().lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) {
-                guard exchange.initiator != .beacon && exchange.startedAt > current.endedAt + Self.pageGoneAfter else { return [] }
+                guard exchange.initiator != .beacon && exchange.startedAt > pages[current].endedAt + Self.pageGoneAfter else { return [] }
                 var revised: [Int] = []
                 for document in pages[(k + 1)...] {
                     if document.referrers.isEmpty && !document.destinationNamed {
