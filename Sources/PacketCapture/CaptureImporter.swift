@@ -366,7 +366,7 @@ struct TimeOrder {
 /// over and taken in that order, whichever thread built them. With the builder alone, the
 /// consumer, the lightest of the three, waited half the stage, and while it waited the
 /// reader and the builder waited on each other in turn (the queue between them full, then
-/// empty): a core sat idle for 13-15 % of the stage (processor time against twice the
+/// empty): a core sat idle for 9-15 % of the stage (processor time against twice the
 /// wall time).
 ///
 /// The file's SHA-256 is taken the same way, by whichever thread would otherwise wait,
