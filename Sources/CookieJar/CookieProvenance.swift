@@ -361,7 +361,7 @@ public struct CookieProvenance: Sendable, Hashable {
             // Each field parsed where it lies in the list, not first made a string.
             let (time, sequence, hop) = (exchange.endedAt, exchange.sequence, exchange.redirect?.hop)
             exchange.response.headers.forEachValue("Set-Cookie") { header in
-                guard let parsed = SetCookie.parse(bytes: header), case .stored(let cookie) = jar.store(parsed, from: target, at: time, api: .http) else { return }
+                guard case .stored(let cookie) = jar.receive(bytes: header, from: target, at: time) else { return }
                 let key = cookie.key
                 origin[key] = (.serverSet, sequence, hop, nil)
                 if native { nativeOnly.insert(key) } else if !nativeOnly.isEmpty { nativeOnly.remove(key) }

@@ -120,7 +120,13 @@ public struct CookieStore: Sendable, Hashable {
     /// `.script`) from `url` at `time`.
     @discardableResult
     public mutating func receive(_ header: String, from url: RequestTarget, at time: Double, api: API = .http) -> StoreResult {
-        guard let parsed = SetCookie.parse(header) else { return .ignored(reason: "unparsable Set-Cookie") }
+        var header = header
+        return header.withUTF8 { receive(bytes: $0, from: url, at: time, api: api) }
+    }
+
+    /// `receive` of a Set-Cookie value's bytes, read where they lie (a header list's).
+    mutating func receive(bytes header: UnsafeBufferPointer<UInt8>, from url: RequestTarget, at time: Double, api: API = .http) -> StoreResult {
+        guard let parsed = SetCookie.parse(bytes: header) else { return .ignored(reason: "unparsable Set-Cookie") }
         return store(parsed, from: url, at: time, api: api)
     }
 

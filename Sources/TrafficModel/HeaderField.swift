@@ -36,8 +36,9 @@ extension String {
     /// `a` and `b`, of equal length, the same but for the case of ASCII letters. Inlined
     /// where header lists are searched by name, with the first bytes compared at once:
     /// most fields of a name's length are another name, told apart there (a name lookup
-    /// of a capture's import called this for each, 1-2 % of the import's time). Two bytes
-    /// equal but for case are equal with bit 5 set, so bytes unequal so are unequal.
+    /// of a capture's import called this for each, 1-2 % of the import's time). Bytes
+    /// equal but for case are equal once bit 5 is set in both, so bytes that differ then
+    /// differ however case is read.
     @inlinable
     static func caseInsensitiveEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         if let x = a.first, let y = b.first, x | 0x20 != y | 0x20 { return false }
