@@ -176,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "PipelineTests",
             dependencies: ["Pipeline", "ReportStore", "WebViewEmulation", "Findings", "TrafficModel", "CookieJar", "HARFormat", "PacketCapture", "HTTPWire", .product(name: "GRDB", package: "GRDB.swift")],
-            exclude: ["Corpus"]
+            exclude: ["Corpus", "Review"]
         ),
         .testTarget(
             name: "ReportsTests",

@@ -203,8 +203,10 @@ FLOWS["third-party-iframe"] = har([
           [("Content-Type", "text/html"), ("Set-Cookie", "rv_session=abc; Path=/; Secure; SameSite=None")], "<button>helpful</button>"),
     entry(2000, "POST", W + "/api/vote", xhr_headers([("Content-Type", "application/json"), ("Referer", W + "/embed?p=1"), ("Origin", W), ("Cookie", "rv_session=abc")]), 200,
           [("Content-Type", "application/json")], '{"ok":true}', post=("application/json", '{"review":5,"vote":1}'), resp_mime="application/json"),
-    entry(2500, "GET", PP + "/v1/config", xhr_headers([("Origin", S2)]), 200, [("Content-Type", "application/json")], '{"v":1}', resp_mime="application/json"),
-    entry(3000, "POST", PP + "/v1/token", xhr_headers([("Content-Type", "application/json"), ("Origin", S2), ("Cookie", "pp_hint=1")]), 200,
+    # The shop's XHRs to the partner go with credentials (withCredentials): the partner's own
+    # cookie shows the first went without pp_hint, so the shop's script wrote it in between.
+    entry(2500, "GET", PP + "/v1/config", xhr_headers([("Origin", S2), ("Cookie", "pp_device=d1")]), 200, [("Content-Type", "application/json")], '{"v":1}', resp_mime="application/json"),
+    entry(3000, "POST", PP + "/v1/token", xhr_headers([("Content-Type", "application/json"), ("Origin", S2), ("Cookie", "pp_device=d1; pp_hint=1")]), 200,
           [("Content-Type", "application/json")], '{"token":"t"}', post=("application/json", '{"amount":42}'), resp_mime="application/json"),
 ], "A review widget in a third-party iframe votes with its own cookie; the shop's script sets a cookie for a partner API.")
 

@@ -154,7 +154,7 @@ public struct CookieProvenance: Sendable, Hashable {
         public var path: String
         public var isSecure: Bool
         public var cookies: [(name: String, value: String)]
-        /// Whether the request is evidence of what it lacked (E1-E5 say when it is not).
+        /// Whether the request is evidence of what it lacked (E1-E6 say when it is not).
         public var isEvidence: Bool
 
         public init(sequence: Int, startedAt: Double, target: RequestTarget, headers: HeaderList, isEvidence: Bool = true) {
@@ -272,7 +272,7 @@ public struct CookieProvenance: Sendable, Hashable {
             // A sent cookie for each pair: one allocation rather than growths.
             carried.reserveCapacity(recorded.count)
             let expected = jar.cookies(for: target, at: time)
-            // E1-E5: a request that got no response, whose headers were not recorded, that
+            // E1-E6: a request that got no response, whose headers were not recorded, that
             // came from cache or was cut short says what it carried, never what it lacked:
             // it does not make its site seen, bound a script write's window, or show a
             // deletion. The site is worked out and hashed once.

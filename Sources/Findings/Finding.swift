@@ -25,6 +25,9 @@ public struct Finding: Sendable, Hashable, Codable {
         @usableFromInline var actual: FindingFields
         @usableFromInline var detail: FindingDetail
         @usableFromInline var alternative: String? = nil
+        /// The web view's own: the run's baseline preset finds the same on this exchange.
+        /// Optional so that findings encoded before it decode as they were.
+        @usableFromInline var baseline: Bool? = nil
         /// A message stored whole by an earlier version, read back as it was.
         @usableFromInline var storedMessage: String? = nil
     }
@@ -137,6 +140,14 @@ public struct Finding: Sendable, Hashable, Codable {
     @inlinable public var alternative: String? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.alternative } }
         _modify { unique(); yield &header.pointee.alternative }
+    }
+    /// The web view's own, not the strategy's: the run's baseline preset (`plain` unless
+    /// `--baseline-preset` says otherwise) finds the same code, on the same exchange, for
+    /// the same cookies or more. Reported once, in the baseline's section, and not counted
+    /// against the preset.
+    @inlinable public var baseline: Bool {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.baseline ?? false } }
+        set { unique(); header.pointee.baseline = newValue ? true : nil }
     }
     /// A message stored whole by an earlier version, read back as it was.
     var storedMessage: String? {

@@ -541,6 +541,35 @@ public struct HARImporter: Sendable {
                 throw item.fail("expected a header object {name, value} or a [name, value] pair, found \(item.typeName)")
             }
         }
+        return Self.unfoldSetCookies(out)
+    }
+
+    /// Set-Cookie fields as the server sent them, one cookie each. Chrome's, Firefox's and
+    /// chrome-har's exports join a response's Set-Cookie lines into one value with line
+    /// breaks; WebPagetest's cut a joined value's second line at its first ": ", leaving a
+    /// field whose name holds a `=` (which no field name may) after the Set-Cookie.
+    static func unfoldSetCookies(_ headers: HeaderList) -> HeaderList {
+        let folded = headers.contains { field in
+            field.name.asciiLowercased == "set-cookie" ? field.value.containsByte(0x0A) : field.name.containsByte(0x3D)
+        }
+        guard folded else { return headers }
+        var out: HeaderList = []
+        var afterSetCookie = false
+        for field in headers {
+            let name = field.name
+            if name.asciiLowercased == "set-cookie" {
+                for line in field.value.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) where !line.trimmingOWS.isEmpty {
+                    out.append(HeaderField(name, String(line.trimmingOWS)))
+                }
+                afterSetCookie = true
+            } else if afterSetCookie, name.containsByte(0x3D) {
+                // WebPagetest's cut line: "NAME=VALUE;Expires=Wed, 30 Sep 2015 12" and "00:00 GMT".
+                out.append(HeaderField("Set-Cookie", name + ":" + field.value))
+            } else {
+                out.append(field)
+                afterSetCookie = false
+            }
+        }
         return out
     }
 

@@ -24,6 +24,10 @@ public struct ReplayRunner: Sendable {
     /// sixty-four recordings of fifty exchanges, a thousand-recording corpus under the
     /// eighteen built-in presets peaks at 226 MB instead of 290 MB, in the same time.
     public var sliceExchanges = 800
+    /// The preset whose findings are the web view's own (ITP, the recording browser's
+    /// differences from WKWebView): `plain` unless `--baseline-preset` names another; nil
+    /// (`none`) marks nothing. Only a preset of the run can be the baseline.
+    public var baselinePreset: String? = "plain"
 
     public init(presets: [Preset], profile: Profile, scenario: Scenario = Scenario(), detector: FindingDetector = FindingDetector()) {
         self.presets = presets
@@ -63,7 +67,31 @@ public struct ReplayRunner: Sendable {
             runResult.coverage = Self.coverage(of: result, in: input.recording)
             results.set(index, runResult)
         }
-        return results.values
+        var out = results.values
+        if let b = presets.firstIndex(where: { $0.name == baselinePreset }) {
+            for r in inputs.indices { Self.markBaseline(&out[r * presets.count ..< (r + 1) * presets.count], baseline: b) }
+        }
+        return out
+    }
+
+    /// Marks the findings of one recording's results (one per preset, in preset order)
+    /// that the baseline preset's result also has: the same code on the same exchange, no
+    /// more certain, about the same cookies or fewer. The baseline's own are all marked.
+    static func markBaseline(_ results: inout ArraySlice<ReportStore.RunResult>, baseline b: Int) {
+        let b = results.startIndex + b
+        var seen: [Int: [(code: FindingCode, severity: Severity, subjects: Set<String>)]] = [:]
+        for f in results[b].findings { seen[f.sequence, default: []].append((f.code, f.severity, Set(f.subjects))) }
+        for k in results[b].findings.indices { results[b].findings[k].baseline = true }
+        guard !seen.isEmpty else { return }
+        for r in results.indices where r != b {
+            for k in results[r].findings.indices {
+                let f = results[r].findings[k]
+                guard let there = seen[f.sequence] else { continue }
+                if there.contains(where: { $0.code == f.code && f.severity <= $0.severity && $0.subjects.isSuperset(of: f.subjects) }) {
+                    results[r].findings[k].baseline = true
+                }
+            }
+        }
     }
 
     /// What the offline package and the prefetch config did under one preset: one item per
@@ -103,7 +131,8 @@ public struct ReplayRunner: Sendable {
             id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(started), toolVersion: toolVersion,
             profile: profile.name, ios: profile.ios.description, simulator: profile.simulator,
             presets: presets.map(\.name).joined(separator: ","), label: label, gitRevision: gitRevision,
-            recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count })
+            recordingCount: recordings.count, exchangeCount: recordings.reduce(0) { $0 + $1.exchanges.count },
+            baselinePreset: presets.contains { $0.name == baselinePreset } ? baselinePreset : nil)
         // Slices in recording order, as the run's indexes hold them, so that each slice's
         // rows are appended to the indexes (`RunWriter.add` orders within a slice).
         let recordings = ReportStore.byteOrder(recordings.map(\.name)).map { recordings[$0] }

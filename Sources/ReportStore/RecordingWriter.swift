@@ -234,7 +234,7 @@ extension ReportStore {
             let cursor = try Row.fetchCursor(older, arguments: [recordingID, sequence])
             while let row = try cursor.next() {
                 guard let target = RequestTarget(row[2] as String) else { continue }
-                // As Exchange.evidenceGap tells it (E1-E5).
+                // As Exchange.evidenceGap tells it (E1-E6).
                 let evidence = (row[4] as String?) == nil
                 let request = CookieProvenance.PastRequest(sequence: row[0], startedAt: row[1], target: target, headers: try ReportStore.decodeHeaders(row[3]), isEvidence: evidence)
                 if !visit(request) { return }

@@ -101,7 +101,7 @@ extension ReportStore {
                 id: nil, startedAt: shards.map(\.run.startedAt).min()!, finishedAt: shards.map(\.run.finishedAt).max()!,
                 toolVersion: first.run.toolVersion, profile: first.run.profile, ios: first.run.ios, simulator: first.run.simulator,
                 presets: first.run.presets, label: shards.compactMap(\.run.label).first, gitRevision: shards.compactMap(\.run.gitRevision).first,
-                recordingCount: recordingIDs.count, exchangeCount: exchangeCount)
+                recordingCount: recordingIDs.count, exchangeCount: exchangeCount, baselinePreset: first.run.baselinePreset)
             try run.insert(db)
             let runID = run.id!
             var seen = Set<String>()
@@ -131,11 +131,11 @@ extension ReportStore {
                     findingCount += 1
                     try db.execute(sql: """
                         INSERT INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, subject,
-                          rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values, baseline)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [runID, f["preset"], f["code"], f["severity"], f["recording_name"], f["sequence"], f["method"], f["url"], f["subject"],
                             f["rules"], f["confidence"], f["message"], f["expected"], f["actual"], f["detail"], f["alternative"], f["subjects"], f["likelihood"], f["rank"],
-                            f["detail_form"], f["detail_values"]])
+                            f["detail_form"], f["detail_values"], f["baseline"]])
                 }
                 for e in shard.jarEvents where keep(e) {
                     try db.execute(sql: """

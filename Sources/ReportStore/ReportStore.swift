@@ -481,8 +481,8 @@ public struct ReportStore: Sendable {
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             findingInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, detail_form, detail_values, alternative, subjects, likelihood, rank) VALUES
-                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+                  rules, confidence, message, expected, actual, detail_form, detail_values, alternative, subjects, likelihood, rank, baseline) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             eventInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
@@ -549,7 +549,7 @@ public struct ReportStore: Sendable {
                     i.bind(15) { ReportStore.appendStringArrayJSON(detail.values, to: $0) }
                     i.bind(16, f.alternative)
                     i.bind(17) { ReportStore.appendStringArrayJSON(f.subjects, to: $0) }
-                    i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue)
+                    i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue); i.bind(20, f.baseline ? 1 : 0)
                     try i.run()
                 }
             }
@@ -722,6 +722,7 @@ public struct ReportStore: Sendable {
         finding.likelihood = row.likelihood
         // Rows written before ranks were kept read as subresources.
         finding.rank = try row.rank.map { try value(Rank.self, $0, column: "rank") } ?? .subresource
+        finding.baseline = row.baseline
         return finding
     }
 

@@ -140,8 +140,11 @@ public struct RunRow: Codable, FetchableRecord, MutablePersistableRecord, Sendab
     public var gitRevision: String?
     public var recordingCount: Int
     public var exchangeCount: Int
+    /// The preset whose findings are the web view's own (v18): `plain` when the run had
+    /// it, nil when it had none or `--baseline-preset none`.
+    public var baselinePreset: String?
 
-    public init(id: Int64?, startedAt: String, finishedAt: String, toolVersion: String, profile: String, ios: String, simulator: Bool, presets: String, label: String?, gitRevision: String?, recordingCount: Int, exchangeCount: Int) {
+    public init(id: Int64?, startedAt: String, finishedAt: String, toolVersion: String, profile: String, ios: String, simulator: Bool, presets: String, label: String?, gitRevision: String?, recordingCount: Int, exchangeCount: Int, baselinePreset: String? = nil) {
         self.id = id
         self.startedAt = startedAt
         self.finishedAt = finishedAt
@@ -154,6 +157,7 @@ public struct RunRow: Codable, FetchableRecord, MutablePersistableRecord, Sendab
         self.gitRevision = gitRevision
         self.recordingCount = recordingCount
         self.exchangeCount = exchangeCount
+        self.baselinePreset = baselinePreset
     }
 
     public var presetList: [String] { presets.split(separator: ",").map(String.init) }
@@ -196,9 +200,11 @@ struct FindingRow: FetchableRecord {
     var detailForm: String?
     /// The sentence's values, a JSON array of strings.
     var detailValues: String?
+    /// The baseline preset found the same (v18; false for rows written before).
+    var baseline: Bool
 
     /// The columns `init(row:)` reads, in its order.
-    static let selection = "id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values"
+    static let selection = "id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values, baseline"
 
     /// A run's findings by recording, preset, exchange and code, then as stored.
     static func fetchAll(_ db: Database, run: Int64) throws -> [FindingRow] {
@@ -228,5 +234,6 @@ struct FindingRow: FetchableRecord {
         rank = try row.decode(atIndex: 19)
         detailForm = try row.decode(atIndex: 20)
         detailValues = try row.decode(atIndex: 21)
+        baseline = try row.decode(atIndex: 22)
     }
 }

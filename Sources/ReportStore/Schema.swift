@@ -458,6 +458,14 @@ enum Schema {
                 ALTER TABLE cookie_inference_v17 RENAME TO cookie_inference;
                 """)
         }
+        migrator.registerMigration("v18: findings the baseline preset shares, and the run's baseline") { db in
+            // A finding the run's baseline preset (plain) also has on the same exchange is
+            // the web view's own, not the strategy's: reports count it once, apart.
+            try db.execute(sql: """
+                ALTER TABLE finding ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE run ADD COLUMN baseline_preset TEXT;
+                """)
+        }
         return migrator
     }
 }

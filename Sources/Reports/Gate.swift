@@ -37,7 +37,11 @@ public struct Gate: Sendable {
     }
 
     /// Compares `findings` with `baselineFindings`; with no baseline every finding is new.
+    /// A preset's finding that the run's baseline preset shares is judged once, under the
+    /// baseline preset.
     public func evaluate(run: RunRow, findings: [Finding], baseline: RunRow?, baselineFindings: [Finding]) -> Result {
+        let findings = findings.filter { !ReportModel.isShared($0, baseline: run.baselinePreset) }
+        let baselineFindings = baselineFindings.filter { !ReportModel.isShared($0, baseline: baseline?.baselinePreset) }
         let before = Set(baselineFindings.map(\.identity))
         let now = Set(findings.map(\.identity))
         let new = findings.filter { !before.contains($0.identity) }

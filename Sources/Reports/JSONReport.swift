@@ -4,11 +4,13 @@ import Foundation
 
 /// The JSON report: a stable schema for scripts. Extend it, never break it.
 ///
-/// `{"run": {id, label, profile, ios, simulator, presets, startedAt, toolVersion},
-///   "summary": {errors, warnings, infos, findings},
-///   "matrix": [{recording, preset, errors, warnings, infos}],
+/// `{"run": {id, label, profile, ios, simulator, presets, startedAt, toolVersion, baselinePreset},
+///   "summary": {errors, warnings, infos, findings, baselineShared},
+///   "matrix": [{recording, preset, errors, warnings, infos, baselineShared}],
 ///   "findings": [{preset, code, severity, recording, sequence, method, url, subject,
-///                 rules, confidence, message, expected, actual}],
+///                 rules, confidence, message, baseline, expected, actual}],`
+/// A finding with `baseline` true under another preset than the baseline is counted under
+/// the baseline alone: `summary` and `matrix` count the strategy's own.
 ///   "coverage": [{recording, preset, offline: {hit, stale, miss, notInterceptable},
 ///                 prefetch: {hit, mismatch, stale, unused}, items: [{kind, sequence,
 ///                 verdict, method, url, detail}]}]}`
@@ -76,10 +78,12 @@ public struct JSONReport: Sendable {
                 ("simulator", .bool(run.simulator)), ("presets", .array(model.presets.map { .string($0) })),
                 ("startedAt", .string(run.startedAt)), ("toolVersion", .string(run.toolVersion)),
                 ("label", run.label.map { .string($0) } ?? .null),
+                ("baselinePreset", run.baselinePreset.map { .string($0) } ?? .null),
             ])),
             ("summary", .object([
                 ("errors", .int(model.count(.error))), ("warnings", .int(model.count(.warning))),
                 ("infos", .int(model.count(.info))), ("findings", .int(model.findings.count)),
+                ("baselineShared", .int(model.presets.reduce(0) { $0 + model.sharedCount(preset: $1) })),
             ])),
             ("matrix", .raw { json, indent in
                 let cells = model.recordings.flatMap { recording in model.presets.map { (recording, $0) } }
@@ -88,6 +92,7 @@ public struct JSONReport: Sendable {
                     return .object([
                         ("recording", .string(recording)), ("preset", .string(preset)),
                         ("errors", .int(cell.errors)), ("warnings", .int(cell.warnings)), ("infos", .int(cell.infos)),
+                        ("baselineShared", .int(cell.shared)),
                     ])
                 }
             }),
@@ -100,7 +105,7 @@ public struct JSONReport: Sendable {
                         ("subject", f.subject.map { .string($0) } ?? .null), ("subjects", .array(f.subjects.map { .string(redactor.text($0)) })),
                         ("likelihood", f.likelihood.map { .double($0) } ?? .null), ("rank", .string(f.rank.rawValue)),
                         ("rules", .array(f.rules.map { .string($0.rawValue) })), ("confidence", .string(f.confidence.rawValue)),
-                        ("message", .string(f.message)),
+                        ("message", .string(f.message)), ("baseline", .bool(f.baseline)),
                         ("expected", .object(redactor.fields(f.expected).map { ($0.key, .string($0.value)) })),
                         ("actual", .object(redactor.fields(f.actual).map { ($0.key, .string($0.value)) })),
                     ])

@@ -13,7 +13,7 @@ public struct JUnitReport: Sendable {
 
     public func render(_ model: ReportModel) -> String {
         let model = redactor.apply(model)
-        let errors = model.findings.filter { $0.severity == .error }
+        let errors = model.findings.filter { $0.severity == .error && !model.isShared($0) }
         let failingCases = Set(errors.map { "\($0.preset)|\($0.recording)" }).count
         let total = model.recordings.count * model.presets.count
         let byCell = model.findingsByCell()

@@ -72,10 +72,13 @@ public struct MarkdownReport: Sendable {
         var groups: [Group] = []
         var shownBytes = 0
         var byPreset: [String: [Finding]] = [:]
-        for f in model.findings { byPreset[f.preset, default: []].append(f) }
+        for f in model.findings where !model.isShared(f) { byPreset[f.preset, default: []].append(f) }
+        let note = TableReport(color: false, showSecrets: false).baselineNote(model)
+        if !note.isEmpty { out += "\n" + escape(note) }
         for preset in model.presets {
             guard let findings = byPreset[preset] else { continue }
-            var heading = "\n### \(preset)\n\n\(escape(model.summary(preset: preset)))\n"
+            let role = preset == model.run.baselinePreset ? " (baseline)" : ""
+            var heading = "\n### \(preset)\(role)\n\n\(escape(model.summary(preset: preset)))\n"
             var byCode: [FindingCode: [Finding]] = [:]
             for f in findings { byCode[f.code, default: []].append(f) }
             for code in FindingCode.allCases {

@@ -24,6 +24,8 @@ public struct ReportModel: Sendable {
     private var cells: [String: Cell]
     /// Per preset and code, what the counts and summaries say of all its findings.
     private var tallies: [String: [FindingCode: Tally]]
+    /// Per preset, the findings it shares with the baseline preset.
+    private var shared: [String: Int]
     /// What an offline package and a prefetch config did, by recording and preset; empty
     /// when the run had neither.
     public var coverage: [String: [String: [CoverageItem]]] = [:]
@@ -33,19 +35,30 @@ public struct ReportModel: Sendable {
         self.recordings = recordings
         self.presets = presets
         self.findings = findings
-        var tally = Tallies()
+        var tally = Tallies(baselinePreset: run.baselinePreset)
         for f in findings { tally.add(f) }
         cells = tally.cells
         tallies = tally.byPreset
+        shared = tally.shared
     }
 
     /// What the counts of a run's findings are made of, a finding at a time.
     struct Tallies {
+        /// The run's baseline preset: its findings are counted as its own, another
+        /// preset's findings that it shares only as `shared`.
+        var baselinePreset: String?
         var cells: [String: Cell] = [:]
         var byPreset: [String: [FindingCode: Tally]] = [:]
+        /// Per preset, the findings it shares with the baseline preset.
+        var shared: [String: Int] = [:]
 
         mutating func add(_ f: Finding) {
             let key = ReportModel.cellKey(recording: f.recording, preset: f.preset)
+            if ReportModel.isShared(f, baseline: baselinePreset) {
+                cells[key, default: Cell()].shared += 1
+                shared[f.preset, default: 0] += 1
+                return
+            }
             switch f.severity {
             case .error: cells[key, default: Cell()].errors += 1
             case .warning: cells[key, default: Cell()].warnings += 1
@@ -90,8 +103,21 @@ public struct ReportModel: Sendable {
         }
     }
 
-    /// Per code, the tallies of one preset's findings.
+    /// Per code, the tallies of one preset's findings (those it shares with the baseline
+    /// preset apart).
     public func tallies(preset: String) -> [FindingCode: Tally] { tallies[preset] ?? [:] }
+
+    /// How many of a preset's findings the baseline preset has too.
+    public func sharedCount(preset: String) -> Int { shared[preset] ?? 0 }
+
+    /// A finding another preset shares with the baseline preset: the web view's own,
+    /// reported once under the baseline and not counted against this preset.
+    public static func isShared(_ f: Finding, baseline: String?) -> Bool {
+        f.baseline && baseline != nil && f.preset != baseline
+    }
+
+    /// The same, for this run's baseline.
+    public func isShared(_ f: Finding) -> Bool { Self.isShared(f, baseline: run.baselinePreset) }
 
     /// Codes in order of their most important finding, then by name.
     public static func ordered(_ tallies: [FindingCode: Tally]) -> [FindingCode] {
@@ -110,7 +136,7 @@ public struct ReportModel: Sendable {
     public struct Builder {
         /// Findings kept per preset and code; nil keeps every finding.
         public let shownPerCode: Int?
-        var tally = Tallies()
+        var tally: Tallies
         var replayed: Set<String> = []
         var coverage: [String: [String: [CoverageItem]]] = [:]
         /// Every result's findings, when all are kept.
@@ -120,7 +146,10 @@ public struct ReportModel: Sendable {
         var shown: [String: [FindingCode: [(finding: Finding, arrival: Int)]]] = [:]
         var arrivals = 0
 
-        public init(shownPerCode: Int?) { self.shownPerCode = shownPerCode }
+        public init(shownPerCode: Int?, baselinePreset: String? = "plain") {
+            self.shownPerCode = shownPerCode
+            tally = Tallies(baselinePreset: baselinePreset)
+        }
 
         public mutating func add(_ result: ReportStore.RunResult) {
             if result.replayed { replayed.insert(result.recording) }
@@ -131,7 +160,7 @@ public struct ReportModel: Sendable {
                 return
             }
             guard limit > 0 else { return }
-            for f in result.findings {
+            for f in result.findings where !ReportModel.isShared(f, baseline: tally.baselinePreset) {
                 arrivals += 1
                 var list = shown[f.preset]?[f.code] ?? []
                 // Results come in recording order, a recording's findings in exchange order:
@@ -156,6 +185,7 @@ public struct ReportModel: Sendable {
                 model.findings = ReportModel.reportOrder([ReportStore.RunResult(recording: "", preset: "", outcomes: [], findings: kept)])
                 model.cells = tally.cells
                 model.tallies = tally.byPreset
+                model.shared = tally.shared
                 model.holdsEveryFinding = false
             }
             model.coverage = coverage
@@ -232,15 +262,19 @@ public struct ReportModel: Sendable {
         public var errors = 0
         public var warnings = 0
         public var infos = 0
+        /// Findings the baseline preset has too, counted apart.
+        public var shared = 0
         public var isClean: Bool { errors == 0 && warnings == 0 && infos == 0 }
     }
 
     /// The findings held, by recording and preset (keyed as `cellKey` makes), each list in
     /// report order: made once by a renderer that walks the matrix, where filtering every
     /// cell's findings out of the whole list cost recordings x presets x findings.
+    /// A finding a preset shares with the baseline preset is left out: the baseline's cell
+    /// holds it.
     public func findingsByCell() -> [String: [Finding]] {
         var out: [String: [Finding]] = [:]
-        for f in findings { out[Self.cellKey(recording: f.recording, preset: f.preset), default: []].append(f) }
+        for f in findings where !isShared(f) { out[Self.cellKey(recording: f.recording, preset: f.preset), default: []].append(f) }
         return out
     }
 
@@ -265,12 +299,12 @@ public struct ReportModel: Sendable {
     /// (80 unlikely)". Codes in order of their most important finding.
     public func summary(preset: String, recording: String? = nil) -> String {
         guard let recording else { return Self.summary(tallies(preset: preset)) }
-        return Self.summary(of: findings.filter { $0.preset == preset && $0.recording == recording })
+        return Self.summary(of: findings.filter { $0.preset == preset && $0.recording == recording && !isShared($0) })
     }
 
     /// The same line for a list of one preset's findings (a cell of the matrix).
     public static func summary(of findings: [Finding]) -> String {
-        var one = Tallies()
+        var one = Tallies(baselinePreset: nil)
         for f in findings { one.add(f) }
         return summary(one.byPreset.values.first ?? [:])
     }

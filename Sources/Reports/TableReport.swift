@@ -32,14 +32,16 @@ public struct TableReport: Sendable {
         out += "Run \(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""): \(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s), \(model.presets.count) preset(s)\n\n"
         out += matrix(model)
         out += "\n\(model.count(.error)) error(s), \(model.count(.warning)) warning(s), \(model.count(.info)) info\n"
+        out += baselineNote(model)
         out += coverage(model)
         guard details else { return out }
         for preset in model.presets {
             let tallies = model.tallies(preset: preset)
             guard !tallies.isEmpty else { continue }
-            out += "\n" + paint("\(preset)", bold: true) + ": " + model.summary(preset: preset) + "\n"
+            let role = preset == model.run.baselinePreset ? " (the baseline: the web view's own)" : ""
+            out += "\n" + paint("\(preset)", bold: true) + role + ": " + model.summary(preset: preset) + "\n"
             var byCode: [FindingCode: [Finding]] = [:]
-            for f in model.findings where f.preset == preset { byCode[f.code, default: []].append(f) }
+            for f in model.findings where f.preset == preset && !model.isShared(f) { byCode[f.code, default: []].append(f) }
             for code in ReportModel.ordered(tallies) {
                 let tally = tallies[code]!
                 // What the model holds of the code: every finding, or the most important.
@@ -55,6 +57,16 @@ public struct TableReport: Sendable {
             }
         }
         return out
+    }
+
+    /// What the baseline is and what it took out of the other presets' columns: "" when
+    /// the run has no baseline preset.
+    public func baselineNote(_ model: ReportModel) -> String {
+        guard let baseline = model.run.baselinePreset else { return "" }
+        let shared = model.presets.reduce(0) { $0 + model.sharedCount(preset: $1) }
+        guard shared > 0 else { return "" }
+        return "Baseline \(baseline): what it finds is the web view's own (ITP, the recording browser's differences from WKWebView); "
+            + "\(shared) finding(s) of the other presets are the same and counted under \(baseline) alone (--baseline-preset none counts them everywhere).\n"
     }
 
     /// "api", "subresource, likelihood 3%".

@@ -133,7 +133,7 @@ public struct Exchange: Sendable, Hashable, Codable {
     public var endedAt: Double { startedAt + max(duration, 0) }
 }
 
-/// Why a recorded request is not evidence of which cookies the page had (rules E1-E5).
+/// Why a recorded request is not evidence of which cookies the page had (rules E1-E6).
 public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
     /// E1: the request got no response (status 0: aborted, blocked, failed); exporters
     /// record only provisional headers for it.
@@ -146,6 +146,12 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
     case requestCut = "request-cut"
     /// E5: the engine's CORS preflight, which never carries credentials.
     case corsPreflight = "cors-preflight"
+    /// E6: a page's request to another origin than its own, in CORS mode (it carries an
+    /// `Origin` naming another origin) and without any Cookie: fetch's default
+    /// credentials mode (`same-origin`), an XHR without `withCredentials` and a
+    /// `crossorigin="anonymous"` load all send such a request without cookies, whatever
+    /// the jar holds.
+    case credentialsOmitted = "credentials-omitted"
 
     /// The rule that says so.
     public var rule: String {
@@ -155,6 +161,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         case .fromCache: return "E3"
         case .requestCut: return "E4"
         case .corsPreflight: return "E5"
+        case .credentialsOmitted: return "E6"
         }
     }
 
@@ -166,6 +173,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         case .fromCache: return "served from cache or by a service worker: the page's request reached no network"
         case .requestCut: return "the captured request is cut short by a gap"
         case .corsPreflight: return "a CORS preflight: the engine sends it without cookies"
+        case .credentialsOmitted: return "a request to another origin sent in CORS mode without any cookie: its credentials mode (fetch's default, an XHR without withCredentials) kept them off"
         }
     }
 }

@@ -190,6 +190,15 @@ public enum ExchangeClassifier {
     }
 
     /// Whether a request is an engine's CORS preflight: OPTIONS naming the method to come.
+    /// A script's or a CORS-mode load's request (not a document's) whose `Origin` names
+    /// another origin than the request's own, sent without a Cookie header (E6).
+    public static func omittedCredentials(_ exchange: Exchange) -> Bool {
+        guard !exchange.initiator.isDocument, exchange.initiator != .native, let target = exchange.request.target else { return false }
+        let headers = exchange.request.headers
+        guard let origin = headers.first("Origin")?.trimmingOWS, !origin.isEmpty, headers.first("Cookie") == nil else { return false }
+        return origin.lowercased() != target.origin.lowercased()
+    }
+
     public static func isPreflight(_ request: RecordedRequest) -> Bool {
         request.method == "OPTIONS" && request.headers.first("Access-Control-Request-Method") != nil
     }
@@ -516,6 +525,8 @@ public enum ExchangeClassifier {
             if exchange.initiator == .native { countNative(exchange) }
             // E5: the engine's CORS preflight carries no cookies, whatever the jar holds.
             if exchange.evidenceGap == nil, ExchangeClassifier.isPreflight(exchange.request) { exchange.evidenceGap = .corsPreflight }
+            // E6: a CORS-mode request to another origin that carried no cookie at all.
+            if exchange.evidenceGap == nil, ExchangeClassifier.omittedCredentials(exchange) { exchange.evidenceGap = .credentialsOmitted }
 
             // The frame: an iframe document, a request an iframe document referred, or the
             // frame of the chain a redirect target belongs to.

@@ -173,17 +173,24 @@ public struct RequestTarget: Sendable, Hashable {
 
     public var site: String { Site.of(host: host) }
 
-    /// `host/path?query`, how reports show a URL; the URL itself when it does not parse.
+    /// `host[:port]/path?query`, how reports show a URL; the URL itself when it does not parse.
     public static func hostAndPath(_ url: String) -> String {
         RequestTarget(url)?.hostAndPath ?? url
     }
 
-    /// `host/path?query`, how reports show a URL.
+    /// `host[:port]/path?query`, how reports show a URL: the port when it is not the
+    /// scheme's default, so that two servers on one host read apart.
     public var hostAndPath: String {
         // One reserved string: reports and findings show every URL this way.
         var out = String()
-        out.reserveCapacity(host.utf8.count + path.utf8.count + (query.map { $0.utf8.count + 1 } ?? 0))
-        out += host
+        let portText = port == RequestTarget.defaultPort(scheme) ? nil : ":\(port)"
+        out.reserveCapacity(host.utf8.count + (portText?.utf8.count ?? 0) + path.utf8.count + (query.map { $0.utf8.count + 1 } ?? 0))
+        if let portText, host.containsByte(0x3A) {
+            out += "[" + host + "]" + portText  // an IPv6 address, bracketed as in its URL
+        } else {
+            out += host
+            if let portText { out += portText }
+        }
         out += path
         if let query {
             out += "?"

@@ -247,7 +247,7 @@ public struct WebViewEmulator: Sendable {
                 }
                 outcome.sentCookies = header.cookies
                 if let gap = e.evidenceGap {
-                    // E1-E5: the recorded Cookie header is no evidence; nothing to compare.
+                    // E1-E6: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
                 } else {
                     outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)

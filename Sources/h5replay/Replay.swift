@@ -49,6 +49,9 @@ extension H5Replay {
         @Flag(help: "Print the matrix only, not every finding.")
         var quiet = false
 
+        @Option(help: ArgumentHelp("The preset whose findings are the web view's own (ITP, the recording browser's differences from WKWebView): another preset's finding that it shares is counted under it alone. `none` counts every finding under its own preset. Default: plain, when the run has it.", valueName: "NAME"))
+        var baselinePreset: String?
+
         @Argument(help: ArgumentHelp("Recording names, files, or folders of recordings.", valueName: "recording"))
         var recordings: [String] = []
 
@@ -65,6 +68,7 @@ extension H5Replay {
             let loaded = try loadRecordings(store, importer: importer, provenances: &provenances, skipped: skipped)
             var runner = ReplayRunner(presets: selected, profile: try profileOptions.profile())
             runner.detector.minLikelihood = minLikelihood.value
+            runner.baselinePreset = try baseline(among: selected)
             // The provenance walked when a file was imported, not walked again.
             runner.provenances = provenances
             if let explicit {
@@ -79,7 +83,7 @@ extension H5Replay {
             let git = ProcessInfo.processInfo.environment["GITHUB_SHA"] ?? ProcessInfo.processInfo.environment["CI_COMMIT_SHA"]
             // Rendered from the results as they went by; `report` reads a stored run back.
             // Unless every finding is printed, only those the report shows are kept.
-            var builder = ReportModel.Builder(shownPerCode: verbose ? nil : quiet ? 0 : TableReport.shownPerCode)
+            var builder = ReportModel.Builder(shownPerCode: verbose ? nil : quiet ? 0 : TableReport.shownPerCode, baselinePreset: runner.baselinePreset)
             let row = try runner.run(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git) { builder.add($0) }
             let runID = row.id!
             let model = builder.model(run: row)
@@ -87,6 +91,17 @@ extension H5Replay {
             print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet, verbose: verbose), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
             if let summary = skipped?.summary { print(summary) }
+        }
+
+        /// The baseline preset: the one named, which must be among the run's presets; by
+        /// default plain when the run has it.
+        func baseline(among selected: [Preset]) throws -> String? {
+            guard let name = baselinePreset else { return selected.contains { $0.name == "plain" } ? "plain" : nil }
+            if name == "none" { return nil }
+            guard selected.contains(where: { $0.name == name }) else {
+                throw InputError("--baseline-preset \(name) is not among the run's presets (\(selected.map(\.name).joined(separator: ", "))); add it to --preset, or say none")
+            }
+            return name
         }
 
         /// The recordings to replay: named, imported from files, or the bundled folder.

@@ -13,7 +13,7 @@ extension H5Replay {
                 hop), script-set (inferred: written by script just before the request that
                 first carries it) or pre-existing (there before the flow began). Script writes
                 and deletions inferred at an exchange are listed under it. An exchange that
-                is no evidence of the page's cookies says why (E1-E5). Cookie values are
+                is no evidence of the page's cookies says why (E1-E6). Cookie values are
                 redacted unless --show-secrets.
 
                 Examples:

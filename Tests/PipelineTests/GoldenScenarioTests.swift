@@ -58,6 +58,7 @@ struct GoldenScenarioTests {
                     if let subject = f.subject { entry["subject"] = subject }
                     if f.subjects.count > 1 { entry["subjects"] = f.subjects }
                     if let likelihood = f.likelihood { entry["likelihood"] = (likelihood * 1000).rounded() / 1000 }
+                    if f.baseline { entry["baseline"] = true }
                     entry["rank"] = f.rank.rawValue
                     findings.append(entry)
                 }

@@ -133,6 +133,7 @@ struct RealWorldCorpusTests {
                 var entry: [String: Any] = ["code": f.code.rawValue, "sequence": f.sequence, "severity": f.severity.rawValue, "rank": f.rank.rawValue]
                 if !f.subjects.isEmpty { entry["cookies"] = f.subjects }
                 if let likelihood = f.likelihood { entry["likelihood"] = (likelihood * 1000).rounded() / 1000 }
+                if f.baseline { entry["baseline"] = true }
                 return entry
             }
         }

@@ -9,6 +9,25 @@ struct ExchangeClassifierTests {
             response: RecordedResponse(status: status, headers: location.map { [HeaderField("Location", $0)] } ?? []), resourceType: resourceType)
     }
 
+    @Test("E6: a script's request to another origin in CORS mode without any cookie is no evidence of the jar; with a cookie, to its own origin, or a document, it is")
+    func credentialsOmitted() {
+        let page = "https://www.site.example"
+        func gap(_ headers: [(String, String)], url: String = "https://api.site.example/v1", resourceType: String? = "xhr") -> EvidenceGap? {
+            var list = [exchange(url: page + "/", resourceType: "document", headers: [("Accept", "text/html")]),
+                        exchange(url: url, resourceType: resourceType, headers: [("Accept", "*/*"), ("Referer", page + "/")] + headers, at: 1)]
+            ExchangeClassifier.classify(&list)
+            return list[1].evidenceGap
+        }
+        #expect(gap([("Origin", page)]) == .credentialsOmitted)
+        #expect(gap([("Origin", "null")]) == .credentialsOmitted, "an opaque origin is another origin")
+        #expect(gap([("Origin", page), ("Cookie", "sid=1")]) == nil, "credentials included: what it lacks counts")
+        #expect(gap([("Origin", page)], url: page + "/api") == nil, "its own origin: cookies go whatever the mode")
+        #expect(gap([]) == nil, "no Origin: not a CORS-mode request")
+        #expect(gap([("Origin", page)], resourceType: "document") == nil, "a navigation always carries its cookies")
+        #expect(gap([("Origin", page + ":8443")], url: page + "/api") == .credentialsOmitted, "another port is another origin")
+        #expect(EvidenceGap.credentialsOmitted.rule == "E6")
+    }
+
     @Test("rule 1: the exporter's _resourceType wins")
     func resourceType() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "fetch", headers: [("Accept", "text/html")])) == .fetch)
