@@ -22,6 +22,9 @@ public enum ExchangeClassifier {
     /// First rule that matches wins (BEHAVIOUR.md section 2, "Initiator").
     public static func initiator(of exchange: Exchange) -> Initiator {
         let request = exchange.request
+        // The browser's own favicon fetch: its chrome, not the page's traffic. A web view
+        // never makes it (NC1: compared with nothing).
+        if isFavicon(exchange) { return .native }
         // 1. The exporter's `_resourceType`.
         if let type = exchange.resourceType?.asciiLowercased, let byType = initiator(resourceType: type, request: request) {
             return byType
@@ -107,7 +110,33 @@ public enum ExchangeClassifier {
         //    answered `cb({...})`) was loaded by a `<script src>`, whatever its Content-Type
         //    (Twitter's said application/json): no CORS, no XHR or fetch bridge.
         if request.method == "GET", isJSONPAnswer(exchange) { return .script }
+        // 8. What the element asked for: browsers send an image's or a stylesheet's own
+        //    Accept ("image/webp,*/*;q=0.8", "text/css,*/*;q=0.1"); XHR and fetch send "*/*"
+        //    or what the script set.
+        if request.method == "GET", let accept = request.headers.first("Accept")?.asciiLowercased {
+            if accept.hasPrefix("image/") { return .image }
+            if accept.hasPrefix("text/css") { return .stylesheet }
+        }
+        // 9. A GET to another origin than the page's (its Referer's) without an Origin was
+        //    no XHR or fetch: a cross-origin XHR or fetch is a CORS request, and carries
+        //    Origin in every engine that can send one. It is an element's no-cors load
+        //    (a script, an image, a frame): no CORS, no bridge.
+        if request.method == "GET", !headers.hasOrigin, isCrossOriginToReferer(request) { return .other }
         return .ajax
+    }
+
+    /// A GET for an icon (`.ico`, or answered as one): the browser's favicon.
+    static func isFavicon(_ exchange: Exchange) -> Bool {
+        guard exchange.request.method == "GET", let path = exchange.request.target?.path else { return false }
+        if path.utf8.count >= 4, path.asciiLowercased.hasSuffix(".ico") { return true }
+        guard let type = exchange.response.headers.first("Content-Type")?.asciiLowercased else { return false }
+        return type.hasPrefix("image/x-icon") || type.hasPrefix("image/vnd.microsoft.icon")
+    }
+
+    /// The request's origin differs from its Referer's.
+    static func isCrossOriginToReferer(_ request: RecordedRequest) -> Bool {
+        guard let referer = request.headers.first("Referer"), let from = RequestTarget(referer.trimmingOWS), let to = request.target else { return false }
+        return !from.hasSameOrigin(as: to)
     }
 
     /// What `initiator(of:)` reads of the request's headers, each from the first field of

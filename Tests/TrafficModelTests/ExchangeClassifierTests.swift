@@ -28,6 +28,20 @@ struct ExchangeClassifierTests {
         #expect(EvidenceGap.credentialsOmitted.rule == "E6")
     }
 
+    @Test("rules 8 and 9: an image's or a stylesheet's own Accept, and a cross-origin GET without Origin, are no XHR or fetch; the browser's favicon is not the page's")
+    func elementLoads() {
+        let page = "https://www.site.example/"
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://px.ads.example/p?x=1", headers: [("Accept", "image/webp,*/*;q=0.8"), ("Referer", page)])) == .image)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://www.site.example/s?x=1", headers: [("Accept", "text/css,*/*;q=0.1"), ("Referer", page)])) == .stylesheet)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://ads.example/addyn/3.0/1", headers: [("Accept", "*/*"), ("Referer", page)])) == .other)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://api.example/v1", headers: [("Accept", "*/*"), ("Referer", page), ("Origin", "https://www.site.example")])) == .ajax)
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://www.site.example/api", headers: [("Accept", "*/*"), ("Referer", page)])) == .ajax, "same origin: XHR and fetch send no Origin on a GET")
+        #expect(ExchangeClassifier.initiator(of: exchange(url: "https://www.site.example/img/site.ico", headers: [("Accept", "*/*"), ("Referer", page)])) == .native)
+        var icon = exchange(url: "https://www.site.example/icon", resourceType: "image", headers: [("Referer", page)])
+        icon.response.headers.append(HeaderField("Content-Type", "image/x-icon"))
+        #expect(ExchangeClassifier.initiator(of: icon) == .native)
+    }
+
     @Test("rule 1: the exporter's _resourceType wins")
     func resourceType() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "fetch", headers: [("Accept", "text/html")])) == .fetch)
