@@ -325,9 +325,6 @@ public struct CookieStore: Sendable, Hashable {
                 if !lazy.secure! { return false }
             }
             if cookie.httpOnly && api == .script { return false }
-            // A cookie that arrives after `time` (a response still in flight when a
-            // parallel request left) is not yet there to send.
-            if cookie.creation > time { return false }
             return !cookie.isExpired(at: time)
         }
         func take(_ list: ArraySlice<Cookie>, _ lazy: inout (hostIsIP: Bool?, secure: Bool?)) {
