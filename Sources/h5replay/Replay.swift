@@ -99,7 +99,8 @@ extension H5Replay {
             guard let name = baselinePreset else { return selected.contains { $0.name == "plain" } ? "plain" : nil }
             if name == "none" { return nil }
             guard selected.contains(where: { $0.name == name }) else {
-                throw InputError("--baseline-preset \(name) is not among the run's presets (\(selected.map(\.name).joined(separator: ", "))); add it to --preset, or say none")
+                let guess = Suggestion.closest(to: name, among: selected.map(\.name)).map { "did you mean \($0)? " } ?? ""
+                throw InputError("--baseline-preset \(name) is not among the run's presets (\(selected.map(\.name).joined(separator: ", "))); \(guess)add it to --preset, or say none")
             }
             return name
         }

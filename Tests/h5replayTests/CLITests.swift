@@ -199,6 +199,8 @@ struct CLITests {
     @Test("usage and input errors exit 2 with a message", arguments: [
         (["replay", "--ios", "9"], "--ios 9"),
         (["replay", "--preset", "nope"], "unknown preset nope"),
+        (["replay", "--preset", "urlprotcol-naive"], "unknown preset urlprotcol-naive (did you mean urlprotocol-naive?)"),
+        (["replay", "--preset", "plain,capacitor", "--baseline-preset", "capacitr"], "--baseline-preset capacitr is not among the run's presets (plain, capacitor); did you mean capacitor?"),
         (["replay", "no-such-recording"], "no-such-recording"),
         (["report", "--db", "missing.sqlite"], "missing.sqlite"),
         (["export", "x", "-o", "y.har"], "--har"),
