@@ -2,8 +2,9 @@ import TrafficModel
 import Findings
 
 /// JUnit XML as Jenkins and GitLab read it: one test suite per preset, one test case per
-/// recording and preset, and one `<failure>` per error finding carrying its message and
-/// rules. Warnings and info go to the test case's system-out.
+/// recording and preset, and one `<failure>` per error finding (for `gate --junit`, per
+/// finding the gate failed on) carrying its message and rules. The rest go to the test
+/// case's system-out.
 public struct JUnitReport: Sendable {
     public var redactor: Redactor
 
@@ -11,9 +12,14 @@ public struct JUnitReport: Sendable {
         self.redactor = Redactor(showSecrets: showSecrets, names: secrets)
     }
 
-    public func render(_ model: ReportModel) -> String {
+    /// The run's errors as failures; with `gate`, what the gate judged instead: the new
+    /// findings at or above its bar are the failures, so the file fails exactly when the
+    /// gate does, and the other findings (new below the bar, unchanged) go to system-out.
+    public func render(_ model: ReportModel, gate: Gate.Result? = nil) -> String {
         let model = redactor.apply(model)
-        let errors = model.findings.filter { $0.severity == .error && !model.isShared($0) }
+        let failing = gate.map { Set($0.failing.map(\.identity)) }
+        let isFailure: (Finding) -> Bool = { f in failing.map { $0.contains(f.identity) } ?? (f.severity == .error) }
+        let errors = model.findings.filter { isFailure($0) && !model.isShared($0) }
         let failingCases = Set(errors.map { "\($0.preset)|\($0.recording)" }).count
         let total = model.recordings.count * model.presets.count
         let byCell = model.findingsByCell()
@@ -35,11 +41,11 @@ public struct JUnitReport: Sendable {
                     continue
                 }
                 out += ">\n"
-                for f in findings where f.severity == .error {
+                for f in findings where isFailure(f) {
                     let message = "\(f.code.rawValue) #\(f.sequence) \(f.method) \(f.url) [\(f.rules.map(\.rawValue).joined(separator: ", "))]"
                     out += "      <failure type=\"\(f.code.rawValue)\" message=\"\(attr(message))\">\(text(details(f)))</failure>\n"
                 }
-                let others = findings.filter { $0.severity != .error }
+                let others = findings.filter { !isFailure($0) }
                 if !others.isEmpty {
                     out += "      <system-out>\(text(others.map { "[\($0.severity.rawValue)] \($0.code.rawValue) #\($0.sequence): \($0.message)" }.joined(separator: "\n")))</system-out>\n"
                 }

@@ -76,7 +76,7 @@ extension H5Replay {
             let result = gate.evaluate(run: model.run, findings: model.findings, baseline: baselineRun,
                 baselineFindings: try baselineRun.map { try store.findings(run: $0.id!) } ?? [])
             print(gate.text(result, redactor: secrets.redactor), terminator: "")
-            if let junit { try writeReport(JUnitReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model), to: junit) }
+            if let junit { try writeReport(JUnitReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, gate: result), to: junit) }
             if let markdown { try writeReport(MarkdownReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, gate: result), to: markdown) }
             if !result.passed { throw ExitCode(1) }
         }

@@ -334,7 +334,10 @@ struct CLITests {
         let green = try Self.h5replay(["gate", "--baseline", "main", "--junit", "junit.xml", "--markdown", "summary.md"], in: dir)
         #expect(green.status == 0, "\(green.stdout)\(green.stderr)")
         #expect(green.stdout.contains("New (0)") && green.stdout.contains("PASSED"))
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("junit.xml").path))
+        // The JUnit file agrees with the exit code: the unchanged errors fail no test case.
+        let greenJUnit = try String(contentsOf: dir.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(greenJUnit.contains("<testsuites") && !greenJUnit.contains("<failure") && greenJUnit.contains("failures=\"0\""), "\(greenJUnit.prefix(600))")
+        #expect(greenJUnit.contains("[error] BODY_LOST"), "the unchanged errors are still listed, in system-out")
         #expect(try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8).contains("**Gate passed** against run 1 (main)"))
 
         // A new flow whose XHR POST loses its body under NSURLProtocol.
@@ -342,8 +345,10 @@ struct CLITests {
             .replacingOccurrences(of: "/api/order", with: "/api/refund")
         try Data(har.utf8).write(to: dir.appendingPathComponent("Recordings/refund.har"))
         #expect(try Self.h5replay(["replay", "--label", "pr"] + presets, in: dir).status == 0)
-        let red = try Self.h5replay(["gate", "--baseline", "main"], in: dir)
+        let red = try Self.h5replay(["gate", "--baseline", "main", "--junit", "red.xml"], in: dir)
         #expect(red.status == 1, "\(red.stdout)\(red.stderr)")
+        let redJUnit = try String(contentsOf: dir.appendingPathComponent("red.xml"), encoding: .utf8)
+        #expect(redJUnit.components(separatedBy: "<failure ").count - 1 == 1 && redJUnit.contains("BODY_LOST #2 POST https://m.example.com/api/refund"), "\(redJUnit.prefix(800))")
         let failing = red.stdout.split(separator: "\n").filter { $0.contains("FAIL [") }
         #expect(failing == ["  FAIL [error] BODY_LOST urlprotocol-naive refund #2 POST https://m.example.com/api/refund"])
         #expect(red.stdout.contains("FAILED: 1 new finding(s) at error or above."))
