@@ -36,6 +36,12 @@ public struct CookieProvenance: Sendable, Hashable {
             /// it, which every request that carried it lies under (`Walker.narrowPath`).
             /// Nothing happened in the page.
             case pathNarrowed = "path-narrowed"
+            /// Not an event but a better guess: a cookie inferred written by script, placed
+            /// host-only on the first host that carried it, is this cookie of the site's
+            /// domain: the same name and value went to another host of the site, and no
+            /// request to one went without it since the write (`Walker.widenScriptSet`).
+            /// Nothing happened in the page: the write is the earlier one.
+            case domainWidened = "domain-widened"
         }
         public var kind: Kind
         public var cookie: Cookie
@@ -66,7 +72,7 @@ public struct CookieProvenance: Sendable, Hashable {
                     all.append(event.cookie)
                     if !event.cookie.hostOnly { widened.append(event.cookie) }
                 case .pathNarrowed: narrowed.append(event.cookie)
-                case .scriptSet, .scriptDeleted: break
+                case .scriptSet, .scriptDeleted, .domainWidened: break
                 }
             }
         }
@@ -302,6 +308,11 @@ public struct CookieProvenance: Sendable, Hashable {
                     }
                     continue
                 }
+                if let widened = try widenScriptSet(name: name, value: value, to: target, before: exchange.sequence) {
+                    events.append(Inference(kind: .domainWidened, cookie: widened.cookie, windowStart: nil))
+                    carried.append(SentCookie(name: name, value: value, kind: .scriptSet, setBy: widened.firstSeen, hop: nil))
+                    continue
+                }
                 if let widened = widenPreexisting(name: name, value: value, to: target) {
                     events.append(Inference(kind: .preExisting, cookie: widened.cookie, windowStart: nil))
                     carried.append(SentCookie(name: name, value: value, kind: .preExisting, setBy: widened.firstSeen, hop: nil))
@@ -309,7 +320,12 @@ public struct CookieProvenance: Sendable, Hashable {
                 }
                 // Not explained by the jar: written by script, or there from the start.
                 // The inferred cookie is host-only on the request host, path "/", session.
-                var kind: Inference.Kind = firstToSite ? .preExisting : .scriptSet
+                // A request to another site than both the document that sent it (its
+                // Referer) and the main frame's page carries no cookie a script of either
+                // wrote: a script sets cookies for its own site only. Its source is unknown:
+                // there from the start.
+                let noWriter = exchange.frame.thirdParty && Self.sentByAnotherSite(exchange, target: target)
+                var kind: Inference.Kind = firstToSite || noWriter ? .preExisting : .scriptSet
                 let written = time - CookieProvenance.scriptLead
                 var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
                 var under: String? = CookieStore.defaultPath(target.path)
@@ -331,7 +347,7 @@ public struct CookieProvenance: Sendable, Hashable {
                 events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
                 let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
                 origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
-                if provenance == .preExisting { noteGuess(cookie) }
+                noteGuess(cookie)
                 carried.append(SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
             }
             // A cookie the jar would send that the request lacks was deleted by script, unless
@@ -405,6 +421,38 @@ public struct CookieProvenance: Sendable, Hashable {
             return (cookie, firstSeen)
         }
 
+        /// The same for a cookie inferred written by script: the same name and value carried
+        /// to another host of the site shows the site's domain cookie the script wrote
+        /// (analytics scripts write to the registrable domain), not a second write on this
+        /// host. Widened only when no remembered request to a host of the domain lacked it
+        /// after the write; the write keeps its time.
+        mutating func widenScriptSet(name: String, value: String, to target: RequestTarget, before sequence: Int) throws -> (cookie: Cookie, firstSeen: Int?)? {
+            let site = target.site
+            guard site != target.host, !CookieStore.isPublicSuffix(site), let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
+            for key in candidates {
+                guard let guessed = jar.cookie(for: key), guessed.value == value, guessed.hostOnly, guessed.path == "/",
+                    origin[key]?.kind == .scriptSet, guessed.domain != target.host, CookieStore.domainMatches(guessed.domain, site)
+                else { continue }
+                var cookie = guessed
+                cookie.domain = site
+                cookie.hostOnly = false
+                if let lacked = try windowStart(for: cookie, before: sequence), lacked >= guessed.creation { return nil }
+                let from = origin.removeValue(forKey: guessed.key)
+                _ = jar.remove(guessed.key)
+                jar.set(cookie, at: cookie.creation)
+                origin[cookie.key] = (.scriptSet, from?.by, nil, nil)
+                return (cookie, from?.by)
+            }
+            return nil
+        }
+
+        /// Whether the request went to another site than the document that sent it, as
+        /// its Referer names it.
+        static func sentByAnotherSite(_ exchange: Exchange, target: RequestTarget) -> Bool {
+            guard let referer = exchange.request.headers.first("Referer"), let from = RequestTarget(referer.trimmingOWS) else { return false }
+            return from.site != target.site
+        }
+
         /// Notes a cookie inferred there from the start, a guess `widenPreexisting` may widen.
         mutating func noteGuess(_ cookie: Cookie) {
             guard cookie.hostOnly, cookie.path == "/" else { return }
@@ -414,7 +462,7 @@ public struct CookieProvenance: Sendable, Hashable {
             // Made again from the jar, oldest first.
             var live: [Cookie] = []
             jar.forEachCookie { c in
-                if c.hostOnly, c.path == "/", origin[c.key]?.kind == .preExisting { live.append(c) }
+                if c.hostOnly, c.path == "/", let kind = origin[c.key]?.kind, kind != .serverSet { live.append(c) }
             }
             live.sort { ($0.creationOrder, $0.key) < ($1.creationOrder, $1.key) }
             guesses = [:]

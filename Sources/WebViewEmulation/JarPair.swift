@@ -124,6 +124,30 @@ struct JarPair {
         for i in pending.indices where pending[i].cookie.key == guessed { pending[i].cookie.path = cookie.path }
     }
 
+    /// A host-only cookie inferred from the first host that carried it is `cookie`, its
+    /// site's domain cookie (`CookieProvenance.Inference.Kind.domainWidened`): re-scoped
+    /// in both jars and in pending synchronisations, keeping its creation.
+    mutating func widenDomain(to cookie: Cookie) {
+        for side in [JarSide.native, .web] {
+            var found: Cookie?
+            self[side].forEachCookie { c in
+                if found == nil, c.hostOnly, c.name == cookie.name, c.path == cookie.path, c.value == cookie.value, CookieStore.domainMatches(c.domain, cookie.domain) { found = c }
+            }
+            if var held = found, let removed = self[side].remove(held.key) {
+                held = removed
+                held.domain = cookie.domain
+                held.hostOnly = false
+                self[side].set(held, at: held.creation)
+            }
+        }
+        for i in pending.indices where pending[i].cookie.name == cookie.name && pending[i].cookie.hostOnly && pending[i].cookie.value == cookie.value
+            && CookieStore.domainMatches(pending[i].cookie.domain, cookie.domain)
+        {
+            pending[i].cookie.domain = cookie.domain
+            pending[i].cookie.hostOnly = false
+        }
+    }
+
     /// Puts `cookie` in `side` at `time`, and schedules its synchronisation to the other
     /// jar after `syncDelay` (nil: it never propagates).
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {

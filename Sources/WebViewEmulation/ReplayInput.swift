@@ -54,13 +54,10 @@ public final class ReplayInput: Sendable {
                 documentURL = e.request.url
                 documentTarget = e.request.target
             }
-            // The frame's document: an iframe's is its Referer, the main frame's the last document.
-            let frameDocument: RequestTarget?
-            if e.frame.kind == .iframe, let referer = e.request.headers.first("Referer") {
-                frameDocument = RequestTarget(referer)
-            } else {
-                frameDocument = documentTarget
-            }
+            // The document whose script wrote what the request carries: the one that sent
+            // it, as its Referer says; without one, the main frame's last document. (An ad
+            // iframe read as the main frame's next page is not every later request's writer.)
+            let frameDocument = e.request.headers.first("Referer").flatMap { RequestTarget($0.trimmingOWS) } ?? documentTarget
             var crossOrigin = false
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)

@@ -52,6 +52,42 @@ struct CookieProvenanceTests {
         #expect(!p.inferred[2].contains { $0.cookie.name == "SID" })
     }
 
+    @Test("a script's cookie carried to another host of its site is the site's domain cookie the script wrote once, unless a request there went without it after the write")
+    func scriptCookieWidenedToTheSite() throws {
+        let flow = [
+            Self.exchange(0, at: 0, "https://www.shop.example/"),
+            Self.exchange(1, at: 1, "https://www.shop.example/a", cookie: "_ga=G1"),
+            Self.exchange(2, at: 2, "https://api.shop.example/x", cookie: "_ga=G1"),
+        ]
+        let p = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow))
+        #expect(p.sent[1].first?.kind == .scriptSet)
+        // On api., the same value: the write of #1, scoped to the site; no second write.
+        #expect(p.sent[2].first?.kind == .scriptSet && p.sent[2].first?.setBy == 1)
+        #expect(p.inferred[2].map(\.kind) == [.domainWidened] && p.inferred[2].first?.cookie.domain == "shop.example")
+        // img. went without it after the write: the cookie was www.'s own, and api.'s a second write.
+        var lacking = flow
+        lacking.insert(Self.exchange(2, at: 1.5, "https://img.shop.example/p.png"), at: 2)
+        for k in lacking.indices { lacking[k].sequence = k }
+        let q = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: lacking))
+        #expect(q.inferred[3].map(\.kind) == [.scriptSet] && q.inferred[3].first?.cookie.hostOnly == true)
+    }
+
+    @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start")
+    func noScriptWritesAnotherSitesCookie() throws {
+        func ad(_ sequence: Int, at offset: Double, cookie: String?) -> Exchange {
+            var headers: HeaderList = [HeaderField("Referer", "https://www.shop.example/")]
+            if let cookie { headers.append(HeaderField("Cookie", cookie)) }
+            var e = Exchange(sequence: sequence, startedAt: Self.t0 + offset, duration: 0.01, request: RecordedRequest(method: "GET", url: "https://px.ads.example/p?\(sequence)", headers: headers),
+                             response: RecordedResponse(status: 200, headers: []))
+            e.frame = Frame(kind: .main, thirdParty: true)
+            return e
+        }
+        let p = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://www.shop.example/"), ad(1, at: 1, cookie: nil), ad(2, at: 2, cookie: "uid=7"),
+        ]))
+        #expect(p.sent[2].first?.kind == .preExisting && p.inferred[2].map(\.kind) == [.preExisting])
+    }
+
     @Test("an earlier request to the site that went without the cookie keeps it host-only")
     func widenedOnlyWithoutContraryEvidence() throws {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
