@@ -549,16 +549,19 @@ public struct HARImporter: Sendable {
     /// breaks; WebPagetest's cut a joined value's second line at its first ": ", leaving a
     /// field whose name holds a `=` (which no field name may) after the Set-Cookie.
     static func unfoldSetCookies(_ headers: HeaderList) -> HeaderList {
-        let folded = headers.contains { field in
-            field.name.asciiLowercased == "set-cookie" ? field.value.containsByte(0x0A) : field.name.containsByte(0x3D)
+        // Read in place: the usual list, with nothing to unfold, makes no string.
+        var folded = false
+        headers.forEach { name, value in
+            if folded { return }
+            folded = name.equalsCaseInsensitive("set-cookie") ? value.contains(0x0A) : name.contains(0x3D)
         }
         guard folded else { return headers }
         var out: HeaderList = []
         var afterSetCookie = false
         for field in headers {
             let name = field.name
-            if name.asciiLowercased == "set-cookie" {
-                for line in field.value.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) where !line.trimmingOWS.isEmpty {
+            if name.caseInsensitiveEquals("set-cookie") {
+                for line in field.value.split(whereSeparator: \.isNewline) where !line.trimmingOWS.isEmpty {
                     out.append(HeaderField(name, String(line.trimmingOWS)))
                 }
                 afterSetCookie = true

@@ -22,6 +22,16 @@ struct HARImporterTests {
         #expect(recording.exchanges[0].request.headers == [HeaderField("X-A", "1"), HeaderField("X-B", "2")])
     }
 
+    @Test("a Set-Cookie value of several lines (Chrome, Firefox, chrome-har) is several cookies; WebPagetest's line cut at its first ': ' is joined again")
+    func foldedSetCookies() throws {
+        let joined = #""response": {"status": 200, "headers": [{"name": "set-cookie", "value": "a=1; Path=/\nb=2; Domain=.a.example\r\n\nc=3"}, {"name": "Vary", "value": "Cookie"}], "content": {"size": 0}}"#
+        #expect(try importing(har(entry(response: joined))).exchanges[0].response.headers.all("Set-Cookie") == ["a=1; Path=/", "b=2; Domain=.a.example", "c=3"])
+        let cut = #""response": {"status": 200, "headers": [{"name": "set-cookie", "value": "GeoIP=US; Path=/"}, {"name": "WMF=29-Aug-2015;Path=/;HttpOnly;Expires=Wed, 30 Sep 2015 12", "value": "00:00 GMT"}, {"name": "vary", "value": "Cookie"}], "content": {"size": 0}}"#
+        let headers = try importing(har(entry(response: cut))).exchanges[0].response.headers
+        #expect(headers.all("Set-Cookie") == ["GeoIP=US; Path=/", "WMF=29-Aug-2015;Path=/;HttpOnly;Expires=Wed, 30 Sep 2015 12:00:00 GMT"])
+        #expect(headers.first("Vary") == "Cookie", "a field after them stays as it was")
+    }
+
     @Test("base64 response content is decoded to the exact bytes")
     func base64Content() throws {
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])
