@@ -328,6 +328,10 @@ public struct CookieProvenance: Sendable, Hashable {
                 var kind: Inference.Kind = firstToSite || noWriter ? .preExisting : .scriptSet
                 let written = time - CookieProvenance.scriptLead
                 var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
+                // Unless an earlier request to its host went without it: then it came in
+                // between, from a script of the frame that has that site (a third party's
+                // own iframe), as any write the recording shows the window of.
+                if kind == .preExisting, !firstToSite, try windowStart(for: cookie, before: exchange.sequence) != nil { kind = .scriptSet }
                 var under: String? = CookieStore.defaultPath(target.path)
                 if kind == .scriptSet, beforeAnyPage, let start = thereFromTheStart(cookie, under: under!) {
                     cookie = start
@@ -357,7 +361,10 @@ public struct CookieProvenance: Sendable, Hashable {
             // kept it off, and a page's script cannot delete another site's cookie.
             let lackShowsDeletion = evidence && !exchange.frame.thirdParty
             // Nor of an HttpOnly cookie: `document.cookie` can neither see nor remove one.
-            for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key)) {
+            // Nor of a cookie whose name the request carries: another copy of it went (a
+            // guess of its scope that a wider one replaced), so it was not deleted.
+            for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key))
+                && !recorded.contains(where: { $0.name == cookie.name }) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
                     events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
                     continue
@@ -437,8 +444,15 @@ public struct CookieProvenance: Sendable, Hashable {
                 cookie.domain = site
                 cookie.hostOnly = false
                 if let lacked = try windowStart(for: cookie, before: sequence), lacked >= guessed.creation { return nil }
-                let from = origin.removeValue(forKey: guessed.key)
-                _ = jar.remove(guessed.key)
+                let from = origin[guessed.key]
+                // Every host-only guess of this value under the site was this one cookie.
+                for other in candidates {
+                    guard let copy = jar.cookie(for: other), copy.value == value, copy.hostOnly, copy.path == "/",
+                        origin[other]?.kind == .scriptSet, CookieStore.domainMatches(copy.domain, site)
+                    else { continue }
+                    origin[other] = nil
+                    _ = jar.remove(other)
+                }
                 jar.set(cookie, at: cookie.creation)
                 origin[cookie.key] = (.scriptSet, from?.by, nil, nil)
                 return (cookie, from?.by)

@@ -129,16 +129,16 @@ struct JarPair {
     /// in both jars and in pending synchronisations, keeping its creation.
     mutating func widenDomain(to cookie: Cookie) {
         for side in [JarSide.native, .web] {
-            var found: Cookie?
+            // Every host-only copy of the value under the domain is the one cookie.
+            var copies: [Cookie] = []
             self[side].forEachCookie { c in
-                if found == nil, c.hostOnly, c.name == cookie.name, c.path == cookie.path, c.value == cookie.value, CookieStore.domainMatches(c.domain, cookie.domain) { found = c }
+                if c.hostOnly, c.name == cookie.name, c.path == cookie.path, c.value == cookie.value, CookieStore.domainMatches(c.domain, cookie.domain) { copies.append(c) }
             }
-            if var held = found, let removed = self[side].remove(held.key) {
-                held = removed
-                held.domain = cookie.domain
-                held.hostOnly = false
-                self[side].set(held, at: held.creation)
-            }
+            guard var widened = copies.min(by: { $0.creation < $1.creation }) else { continue }
+            for copy in copies { self[side].remove(copy.key) }
+            widened.domain = cookie.domain
+            widened.hostOnly = false
+            self[side].set(widened, at: widened.creation)
         }
         for i in pending.indices where pending[i].cookie.name == cookie.name && pending[i].cookie.hostOnly && pending[i].cookie.value == cookie.value
             && CookieStore.domainMatches(pending[i].cookie.domain, cookie.domain)

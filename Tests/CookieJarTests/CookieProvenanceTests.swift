@@ -72,20 +72,25 @@ struct CookieProvenanceTests {
         #expect(q.inferred[3].map(\.kind) == [.scriptSet] && q.inferred[3].first?.cookie.hostOnly == true)
     }
 
-    @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start")
+    @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start; after a request to its host without it, a write in between")
     func noScriptWritesAnotherSitesCookie() throws {
-        func ad(_ sequence: Int, at offset: Double, cookie: String?) -> Exchange {
+        func ad(_ sequence: Int, at offset: Double, _ host: String, cookie: String?) -> Exchange {
             var headers: HeaderList = [HeaderField("Referer", "https://www.shop.example/")]
             if let cookie { headers.append(HeaderField("Cookie", cookie)) }
-            var e = Exchange(sequence: sequence, startedAt: Self.t0 + offset, duration: 0.01, request: RecordedRequest(method: "GET", url: "https://px.ads.example/p?\(sequence)", headers: headers),
+            var e = Exchange(sequence: sequence, startedAt: Self.t0 + offset, duration: 0.01, request: RecordedRequest(method: "GET", url: "https://\(host)/p?\(sequence)", headers: headers),
                              response: RecordedResponse(status: 200, headers: []))
             e.frame = Frame(kind: .main, thirdParty: true)
             return e
         }
+        let page = Self.exchange(0, at: 0, "https://www.shop.example/")
         let p = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: [
-            Self.exchange(0, at: 0, "https://www.shop.example/"), ad(1, at: 1, cookie: nil), ad(2, at: 2, cookie: "uid=7"),
+            page, ad(1, at: 1, "cdn.ads.example", cookie: nil), ad(2, at: 2, "px.ads.example", cookie: "uid=7"),
         ]))
         #expect(p.sent[2].first?.kind == .preExisting && p.inferred[2].map(\.kind) == [.preExisting])
+        let q = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: [
+            page, ad(1, at: 1, "px.ads.example", cookie: nil), ad(2, at: 2, "px.ads.example", cookie: "uid=7"),
+        ]))
+        #expect(q.sent[2].first?.kind == .scriptSet, "px. went without it at #1: it came in between")
     }
 
     @Test("an earlier request to the site that went without the cookie keeps it host-only")
