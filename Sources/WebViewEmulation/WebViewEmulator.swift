@@ -88,7 +88,9 @@ public struct WebViewEmulator: Sendable {
             let fromAppPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd
             // J4: a new web view with its own process pool starts without session cookies.
             if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
-            let crossSite = applyScriptEvents(provenance.inferred[e.sequence], at: time, into: &jars, hooks: hooks.scriptCookieWritten, deletionHooks: hooks.scriptCookieDeleted, page: facts.frameDocument, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
+            let events = provenance.inferred[e.sequence]
+            let crossSite = events.isEmpty ? [] : applyScriptEvents(events, at: time, into: &jars, hooks: hooks.scriptCookieWritten, deletionHooks: hooks.scriptCookieDeleted, page: facts.frameDocument,
+                writerNamed: e.request.headers.first("Referer") != nil, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
             jars.completeSyncs(upTo: time)
 
             let chainStart = e.redirect?.chainStart ?? e.sequence
@@ -568,7 +570,11 @@ public struct WebViewEmulator: Sendable {
     /// request; they reach NativeJar through J3 (never on the simulator), or through a
     /// setter hook (C8). Returns the cookies a hook accepted for a site the page may not
     /// set (C9).
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, onAppPage: Bool, inMainFrame: Bool) -> [String] {
+    /// `writerNamed`: the request names the document that sent it (a Referer), so a script
+    /// cookie of another site than that document's was written by a frame of the cookie's
+    /// own site (a script sets cookies for its own site only), where the page's hooks do
+    /// not run.
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, writerNamed: Bool, onAppPage: Bool, inMainFrame: Bool) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -577,6 +583,10 @@ public struct WebViewEmulator: Sendable {
                 continue
             case .scriptSet:
                 let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
+                if writerNamed, let page, Site.of(host: event.cookie.domain) != page.site {
+                    jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                    continue
+                }
                 let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)) }
                 // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of
                 // WebJar; CAPC2: one that writes elsewhere may copy it back later.
