@@ -126,11 +126,14 @@ public enum ExchangeClassifier {
     }
 
     /// A GET for an icon (`.ico`, or answered as one): the browser's favicon.
+    /// Read in place: it is asked of every exchange.
     static func isFavicon(_ exchange: Exchange) -> Bool {
-        guard exchange.request.method == "GET", let path = exchange.request.target?.path else { return false }
-        if path.utf8.count >= 4, path.asciiLowercased.hasSuffix(".ico") { return true }
-        guard let type = exchange.response.headers.first("Content-Type")?.asciiLowercased else { return false }
-        return type.hasPrefix("image/x-icon") || type.hasPrefix("image/vnd.microsoft.icon")
+        guard exchange.request.method == "GET", let target = exchange.request.target else { return false }
+        let path = target.path.utf8
+        if path.count >= 4, path.suffix(4).elementsEqual(".ico".utf8, by: { $0 | 0x20 == $1 }) { return true }
+        return exchange.response.headers.firstValue("Content-Type") { type in
+            type.hasCaseInsensitivePrefix("image/x-icon") || type.hasCaseInsensitivePrefix("image/vnd.microsoft.icon")
+        } ?? false
     }
 
     /// The request's origin differs from its Referer's.
@@ -224,7 +227,9 @@ public enum ExchangeClassifier {
     public static func omittedCredentials(_ exchange: Exchange) -> Bool {
         guard !exchange.initiator.isDocument, exchange.initiator != .native, let target = exchange.request.target else { return false }
         let headers = exchange.request.headers
-        guard let origin = headers.first("Origin")?.trimmingOWS, !origin.isEmpty, headers.first("Cookie") == nil else { return false }
+        // The Cookie looked up in place (a page's carries many cookies), the Origin read
+        // only when there is none.
+        guard headers.firstValue("Cookie", { _ in true }) == nil, let origin = headers.first("Origin")?.trimmingOWS, !origin.isEmpty else { return false }
         return origin.lowercased() != target.origin.lowercased()
     }
 
