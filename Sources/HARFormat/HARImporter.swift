@@ -343,6 +343,13 @@ public struct HARImporter: Sendable {
                 diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index): response.status is -1 (no known response)"))
             }
             let responseHeaders = try headers(response["headers"])
+            // Chrome's internal redirects (HSTS's upgrade to https, an extension's): a 307
+            // with Non-Authoritative-Reason that no server sent; the request it leads to
+            // is the load's first on the wire, as in a web view that upgrades alike.
+            if status == 307, let reason = responseHeaders.first("Non-Authoritative-Reason") {
+                diagnostics.append(Diagnostic(.entrySkipped, message: "entry \(index): the browser's own redirect (307, Non-Authoritative-Reason: \(reason.prefix(40))), never on the wire; skipped"))
+                return nil
+            }
             let content = response["content"]
             var body = Data()
             var bodyMissing = false

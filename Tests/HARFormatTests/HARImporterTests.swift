@@ -32,6 +32,19 @@ struct HARImporterTests {
         #expect(headers.first("Vary") == "Cookie", "a field after them stays as it was")
     }
 
+    @Test("Chrome's internal redirect (307 with Non-Authoritative-Reason: HSTS) is skipped with a note: its https request starts the load")
+    func browserInternalRedirect() throws {
+        let hsts = entry(url: "http://a.example/ga.js", response: #""response": {"status": 307, "headers": [{"name": "Location", "value": "https://a.example/ga.js"}, {"name": "Non-Authoritative-Reason", "value": "HSTS"}], "content": {"size": 0}}"#)
+        let real = entry(url: "https://a.example/ga.js", started: "2024-01-02T03:04:05.700Z")
+        let recording = try importing(har(hsts + ", " + real))
+        #expect(recording.exchanges.map(\.request.url) == ["https://a.example/ga.js"])
+        #expect(recording.exchanges[0].redirect == nil, "no redirect chain: the web view upgrades before sending")
+        #expect(recording.diagnostics.contains { $0.code == DiagnosticCode.entrySkipped.rawValue && $0.message.contains("Non-Authoritative-Reason: HSTS") })
+        // A server's own 307 stays.
+        let server = entry(url: "http://a.example/old", response: #""response": {"status": 307, "headers": [{"name": "Location", "value": "/new"}], "content": {"size": 0}}"#)
+        #expect(try importing(har(server)).exchanges.count == 1)
+    }
+
     @Test("base64 response content is decoded to the exact bytes")
     func base64Content() throws {
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])
