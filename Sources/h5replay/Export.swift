@@ -55,7 +55,9 @@ extension H5Replay {
                 throw InputError("\(recording): no such recording in \(database.db); `h5replay import FILE` stores one")
             }
             if !includeSecrets {
-                SecretNames.configured(headers: secretHeader, queryParameters: secretQuery).redactAtRest(&loaded)
+                let names = SecretNames.configured(headers: secretHeader, queryParameters: secretQuery)
+                names.redactAtRest(&loaded)
+                for k in loaded.exchanges.indices { names.redactBodySecrets(&loaded.exchanges[k].request) }
             }
             let data = try HARExporter(toolVersion: H5Replay.version).data(for: loaded)
             do {

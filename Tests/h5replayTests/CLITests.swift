@@ -191,6 +191,22 @@ struct CLITests {
         let shared = try String(contentsOf: dir.appendingPathComponent("shared.har"), encoding: .utf8)
         for secret in planted { #expect(!shared.contains(secret), "\(secret) leaked into the sanitized export") }
         #expect(shared.contains("page=2"))  // what is not secret stays
+
+        // Secrets in bodies: a login form and a JSON body, each still parseable.
+        let bodies = #"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":["#
+            + [("application/x-www-form-urlencoded", "user=ann&password=pw-Tr61&csrf_token=csrf-Qe48"), ("application/json", #"{"user":"ann","auth":{"otp":"otp-Lk39"}}"#)].enumerated().map { k, body in
+                #"{"startedDateTime":"2026-01-01T00:00:0\#(k)Z","time":10,"request":{"method":"POST","url":"https://a.example/login","httpVersion":"HTTP/1.1","headers":[{"name":"Content-Type","value":"\#(body.0)"}],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":\#(body.1.utf8.count),"postData":{"mimeType":"\#(body.0)","text":\#(String(decoding: try! JSONSerialization.data(withJSONObject: body.1, options: .fragmentsAllowed), as: UTF8.self))}},"response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[],"cookies":[],"content":{"size":0,"mimeType":"text/plain"},"redirectURL":"","headersSize":-1,"bodySize":0},"cache":{},"timings":{"send":0,"wait":10,"receive":0}}"#
+            }.joined(separator: ",") + "]}}"
+        try Data(bodies.utf8).write(to: dir.appendingPathComponent("login.har"))
+        #expect(try Self.h5replay(["import", "login.har"], in: dir).status == 0)
+        #expect(try Self.h5replay(["export", "login", "--har", "-o", "login-shared.har"], in: dir).status == 0)
+        let login = try String(contentsOf: dir.appendingPathComponent("login-shared.har"), encoding: .utf8)
+        for secret in ["pw-Tr61", "csrf-Qe48", "otp-Lk39"] { #expect(!login.contains(secret), "\(secret) leaked from a body into the sanitized export") }
+        let entries = try #require(((try JSONSerialization.jsonObject(with: Data(login.utf8)) as? [String: Any])?["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        let texts = entries.compactMap { (($0["request"] as? [String: Any])?["postData"] as? [String: Any])?["text"] as? String }
+        #expect(texts.count == 2 && texts[0].hasPrefix("user=ann&password=redacted-7-") && texts[0].contains("&csrf_token=redacted-9-"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(texts[1].utf8)) as? [String: Any])
+        #expect(json["user"] as? String == "ann" && ((json["auth"] as? [String: Any])?["otp"] as? String)?.hasPrefix("redacted-8-") == true, "the JSON parses, keeps its keys and what is not secret")
         #expect(try Self.h5replay(["export", "secret", "--har", "-o", "exact.har", "--include-secrets"], in: dir).status == 0)
         let exact = try String(contentsOf: dir.appendingPathComponent("exact.har"), encoding: .utf8)
         for secret in planted { #expect(exact.contains(secret), "\(secret) missing from the exact export") }
