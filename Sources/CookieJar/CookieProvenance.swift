@@ -42,6 +42,11 @@ public struct CookieProvenance: Sendable, Hashable {
             /// request to one went without it since the write (`Walker.widenScriptSet`).
             /// Nothing happened in the page: the write is the earlier one.
             case domainWidened = "domain-widened"
+            /// Not an event of the page: the browser that recorded started afresh (a
+            /// page-test tool's next run or repeat view) before a top-level load with no
+            /// Referer, which went without this cookie; the cookie is gone from both jars
+            /// without a deletion anyone synchronises.
+            case forgotten = "forgotten"
         }
         public var kind: Kind
         public var cookie: Cookie
@@ -72,7 +77,7 @@ public struct CookieProvenance: Sendable, Hashable {
                     all.append(event.cookie)
                     if !event.cookie.hostOnly { widened.append(event.cookie) }
                 case .pathNarrowed: narrowed.append(event.cookie)
-                case .scriptSet, .scriptDeleted, .domainWidened: break
+                case .scriptSet, .scriptDeleted, .domainWidened, .forgotten: break
                 }
             }
         }
@@ -360,6 +365,10 @@ public struct CookieProvenance: Sendable, Hashable {
             // cookie blocking, a web view's page on the app's own scheme, SameSite) may have
             // kept it off, and a page's script cannot delete another site's cookie.
             let lackShowsDeletion = evidence && !exchange.frame.thirdParty
+            // A main-frame document load after the first, not a redirect hop, with no
+            // Referer: the browser loaded it afresh (an address typed, a test tool's next run).
+            let startsAfresh = exchange.sequence > 0 && exchange.initiator.isDocument && exchange.frame.kind == .main
+                && (exchange.redirect?.hop ?? 0) == 0 && exchange.request.headers.firstValue("Referer", { _ in true }) == nil
             // Nor of an HttpOnly cookie: `document.cookie` can neither see nor remove one.
             // Nor of a cookie whose name the request carries: another copy of it went (a
             // guess of its scope that a wider one replaced), so it was not deleted.
@@ -370,7 +379,20 @@ public struct CookieProvenance: Sendable, Hashable {
                     continue
                 }
                 jar.remove(cookie.key)
-                events.append(Inference(kind: .scriptDeleted, cookie: cookie, windowStart: nil))
+                // A load typed or started afresh lacks what a restarted browser dropped
+                // (a page-test tool's next run or repeat view), no script's deletion.
+                events.append(Inference(kind: startsAfresh ? .forgotten : .scriptDeleted, cookie: cookie, windowStart: nil))
+            }
+            // A fresh load that carried no cookie at all where the jar held some: a fresh
+            // profile (a page-test tool's first view of its next run). Every cookie is gone.
+            if startsAfresh, lackShowsDeletion, recorded.isEmpty, !expected.isEmpty {
+                var rest: [Cookie] = []
+                jar.forEachCookie { rest.append($0) }
+                for cookie in rest.sorted(by: { ($0.creationOrder, $0.key) < ($1.creationOrder, $1.key) }) {
+                    jar.remove(cookie.key)
+                    origin[cookie.key] = nil
+                    events.append(Inference(kind: .forgotten, cookie: cookie, windowStart: nil))
+                }
             }
             receiveSetCookies(exchange, target: target, native: false)
             if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }

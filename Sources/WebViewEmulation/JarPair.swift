@@ -148,6 +148,14 @@ struct JarPair {
         }
     }
 
+    /// The recording's browser started afresh without `cookie`
+    /// (`CookieProvenance.Inference.Kind.forgotten`): gone from both jars and from pending
+    /// synchronisations, as a replay of the same fresh start would have it.
+    mutating func forget(_ cookie: Cookie) {
+        for side in [JarSide.native, .web] { self[side].remove(cookie.key) }
+        pending.removeAll { $0.cookie.key == cookie.key }
+    }
+
     /// Puts `cookie` in `side` at `time`, and schedules its synchronisation to the other
     /// jar after `syncDelay` (nil: it never propagates).
     mutating func put(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {

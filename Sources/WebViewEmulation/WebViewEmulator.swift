@@ -614,6 +614,8 @@ public struct WebViewEmulator: Sendable {
                 jars.narrowPath(to: event.cookie)
             case .domainWidened:
                 jars.widenDomain(to: event.cookie)
+            case .forgotten:
+                jars.forget(event.cookie)
             case .scriptDeleted:
                 let origin = JarPair.Origin(rules: [], deletedByScriptAt: written)
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }

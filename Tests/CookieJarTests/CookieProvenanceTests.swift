@@ -93,6 +93,23 @@ struct CookieProvenanceTests {
         #expect(q.sent[2].first?.kind == .scriptSet, "px. went without it at #1: it came in between")
     }
 
+    @Test("a top-level load with no Referer that went without the jar's cookies is the recording browser started afresh (a page-test tool's next run): forgotten, not deleted by script")
+    func freshStart() throws {
+        func document(_ sequence: Int, at offset: Double, cookie: String?, referer: String? = nil) -> Exchange {
+            var e = Self.exchange(sequence, at: offset, "https://www.shop.example/", cookie: cookie, setCookie: sequence == 0 ? ["sid=1; Path=/"] : [])
+            if let referer { e.request.headers.append(HeaderField("Referer", referer)) }
+            e.initiator = .navigation
+            return e
+        }
+        let api = Self.exchange(1, at: 1, "https://api.other.example/x", cookie: nil, setCookie: ["t=9; Path=/"])
+        let fresh = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: [document(0, at: 0, cookie: nil), api, document(2, at: 10, cookie: nil)]))
+        // The whole jar went: this host's sid and the other site's t.
+        #expect(Set(fresh.inferred[2].map(\.kind)) == [.forgotten] && Set(fresh.inferred[2].map(\.cookie.name)) == ["sid", "t"])
+        // A load the page made (a Referer) lacking sid: a script deleted it, as before.
+        let followed = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: [document(0, at: 0, cookie: nil), api, document(2, at: 10, cookie: nil, referer: "https://www.shop.example/")]))
+        #expect(followed.inferred[2].map(\.kind) == [.scriptDeleted])
+    }
+
     @Test("an earlier request to the site that went without the cookie keeps it host-only")
     func widenedOnlyWithoutContraryEvidence() throws {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
