@@ -485,7 +485,7 @@ public struct CookieProvenance: Sendable, Hashable {
         /// Whether the request went to another site than the document that sent it, as
         /// its Referer names it.
         static func sentByAnotherSite(_ exchange: Exchange, target: RequestTarget) -> Bool {
-            guard let referer = exchange.request.headers.first("Referer"), let from = RequestTarget(referer.trimmingOWS) else { return false }
+            guard let from = exchange.request.refererTarget else { return false }
             return from.site != target.site
         }
 

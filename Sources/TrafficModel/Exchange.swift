@@ -434,3 +434,11 @@ public struct RedirectLink: Sendable, Hashable, Codable {
         self.next = next
     }
 }
+
+extension RecordedRequest {
+    /// The document that sent the request, as its Referer names it; nil without one, or
+    /// when it does not parse.
+    public var refererTarget: RequestTarget? {
+        headers.first("Referer").flatMap { RequestTarget($0.trimmingOWS) }
+    }
+}

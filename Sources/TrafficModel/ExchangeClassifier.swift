@@ -138,7 +138,7 @@ public enum ExchangeClassifier {
 
     /// The request's origin differs from its Referer's.
     static func isCrossOriginToReferer(_ request: RecordedRequest) -> Bool {
-        guard let referer = request.headers.first("Referer"), let from = RequestTarget(referer.trimmingOWS), let to = request.target else { return false }
+        guard let from = request.refererTarget, let to = request.target else { return false }
         return !from.hasSameOrigin(as: to)
     }
 

@@ -57,7 +57,7 @@ public final class ReplayInput: Sendable {
             // The document whose script wrote what the request carries: the one that sent
             // it, as its Referer says; without one, the main frame's last document. (An ad
             // iframe read as the main frame's next page is not every later request's writer.)
-            let frameDocument = e.request.headers.first("Referer").flatMap { RequestTarget($0.trimmingOWS) } ?? documentTarget
+            let frameDocument = e.request.refererTarget ?? documentTarget
             var crossOrigin = false
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
