@@ -24,7 +24,9 @@ def entry(t_ms, method, url, req_headers, status, resp_headers, resp_text="", po
         "time": duration,
         "request": {
             "method": method, "url": url, "httpVersion": "HTTP/1.1",
-            "headers": hdrs([("User-Agent", ua)] + req_headers),
+            # Every engine's network stack adds Accept-Encoding; an entry without it (and
+            # without Host or Cookie) is a browser's provisional headers (E7).
+            "headers": hdrs([("User-Agent", ua)] + req_headers + [("Accept-Encoding", "gzip, deflate, br")]),
             "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
         },
         "response": {
@@ -289,13 +291,17 @@ _unfinished = [
     entry(3000, "POST", U + "/api/read", xhr_headers([("Content-Type", "application/json"), ("Origin", U), ("Cookie", "sid=abc")]), 200,
           [("Content-Type", "application/json")], '{"ok":true}', post=("application/json", '{"id":7}'), resp_mime="application/json"),
     entry(3400, "GET", U + "/api/profile", xhr_headers([("Cookie", "sid=abc; pref=dark")]), 200, [("Content-Type", "application/json")], '{"name":"alice"}', resp_mime="application/json"),
+    entry(3800, "GET", U + "/api/notifications", [], 200, [("Content-Type", "application/json")], '{"unread":0}', resource_type="xhr", resp_mime="application/json"),
 ]
 _unfinished[0]["response"]["statusText"] = ""
 _unfinished[0]["response"]["_error"] = "net::ERR_ABORTED"
 _unfinished[2]["_fromCache"] = "memory"
 _unfinished[3]["request"]["headers"] = []
 _unfinished[4]["_evidenceGap"] = "request-cut"
-FLOWS["unfinished-requests"] = har(_unfinished, "An aborted load, a cached script, an XHR without recorded headers and a POST cut short: none is evidence that a cookie was absent (E1-E4).")
+# Only the provisional headers, as Chrome's DevTools reports them before the network stack
+# adds Accept-Encoding and Cookie (an export without the extra-info events).
+_unfinished[6]["request"]["headers"] = hdrs([("Referer", U + "/"), ("User-Agent", UA), ("sec-ch-ua", '"Chromium";v="120"')])
+FLOWS["unfinished-requests"] = har(_unfinished, "An aborted load, a cached script, an XHR without recorded headers, a POST cut short and an XHR with only its provisional headers: none is evidence that a cookie was absent (E1-E4, E7).")
 
 # 17. A login through an API on another origin, as the web build recorded it (the page on
 #     m.shop, the API on api.shop, CORS allowing the web origin): shipped in Capacitor, the

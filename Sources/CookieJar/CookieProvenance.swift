@@ -234,6 +234,9 @@ public struct CookieProvenance: Sendable, Hashable {
         /// no page of the session has run a script.
         var firstDocument: Int?
         var sawFirst = false
+        /// Responses whose Set-Cookie has not reached the jar: their head had not arrived
+        /// when the last request left.
+        var arriving = ArrivalQueue<(Exchange, RequestTarget, Bool)>()
         public var olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)?
         /// Per cookie, what the forgotten requests before a sequence answered: a later
         /// search reads back only the requests forgotten since, not all of them again (a
@@ -269,11 +272,15 @@ public struct CookieProvenance: Sendable, Hashable {
         /// The cookies the exchange's request carries with their origin, and the events
         /// inferred just before it; then the response's Set-Cookie enters the jar.
         public mutating func add(_ exchange: Exchange) throws -> (sent: [SentCookie], inferred: [Inference]) {
+            // The responses that arrived before this request left: their Set-Cookie first.
+            if !arriving.isEmpty {
+                for (response, target, native) in arriving.arrived(before: exchange) { receiveSetCookies(response, target: target, native: native) }
+            }
             guard let target = exchange.request.target else { return ([], []) }
             if exchange.initiator == .native {
                 // NC1: native code reads NativeJar, not the page's jar: what it carries or
                 // lacks says nothing of the page. Its Set-Cookie reaches the page through J1.
-                receiveSetCookies(exchange, target: target, native: true)
+                arriving.hold((exchange, target, true), of: exchange)
                 return ([], [])
             }
             var carried: [SentCookie] = []
@@ -318,30 +325,32 @@ public struct CookieProvenance: Sendable, Hashable {
                     carried.append(SentCookie(name: name, value: value, kind: .scriptSet, setBy: widened.firstSeen, hop: nil))
                     continue
                 }
-                if let widened = widenPreexisting(name: name, value: value, to: target) {
+                if let widened = try widenPreexisting(name: name, value: value, to: target, before: exchange.sequence) {
                     events.append(Inference(kind: .preExisting, cookie: widened.cookie, windowStart: nil))
                     carried.append(SentCookie(name: name, value: value, kind: .preExisting, setBy: widened.firstSeen, hop: nil))
                     continue
                 }
                 // Not explained by the jar: written by script, or there from the start.
                 // The inferred cookie is host-only on the request host, path "/", session.
-                // A request to another site than both the document that sent it (its
-                // Referer) and the main frame's page carries no cookie a script of either
-                // wrote: a script sets cookies for its own site only. Its source is unknown:
-                // there from the start.
-                let noWriter = exchange.frame.thirdParty && Self.sentByAnotherSite(exchange, target: target)
-                var kind: Inference.Kind = firstToSite || noWriter ? .preExisting : .scriptSet
+                // Written by script only where the recording shows it was not there before:
+                // an earlier request that would have carried it went without it (the
+                // write's window). Without one (the first request to its site, or to its
+                // host: another host of the site would not have been sent a cookie of this
+                // one) nothing shows it new: there from the start. A script of the page's
+                // site cannot write another host's host-only cookie, and a third party's
+                // cookie first carried to it has no writer the recording shows.
+                // Another value of a cookie the jar holds is a write on any request after
+                // the site's first.
                 let written = time - CookieProvenance.scriptLead
                 var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
-                // Unless an earlier request to its host went without it: then it came in
-                // between, from a script of the frame that has that site (a third party's
-                // own iframe), as any write the recording shows the window of.
-                if kind == .preExisting, !firstToSite, try windowStart(for: cookie, before: exchange.sequence) != nil { kind = .scriptSet }
+                let replacing = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name })
+                let shownNew = firstToSite || replacing != nil ? nil : try windowStart(for: cookie, before: exchange.sequence)
+                var kind: Inference.Kind = !firstToSite && (replacing != nil || shownNew != nil) ? .scriptSet : .preExisting
                 var under: String? = CookieStore.defaultPath(target.path)
                 if kind == .scriptSet, beforeAnyPage, let start = thereFromTheStart(cookie, under: under!) {
                     cookie = start
                     kind = .preExisting
-                } else if let r = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name }) {
+                } else if let r = replacing {
                     // A script overwrote a cookie the jar holds: keep its scope.
                     accounted.mark(r)
                     let replaced = expected[r]
@@ -394,17 +403,17 @@ public struct CookieProvenance: Sendable, Hashable {
                     events.append(Inference(kind: .forgotten, cookie: cookie, windowStart: nil))
                 }
             }
-            receiveSetCookies(exchange, target: target, native: false)
+            arriving.hold((exchange, target, false), of: exchange)
             if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
             return (carried, events)
         }
 
-        /// The response's Set-Cookie lands in the jar when the response ends; a response
-        /// served from cache sets nothing (E3).
+        /// The response's Set-Cookie lands in the jar when its head arrives (held in
+        /// `arriving` until then); a response served from cache sets nothing (E3).
         mutating func receiveSetCookies(_ exchange: Exchange, target: RequestTarget, native: Bool) {
             guard exchange.evidenceGap != .fromCache else { return }
             // Each field parsed where it lies in the list, not first made a string.
-            let (time, sequence, hop) = (exchange.endedAt, exchange.sequence, exchange.redirect?.hop)
+            let (time, sequence, hop) = (exchange.responseArrivedAt, exchange.sequence, exchange.redirect?.hop)
             exchange.response.headers.forEachValue("Set-Cookie") { header in
                 guard case .stored(let cookie) = jar.receive(bytes: header, from: target, at: time) else { return }
                 let key = cookie.key
@@ -420,9 +429,9 @@ public struct CookieProvenance: Sendable, Hashable {
         /// host just before its request. The guess is replaced by the domain cookie, still
         /// there from the start; nil when no guess fits, or when an earlier request that is
         /// evidence went to a host of that domain without the cookie: a domain cookie there
-        /// from the start would have gone with it.
-        /// Requests the walker has forgotten (past `recentCapacity`) are not consulted.
-        mutating func widenPreexisting(name: String, value: String, to target: RequestTarget) -> (cookie: Cookie, firstSeen: Int?)? {
+        /// from the start would have gone with it (requests the walker has forgotten are read
+        /// back, as for a write's window).
+        mutating func widenPreexisting(name: String, value: String, to target: RequestTarget, before sequence: Int) throws -> (cookie: Cookie, firstSeen: Int?)? {
             let site = target.site
             guard site != target.host, !CookieStore.isPublicSuffix(site) else { return nil }
             let named = NameValue(name: name, value: value)
@@ -442,7 +451,7 @@ public struct CookieProvenance: Sendable, Hashable {
             var cookie = guessed
             cookie.domain = site
             cookie.hostOnly = false
-            if recent.anyLacks(cookie) { return nil }
+            if try windowStart(for: cookie, before: sequence) != nil { return nil }
             let firstSeen = origin.removeValue(forKey: guessed.key)?.by
             _ = jar.remove(guessed.key)
             jar.set(cookie, at: cookie.creation)
@@ -480,13 +489,6 @@ public struct CookieProvenance: Sendable, Hashable {
                 return (cookie, from?.by)
             }
             return nil
-        }
-
-        /// Whether the request went to another site than the document that sent it, as
-        /// its Referer names it.
-        static func sentByAnotherSite(_ exchange: Exchange, target: RequestTarget) -> Bool {
-            guard let from = exchange.request.refererTarget else { return false }
-            return from.site != target.site
         }
 
         /// Notes a cookie inferred there from the start, a guess `widenPreexisting` may widen.

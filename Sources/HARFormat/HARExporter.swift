@@ -86,7 +86,7 @@ public struct HARExporter: Sendable {
             "request": request,
             "response": response,
             "cache": [:] as [String: Any],
-            "timings": ["send": 0, "wait": millis, "receive": 0],
+            "timings": Self.timings(e, millis: millis),
             "_resourceType": e.resourceType ?? resourceType(for: e.initiator),
         ]
         // E3 in Chrome's own words; the others under h5replay's key (E1 and E2 also
@@ -112,6 +112,13 @@ public struct HARExporter: Sendable {
     }
 
     /// Chrome's resource type names for an inferred initiator.
+    /// Waiting until the response's head, then receiving the body; all waiting when the
+    /// recording does not say when the head came (read back, the head at the end).
+    static func timings(_ e: Exchange, millis: Double) -> [String: Any] {
+        let wait = e.responseStart.map { min((max($0, 0) * 1000 * 1000).rounded() / 1000, millis) } ?? millis
+        return ["send": 0, "wait": wait, "receive": ((millis - wait) * 1000).rounded() / 1000]
+    }
+
     private func resourceType(for initiator: Initiator) -> String {
         switch initiator {
         case .navigation, .formSubmission: return "document"

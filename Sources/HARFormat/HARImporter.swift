@@ -53,8 +53,20 @@ public struct HARImporter: Sendable {
         return false
     }
 
-    /// Parses a HAR file's bytes. `file` names the file in errors.
+    /// Parses a HAR file's bytes into one recording, whatever sessions it holds. `file`
+    /// names the file in errors.
     public func recording(from data: Data, file: String, name: String) throws -> Recording {
+        try read(data, file: file, name: name, splittingSessions: false)[0]
+    }
+
+    /// Parses a HAR file's bytes into one recording per browser session: a page-test
+    /// tool's runs, each in a fresh browser, are recordings of their own, named
+    /// `NAME-run-N` (`BrowserSessions`); any other file is one recording named `name`.
+    public func recordings(from data: Data, file: String, name: String) throws -> [Recording] {
+        try read(data, file: file, name: name, splittingSessions: true)
+    }
+
+    func read(_ data: Data, file: String, name: String, splittingSessions: Bool) throws -> [Recording] {
         guard data.count <= maxFileBytes else {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "the file is \(data.count) bytes, over the HAR size limit of \(maxFileBytes) (raise it with --max-har-bytes)")
         }
@@ -120,16 +132,46 @@ public struct HARImporter: Sendable {
         }
         try Self.checkShape(root, context: context)
         let recorder = Recorder(root: root, context: context)
+        let sessions = splittingSessions ? BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times) : .single(entries: clock.times.count)
+        let sha256 = hashing.join()
+        guard sessions.isSplit else {
+            let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, entryCount: clock.times.count, recorder: recorder)
+            return [Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: placed)]
+        }
+        // Each session classified on its own, from the exchanges as built.
+        if inOrder {
+            for k in exchanges.indices { asRead[k].restore(&exchanges[k]) }
+        }
+        var parts = [[Exchange]](repeating: [], count: sessions.labels.count)
+        var partEntries = [[Int]](repeating: [], count: sessions.labels.count)
+        for (k, entry) in entries.enumerated() {
+            parts[sessions.sessionOfEntry[entry]].append(exchanges[k])
+            partEntries[sessions.sessionOfEntry[entry]].append(entry)
+        }
+        exchanges = []
+        return sessions.labels.indices.map { session in
+            let theirs = diagnostics.filter { $0.sequence.map { sessions.sessionOfEntry[$0] == session } ?? true }
+            let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, entryCount: clock.times.count, recorder: recorder)
+            let note = sessions.note(session: session)
+            return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: [note] + placed)
+        }
+    }
 
-        // Time order, stable for equal times; diagnostics follow their exchanges.
+    /// A recording's exchanges in time order (stable for equal times), numbered and
+    /// classified, and its diagnostics placed: those of no exchange first, in file order,
+    /// then each exchange's in sequence order, the order a streamed import stores them in.
+    /// `exchanges` (taken, so that numbering changes each in place) were built from
+    /// `entries` (file indices); when `inOrder`, they are already numbered and classified,
+    /// with the classifier's `classified` diagnostics.
+    private func assemble(_ exchanges: inout [Exchange], entries: [Int], inOrder: Bool, classified: [Diagnostic], diagnostics: [Diagnostic], entryCount: Int, recorder: Recorder) -> ([Exchange], [Diagnostic]) {
         var sorted: [Exchange]
-        var position = [Int](repeating: -1, count: clock.times.count)
+        var position = [Int](repeating: -1, count: entryCount)
         // Classification's word on the recording as a whole (NC1's native requests).
-        let classified: [Diagnostic]
+        let classifiedNotes: [Diagnostic]
         if inOrder {
             sorted = exchanges
-            classified = classifier.diagnostics
             exchanges = []
+            classifiedNotes = classified
             for (k, entry) in entries.enumerated() { position[entry] = k }
         } else {
             let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
@@ -140,18 +182,17 @@ public struct HARImporter: Sendable {
                 position[entries[old]] = k
                 sorted[k].sequence = k
             }
-            classified = ExchangeClassifier.classify(&sorted)
+            classifiedNotes = ExchangeClassifier.classify(&sorted)
         }
         for k in sorted.indices { recorder.settle(&sorted[k]) }
+        var diagnostics = diagnostics
         for i in diagnostics.indices {
             if let entry = diagnostics[i].sequence { diagnostics[i].sequence = position[entry] >= 0 ? position[entry] : nil }
         }
-        // The diagnostics of no exchange first, in file order, then each exchange's in
-        // sequence order: the order a streamed import stores them in.
         diagnostics = diagnostics.enumerated().sorted { a, b in
             (a.element.sequence.map { $0 + 1 } ?? 0, a.offset) < (b.element.sequence.map { $0 + 1 } ?? 0, b.offset)
         }.map(\.element)
-        return Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: hashing.join(), exchanges: sorted, diagnostics: classified + diagnostics)
+        return (sorted, classifiedNotes + diagnostics)
     }
 
     /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for
@@ -165,8 +206,11 @@ public struct HARImporter: Sendable {
     /// byte ranges it may drop from memory (what is dropped is read again from the file
     /// if needed): behind the first pass as it goes, and everything after each batch. The
     /// exchanges come numbered by entry; the caller numbers them in the order given.
-    /// Returns the diagnostics of no exchange (entries skipped), in file order.
-    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (inout Exchange, ExchangeClassifier.Traits?, [Diagnostic]) throws -> Void) throws -> [Diagnostic] {
+    /// Each exchange comes with the index of its browser session (`BrowserSessions`: a
+    /// page-test tool's runs); the caller keeps one recording per session.
+    /// Returns the sessions and each one's diagnostics of no exchange (entries skipped),
+    /// in file order.
+    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (inout Exchange, ExchangeClassifier.Traits?, [Diagnostic], Int) throws -> Void) throws -> Streamed {
         let bytes = Self.skippingByteOrderMark(raw)
         let offset = raw.count - bytes.count
         let context = ImportContext(file: file)
@@ -174,6 +218,7 @@ public struct HARImporter: Sendable {
         var ranges: [Range<Int>] = []
         var released = 0
         let recorder: Recorder
+        let sessions: BrowserSessions
         do {
             var reader = JSONReader(bytes)
             let root = try reader.forEachEntry { _, view, range in
@@ -187,6 +232,7 @@ public struct HARImporter: Sendable {
             release(offset + released..<raw.count)
             try Self.checkShape(root, context: context)
             recorder = Recorder(root: root, context: context)
+            sessions = BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times)
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
@@ -205,7 +251,7 @@ public struct HARImporter: Sendable {
             if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
             recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
-            try handle(&exchange, built.traits, diagnostics.filter { $0.sequence != nil })
+            try handle(&exchange, built.traits, diagnostics.filter { $0.sequence != nil }, sessions.sessionOfEntry[index])
         }
         var start = 0
         while start < order.count {
@@ -223,7 +269,19 @@ public struct HARImporter: Sendable {
         }
         try batch.finish(bytes: bytes, handOn)
         release(0..<raw.count)
-        return unplaced.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+        var perSession = [[Diagnostic]](repeating: [], count: sessions.labels.count)
+        for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
+            perSession[sessions.sessionOfEntry[index]].append(diagnostic)
+        }
+        return Streamed(sessions: sessions, unplaced: perSession)
+    }
+
+    /// What `stream` tells once every exchange is handed on.
+    public struct Streamed {
+        /// The browser sessions the exchanges were handed on in.
+        public var sessions: BrowserSessions
+        /// Per session, the diagnostics of no exchange (entries skipped), in file order.
+        public var unplaced: [[Diagnostic]]
     }
 
     /// Bytes read in the first pass between two `release` calls.
@@ -269,13 +327,18 @@ public struct HARImporter: Sendable {
     /// before it in the file.
     struct EntryClock {
         var times: [Double] = []
+        /// Each entry's `pageref`, which tells the browser sessions apart (`BrowserSessions`).
+        var pagerefs: [String?] = []
 
         mutating func add(_ entry: JSONNode) {
             var time = Double.nan
-            if (try? entry.object()) != nil, let text = try? entry["startedDateTime"].optionalString(), let t = ISODate.parse(text) {
-                time = t
+            var pageref: String?
+            if (try? entry.object()) != nil {
+                if let text = try? entry["startedDateTime"].optionalString(), let t = ISODate.parse(text) { time = t }
+                pageref = (try? entry["pageref"].optionalString()) ?? nil
             }
             times.append(time.isNaN ? (times.last ?? 0) : time)
+            pagerefs.append(pageref)
         }
     }
 
@@ -420,8 +483,17 @@ public struct HARImporter: Sendable {
             request: RecordedRequest(method: method, url: url, target: target, httpVersion: Self.httpVersion(try request["httpVersion"].optionalString()), headers: requestHeaders, body: requestBody),
             response: recordedResponse,
             resourceType: try entry["_resourceType"].optionalString(),
-            evidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders)
+            evidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders),
+            responseStart: recordedResponse.status == 0 ? nil : Self.responseStart(entry["timings"], time: time)
         )
+    }
+
+    /// Seconds from the request's start until its response's head arrived: the entry's
+    /// `time` less `timings.receive` (the body's download); nil when the entry gives no
+    /// receive time or none that fits in `time` (milliseconds).
+    static func responseStart(_ timings: JSONNode, time: Double) -> Double? {
+        guard time > 0, let receive = try? timings["receive"].optionalNumber(), receive >= 0, receive <= time else { return nil }
+        return (time - receive) / 1000
     }
 
     /// The request body's size as the exporter wrote it (`bodySize`, else Content-Length),
@@ -476,12 +548,24 @@ public struct HARImporter: Sendable {
 
         /// An entry with no response and no gap of its own: E1 when a browser recorded it;
         /// from a recorder on the wire, the request is evidence unless it has no headers (E2).
+        /// A browser's entry with a response whose request holds only provisional headers
+        /// is E7; a recorder on the wire wrote what was sent, whatever it lacks.
         func settle(_ exchange: inout Exchange) {
-            guard exchange.response.status == 0, exchange.evidenceGap == nil else { return }
+            guard exchange.evidenceGap == nil else { return }
             switch self {
-            case .browser: exchange.evidenceGap = .noResponse
-            case .wire: if exchange.request.headers.isEmpty { exchange.evidenceGap = .noRequestHeaders }
+            case .browser where exchange.response.status == 0: exchange.evidenceGap = .noResponse
+            case .browser: if Self.provisional(exchange.request.headers) { exchange.evidenceGap = .provisionalHeaders }
+            case .wire: if exchange.response.status == 0, exchange.request.headers.isEmpty { exchange.evidenceGap = .noRequestHeaders }
             }
+        }
+
+        /// Headers a page's engine knew before the network stack added its own: some, but
+        /// none of Accept-Encoding, Host (`:authority` on HTTP/2) and Cookie, which every
+        /// browser's network stack sends (Chrome's DevTools reports them in
+        /// `requestWillBeSentExtraInfo`, which an export may miss).
+        static func provisional(_ headers: HeaderList) -> Bool {
+            !headers.isEmpty && headers.first("Accept-Encoding") == nil && headers.first("Host") == nil
+                && headers.first(":authority") == nil && headers.first("Cookie") == nil
         }
     }
 

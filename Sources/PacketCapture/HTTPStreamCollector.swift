@@ -417,8 +417,11 @@ public struct HTTPStreamCollector: TCPStreamSink {
         // The memo's entry whose decoded bytes the response holds.
         var shared: Decoding?
         var end = request.endTime
+        // When the response's first byte came: its head, and its Set-Cookie, arrived then.
+        var responseStartTime: Double?
         if let response = item.parts.response.take() {
             end = response.endTime
+            responseStartTime = response.startTime
             var body = response.body
             var oddities = response.oddities
             // The decoded body, when an earlier exchange's decoding gave it.
@@ -477,7 +480,8 @@ public struct HTTPStreamCollector: TCPStreamSink {
             sequence: 0, startedAt: startedAt, duration: max(0, end - startedAt),
             connectionID: item.names.connection, serverAddress: item.names.server,
             request: consume recordedRequest, response: consume recordedResponse,
-            evidenceGap: request.complete ? nil : .requestCut)
+            evidenceGap: request.complete ? nil : .requestCut,
+            responseStart: responseStartTime.map { max(0, $0 - startedAt) })
         return Collected(exchange: exchange, client: item.names.client, diagnostics: diagnostics, wireResponse: wire, decoding: shared)
     }
 }

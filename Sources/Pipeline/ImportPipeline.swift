@@ -236,7 +236,7 @@ public struct ImportPipeline: Sendable {
                 throw InputError(file: path, problem: "cannot read the file: \((error as NSError).localizedDescription)")
             }
             do {
-                return [try HARImporter(maxFileBytes: limits.maxHarBytes).recording(from: data, file: path, name: recordingName)]
+                return try HARImporter(maxFileBytes: limits.maxHarBytes).recordings(from: data, file: path, name: recordingName)
             } catch let error as HARImportError {
                 throw InputError(error.description)
             }
@@ -251,6 +251,9 @@ public struct ImportPipeline: Sendable {
         public var diagnostics: [Diagnostic]
         /// Per-exchange diagnostics stored but not listed in `diagnostics`.
         public var moreDiagnostics: Int
+        /// The file it came from, as given to `importFiles` (one file may hold several
+        /// recordings: a capture split by client, a page-test tool's runs).
+        public var file: String?
 
         public init(name: String, exchangeCount: Int, diagnostics: [Diagnostic], moreDiagnostics: Int = 0) {
             self.name = name
@@ -259,8 +262,9 @@ public struct ImportPipeline: Sendable {
             self.moreDiagnostics = moreDiagnostics
         }
 
-        public init(_ recording: Recording) {
+        public init(_ recording: Recording, file: String? = nil) {
             self.init(name: recording.name, exchangeCount: recording.exchanges.count, diagnostics: recording.diagnostics)
+            self.file = file
         }
     }
 
@@ -290,7 +294,7 @@ public struct ImportPipeline: Sendable {
             let withProvenance = recordings.map { ($0, CookieProvenance(recording: $0)) }
             let results = try store.save(withProvenance, replace: replace)
             withProvenance.forEach { inHand?($0.0, $0.1) }
-            return Array(zip(recordings.map(ImportedRecording.init), results))
+            return Array(zip(recordings.map { ImportedRecording($0) }, results))
         } catch let error as ReportStore.NameTaken {
             throw InputError(file: path, problem: error.description)
         }
@@ -313,16 +317,30 @@ public struct ImportPipeline: Sendable {
         defer { hashing.cancel() }
         do {
             return try store.importStreaming { _, open in
-                let writer = try open("har", path)
-                let stream = StreamingRecording(writer: writer, redact: redact)
-                let unplaced = try HARImporter().stream(file.bytes, file: path, release: file.release) { exchange, traits, diagnostics in
-                    try stream.add(&exchange, traits: traits, diagnostics: diagnostics)
-                    if writer.exchangeCount % 4096 == 0 { progress?("\(path): \(writer.exchangeCount) exchanges") }
+                // One writer per browser session: a page-test tool's runs are recordings
+                // of their own (`BrowserSessions`).
+                var streams: [Int: StreamingRecording] = [:]
+                func stream(_ session: Int) throws -> StreamingRecording {
+                    if let stream = streams[session] { return stream }
+                    let stream = StreamingRecording(writer: try open("har", path), redact: redact)
+                    streams[session] = stream
+                    return stream
                 }
-                let recordingLevel = stream.stage.diagnostics + unplaced
-                let result = try writer.finish(name: name, sourceSHA256: hashing.join(), diagnostics: recordingLevel, replace: replace)
-                let imported = ImportedRecording(name: name, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
-                return [(imported, result)]
+                var count = 0
+                let end = try HARImporter().stream(file.bytes, file: path, release: file.release) { exchange, traits, diagnostics, session in
+                    try stream(session).add(&exchange, traits: traits, diagnostics: diagnostics)
+                    count += 1
+                    if count % 4096 == 0 { progress?("\(path): \(count) exchanges") }
+                }
+                let sha256 = hashing.join()
+                return try end.sessions.labels.indices.map { session in
+                    let writer = try stream(session).writer
+                    let recordingName = end.sessions.recordingName(name, session: session)
+                    let recordingLevel = (end.sessions.isSplit ? [end.sessions.note(session: session)] : []) + streams[session]!.stage.diagnostics + end.unplaced[session]
+                    let result = try writer.finish(name: recordingName, sourceSHA256: sha256, diagnostics: recordingLevel, replace: replace)
+                    let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                    return (imported, result)
+                }
             }
         } catch let error as HARImportError {
             throw InputError(error.description)
@@ -366,7 +384,7 @@ public struct ImportPipeline: Sendable {
                         guard let result = saved.next() else { break }  // not stored: an earlier file failed
                         let results = try result.get()
                         recordings.forEach { inHand?($0.0, $0.1) }
-                        out += zip(recordings.map { ImportedRecording($0.0) }, results)
+                        out += zip(recordings.map { ImportedRecording($0.0, file: path) }, results)
                     } catch let error as ReportStore.NameTaken {
                         try skip(path, InputError(file: path, problem: error.description))
                     } catch let error as InputError {
@@ -384,7 +402,11 @@ public struct ImportPipeline: Sendable {
                 guard let result = parsed[k] else {
                     try storeWaiting()
                     do {
-                        out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand)
+                        out += try importFile(path, name: nil, replace: replace, into: store, inHand: inHand).map { imported, result in
+                            var imported = imported
+                            imported.file = path
+                            return (imported, result)
+                        }
                     } catch let error as InputError {
                         try skip(path, error)
                     }

@@ -28,9 +28,9 @@ struct ExchangeRows {
                     method, url, http_version, request_headers, request_body_sha256, request_body_length,
                     status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length,
                     response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind,
-                    redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap) VALUES
+                    redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap, response_start) VALUES
                 """,
-            tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
+            tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         body = try RawInsert(db, head: "INSERT OR IGNORE INTO body (sha256, length, content, coding) VALUES", tuple: "(?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         sent = try RawInsert(
             db, head: "\(verb) INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES",
@@ -107,6 +107,7 @@ struct ExchangeRows {
         x.bind(26, e.redirect?.hop)
         x.bind(Self.redirectNextParameter, e.redirect?.next)
         x.bind(29, e.evidenceGap?.rawValue)
+        x.bind(30, e.responseStart)
         x.bind(28, e.resourceType)
         try x.run()
     }

@@ -294,7 +294,7 @@ public struct ReportStore: Sendable {
                 evidenceGap: try r.evidenceGap.map { raw in
                     guard let gap = EvidenceGap(rawValue: raw) else { throw StoreError.unknownValue(table: "exchange", row: r.id ?? 0, column: "evidence_gap", value: raw) }
                     return gap
-                }))
+                }, responseStart: r.responseStart))
         }
         let diagnostics = try DiagnosticRow.fetchAll(db, sql: "SELECT * FROM diagnostic WHERE recording_id = ? ORDER BY id", arguments: [id]).map { d in
             guard let severity = Diagnostic.Severity(rawValue: d.severity) else {

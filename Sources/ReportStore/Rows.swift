@@ -80,9 +80,10 @@ struct ExchangeRow: FetchableRecord {
     var redirectNext: Int?
     var resourceType: String?
     var evidenceGap: String?
+    var responseStart: Double?
 
     /// The columns `init(row:)` reads, in its order.
-    static let selection = "id, recording_id, sequence, started_at, duration, connection_id, server_address, method, url, http_version, request_headers, request_body_sha256, request_body_length, status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length, response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind, redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap"
+    static let selection = "id, recording_id, sequence, started_at, duration, connection_id, server_address, method, url, http_version, request_headers, request_body_sha256, request_body_length, status, status_text, response_http_version, response_headers, response_body_sha256, response_body_length, response_encoded_length, response_body_missing, redirect_url, initiator, frame, body_kind, redirect_chain_start, redirect_hop, redirect_next, resource_type, evidence_gap, response_start"
 
     /// The exchanges of one recording, in sequence order.
     static func fetchAll(_ db: Database, recordingID: Int64) throws -> [ExchangeRow] {
@@ -120,6 +121,7 @@ struct ExchangeRow: FetchableRecord {
         redirectNext = try row.decode(atIndex: 27)
         resourceType = try row.decode(atIndex: 28)
         evidenceGap = try row.decode(atIndex: 29)
+        responseStart = try row.decode(atIndex: 30)
     }
 }
 

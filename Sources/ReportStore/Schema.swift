@@ -466,6 +466,12 @@ enum Schema {
                 ALTER TABLE run ADD COLUMN baseline_preset TEXT;
                 """)
         }
+        migrator.registerMigration("v19: when each response's head arrived") { db in
+            // Seconds after started_at; NULL where the recording does not say. A browser
+            // stores a Set-Cookie when the head arrives, so requests that left before it
+            // went without the cookie.
+            try db.execute(sql: "ALTER TABLE exchange ADD COLUMN response_start REAL")
+        }
         return migrator
     }
 }

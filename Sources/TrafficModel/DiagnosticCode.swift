@@ -1,6 +1,9 @@
 /// Every diagnostic an import can attach, with its stable code and severity: one place to
 /// read what an import may say, and no code spelt twice.
 public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
+    /// a HAR holding several runs of a page-test tool, each in a fresh browser, was
+    /// imported as one recording per run
+    case browserSessions = "browser-sessions"
     /// the kernel dropped packets during a live capture
     case captureDrops = "capture-drops"
     /// libpcap stopped reading the file early
@@ -72,6 +75,7 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
 
     public var severity: Diagnostic.Severity {
         switch self {
+        case .browserSessions: return .note
         case .captureDrops: return .warning
         case .captureError: return .warning
         case .captureTruncated: return .warning

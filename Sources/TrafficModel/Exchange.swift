@@ -23,6 +23,7 @@ public struct Exchange: Sendable, Hashable, Codable {
         @usableFromInline var redirect: RedirectLink?
         @usableFromInline var resourceType: String?
         @usableFromInline var evidenceGap: EvidenceGap?
+        @usableFromInline var responseStart: Double?
     }
 
     /// The fields' one reference: a buffer whose header is reached through a pointer, not
@@ -109,16 +110,26 @@ public struct Exchange: Sendable, Hashable, Codable {
         _modify { unique(); yield &header.pointee.evidenceGap }
     }
 
+    /// Seconds from request start until the response's head arrived, nil when the
+    /// recording does not say (a HAR without `timings`). A browser stores a response's
+    /// Set-Cookie when its head arrives: a request that left before then went without it.
+    @inlinable public var responseStart: Double? {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.responseStart } }
+        _modify { unique(); yield &header.pointee.responseStart }
+    }
+
     public init(
         sequence: Int, startedAt: Double, duration: Double = 0, connectionID: String? = nil,
         serverAddress: String? = nil, request: RecordedRequest, response: RecordedResponse,
         initiator: Initiator = .other, frame: Frame = .main, bodyKind: BodyKind = .none,
-        redirect: RedirectLink? = nil, resourceType: String? = nil, evidenceGap: EvidenceGap? = nil
+        redirect: RedirectLink? = nil, resourceType: String? = nil, evidenceGap: EvidenceGap? = nil,
+        responseStart: Double? = nil
     ) {
         box = Self.box(Fields(
             sequence: sequence, startedAt: startedAt, duration: duration, connectionID: connectionID,
             serverAddress: serverAddress, request: request, response: response, initiator: initiator,
-            frame: frame, bodyKind: bodyKind, redirect: redirect, resourceType: resourceType, evidenceGap: evidenceGap))
+            frame: frame, bodyKind: bodyKind, redirect: redirect, resourceType: resourceType, evidenceGap: evidenceGap,
+            responseStart: responseStart))
     }
 
     public init(from decoder: Decoder) throws { box = Self.box(try Fields(from: decoder)) }
@@ -131,6 +142,12 @@ public struct Exchange: Sendable, Hashable, Codable {
     public func hash(into hasher: inout Hasher) { box.withUnsafeMutablePointerToHeader { hasher.combine($0.pointee) } }
 
     public var endedAt: Double { startedAt + max(duration, 0) }
+
+    /// When the response's head arrived, where the recording says (`responseStart`,
+    /// within the exchange's span); else when the response ended, the latest it can have.
+    public var responseArrivedAt: Double {
+        startedAt + (responseStart.map { min(max($0, 0), max(duration, 0)) } ?? max(duration, 0))
+    }
 }
 
 /// Why a recorded request is not evidence of which cookies the page had (rules E1-E6).
@@ -152,6 +169,11 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
     /// `crossorigin="anonymous"` load all send such a request without cookies, whatever
     /// the jar holds.
     case credentialsOmitted = "credentials-omitted"
+    /// E7: a browser's export kept only the request's provisional headers (Chrome's
+    /// DevTools without the network stack's `requestWillBeSentExtraInfo`): no
+    /// Accept-Encoding, Host or Cookie, which the network stack adds to every request,
+    /// so the Cookie header it sent was not recorded.
+    case provisionalHeaders = "provisional-headers"
 
     /// The rule that says so.
     public var rule: String {
@@ -162,6 +184,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         case .requestCut: return "E4"
         case .corsPreflight: return "E5"
         case .credentialsOmitted: return "E6"
+        case .provisionalHeaders: return "E7"
         }
     }
 
@@ -174,6 +197,7 @@ public enum EvidenceGap: String, Sendable, Hashable, Codable, CaseIterable {
         case .requestCut: return "the captured request is cut short by a gap"
         case .corsPreflight: return "a CORS preflight: the engine sends it without cookies"
         case .credentialsOmitted: return "a request to another origin sent in CORS mode without any cookie: its credentials mode (fetch's default, an XHR without withCredentials) kept them off"
+        case .provisionalHeaders: return "only the browser's provisional request headers were recorded (no Accept-Encoding, Host or Cookie): what the network stack sent, cookies included, is not in the file"
         }
     }
 }

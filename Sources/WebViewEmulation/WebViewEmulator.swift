@@ -74,9 +74,15 @@ public struct WebViewEmulator: Sendable {
         // One context for the whole flow, its per-exchange facts set afresh for each
         // exchange: a copy per exchange cost more than the assignments.
         var context = EmulationContext(profile: profile, scenario: input.scenario)
+        // Responses whose Set-Cookie, and what a transport does after it, waits for the
+        // response's head to arrive (as in the cookie provenance walk).
+        var arriving = ArrivalQueue<Arrival>()
         for e in exchanges {
             let facts = input.facts[e.sequence]
             let time = e.startedAt
+            if !arriving.isEmpty {
+                for arrival in arriving.arrived(before: e) { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+            }
             jars.completeSyncs(upTo: time)
             context.documentURL = facts.documentURL
             context.crossOrigin = facts.crossOrigin
@@ -104,7 +110,7 @@ public struct WebViewEmulator: Sendable {
                 if let target = e.request.target, !facts.setCookies.isEmpty {
                     var origin = JarPair.Origin(rules: ["NC1"], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
                     origin.fromRedirect = e.response.isRedirect
-                    store(facts.setCookies, from: target, in: .native, at: e.endedAt, origin: origin, hooks: hooks, into: &jars)
+                    arriving.hold(Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: facts.setCookies, target: target, side: .native, origin: origin), of: e)
                 }
                 outcomes.append(outcome)
                 continue
@@ -260,7 +266,9 @@ public struct WebViewEmulator: Sendable {
                 if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
                     outcome.note(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
                 }
-                // Response: Set-Cookie to the jar the transport writes, when the response ends.
+                // Response: Set-Cookie to the jar the transport writes, when the response's
+                // head arrives.
+                var arrival = Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: [], target: target, side: plan.responseJar, origin: JarPair.Origin(rules: [], setBy: e.sequence, redirectStatus: nil))
                 if !facts.setCookies.isEmpty && (keptOffByITP || thirdPartyToApp) {
                     // N4, A2: WebKit does not store a third-party response's cookies either.
                     let rule: RuleID = keptOffByITP ? "N4" : "A2"
@@ -279,23 +287,22 @@ public struct WebViewEmulator: Sendable {
                     if plan.responseJar == .native {
                         outcome.note(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
                     }
-                    store(facts.setCookies, from: target, in: plan.responseJar, at: e.endedAt, origin: origin, hooks: hooks, into: &jars, byIP: outcome.deliveredHost != nil)
+                    arrival.setCookies = facts.setCookies
+                    arrival.origin = origin
+                    arrival.byIP = outcome.deliveredHost != nil
                 }
                 // CAPC2: after a native response, a jar copied into the other.
-                if plan.intercepted && plan.responseJar == .native {
-                    for hook in hooks.nativeResponseCompleted {
-                        if let mirror = hook(e.endedAt) { jars.mirror(mirror, at: e.endedAt) }
-                    }
-                }
+                arrival.mirrors = plan.intercepted && plan.responseJar == .native && !hooks.nativeResponseCompleted.isEmpty
                 // Document start of the main frame, once its chain ends (C3-C6).
                 if !hooks.documentStart.isEmpty, e.redirect?.next == nil {
                     let head = exchanges[chainStart]
                     if head.initiator.isDocument, head.frame.kind == .main {
                         let reused = input.facts[chainStart].reusedWebView
                         if reused { outcome.note(Change(rule: "W1", what: "a reused web view's document-start script writes the NativeJar of its creation")) }
-                        documentStart(target, at: e.endedAt, hooks: hooks.documentStart, into: &jars, nativeJar: reused ? pooledNativeJar : nil)
+                        arrival.documentStart = reused ? Arrival.DocumentStart.inPooledWebView : .inWebView
                     }
                 }
+                if !arrival.setCookies.isEmpty || arrival.mirrors || arrival.documentStart != nil { arriving.hold(arrival, of: e) }
             }
             outcomes.append(outcome)
 
@@ -319,6 +326,7 @@ public struct WebViewEmulator: Sendable {
             }
         }
 
+        for arrival in arriving.all() { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
         jars.completeSyncs(upTo: .infinity)
         let end = exchanges.last?.endedAt ?? 0
         // TAU3: jars that never exchange cookies are not expected to agree.
@@ -343,6 +351,40 @@ public struct WebViewEmulator: Sendable {
     static let webSocketPlan = TransportPlan(requestJar: .web, requestJarRule: "WS1", responseJar: .web, responseJarRule: "WS1", bodyLostBy: nil, redirects: .engine, redirectRule: "WS1", intercepted: false)
 
     /// A response's Set-Cookie headers stored in the jar its transport writes, when it ends.
+    /// What a response does to the jars once its head arrives: its Set-Cookie stored, a
+    /// framework's copy of the jar after a native response (CAPC2), the main frame's
+    /// document-start script (C3-C6).
+    struct Arrival {
+        enum DocumentStart { case inWebView, inPooledWebView }
+        var at: Double
+        /// When the response ended: the time a framework's copy and a document-start
+        /// script are stamped with.
+        var end: Double
+        var setCookies: [SetCookie]
+        var target: RequestTarget
+        var side: JarSide
+        var origin: JarPair.Origin
+        var byIP = false
+        var mirrors = false
+        var documentStart: DocumentStart?
+    }
+
+    /// An arrival let into the jars, after the synchronisations due before it.
+    func land(_ arrival: Arrival, hooks: ComposedHooks, pooledNativeJar: CookieStore?, into jars: inout JarPair) {
+        jars.completeSyncs(upTo: arrival.at)
+        if !arrival.setCookies.isEmpty {
+            store(arrival.setCookies, from: arrival.target, in: arrival.side, at: arrival.at, origin: arrival.origin, hooks: hooks, into: &jars, byIP: arrival.byIP)
+        }
+        if arrival.mirrors {
+            for hook in hooks.nativeResponseCompleted {
+                if let mirror = hook(arrival.end) { jars.mirror(mirror, at: arrival.end) }
+            }
+        }
+        if let start = arrival.documentStart {
+            documentStart(arrival.target, at: arrival.end, hooks: hooks.documentStart, into: &jars, nativeJar: start == .inPooledWebView ? pooledNativeJar : nil)
+        }
+    }
+
     func store(_ setCookies: [SetCookie], from target: RequestTarget, in side: JarSide, at time: Double, origin: JarPair.Origin, hooks: ComposedHooks, into jars: inout JarPair, byIP: Bool = false) {
         for setCookie in setCookies {
             let result = jars.receive(setCookie, from: target, in: side, at: time, origin: origin, profile: profile)

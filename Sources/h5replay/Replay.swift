@@ -144,12 +144,12 @@ extension H5Replay {
                         FileHandle.standardError.write(Data("\(recording.name): more diagnostics; `h5replay show \(recording.name)` lists them\n".utf8))
                     }
                 }
-                var imported = results.map(\.0.name)[...]
+                let byFile = Dictionary(grouping: results.map(\.0), by: { $0.file ?? "" })
                 for item in items {
                     if skipped?.paths.contains(item) == true { continue }
                     if FileManager.default.fileExists(atPath: item) {
-                        // One file may hold several recordings (a capture split by client): none here.
-                        if let name = imported.popFirst() { names.append(name) }
+                        // One file may hold several recordings (a page-test tool's runs).
+                        names += byFile[item]?.map(\.name) ?? []
                     } else {
                         names.append(item)
                     }

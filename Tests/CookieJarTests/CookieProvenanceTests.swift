@@ -45,14 +45,16 @@ struct CookieProvenanceTests {
         #expect(widened.kind == .preExisting && widened.cookie.domain == "shop.example" && !widened.cookie.hostOnly)
         // The host-only guess of #0 gives way to the domain cookie among the starting cookies.
         #expect(p.startingCookies.filter { $0.name == "SID" }.map(\.domain) == ["shop.example"])
-        // ab: another value on api., so a script wrote it there.
-        #expect(p.sent[1].first { $0.name == "ab" }?.kind == .scriptSet)
+        // ab: another value on api., the first request there: api.'s own cookie, which no
+        // request showed absent, so there from the start too (a script of www. cannot
+        // write api.'s host-only cookie).
+        #expect(p.sent[1].first { $0.name == "ab" }?.kind == .preExisting)
         // Back on www., the domain cookie explains SID: no deletion, no new inference.
         #expect(p.sent[2].first { $0.name == "SID" }?.kind == .preExisting)
         #expect(!p.inferred[2].contains { $0.cookie.name == "SID" })
     }
 
-    @Test("a script's cookie carried to another host of its site is the site's domain cookie the script wrote once, unless a request there went without it after the write")
+    @Test("a script's cookie carried to another host of its site is the site's domain cookie the script wrote once, unless a request to the site went without it after the write: then the other host's own cookie")
     func scriptCookieWidenedToTheSite() throws {
         let flow = [
             Self.exchange(0, at: 0, "https://www.shop.example/"),
@@ -64,12 +66,18 @@ struct CookieProvenanceTests {
         // On api., the same value: the write of #1, scoped to the site; no second write.
         #expect(p.sent[2].first?.kind == .scriptSet && p.sent[2].first?.setBy == 1)
         #expect(p.inferred[2].map(\.kind) == [.domainWidened] && p.inferred[2].first?.cookie.domain == "shop.example")
-        // img. went without it after the write: the cookie was www.'s own, and api.'s a second write.
+        // img. went without it after the write: the cookie was www.'s own, and api.'s its
+        // own cookie, which no request to api. showed absent: there from the start.
         var lacking = flow
         lacking.insert(Self.exchange(2, at: 1.5, "https://img.shop.example/p.png"), at: 2)
         for k in lacking.indices { lacking[k].sequence = k }
         let q = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: lacking))
-        #expect(q.inferred[3].map(\.kind) == [.scriptSet] && q.inferred[3].first?.cookie.hostOnly == true)
+        #expect(q.inferred[3].map(\.kind) == [.preExisting] && q.inferred[3].first?.cookie.hostOnly == true)
+        // A request to api. without it after the write shows it new there: a write.
+        lacking.insert(Self.exchange(3, at: 1.7, "https://api.shop.example/y"), at: 3)
+        for k in lacking.indices { lacking[k].sequence = k }
+        let r = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: lacking))
+        #expect(r.inferred[4].map(\.kind) == [.scriptSet] && r.inferred[4].first?.cookie.hostOnly == true)
     }
 
     @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start; after a request to its host without it, a write in between")
@@ -110,7 +118,7 @@ struct CookieProvenanceTests {
         #expect(followed.inferred[2].map(\.kind) == [.scriptDeleted])
     }
 
-    @Test("an earlier request to the site that went without the cookie keeps it host-only")
+    @Test("an earlier request to the site that went without the cookie keeps it host-only: each host's own cookie, there from the start")
     func widenedOnlyWithoutContraryEvidence() throws {
         let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
             Self.exchange(0, at: 0, "https://www.shop.example/", cookie: "SID=s1"),
@@ -118,10 +126,11 @@ struct CookieProvenanceTests {
             Self.exchange(2, at: 2, "https://api.shop.example/cart", cookie: "SID=s1"),
         ])
         let p = CookieProvenance(recording: recording)
-        // img. lacked SID: a domain cookie there from the start would have gone with it.
-        #expect(p.sent[2].first?.kind == .scriptSet)
+        // img. lacked SID: a domain cookie there from the start would have gone with it. No
+        // request to api. went without it: api.'s own cookie, there from the start.
+        #expect(p.sent[2].first?.kind == .preExisting)
         #expect(p.inferred[2].first?.cookie.hostOnly == true)
-        #expect(p.startingCookies.map(\.domain) == ["www.shop.example"])
+        #expect(p.startingCookies.map(\.domain) == ["www.shop.example", "api.shop.example"])
     }
 
     @Test("a cookie the jar would send that the request lacks was deleted by script")

@@ -45,6 +45,19 @@ struct HARImporterTests {
         #expect(try importing(har(server)).exchanges.count == 1)
     }
 
+    @Test("E7: a browser's entry holding only provisional request headers (no Accept-Encoding, Host or Cookie) is no evidence of the jar; a proxy's is, and so is a browser's with the network stack's headers")
+    func provisionalHeaders() throws {
+        let provisional = entry(requestExtra: #", "headers": [{"name": "Referer", "value": "https://a.example/"}, {"name": "User-Agent", "value": "Chrome"}, {"name": "sec-ch-ua", "value": "x"}]"#).replacingOccurrences(of: #""headers": [] ,"#, with: "")
+        let sent = entry(url: "https://a.example/y", requestExtra: #", "headers": [{"name": ":authority", "value": "a.example"}, {"name": "accept-encoding", "value": "gzip"}]"#).replacingOccurrences(of: #""headers": [] ,"#, with: "")
+        func gaps(creator: String) throws -> [EvidenceGap?] {
+            let json = #"{"log": {"version": "1.2", "creator": {"name": "\#(creator)", "version": "1"}, "entries": [\#(provisional), \#(sent)]}}"#
+            return try importing(json).exchanges.map(\.evidenceGap)
+        }
+        #expect(try gaps(creator: "chrome-har") == [.provisionalHeaders, nil])
+        #expect(try gaps(creator: "mitmproxy") == [nil, nil], "a proxy wrote what went on the wire")
+        #expect(EvidenceGap.provisionalHeaders.rule == "E7")
+    }
+
     @Test("base64 response content is decoded to the exact bytes")
     func base64Content() throws {
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])
@@ -278,7 +291,7 @@ struct HARImporterTests {
         var streamed: [Exchange] = []
         let bytes = Array(json.utf8)
         _ = try bytes.withUnsafeBufferPointer { raw in
-            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _ in streamed.append(exchange) }
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _, _ in streamed.append(exchange) }
         }
         for exchanges in [try importing(json).exchanges, streamed] {
             let sent = try #require(exchanges.first { $0.request.url.hasSuffix("/sent") })

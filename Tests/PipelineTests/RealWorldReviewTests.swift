@@ -40,20 +40,23 @@ struct RealWorldReviewTests {
         recording.hasPrefix("Recordings/") ? RealWorldCorpusTests.root.appendingPathComponent(recording).path : RealWorldCorpusTests.conformance.appendingPathComponent(recording).path
     }
 
-    /// One reviewed group: the findings of a code and rule set, on the exchanges and under
-    /// the presets named (all when not named).
+    /// One reviewed group: the findings of a code and rule set, on the exchanges, under
+    /// the presets and in the recordings named (all when not named: a file may hold
+    /// several recordings, a page-test tool's runs).
     struct Verdict {
         enum Kind: String { case `true`, `false`, unverifiable }
         var code: String
         var rules: Set<String>
         var exchanges: Set<Int>?
         var presets: Set<String>?
+        var recordings: Set<String>?
         var kind: Kind
         var reason: String
 
         func covers(_ f: Finding) -> Bool {
             f.code.rawValue == code && Set(f.rules.map(\.rawValue)) == rules
                 && exchanges.map { $0.contains(f.sequence) } != false && presets.map { $0.contains(f.preset) } != false
+                && recordings.map { $0.contains(f.recording) } != false
         }
     }
 
@@ -68,7 +71,7 @@ struct RealWorldReviewTests {
             let reason = g["reason"] as? String ?? ""
             #expect(!reason.isEmpty, "\(url.path): a verdict without a reason: \(g)")
             return Verdict(code: g["code"] as? String ?? "", rules: Set(g["rules"] as? [String] ?? []), exchanges: (g["exchanges"] as? [Int]).map(Set.init),
-                           presets: (g["presets"] as? [String]).map(Set.init), kind: kind, reason: reason)
+                           presets: (g["presets"] as? [String]).map(Set.init), recordings: (g["recordings"] as? [String]).map(Set.init), kind: kind, reason: reason)
         }
     }
 
