@@ -34,6 +34,8 @@ public struct FindingDetail: Sendable, Hashable, Codable {
         case responseMangled = "response-mangled"
         /// label, the CORS reason.
         case corsBlocked = "cors-blocked"
+        /// label, the CORS reason: what the recording cannot tell.
+        case corsUnverified = "cors-unverified"
         /// label.
         case thirdPartyIntercepted = "third-party-intercepted"
         /// label, cookie name.
@@ -107,6 +109,8 @@ public struct FindingDetail: Sendable, Hashable, Codable {
             return "\(label) gets its binary response mangled by the JSON bridge"
         case .corsBlocked:
             return "\(label) is sent from the app's own origin, and the page may not read its response: \(value(1))"
+        case .corsUnverified:
+            return "\(label) is sent from the app's own origin; whether the page may read its response is not in the recording: \(value(1))"
         case .thirdPartyIntercepted:
             return "\(label) belongs to a third-party site but goes through the app's interceptor"
         case .cookieCrossSiteAccepted:

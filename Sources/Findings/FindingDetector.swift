@@ -97,9 +97,14 @@ public struct FindingDetector: Sendable {
             }
 
             if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {
-                out.append(make(.corsBlocked, e, rank, result.preset, recording.name, outcome.corsRules,
-                    expected: ["readable": "yes"], actual: ["readable": "no", "reason": reason.text],
-                    detail: FindingDetail(.corsBlocked, [label, reason.text])))
+                // A server that picks the allowed origin per request: nothing to judge, a
+                // thing to check.
+                let unverified = reason.isUnverifiable
+                var finding = make(.corsBlocked, e, rank, result.preset, recording.name, outcome.corsRules,
+                    expected: ["readable": "yes"], actual: ["readable": unverified ? "unknown" : "no", "reason": reason.text],
+                    detail: FindingDetail(unverified ? .corsUnverified : .corsBlocked, [label, reason.text]))
+                if unverified { finding.severity = .info }
+                out.append(finding)
             }
             if !outcome.thirdPartyRules.isEmpty {
                 out.append(make(.thirdPartyIntercepted, e, rank, result.preset, recording.name, outcome.thirdPartyRules,

@@ -110,6 +110,16 @@ public enum CORSCheck {
         /// The request is not CORS-simple (the method or header named) and the recording
         /// holds no preflight answered for it.
         case preflightUnanswered(because: String)
+        /// The response allowed the origin the request named and varies on Origin: the
+        /// server picks the allowed origin per request, so whether it allows the app's
+        /// origin is not in the recording.
+        case chosenPerRequest(String)
+
+        /// Whether the recording cannot tell, rather than shows, that the page may not read.
+        public var isUnverifiable: Bool {
+            if case .chosenPerRequest = self { return true }
+            return false
+        }
 
         public var text: String {
             switch self {
@@ -118,6 +128,7 @@ public enum CORSCheck {
             case .wildcardWithCredentials: return "the response allows * but the request carries credentials"
             case .noAllowCredentials: return "the request carries credentials and the response has no Access-Control-Allow-Credentials: true"
             case .preflightUnanswered(let because): return "\(because) needs a preflight, and the recording holds no OPTIONS answered for it"
+            case .chosenPerRequest(let allowed): return "the response allowed the origin the request named (\(allowed)) and varies on Origin: the server picks the allowed origin per request; check that it allows the app's origin"
             }
         }
     }
@@ -145,6 +156,7 @@ public enum CORSCheck {
         if allow == "*" {
             if credentialed { return .wildcardWithCredentials }
         } else if allow.lowercased() != origin {
+            if allow.caseInsensitiveEquals(e.request.headers.first("Origin")?.trimmingOWS ?? ""), variesOnOrigin(response) { return .chosenPerRequest(allow) }
             return .otherOrigin(allow)
         } else if credentialed, response.first("Access-Control-Allow-Credentials")?.lowercased() != "true" {
             return .noAllowCredentials
@@ -158,6 +170,17 @@ public enum CORSCheck {
             return .preflightUnanswered(because: because)
         }
         return nil
+    }
+
+    /// Whether the response names Origin in its Vary header (a server that answers each
+    /// origin its own Access-Control-Allow-Origin, as the Fetch standard asks of it).
+    static func variesOnOrigin(_ headers: HeaderList) -> Bool {
+        headers.all("Vary").contains { value in
+            value.split(separator: ",").contains { token in
+                let name = String(token).trimmingOWS
+                return name == "*" || name.caseInsensitiveEquals("origin")
+            }
+        }
     }
 
     /// What makes a request not CORS-simple, nil when it is simple.
