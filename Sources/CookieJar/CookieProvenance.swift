@@ -289,7 +289,12 @@ public struct CookieProvenance: Sendable, Hashable {
             let recorded = CookieProvenance.requestCookies(exchange.request.headers)
             // A sent cookie for each pair: one allocation rather than growths.
             carried.reserveCapacity(recorded.count)
-            let expected = jar.cookies(for: target, at: time)
+            var expected = jar.cookies(for: target, at: time)
+            // A pair only a response still on its way sets shows that response had arrived
+            // (the recording's clock said later): it lands now, with those expected before it.
+            if !arriving.isEmpty, landShownArrivals(recorded, expected: expected) {
+                expected = jar.cookies(for: target, at: time)
+            }
             // E1-E6: a request that got no response, whose headers were not recorded, that
             // came from cache or was cut short says what it carried, never what it lacked:
             // it does not make its site seen, bound a script write's window, or show a
@@ -406,6 +411,30 @@ public struct CookieProvenance: Sendable, Hashable {
             arriving.hold((exchange, target, false), of: exchange)
             if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
             return (carried, events)
+        }
+
+        /// Lands every held response a carried pair shows arrived: one whose Set-Cookie
+        /// gives the pair the jar lacks. Whether any landed.
+        mutating func landShownArrivals(_ recorded: [(name: String, value: String)], expected: [Cookie]) -> Bool {
+            var landed = false
+            for (name, value) in recorded where !expected.contains(where: { $0.name == name && $0.value == value }) {
+                guard let shown = arriving.first(where: { Self.sets($0.0, name: name, value: value) }) else { continue }
+                for (response, target, native) in arriving.arrived(through: shown.0) { receiveSetCookies(response, target: target, native: native) }
+                landed = true
+            }
+            return landed
+        }
+
+        /// Whether a Set-Cookie of `exchange`'s response gives `name` the value `value`.
+        static func sets(_ exchange: Exchange, name: String, value: String) -> Bool {
+            var found = false
+            exchange.response.headers.forEachValue("Set-Cookie") { header in
+                guard !found else { return }
+                let pair = String(decoding: header.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self)
+                guard let eq = pair.firstIndex(of: "=") else { return }
+                found = pair[..<eq].trimmingCharacters(in: .whitespaces) == name && pair[pair.index(after: eq)...].trimmingCharacters(in: .whitespaces) == value
+            }
+            return found
         }
 
         /// The response's Set-Cookie lands in the jar when its head arrives (held in

@@ -488,11 +488,18 @@ public struct HARImporter: Sendable {
         )
     }
 
-    /// Seconds from the request's start until its response's head arrived: the entry's
-    /// `time` less `timings.receive` (the body's download); nil when the entry gives no
-    /// receive time or none that fits in `time` (milliseconds).
+    /// Seconds from the request's start until its response's head arrived: the phases
+    /// before the body's download (`blocked`, `dns`, `connect`, `send`, `wait`; -1 where
+    /// one does not apply), within the entry's `time`; else `time` less `receive`; nil
+    /// when the entry says neither (milliseconds in the file).
     static func responseStart(_ timings: JSONNode, time: Double) -> Double? {
-        guard time > 0, let receive = try? timings["receive"].optionalNumber(), receive >= 0, receive <= time else { return nil }
+        func phase(_ node: JSONNode) -> Double? { ((try? node.optionalNumber()) ?? nil).map { max($0, 0) } }
+        guard time > 0 else { return nil }
+        if let wait = phase(timings["wait"]) {
+            let before = [timings["blocked"], timings["dns"], timings["connect"], timings["send"]].compactMap(phase).reduce(wait, +)
+            return min(before, time) / 1000
+        }
+        guard let receive = phase(timings["receive"]), receive <= time else { return nil }
         return (time - receive) / 1000
     }
 

@@ -50,6 +50,22 @@ public struct ArrivalQueue<Payload> {
         return out
     }
 
+    /// The responses held up to and including the place of `exchange`'s response, in
+    /// arrival order: a later request carried a cookie only that response set, so it had
+    /// arrived, and so had those expected before it.
+    public mutating func arrived(through exchange: Exchange) -> [Payload] {
+        let place = (exchange.responseArrivedAt, exchange.sequence)
+        guard let first = waiting.first, (first.at, first.sequence) <= place else { return [] }
+        let end = waiting.firstIndex { ($0.at, $0.sequence) > place } ?? waiting.count
+        defer { waiting.removeFirst(end) }
+        return waiting[..<end].map(\.payload)
+    }
+
+    /// The first response held, in arrival order, that `matches`.
+    public func first(where matches: (Payload) -> Bool) -> Payload? {
+        waiting.first { matches($0.payload) }?.payload
+    }
+
     /// Every response still held, in arrival order: the recording is over.
     public mutating func all() -> [Payload] {
         defer { waiting = [] }

@@ -82,6 +82,12 @@ public struct WebViewEmulator: Sendable {
             let time = e.startedAt
             if !arriving.isEmpty {
                 for arrival in arriving.arrived(before: e) { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+                // A cookie the recorded request carried from a response still on its way
+                // shows it had arrived, as the provenance walk read it.
+                for sent in provenance.sent[e.sequence] where sent.kind == .serverSet {
+                    guard let by = sent.setBy, by < exchanges.count else { continue }
+                    for arrival in arriving.arrived(through: exchanges[by]) { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+                }
             }
             jars.completeSyncs(upTo: time)
             context.documentURL = facts.documentURL

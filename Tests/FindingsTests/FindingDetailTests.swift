@@ -18,6 +18,7 @@ struct FindingDetailTests {
         (FindingDetail(.responseFromPackage, [label]), "The XHR POST shop.example/api/order is served the offline package's file, not what the server sent"),
         (FindingDetail(.responseMangled, [label]), "The XHR POST shop.example/api/order gets its binary response mangled by the JSON bridge"),
         (FindingDetail(.corsBlocked, [label, "the response carries no Access-Control-Allow-Origin"]), "The XHR POST shop.example/api/order is sent from the app's own origin, and the page may not read its response: the response carries no Access-Control-Allow-Origin"),
+        (FindingDetail(.corsUnverified, [label, "check it"]), "The XHR POST shop.example/api/order is sent from the app's own origin; whether the page may read its response is not in the recording: check it"),
         (FindingDetail(.thirdPartyIntercepted, [label]), "The XHR POST shop.example/api/order belongs to a third-party site but goes through the app's interceptor"),
         (FindingDetail(.cookieCrossSiteAccepted, [label, "partner"]), "Before the XHR POST shop.example/api/order a script set the cookie partner for another site, and the native setter hook accepted it"),
         (FindingDetail(.redirectMethodChanged, [label, "307", "POST", "empty"]), "The XHR POST shop.example/api/order follows a 307 redirect that must keep its method and body, but is re-issued as POST with an empty body"),
@@ -43,7 +44,7 @@ struct FindingDetailTests {
 
     @Test("every form has a case above, and a form's raw value reads back as the form")
     func everyForm() {
-        #expect(FindingDetail.Form.allCases.count == 26)
+        #expect(FindingDetail.Form.allCases.count == 27)
         for form in FindingDetail.Form.allCases { #expect(FindingDetail.Form(rawValue: form.rawValue) == form) }
     }
 
