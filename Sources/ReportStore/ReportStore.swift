@@ -467,6 +467,8 @@ public struct ReportStore: Sendable {
         let findingInsert: RawInsert
         let eventInsert: RawInsert
         let coverageInsert: RawInsert
+        /// The recordings listed in `run_recording` so far.
+        var listed: Set<String> = []
 
         init(_ db: Database, runID: Int64) throws {
             self.db = db
@@ -510,6 +512,9 @@ public struct ReportStore: Sendable {
         public func add(_ results: [RunResult]) throws {
             for r in ReportStore.keyOrder(of: results) {
                 let result = results[r]
+                if listed.insert(result.recording).inserted {
+                    try db.execute(sql: "INSERT OR IGNORE INTO run_recording (run_id, recording_name, empty) VALUES (?, ?, ?)", arguments: [runID, result.recording, !result.replayed])
+                }
                 for e in result.jarEvents {
                     let i = eventInsert
                     i.bind(1, runID); i.bind(2, result.recording); i.bind(3, result.preset); i.bind(4, e.time)
@@ -663,6 +668,13 @@ public struct ReportStore: Sendable {
     }
 
     /// The run with `id`, or the latest run when `id` is nil.
+    /// The latest `limit` runs, newest first, and how many there are in all.
+    public func latestRuns(limit: Int) throws -> (runs: [RunRow], total: Int) {
+        try writer.read { db in
+            (try RunRow.order(RunRow.Columns.id.desc).limit(limit).fetchAll(db), try RunRow.fetchCount(db))
+        }
+    }
+
     public func run(id: Int64?) throws -> RunRow? {
         try writer.read { db in
             if let id { return try RunRow.fetchOne(db, key: id) }
@@ -753,7 +765,18 @@ public struct ReportStore: Sendable {
     /// The recordings a run replayed, by name, in order.
     public func recordingNames(run: Int64) throws -> [String] {
         try writer.read { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT recording_name FROM outcome WHERE run_id = ? ORDER BY recording_name", arguments: [run])
+            // Runs stored before v20 list their recordings only through their outcomes.
+            try String.fetchAll(db, sql: """
+                SELECT recording_name FROM run_recording WHERE run_id = ?
+                UNION SELECT DISTINCT recording_name FROM outcome WHERE run_id = ? ORDER BY recording_name
+                """, arguments: [run, run])
+        }
+    }
+
+    /// The run's recordings that had no exchange to replay.
+    public func emptyRecordings(run: Int64) throws -> Set<String> {
+        try writer.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT recording_name FROM run_recording WHERE run_id = ? AND empty = 1", arguments: [run]))
         }
     }
 

@@ -472,6 +472,17 @@ enum Schema {
             // went without the cookie.
             try db.execute(sql: "ALTER TABLE exchange ADD COLUMN response_start REAL")
         }
+        migrator.registerMigration("v20: every recording of a run, empty ones too") { db in
+            // A recording with no exchange has no outcome row, and so fell out of the run:
+            // each recording a run replayed is listed here, `empty` when it had nothing.
+            try db.execute(sql: """
+                CREATE TABLE run_recording (
+                  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+                  recording_name TEXT NOT NULL,
+                  empty INTEGER NOT NULL,
+                  PRIMARY KEY (run_id, recording_name)) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 }

@@ -112,8 +112,9 @@ public struct HTMLReport: Sendable {
             out += "<tr><th><a href=\"#\(anchor(r))\">\(h(r))</a></th>"
             for p in model.presets {
                 let c = model.cell(recording: r, preset: p)
-                let cls = c.errors > 0 ? "error" : c.warnings > 0 ? "warning" : c.infos > 0 ? "info" : "ok"
-                let text = c.isClean ? "ok" : [c.errors > 0 ? "\(c.errors) error" : nil, c.warnings > 0 ? "\(c.warnings) warning" : nil, c.infos > 0 ? "\(c.infos) info" : nil].compactMap { $0 }.joined(separator: ", ")
+                let empty = model.isEmpty(recording: r)
+                let cls = empty ? "empty" : c.errors > 0 ? "error" : c.warnings > 0 ? "warning" : c.infos > 0 ? "info" : "ok"
+                let text = empty ? "empty" : c.isClean ? "ok" : [c.errors > 0 ? "\(c.errors) error" : nil, c.warnings > 0 ? "\(c.warnings) warning" : nil, c.infos > 0 ? "\(c.infos) info" : nil].compactMap { $0 }.joined(separator: ", ")
                 let codes = Set((byCell[ReportModel.cellKey(recording: r, preset: p)] ?? []).map(\.code.rawValue)).sorted().joined(separator: " ")
                 out += "<td class=\"cell \(cls)\"><a href=\"#\(anchor(r + "-" + p))\">\(text)</a>\(codes.isEmpty ? "" : "<small>\(h(codes))</small>")</td>"
             }
@@ -236,7 +237,7 @@ public struct HTMLReport: Sendable {
         table.matrix{width:100%;table-layout:fixed;font-size:12px;background:#fff;box-shadow:0 1px 2px #0001}table.matrix th,table.matrix td{border:1px solid #dde1e7;padding:3px 5px;overflow-wrap:anywhere}
         table.matrix thead th:first-child{width:14%}table.matrix small{font-size:10px}
         table.matrix thead th{background:#eef1f5}td.cell a{font-weight:600;text-decoration:none;color:inherit;display:block}td.cell small{display:block}
-        td.ok{background:#e7f6ec}td.error{background:#fde8e8}td.warning{background:#fff5db}td.info{background:#e8f1fd}
+        td.ok{background:#e7f6ec}td.empty{background:#f0f1f3;color:#5f6670}td.error{background:#fde8e8}td.warning{background:#fff5db}td.info{background:#e8f1fd}
         .sev{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;color:#fff}.sev.error{background:#c62828}.sev.warning{background:#b7791f}.sev.info{background:#2b6cb0}
         .totals .sev{font-size:13px;padding:2px 8px}
         details.preset{background:#fff;border:1px solid #dde1e7;border-radius:4px;margin:8px 0;padding:6px 10px}

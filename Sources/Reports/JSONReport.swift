@@ -92,7 +92,7 @@ public struct JSONReport: Sendable {
                     return .object([
                         ("recording", .string(recording)), ("preset", .string(preset)),
                         ("errors", .int(cell.errors)), ("warnings", .int(cell.warnings)), ("infos", .int(cell.infos)),
-                        ("baselineShared", .int(cell.shared)),
+                        ("baselineShared", .int(cell.shared)), ("empty", .bool(model.isEmpty(recording: recording))),
                     ])
                 }
             }),

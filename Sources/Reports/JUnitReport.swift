@@ -27,7 +27,7 @@ public struct JUnitReport: Sendable {
         out += "<testsuites name=\"h5replay\" tests=\"\(total)\" failures=\"\(failingCases)\" errors=\"0\" time=\"0\">\n"
         for preset in model.presets {
             let presetFailures = Set(errors.filter { $0.preset == preset }.map(\.recording)).count
-            out += "  <testsuite name=\"\(attr(preset))\" tests=\"\(model.recordings.count)\" failures=\"\(presetFailures)\" errors=\"0\" skipped=\"0\" time=\"0\" timestamp=\"\(attr(model.run.startedAt))\" package=\"h5replay\">\n"
+            out += "  <testsuite name=\"\(attr(preset))\" tests=\"\(model.recordings.count)\" failures=\"\(presetFailures)\" errors=\"0\" skipped=\"\(model.emptyRecordings.count)\" time=\"0\" timestamp=\"\(attr(model.run.startedAt))\" package=\"h5replay\">\n"
             out += "    <properties>\n"
             out += "      <property name=\"profile\" value=\"\(attr(model.run.profile))\"/>\n"
             out += "      <property name=\"run\" value=\"\(model.run.id ?? 0)\"/>\n"
@@ -36,6 +36,10 @@ public struct JUnitReport: Sendable {
             for recording in model.recordings {
                 let findings = byCell[ReportModel.cellKey(recording: recording, preset: preset)] ?? []
                 out += "    <testcase name=\"\(attr(recording))\" classname=\"h5replay.\(attr(preset))\" time=\"0\""
+                if model.isEmpty(recording: recording) {
+                    out += ">\n      <skipped message=\"empty recording: no exchange to replay\"/>\n    </testcase>\n"
+                    continue
+                }
                 guard !findings.isEmpty else {
                     out += "/>\n"
                     continue

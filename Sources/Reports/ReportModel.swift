@@ -29,6 +29,21 @@ public struct ReportModel: Sendable {
     /// What an offline package and a prefetch config did, by recording and preset; empty
     /// when the run had neither.
     public var coverage: [String: [String: [CoverageItem]]] = [:]
+    /// Recordings of the run with no exchange to replay: they stay in every format, marked
+    /// `empty`, rather than drop out of the run.
+    public var emptyRecordings: Set<String> = []
+
+    /// The same run with only the recordings named: their matrix rows, findings and
+    /// counts (a model that holds every finding).
+    public func only(recordings names: Set<String>) -> ReportModel {
+        var model = ReportModel(run: run, recordings: recordings.filter(names.contains), presets: presets, findings: findings.filter { names.contains($0.recording) })
+        model.coverage = coverage.filter { names.contains($0.key) }
+        model.emptyRecordings = emptyRecordings.intersection(names)
+        return model
+    }
+
+    /// Whether `recording` had nothing to replay.
+    public func isEmpty(recording: String) -> Bool { emptyRecordings.contains(recording) }
 
     public init(run: RunRow, recordings: [String], presets: [String], findings: [Finding]) {
         self.run = run
@@ -138,6 +153,8 @@ public struct ReportModel: Sendable {
         public let shownPerCode: Int?
         var tally: Tallies
         var replayed: Set<String> = []
+        /// Recordings whose results had nothing to replay.
+        var empty: Set<String> = []
         var coverage: [String: [String: [CoverageItem]]] = [:]
         /// Every result's findings, when all are kept.
         var results: [ReportStore.RunResult] = []
@@ -152,7 +169,7 @@ public struct ReportModel: Sendable {
         }
 
         public mutating func add(_ result: ReportStore.RunResult) {
-            if result.replayed { replayed.insert(result.recording) }
+            if result.replayed { replayed.insert(result.recording) } else { empty.insert(result.recording) }
             if !result.coverage.isEmpty { coverage[result.recording, default: [:]][result.preset] = result.coverage }
             for f in result.findings { tally.add(f) }
             guard let limit = shownPerCode else {
@@ -175,7 +192,7 @@ public struct ReportModel: Sendable {
         }
 
         public func model(run: RunRow) -> ReportModel {
-            let names = replayed.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let names = replayed.union(empty).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             var model: ReportModel
             if shownPerCode == nil {
                 model = ReportModel(run: run, recordings: names, presets: run.presetList, findings: ReportModel.reportOrder(results))
@@ -189,6 +206,7 @@ public struct ReportModel: Sendable {
                 model.holdsEveryFinding = false
             }
             model.coverage = coverage
+            model.emptyRecordings = empty.subtracting(replayed)
             return model
         }
     }
@@ -198,6 +216,7 @@ public struct ReportModel: Sendable {
         guard let run = try store.run(id: id), let runID = run.id else { return nil }
         var model = ReportModel(run: run, recordings: try store.recordingNames(run: runID), presets: run.presetList, findings: try store.findings(run: runID))
         model.coverage = try store.coverage(run: runID)
+        model.emptyRecordings = try store.emptyRecordings(run: runID)
         return model
     }
 

@@ -63,7 +63,7 @@ extension H5Replay {
         func run() async throws {
             let store = try database.openExisting()
             guard let model = try ReportModel.load(from: store, run: run.id), let runID = model.run.id else {
-                throw InputError(run.id == nil ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
+                throw try run.notFound(in: store, db: database.db)
             }
             var baselineRun: RunRow?
             if let baseline {

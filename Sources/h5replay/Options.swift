@@ -315,6 +315,18 @@ enum RunSelector: ExpressibleByArgument, CustomStringConvertible {
     var id: Int64? { if case .id(let id) = self { return id } else { return nil } }
     var description: String { id.map(String.init) ?? "latest" }
     static var defaultCompletionKind: CompletionKind { .list(["latest"]) }
+
+    /// The error for a run `store` does not hold, naming the runs it does (the latest ten).
+    func notFound(in store: ReportStore, db: String) throws -> InputError {
+        guard id != nil else { return InputError("\(db) holds no run yet; `h5replay replay` makes one") }
+        let (runs, total) = try store.latestRuns(limit: 10)
+        guard !runs.isEmpty else { return InputError("\(db) has no run \(self): it holds no run yet; `h5replay replay` makes one") }
+        let listed = runs.map { run in
+            "\(run.id ?? 0)\(run.label.map { " (\($0))" } ?? ""), \(run.startedAt.prefix(16).replacingOccurrences(of: "T", with: " ")), \(run.recordingCount) recording(s)"
+        }
+        let more = total > runs.count ? "; and \(total - runs.count) older" : ""
+        return InputError("\(db) has no run \(self); its runs, newest first: \(listed.joined(separator: "; "))\(more)")
+    }
 }
 
 /// `--split client`: one recording per client address of a capture.

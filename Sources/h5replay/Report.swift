@@ -23,6 +23,7 @@ extension H5Replay {
                   h5replay report
                   h5replay report --format html -o report.html
                   h5replay report --run 3 --format junit -o junit.xml
+                  h5replay report --recording checkout --format html -o checkout.html
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, markdown, junit, html, json }
@@ -42,10 +43,20 @@ extension H5Replay {
         @Option(name: .shortAndLong, help: "Write the report to a file instead of standard output.")
         var output: String?
 
+        @Option(name: .customLong("recording"), help: ArgumentHelp("Only this recording of the run (repeatable): its matrix row, findings and counts.", valueName: "name"))
+        var recordings: [String] = []
+
         func run() async throws {
             let store = try database.openExisting()
-            guard let model = try ReportModel.load(from: store, run: run.id) else {
-                throw InputError(run.id == nil ? "\(database.db) holds no run yet; `h5replay replay` makes one" : "\(database.db) has no run \(run)")
+            guard var model = try ReportModel.load(from: store, run: run.id) else {
+                throw try run.notFound(in: store, db: database.db)
+            }
+            if !recordings.isEmpty {
+                for name in recordings where !model.recordings.contains(name) {
+                    let guess = Suggestion.closest(to: name, among: model.recordings).map { "did you mean \($0)? " } ?? ""
+                    throw InputError("--recording \(name): run \(model.run.id ?? 0) replayed no such recording; \(guess)its recordings: \(model.recordings.prefix(20).joined(separator: ", "))\(model.recordings.count > 20 ? ", ..." : "")")
+                }
+                model = model.only(recordings: Set(recordings))
             }
             let text: String
             switch format {

@@ -126,6 +126,33 @@ struct CLITests {
         }
     }
 
+    @Test("a recording with no exchange stays in the run, marked empty in every format; `--run N` of no run names the runs there are; `report --recording` gives one recording's row and findings")
+    func emptyRecordingsAndRunChoice() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(#"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": []}}"#.utf8).write(to: dir.appendingPathComponent("nothing.har"))
+        let replay = try Self.h5replay(["replay", "nothing.har", "Recordings/login-redirect.har", "--preset", "plain,urlprotocol-naive", "--label", "first"], in: dir)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stdout.contains("2 recording(s)") && replay.stdout.contains("nothing         empty      empty"), "\(replay.stdout)")
+        let object = try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)
+        let matrix = try #require(object["matrix"] as? [[String: Any]])
+        #expect(matrix.filter { $0["recording"] as? String == "nothing" }.map { $0["empty"] as? Bool } == [true, true])
+        #expect(matrix.filter { $0["recording"] as? String == "login-redirect" }.allSatisfy { $0["empty"] as? Bool == false })
+        let junit = try Self.h5replay(["report", "--format", "junit"], in: dir).stdout
+        #expect(junit.components(separatedBy: "<skipped message=\"empty recording").count == 3, "\(junit)")
+        #expect(try Self.h5replay(["report", "--format", "markdown"], in: dir).stdout.contains("| nothing | ➖ empty | ➖ empty |"))
+        // A run that is not there: exit 2, naming the runs that are.
+        let missing = try Self.h5replay(["report", "--run", "999"], in: dir)
+        #expect(missing.status == 2 && missing.stderr.contains("has no run 999; its runs, newest first: 1 (first), "), "\(missing.stderr)")
+        #expect(try Self.h5replay(["gate", "--run", "999"], in: dir).stderr.contains("its runs, newest first: 1 (first)"))
+        // One recording: its row and its findings only; a name the run lacks is exit 2 with a guess.
+        let one = try Self.json(try Self.h5replay(["report", "--recording", "login-redirect", "--format", "json"], in: dir).stdout)
+        #expect((one["matrix"] as? [[String: Any]])?.compactMap { $0["recording"] as? String } == ["login-redirect", "login-redirect"])
+        #expect((one["findings"] as? [[String: Any]])?.isEmpty == false)
+        let typo = try Self.h5replay(["report", "--recording", "login-redirec"], in: dir)
+        #expect(typo.status == 2 && typo.stderr.contains("did you mean login-redirect?"), "\(typo.stderr)")
+    }
+
     @Test("`replay FILE` of a capture with no page's request says so on stderr, naming the User-Agent, instead of a silent clean matrix")
     func nativeOnlyCapture() throws {
         let dir = try Self.workspace()
