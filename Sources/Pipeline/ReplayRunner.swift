@@ -55,6 +55,7 @@ public struct ReplayRunner: Sendable {
         let made = UnsafeResultBuffer<FindingDetector.Subjects>(count: inputs.count)
         DispatchQueue.concurrentPerform(iterations: inputs.count) { r in made.set(r, FindingDetector.Subjects(inputs[r].recording)) }
         let subjects = made.values
+        let pages = inputs.map { $0.recording.exchanges.reduce(0) { $0 + ($1.initiator == .native ? 0 : 1) } }
         let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
@@ -65,6 +66,7 @@ public struct ReplayRunner: Sendable {
             let findings = detector.findings(for: input.recording, result: result, subjects: subjects[r])
             var runResult = ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
             runResult.coverage = Self.coverage(of: result, in: input.recording)
+            runResult.pageExchanges = pages[r]
             results.set(index, runResult)
         }
         var out = results.values

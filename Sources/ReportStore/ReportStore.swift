@@ -373,6 +373,10 @@ public struct ReportStore: Sendable {
 
         /// The recording had exchanges to replay (its outcomes may have been stored and let go).
         public var replayed: Bool
+        /// How many of its exchanges a page sent (not the app's native code, NC1): with
+        /// none, nothing a preset does to the web view's traffic was compared. Nil: not
+        /// counted.
+        public var pageExchanges: Int?
 
         public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding], jarEvents: [JarEvent] = [], replayed: Bool? = nil) {
             self.recording = recording
@@ -513,7 +517,7 @@ public struct ReportStore: Sendable {
             for r in ReportStore.keyOrder(of: results) {
                 let result = results[r]
                 if listed.insert(result.recording).inserted {
-                    try db.execute(sql: "INSERT OR IGNORE INTO run_recording (run_id, recording_name, empty) VALUES (?, ?, ?)", arguments: [runID, result.recording, !result.replayed])
+                    try db.execute(sql: "INSERT OR IGNORE INTO run_recording (run_id, recording_name, empty, page_exchanges) VALUES (?, ?, ?, ?)", arguments: [runID, result.recording, !result.replayed, result.pageExchanges])
                 }
                 for e in result.jarEvents {
                     let i = eventInsert
@@ -770,6 +774,13 @@ public struct ReportStore: Sendable {
                 SELECT recording_name FROM run_recording WHERE run_id = ?
                 UNION SELECT DISTINCT recording_name FROM outcome WHERE run_id = ? ORDER BY recording_name
                 """, arguments: [run, run])
+        }
+    }
+
+    /// The run's recordings with exchanges, none of them a page's (NC1 alone).
+    public func nativeOnlyRecordings(run: Int64) throws -> Set<String> {
+        try writer.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT recording_name FROM run_recording WHERE run_id = ? AND empty = 0 AND page_exchanges = 0", arguments: [run]))
         }
     }
 

@@ -474,12 +474,15 @@ enum Schema {
         }
         migrator.registerMigration("v20: every recording of a run, empty ones too") { db in
             // A recording with no exchange has no outcome row, and so fell out of the run:
-            // each recording a run replayed is listed here, `empty` when it had nothing.
+            // each recording a run replayed is listed here, `empty` when it had nothing,
+            // with how many of its exchanges a page sent (0: nothing the web view sent was
+            // compared; NULL: not counted).
             try db.execute(sql: """
                 CREATE TABLE run_recording (
                   run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
                   recording_name TEXT NOT NULL,
                   empty INTEGER NOT NULL,
+                  page_exchanges INTEGER,
                   PRIMARY KEY (run_id, recording_name)) WITHOUT ROWID
                 """)
         }

@@ -32,6 +32,15 @@ public struct ReportModel: Sendable {
     /// Recordings of the run with no exchange to replay: they stay in every format, marked
     /// `empty`, rather than drop out of the run.
     public var emptyRecordings: Set<String> = []
+    /// Recordings whose every exchange the app's native code sent (NC1): no preset's
+    /// treatment of the web view's traffic was compared, so their cells read `n/a`.
+    public var nativeOnlyRecordings: Set<String> = []
+
+    /// What a cell says instead of its counts, when it has nothing to count: `empty` for a
+    /// recording with no exchange, `n/a` for one the web view sent nothing of.
+    public func notCompared(recording: String) -> String? {
+        emptyRecordings.contains(recording) ? "empty" : nativeOnlyRecordings.contains(recording) ? "n/a" : nil
+    }
 
     /// The same run with only the recordings named: their matrix rows, findings and
     /// counts (a model that holds every finding).
@@ -39,6 +48,7 @@ public struct ReportModel: Sendable {
         var model = ReportModel(run: run, recordings: recordings.filter(names.contains), presets: presets, findings: findings.filter { names.contains($0.recording) })
         model.coverage = coverage.filter { names.contains($0.key) }
         model.emptyRecordings = emptyRecordings.intersection(names)
+        model.nativeOnlyRecordings = nativeOnlyRecordings.intersection(names)
         return model
     }
 
@@ -155,6 +165,8 @@ public struct ReportModel: Sendable {
         var replayed: Set<String> = []
         /// Recordings whose results had nothing to replay.
         var empty: Set<String> = []
+        /// Recordings whose exchanges were all the app's native code's.
+        var nativeOnly: Set<String> = []
         var coverage: [String: [String: [CoverageItem]]] = [:]
         /// Every result's findings, when all are kept.
         var results: [ReportStore.RunResult] = []
@@ -170,6 +182,7 @@ public struct ReportModel: Sendable {
 
         public mutating func add(_ result: ReportStore.RunResult) {
             if result.replayed { replayed.insert(result.recording) } else { empty.insert(result.recording) }
+            if result.replayed, result.pageExchanges == 0 { nativeOnly.insert(result.recording) }
             if !result.coverage.isEmpty { coverage[result.recording, default: [:]][result.preset] = result.coverage }
             for f in result.findings { tally.add(f) }
             guard let limit = shownPerCode else {
@@ -207,6 +220,7 @@ public struct ReportModel: Sendable {
             }
             model.coverage = coverage
             model.emptyRecordings = empty.subtracting(replayed)
+            model.nativeOnlyRecordings = nativeOnly
             return model
         }
     }
@@ -217,6 +231,7 @@ public struct ReportModel: Sendable {
         var model = ReportModel(run: run, recordings: try store.recordingNames(run: runID), presets: run.presetList, findings: try store.findings(run: runID))
         model.coverage = try store.coverage(run: runID)
         model.emptyRecordings = try store.emptyRecordings(run: runID)
+        model.nativeOnlyRecordings = try store.nativeOnlyRecordings(run: runID)
         return model
     }
 

@@ -148,7 +148,7 @@ struct ReportsTests {
             for recording in redacted.recordings {
                 for preset in redacted.presets {
                     let cell = redacted.cell(recording: recording, preset: preset)
-                    matrix.append(["recording": recording, "preset": preset, "errors": cell.errors, "warnings": cell.warnings, "infos": cell.infos, "baselineShared": cell.shared, "empty": model.isEmpty(recording: recording)])
+                    matrix.append(["recording": recording, "preset": preset, "errors": cell.errors, "warnings": cell.warnings, "infos": cell.infos, "baselineShared": cell.shared, "empty": model.isEmpty(recording: recording), "compared": model.notCompared(recording: recording) == nil])
                 }
             }
             let findings: [[String: Any]] = redacted.findings.map { f in

@@ -126,21 +126,27 @@ struct CLITests {
         }
     }
 
-    @Test("a recording with no exchange stays in the run, marked empty in every format; `--run N` of no run names the runs there are; `report --recording` gives one recording's row and findings")
+    @Test("a recording with no exchange stays in the run, marked empty in every format, and one the web view sent nothing of reads n/a; `--run N` of no run names the runs there are; `report --recording` gives one recording's row and findings")
     func emptyRecordingsAndRunChoice() throws {
         let dir = try Self.workspace()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Data(#"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": []}}"#.utf8).write(to: dir.appendingPathComponent("nothing.har"))
-        let replay = try Self.h5replay(["replay", "nothing.har", "Recordings/login-redirect.har", "--preset", "plain,urlprotocol-naive", "--label", "first"], in: dir)
+        // Only the app's native code (NC1): nothing the web view sent to compare.
+        let native = #"{"startedDateTime": "2024-01-02T03:04:05.000Z", "time": 20, "request": {"method": "GET", "url": "https://api.shop.example/v1/me", "headers": [{"name": "User-Agent", "value": "Shop/2.1 CFNetwork/1402.0.8 Darwin/22.2.0"}, {"name": "Accept-Encoding", "value": "gzip"}]}, "response": {"status": 200, "headers": [], "content": {"size": 0}}}"#
+        try Data(#"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": [\#(native)]}}"#.utf8).write(to: dir.appendingPathComponent("native.har"))
+        let replay = try Self.h5replay(["replay", "nothing.har", "native.har", "Recordings/login-redirect.har", "--preset", "plain,urlprotocol-naive", "--label", "first"], in: dir)
         #expect(replay.status == 0, "\(replay.stderr)")
-        #expect(replay.stdout.contains("2 recording(s)") && replay.stdout.contains("nothing         empty      empty"), "\(replay.stdout)")
+        #expect(replay.stdout.contains("3 recording(s)") && replay.stdout.contains("nothing         empty      empty"), "\(replay.stdout)")
+        #expect(replay.stdout.contains("native          n/a        n/a"), "\(replay.stdout)")
         let object = try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)
         let matrix = try #require(object["matrix"] as? [[String: Any]])
         #expect(matrix.filter { $0["recording"] as? String == "nothing" }.map { $0["empty"] as? Bool } == [true, true])
-        #expect(matrix.filter { $0["recording"] as? String == "login-redirect" }.allSatisfy { $0["empty"] as? Bool == false })
+        #expect(matrix.filter { $0["recording"] as? String == "login-redirect" }.allSatisfy { $0["empty"] as? Bool == false && $0["compared"] as? Bool == true })
+        #expect(matrix.filter { $0["recording"] as? String == "native" }.map { $0["compared"] as? Bool } == [false, false])
         let junit = try Self.h5replay(["report", "--format", "junit"], in: dir).stdout
         #expect(junit.components(separatedBy: "<skipped message=\"empty recording").count == 3, "\(junit)")
-        #expect(try Self.h5replay(["report", "--format", "markdown"], in: dir).stdout.contains("| nothing | ➖ empty | ➖ empty |"))
+        let markdown = try Self.h5replay(["report", "--format", "markdown"], in: dir).stdout
+        #expect(markdown.contains("| nothing | ➖ empty | ➖ empty |") && markdown.contains("| native | ➖ n/a | ➖ n/a |"), "\(markdown)")
         // A run that is not there: exit 2, naming the runs that are.
         let missing = try Self.h5replay(["report", "--run", "999"], in: dir)
         #expect(missing.status == 2 && missing.stderr.contains("has no run 999; its runs, newest first: 1 (first), "), "\(missing.stderr)")
