@@ -134,9 +134,17 @@ public struct HARImporter: Sendable {
         let recorder = Recorder(root: root, context: context)
         let sessions = splittingSessions ? BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times) : .single(entries: clock.times.count)
         let sha256 = hashing.join()
+        // Times in another unit than milliseconds: read again in it, classified afresh.
+        let unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
+        let unitNote = unit.map { [$0.note(durations: clock.durations)] } ?? []
+        if let unit {
+            if inOrder { for k in exchanges.indices { asRead[k].restore(&exchanges[k]) } }
+            inOrder = false
+            for k in exchanges.indices { unit.apply(to: &exchanges[k]) }
+        }
         guard sessions.isSplit else {
             let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, entryCount: clock.times.count, recorder: recorder)
-            return [Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: placed)]
+            return [Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: unitNote + placed)]
         }
         // Each session classified on its own, from the exchanges as built.
         if inOrder {
@@ -153,7 +161,7 @@ public struct HARImporter: Sendable {
             let theirs = diagnostics.filter { $0.sequence.map { sessions.sessionOfEntry[$0] == session } ?? true }
             let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, entryCount: clock.times.count, recorder: recorder)
             let note = sessions.note(session: session)
-            return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: [note] + placed)
+            return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: [note] + unitNote + placed)
         }
     }
 
@@ -219,6 +227,7 @@ public struct HARImporter: Sendable {
         var released = 0
         let recorder: Recorder
         let sessions: BrowserSessions
+        let unit: TimeUnit?
         do {
             var reader = JSONReader(bytes)
             let root = try reader.forEachEntry { _, view, range in
@@ -233,6 +242,7 @@ public struct HARImporter: Sendable {
             try Self.checkShape(root, context: context)
             recorder = Recorder(root: root, context: context)
             sessions = BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times)
+            unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
@@ -249,6 +259,7 @@ public struct HARImporter: Sendable {
                 return
             }
             if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
+            unit?.apply(to: &exchange)
             recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
             try handle(&exchange, built.traits, diagnostics.filter { $0.sequence != nil }, sessions.sessionOfEntry[index])
@@ -273,13 +284,15 @@ public struct HARImporter: Sendable {
         for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
             perSession[sessions.sessionOfEntry[index]].append(diagnostic)
         }
-        return Streamed(sessions: sessions, unplaced: perSession)
+        return Streamed(sessions: sessions, notes: unit.map { [$0.note(durations: clock.durations)] } ?? [], unplaced: perSession)
     }
 
     /// What `stream` tells once every exchange is handed on.
     public struct Streamed {
         /// The browser sessions the exchanges were handed on in.
         public var sessions: BrowserSessions
+        /// What the file as a whole was read as (`time-unit-corrected`), for every session.
+        public var notes: [Diagnostic]
         /// Per session, the diagnostics of no exchange (entries skipped), in file order.
         public var unplaced: [[Diagnostic]]
     }
@@ -329,16 +342,21 @@ public struct HARImporter: Sendable {
         var times: [Double] = []
         /// Each entry's `pageref`, which tells the browser sessions apart (`BrowserSessions`).
         var pagerefs: [String?] = []
+        /// Each entry's `time` as written (NaN when missing), whose unit `TimeUnit` checks.
+        var durations: [Double] = []
 
         mutating func add(_ entry: JSONNode) {
             var time = Double.nan
             var pageref: String?
+            var duration = Double.nan
             if (try? entry.object()) != nil {
                 if let text = try? entry["startedDateTime"].optionalString(), let t = ISODate.parse(text) { time = t }
                 pageref = (try? entry["pageref"].optionalString()) ?? nil
+                duration = ((try? entry["time"].optionalNumber()) ?? nil) ?? .nan
             }
             times.append(time.isNaN ? (times.last ?? 0) : time)
             pagerefs.append(pageref)
+            durations.append(duration)
         }
     }
 

@@ -336,7 +336,7 @@ public struct ImportPipeline: Sendable {
                 return try end.sessions.labels.indices.map { session in
                     let writer = try stream(session).writer
                     let recordingName = end.sessions.recordingName(name, session: session)
-                    let recordingLevel = (end.sessions.isSplit ? [end.sessions.note(session: session)] : []) + streams[session]!.stage.diagnostics + end.unplaced[session]
+                    let recordingLevel = (end.sessions.isSplit ? [end.sessions.note(session: session)] : []) + end.notes + streams[session]!.stage.diagnostics + end.unplaced[session]
                     let result = try writer.finish(name: recordingName, sourceSHA256: sha256, diagnostics: recordingLevel, replace: replace)
                     let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                     return (imported, result)

@@ -70,8 +70,14 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     case tcpGap = "tcp-gap"
     /// retransmitted TCP bytes that differ from the first copy
     case tcpOverlapConflict = "tcp-overlap-conflict"
+    /// requests recorded as http:// that were https:// to the browser (TLS ended in front
+    /// of where the traffic was recorded), read as https
+    case tlsTerminated = "tls-terminated"
     /// a HAR entry without a usable startedDateTime
     case timeMissing = "time-missing"
+    /// a HAR whose entry times are in another unit than milliseconds (nanoseconds,
+    /// microseconds), read in that unit
+    case timeUnitCorrected = "time-unit-corrected"
 
     public var severity: Diagnostic.Severity {
         switch self {
@@ -108,6 +114,8 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .tcpGap: return .warning
         case .tcpOverlapConflict: return .warning
         case .timeMissing: return .warning
+        case .tlsTerminated: return .note
+        case .timeUnitCorrected: return .note
         }
     }
 }

@@ -507,18 +507,21 @@ public enum ExchangeClassifier {
         public private(set) var count = 0
         /// Exchanges classified native (NC1), and the first few User-Agents among them.
         public private(set) var nativeCount = 0
+        /// Requests read as https that were recorded as http (`TerminatedTLS`).
+        var terminated = TerminatedTLS()
         var nativeAgents: [String] = []
 
         /// What classification tells of the recording as a whole: how many of its requests
         /// no browser engine sent (NC1), and whether any request is left for a web view.
         public var diagnostics: [Diagnostic] {
-            guard nativeCount > 0 else { return [] }
+            let tls = terminated.diagnostic.map { [$0] } ?? []
+            guard nativeCount > 0 else { return tls }
             let agents = nativeAgents.map { "`\($0)`" }.joined(separator: ", ")
             let pinning = "a web view whose User-Agent does not start with Mozilla/ needs a scenario sidecar that pins its requests' initiators"
             if nativeCount == count {
-                return [Diagnostic(.noPageRequests, message: "none of the \(count) request(s) came from a page (User-Agent \(agents)): each is replayed outside the web view and compared with nothing (NC1); \(pinning)")]
+                return tls + [Diagnostic(.noPageRequests, message: "none of the \(count) request(s) came from a page (User-Agent \(agents)): each is replayed outside the web view and compared with nothing (NC1); \(pinning)")]
             }
-            return [Diagnostic(.nativeRequests, message: "\(nativeCount) of \(count) request(s) were not a page's (User-Agent \(agents)): the app's native code, a tool or the browser itself sent them; they are replayed outside the web view and compared with nothing (NC1)")]
+            return tls + [Diagnostic(.nativeRequests, message: "\(nativeCount) of \(count) request(s) were not a page's (User-Agent \(agents)): the app's native code, a tool or the browser itself sent them; they are replayed outside the web view and compared with nothing (NC1)")]
         }
 
         public init() {}
@@ -540,6 +543,7 @@ public enum ExchangeClassifier {
             let inputFrame = exchange.frame.kind
             let traits = traits ?? Traits(&exchange)
             exchange.initiator = traits.initiator
+            _ = terminated.upgrade(&exchange)
 
             // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
             var claimedBy: Awaiting?

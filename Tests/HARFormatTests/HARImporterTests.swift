@@ -58,6 +58,25 @@ struct HARImporterTests {
         #expect(EvidenceGap.provisionalHeaders.rule == "E7")
     }
 
+    @Test("entry times in nanoseconds (pcap2har-go) are read as nanoseconds, with a note, read whole or streamed; milliseconds stay as they are")
+    func timeUnits() throws {
+        func file(_ time: String) -> String {
+            har([0, 1, 2].map { k in entry(url: "https://a.example/\(k)", started: "2024-01-02T03:04:0\(5 + k).000Z").replacingOccurrences(of: #""time": 12"#, with: #""time": \#(time)"#) }.joined(separator: ", "))
+        }
+        let nanoseconds = try importing(file("40000000"))
+        #expect(nanoseconds.exchanges.map(\.duration) == [0.04, 0.04, 0.04])
+        let note = try #require(nanoseconds.diagnostics.first { $0.code == DiagnosticCode.timeUnitCorrected.rawValue })
+        #expect(note.message.contains("nanoseconds") && note.message.contains("11 h") && note.message.contains("40.0 ms"), "\(note.message)")
+        var streamed: [Exchange] = []
+        let bytes = Array(file("40000000").utf8)
+        let end = try bytes.withUnsafeBufferPointer { raw in
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _, _ in streamed.append(exchange) }
+        }
+        #expect(streamed.map(\.duration) == [0.04, 0.04, 0.04] && end.notes == [note])
+        let milliseconds = try importing(file("40"))
+        #expect(milliseconds.exchanges.map(\.duration) == [0.04, 0.04, 0.04] && !milliseconds.diagnostics.contains { $0.code == DiagnosticCode.timeUnitCorrected.rawValue })
+    }
+
     @Test("base64 response content is decoded to the exact bytes")
     func base64Content() throws {
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])

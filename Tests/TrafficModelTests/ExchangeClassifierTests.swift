@@ -28,6 +28,23 @@ struct ExchangeClassifierTests {
         #expect(EvidenceGap.credentialsOmitted.rule == "E6")
     }
 
+    @Test("a request recorded as http:// that the terminator or the page says was https:// is read as https, and so are its host's later requests; the recording says so")
+    func terminatedTLS() throws {
+        var list = [
+            exchange(url: "http://shop.example/", resourceType: "document", headers: [("Accept", "text/html"), ("X-Forwarded-Proto", "https")]),
+            exchange(url: "http://shop.example:80/api?x=:80", resourceType: "xhr", headers: [("Accept", "*/*")], at: 1),
+            exchange(url: "http://cdn.example/app.js", resourceType: "script", headers: [("Accept", "*/*")], at: 2),
+            exchange(url: "http://img.example/logo.png", resourceType: "image", headers: [("Referer", "https://img.example/")], at: 3),
+        ]
+        let diagnostics = ExchangeClassifier.classify(&list)
+        #expect(list.map(\.request.url) == ["https://shop.example/", "https://shop.example/api?x=:80", "http://cdn.example/app.js", "https://img.example/logo.png"])
+        #expect(list[0].request.target?.scheme == "https")
+        let note = try #require(diagnostics.first { $0.code == DiagnosticCode.tlsTerminated.rawValue })
+        #expect(note.message.hasPrefix("3 request(s) recorded as http:// were https:// to the browser (X-Forwarded-Proto: https)"), "\(note.message)")
+        var plain = [exchange(url: "http://shop.example/", resourceType: "document", headers: [("Accept", "text/html")])]
+        #expect(ExchangeClassifier.classify(&plain).isEmpty && plain[0].request.url == "http://shop.example/")
+    }
+
     @Test("rules 8 and 9: an image's or a stylesheet's own Accept, and a cross-origin GET without Origin, are no XHR or fetch; the browser's favicon is not the page's")
     func elementLoads() {
         let page = "https://www.site.example/"
