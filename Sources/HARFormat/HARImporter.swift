@@ -136,14 +136,17 @@ public struct HARImporter: Sendable {
         let sha256 = hashing.join()
         // Times in another unit than milliseconds: read again in it, classified afresh.
         let unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
-        let unitNote = unit.map { [$0.note(durations: clock.durations)] } ?? []
-        if let unit {
+        // A tool that is no browser: every request its own, classified afresh as such.
+        let tool = Recorder.nonBrowserClient(root: root, context: context)
+        let unitNote = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? [])
+        if unit != nil || tool != nil {
             if inOrder { for k in exchanges.indices { asRead[k].restore(&exchanges[k]) } }
             inOrder = false
-            for k in exchanges.indices { unit.apply(to: &exchanges[k]) }
+            if let unit { for k in exchanges.indices { unit.apply(to: &exchanges[k]) } }
         }
+        let allNative = tool != nil
         guard sessions.isSplit else {
-            let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, entryCount: clock.times.count, recorder: recorder)
+            let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, entryCount: clock.times.count, recorder: recorder, allNative: allNative)
             return [Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: unitNote + placed)]
         }
         // Each session classified on its own, from the exchanges as built.
@@ -159,10 +162,16 @@ public struct HARImporter: Sendable {
         exchanges = []
         return sessions.labels.indices.map { session in
             let theirs = diagnostics.filter { $0.sequence.map { sessions.sessionOfEntry[$0] == session } ?? true }
-            let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, entryCount: clock.times.count, recorder: recorder)
+            let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, entryCount: clock.times.count, recorder: recorder, allNative: allNative)
             let note = sessions.note(session: session)
             return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: [note] + unitNote + placed)
         }
+    }
+
+    /// Whether a classification note is NC1's word on native requests, which a tool's
+    /// recording replaces with its own (`non-browser-client`).
+    public static func saysNative(_ diagnostic: Diagnostic) -> Bool {
+        diagnostic.code == DiagnosticCode.noPageRequests.rawValue || diagnostic.code == DiagnosticCode.nativeRequests.rawValue
     }
 
     /// A recording's exchanges in time order (stable for equal times), numbered and
@@ -171,7 +180,7 @@ public struct HARImporter: Sendable {
     /// `exchanges` (taken, so that numbering changes each in place) were built from
     /// `entries` (file indices); when `inOrder`, they are already numbered and classified,
     /// with the classifier's `classified` diagnostics.
-    private func assemble(_ exchanges: inout [Exchange], entries: [Int], inOrder: Bool, classified: [Diagnostic], diagnostics: [Diagnostic], entryCount: Int, recorder: Recorder) -> ([Exchange], [Diagnostic]) {
+    private func assemble(_ exchanges: inout [Exchange], entries: [Int], inOrder: Bool, classified: [Diagnostic], diagnostics: [Diagnostic], entryCount: Int, recorder: Recorder, allNative: Bool) -> ([Exchange], [Diagnostic]) {
         var sorted: [Exchange]
         var position = [Int](repeating: -1, count: entryCount)
         // Classification's word on the recording as a whole (NC1's native requests).
@@ -190,7 +199,8 @@ public struct HARImporter: Sendable {
                 position[entries[old]] = k
                 sorted[k].sequence = k
             }
-            classifiedNotes = ExchangeClassifier.classify(&sorted)
+            // A tool's recording says so itself (`non-browser-client`), not as native requests.
+            classifiedNotes = ExchangeClassifier.classify(&sorted, allNative: allNative).filter { !allNative || !Self.saysNative($0) }
         }
         for k in sorted.indices { recorder.settle(&sorted[k]) }
         var diagnostics = diagnostics
@@ -228,6 +238,7 @@ public struct HARImporter: Sendable {
         let recorder: Recorder
         let sessions: BrowserSessions
         let unit: TimeUnit?
+        let tool: String?
         do {
             var reader = JSONReader(bytes)
             let root = try reader.forEachEntry { _, view, range in
@@ -243,6 +254,7 @@ public struct HARImporter: Sendable {
             recorder = Recorder(root: root, context: context)
             sessions = BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times)
             unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
+            tool = Recorder.nonBrowserClient(root: root, context: context)
         } catch let error as JSONSyntaxError {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
@@ -262,7 +274,13 @@ public struct HARImporter: Sendable {
             unit?.apply(to: &exchange)
             recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
-            try handle(&exchange, built.traits, diagnostics.filter { $0.sequence != nil }, sessions.sessionOfEntry[index])
+            var traits = built.traits
+            if tool != nil {
+                var pinned = traits ?? ExchangeClassifier.Traits(&exchange)
+                pinned.initiator = .native
+                traits = pinned
+            }
+            try handle(&exchange, traits, diagnostics.filter { $0.sequence != nil }, sessions.sessionOfEntry[index])
         }
         var start = 0
         while start < order.count {
@@ -284,7 +302,8 @@ public struct HARImporter: Sendable {
         for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
             perSession[sessions.sessionOfEntry[index]].append(diagnostic)
         }
-        return Streamed(sessions: sessions, notes: unit.map { [$0.note(durations: clock.durations)] } ?? [], unplaced: perSession)
+        let notes = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? [])
+        return Streamed(sessions: sessions, notes: notes, unplaced: perSession)
     }
 
     /// What `stream` tells once every exchange is handed on.
@@ -552,6 +571,25 @@ public struct HARImporter: Sendable {
         /// A proxy, a capture converter or h5replay itself: the request headers are what
         /// went on the wire, the Cookie header included, response or not.
         case wire
+
+        /// Words in `log.creator.name` of tools that send requests themselves, as no page
+        /// does: REST clients and load testers.
+        static let nonBrowserClients = ["insomnia", "postman", "paw", "rapidapi", "httpie", "bruno", "hoppscotch", "thunder client", "hurl", "jmeter", "k6"]
+
+        /// The tool named by `log.creator.name`, when it is a client that is no browser.
+        static func nonBrowserClient(root: JSONTape, context: ImportContext) -> String? {
+            let name = withExtendedLifetime(context) {
+                root.withView { view in try? JSONNode(view: view, index: 0, context: context)["log"]["creator"]["name"].optionalString() }
+            } ?? nil
+            guard let name else { return nil }
+            let lower = name.asciiLowercased
+            return nonBrowserClients.contains { lower.contains($0) } ? name : nil
+        }
+
+        /// The note a tool's recording carries.
+        static func nonBrowserNote(_ tool: String) -> Diagnostic {
+            Diagnostic(.nonBrowserClient, message: "written by \(tool), a client that is no browser: its requests are the tool's, none a page's, so they are replayed outside the web view and compared with nothing (NC1); no page-only rule (CORS, the web view's jars) judges them")
+        }
 
         /// Words in `log.creator.name` of recorders that saw the request itself.
         static let wireRecorders = ["mitmproxy", "charles", "proxyman", "fiddler", "pcap2har", "browsermob", "burp", "http toolkit", "httptoolkit", "whistle", "owasp zap", "reqable"]

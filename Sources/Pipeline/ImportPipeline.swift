@@ -336,7 +336,9 @@ public struct ImportPipeline: Sendable {
                 return try end.sessions.labels.indices.map { session in
                     let writer = try stream(session).writer
                     let recordingName = end.sessions.recordingName(name, session: session)
-                    let recordingLevel = (end.sessions.isSplit ? [end.sessions.note(session: session)] : []) + end.notes + streams[session]!.stage.diagnostics + end.unplaced[session]
+                    let byTool = end.notes.contains { $0.code == DiagnosticCode.nonBrowserClient.rawValue }
+                    let classified = streams[session]!.stage.diagnostics.filter { !byTool || !HARImporter.saysNative($0) }
+                    let recordingLevel = (end.sessions.isSplit ? [end.sessions.note(session: session)] : []) + end.notes + classified + end.unplaced[session]
                     let result = try writer.finish(name: recordingName, sourceSHA256: sha256, diagnostics: recordingLevel, replace: replace)
                     let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: recordingLevel + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
                     return (imported, result)

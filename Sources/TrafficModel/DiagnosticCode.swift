@@ -73,6 +73,9 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     /// requests recorded as http:// that were https:// to the browser (TLS ended in front
     /// of where the traffic was recorded), read as https
     case tlsTerminated = "tls-terminated"
+    /// a HAR a tool that is no browser wrote (a REST client): its requests are the tool's,
+    /// none a page's (NC1)
+    case nonBrowserClient = "non-browser-client"
     /// a HAR entry without a usable startedDateTime
     case timeMissing = "time-missing"
     /// a HAR whose entry times are in another unit than milliseconds (nanoseconds,
@@ -115,6 +118,7 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .tcpOverlapConflict: return .warning
         case .timeMissing: return .warning
         case .tlsTerminated: return .note
+        case .nonBrowserClient: return .note
         case .timeUnitCorrected: return .note
         }
     }

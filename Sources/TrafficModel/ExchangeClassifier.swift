@@ -7,10 +7,14 @@ public enum ExchangeClassifier {
     /// `exchanges` must already be in time order with sequences 0..<n.
     /// Returns the recording-level diagnostics classification gives (`Stream.diagnostics`).
     @discardableResult
-    public static func classify(_ exchanges: inout [Exchange]) -> [Diagnostic] {
+    /// `allNative`: a recording a tool that is no browser made (a REST client): every
+    /// request is the tool's (NC1), whatever its headers say.
+    public static func classify(_ exchanges: inout [Exchange], allNative: Bool = false) -> [Diagnostic] {
         var stream = Stream()
         for i in exchanges.indices {
-            for revision in stream.add(&exchanges[i]) {
+            var traits = Traits(&exchanges[i])
+            if allNative { traits.initiator = .native }
+            for revision in stream.add(&exchanges[i], traits: traits) {
                 revision.apply(to: &exchanges)
             }
         }

@@ -77,6 +77,23 @@ struct HARImporterTests {
         #expect(milliseconds.exchanges.map(\.duration) == [0.04, 0.04, 0.04] && !milliseconds.diagnostics.contains { $0.code == DiagnosticCode.timeUnitCorrected.rawValue })
     }
 
+    @Test("a REST client's export (Insomnia) is the tool's traffic, none a page's: every request native (NC1), said once, read whole or streamed")
+    func nonBrowserClient() throws {
+        func file(_ creator: String) -> String {
+            #"{"log": {"version": "1.2", "creator": {"name": "\#(creator)", "version": "1"}, "entries": [\#(entry(url: "https://api.example/v1/me"))]}}"#
+        }
+        let tool = try importing(file("Insomnia REST Client"))
+        #expect(tool.exchanges.map(\.initiator) == [.native])
+        #expect(tool.diagnostics.map(\.code) == [DiagnosticCode.nonBrowserClient.rawValue], "\(tool.diagnostics)")
+        var streamed: [(Exchange, ExchangeClassifier.Traits?)] = []
+        let bytes = Array(file("Insomnia REST Client").utf8)
+        let end = try bytes.withUnsafeBufferPointer { raw in
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, traits, _, _ in streamed.append((exchange, traits)) }
+        }
+        #expect(streamed.map { $0.1?.initiator } == [.native] && end.notes.map(\.code) == [DiagnosticCode.nonBrowserClient.rawValue])
+        #expect(try importing(file("WebInspector")).exchanges.map(\.initiator) != [.native])
+    }
+
     @Test("base64 response content is decoded to the exact bytes")
     func base64Content() throws {
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])
