@@ -76,6 +76,9 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     /// a HAR a tool that is no browser wrote (a REST client): its requests are the tool's,
     /// none a page's (NC1)
     case nonBrowserClient = "non-browser-client"
+    /// responses the recording browser had cached (304 Not Modified, or served from its
+    /// cache): a fresh client served the recording gets them without a body
+    case warmCache = "warm-cache"
     /// a HAR entry without a usable startedDateTime
     case timeMissing = "time-missing"
     /// a HAR whose entry times are in another unit than milliseconds (nanoseconds,
@@ -119,6 +122,7 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .timeMissing: return .warning
         case .tlsTerminated: return .note
         case .nonBrowserClient: return .note
+        case .warmCache: return .note
         case .timeUnitCorrected: return .note
         }
     }

@@ -513,12 +513,18 @@ public enum ExchangeClassifier {
         public private(set) var nativeCount = 0
         /// Requests read as https that were recorded as http (`TerminatedTLS`).
         var terminated = TerminatedTLS()
+        /// Responses the recording browser had cached: 304s, and those its cache served (E3).
+        var notModified = 0, fromCache = 0
         var nativeAgents: [String] = []
 
         /// What classification tells of the recording as a whole: how many of its requests
         /// no browser engine sent (NC1), and whether any request is left for a web view.
         public var diagnostics: [Diagnostic] {
-            let tls = terminated.diagnostic.map { [$0] } ?? []
+            var tls = terminated.diagnostic.map { [$0] } ?? []
+            if notModified + fromCache > 0 {
+                let parts = [notModified > 0 ? "\(notModified) answered 304 Not Modified" : nil, fromCache > 0 ? "\(fromCache) served from the browser's cache" : nil].compactMap { $0 }
+                tls.append(Diagnostic(.warmCache, message: "recorded with a warm cache: of \(count) request(s), \(parts.joined(separator: " and ")); the recording holds no body for them, so `serve` gives a fresh client none"))
+            }
             guard nativeCount > 0 else { return tls }
             let agents = nativeAgents.map { "`\($0)`" }.joined(separator: ", ")
             let pinning = "a web view whose User-Agent does not start with Mozilla/ needs a scenario sidecar that pins its requests' initiators"
@@ -548,6 +554,7 @@ public enum ExchangeClassifier {
             let traits = traits ?? Traits(&exchange)
             exchange.initiator = traits.initiator
             _ = terminated.upgrade(&exchange)
+            if exchange.response.status == 304 { notModified += 1 } else if exchange.evidenceGap == .fromCache { fromCache += 1 }
 
             // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
             var claimedBy: Awaiting?

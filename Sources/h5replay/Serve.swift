@@ -103,6 +103,13 @@ extension H5Replay {
             if let summary = skipped?.summary { FileHandle.standardError.write(Data("\(summary)\n".utf8)) }
             if loaded.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to serve: every file given was skipped as unreadable") }
             try Self.finishCutOffSessions(store)
+            // What a fresh client will get without a body: the recording browser had it cached.
+            for recording in loaded {
+                let cached = recording.exchanges.filter { $0.response.status == 304 || ($0.evidenceGap == .fromCache && $0.response.body.isEmpty) }
+                guard !cached.isEmpty else { continue }
+                let shown = cached.prefix(3).map { "#\($0.sequence) \($0.request.method) \(RequestTarget.hostAndPath($0.request.url)) (\($0.response.status == 304 ? "304" : "from cache"))" }
+                FileHandle.standardError.write(Data("serve: \(recording.name) was recorded with a warm cache: \(cached.count) response(s) will reach a fresh client without a body: \(shown.joined(separator: ", "))\(cached.count > 3 ? ", ..." : "")\n".utf8))
+            }
             let origin = ReplayOrigin(recordings: loaded, options: .init(ignoredParameters: Set(ignoreParams), ignoreBody: ignoreBody))
             let session = try store.beginServeSession(recordings: loaded.map(\.name), label: label)
             // Each arrival is stored as it comes, in order, off the event loops: a session of

@@ -45,6 +45,18 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.classify(&plain).isEmpty && plain[0].request.url == "http://shop.example/")
     }
 
+    @Test("a recording made with a warm cache says so: how many responses were 304 or came from the browser's cache")
+    func warmCache() throws {
+        var list = [exchange(url: "https://a.example/", resourceType: "document", headers: [("Accept", "text/html")]),
+                    exchange(url: "https://a.example/app.js", resourceType: "script", status: 304, at: 1),
+                    exchange(url: "https://a.example/logo.png", resourceType: "image", at: 2)]
+        list[2].evidenceGap = .fromCache
+        let note = try #require(ExchangeClassifier.classify(&list).first { $0.code == DiagnosticCode.warmCache.rawValue })
+        #expect(note.message.contains("of 3 request(s), 1 answered 304 Not Modified and 1 served from the browser's cache"), "\(note.message)")
+        var fresh = [exchange(url: "https://a.example/", resourceType: "document")]
+        #expect(ExchangeClassifier.classify(&fresh).isEmpty)
+    }
+
     @Test("rules 8 and 9: an image's or a stylesheet's own Accept, and a cross-origin GET without Origin, are no XHR or fetch; the browser's favicon is not the page's")
     func elementLoads() {
         let page = "https://www.site.example/"
