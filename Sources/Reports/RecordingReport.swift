@@ -28,7 +28,8 @@ public struct RecordingReport: Sendable {
         redactor.fields(["value": value])["value"]!
     }
 
-    public func json(_ detail: ReportStore.RecordingDetail) throws -> String {
+    /// `headers`: each exchange's recorded headers and its Set-Cookies' verdicts too.
+    public func json(_ detail: ReportStore.RecordingDetail, headers: Bool = false) throws -> String {
         let r = detail.recording
         let recording: [String: Any] = [
             "name": r.name, "sourceFormat": r.sourceFormat, "sourcePath": r.sourcePath ?? NSNull(),
@@ -59,7 +60,7 @@ public struct RecordingReport: Sendable {
                 "responseEncodedLength": e.response.encodedLength ?? NSNull(), "responseBodyMissing": e.response.bodyMissing,
                 "redirect": redirect, "cookies": cookies, "inferred": inferred,
                 "cookieEvidence": e.evidenceGap.map { ["taken": false, "rule": $0.rule, "reason": $0.reason] as [String: Any] } ?? ["taken": true],
-            ])
+            ].merging(headers ? ["headers": headerObject(e)] : [:]) { a, _ in a })
         }
         let diagnostics: [[String: Any]] = r.diagnostics.map {
             ["severity": $0.severity.rawValue, "code": $0.code, "sequence": $0.sequence ?? NSNull(), "message": redactor.text($0.message)]
@@ -69,7 +70,19 @@ public struct RecordingReport: Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
-    public func table(_ detail: ReportStore.RecordingDetail) -> String {
+    /// The JSON of `show --headers` for one exchange.
+    private func headerObject(_ e: Exchange) -> [String: Any] {
+        let view = RecordedHeaders(redactor: redactor)
+        return [
+            "request": view.request(e).map { [$0.name, $0.value] },
+            "response": view.response(e).map { [$0.name, $0.value] },
+            "setCookies": view.setCookies(e).map { ["header": $0.header, "verdict": $0.verdict, "reason": $0.reason ?? NSNull()] as [String: Any] },
+        ]
+    }
+
+    /// `headers`: each exchange's recorded headers under it, each Set-Cookie with what a
+    /// jar does with it.
+    public func table(_ detail: ReportStore.RecordingDetail, headers: Bool = false) -> String {
         let r = detail.recording
         var out = "\(r.name): \(r.exchanges.count) exchange(s) from \(r.sourcePath ?? r.sourceFormat), imported \(detail.importedAt)\n\n"
         let start = r.exchanges.first?.startedAt ?? 0
@@ -80,6 +93,12 @@ public struct RecordingReport: Sendable {
             out += "\(e.initiator.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) \(e.frame.label.padding(toLength: 9, withPad: " ", startingAt: 0)) "
             out += "\(e.request.method) \(redactor.url(e.request.url))  \(e.response.status)  \(e.bodyKind.rawValue) \(sizes)\(hop)\n"
             let values = values(e)
+            if headers {
+                let view = RecordedHeaders(redactor: redactor)
+                for (name, value) in view.request(e) { out += "       > \(name): \(value)\n" }
+                for (name, value) in view.response(e) where !name.caseInsensitiveEquals("Set-Cookie") { out += "       < \(name): \(value)\n" }
+                for c in view.setCookies(e) { out += "       < Set-Cookie: \(c.header)  [\(c.verdict)\(c.reason.map { ": \($0)" } ?? "")]\n" }
+            }
             if let gap = e.evidenceGap {
                 out += "       not evidence of the page's cookies (\(gap.rule)): \(gap.reason)\n"
             }

@@ -19,6 +19,7 @@ extension H5Replay {
                 Examples:
                   h5replay show login-redirect
                   h5replay show login-redirect --format json > login-redirect.json
+                  h5replay show login-redirect --headers
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, json }
@@ -28,6 +29,9 @@ extension H5Replay {
 
         @Option(help: "Output format: table or json.")
         var format: Format = .table
+
+        @Flag(help: "Print each exchange's recorded request and response headers, each Set-Cookie with what a browser's jar does with it (stored, deletes, or refused and why).")
+        var headers = false
 
         @Argument(help: "The recording's name.")
         var recording: String
@@ -39,8 +43,8 @@ extension H5Replay {
             }
             let report = RecordingReport(showSecrets: secrets.showSecrets, secrets: secrets.names)
             switch format {
-            case .table: print(report.table(detail), terminator: "")
-            case .json: print(try report.json(detail))
+            case .table: print(report.table(detail, headers: headers), terminator: "")
+            case .json: print(try report.json(detail, headers: headers))
             }
         }
     }

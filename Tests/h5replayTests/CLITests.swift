@@ -159,6 +159,22 @@ struct CLITests {
         #expect(typo.status == 2 && typo.stderr.contains("did you mean login-redirect?"), "\(typo.stderr)")
     }
 
+    @Test("`show --headers` prints each exchange's recorded headers, secrets redacted, and what a jar does with each Set-Cookie: stored, or refused and why")
+    func showHeaders() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let entry = #"{"startedDateTime": "2024-01-02T03:04:05.000Z", "time": 20, "request": {"method": "GET", "url": "https://shop.example/", "headers": [{"name": "Accept", "value": "text/html"}, {"name": "Cookie", "value": "sid=s3cret"}, {"name": "Authorization", "value": "Bearer t0ken"}]}, "response": {"status": 200, "headers": [{"name": "Set-Cookie", "value": "a=1; Path=/"}, {"name": "Set-Cookie", "value": "b=2; Domain=other.example"}], "content": {"size": 0}}}"#
+        try Data(#"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": [\#(entry)]}}"#.utf8).write(to: dir.appendingPathComponent("h.har"))
+        #expect(try Self.h5replay(["import", "h.har"], in: dir).status == 0)
+        let table = try Self.h5replay(["show", "h", "--headers"], in: dir).stdout
+        #expect(table.contains("> Cookie: sid=<redacted>") && table.contains("> Authorization: <redacted, 12 bytes>") && !table.contains("s3cret") && !table.contains("t0ken"), "\(table)")
+        #expect(table.contains("< Set-Cookie: a=<redacted>; Path=/  [stored]"), "\(table)")
+        #expect(table.contains("< Set-Cookie: b=<redacted>; Domain=other.example  [refused: "), "\(table)")
+        let object = try Self.json(try Self.h5replay(["show", "h", "--headers", "--format", "json"], in: dir).stdout)
+        let headers = try #require(((object["exchanges"] as? [[String: Any]])?.first)?["headers"] as? [String: Any])
+        #expect((headers["setCookies"] as? [[String: Any]])?.map { $0["verdict"] as? String } == ["stored", "refused"])
+    }
+
     @Test("`replay FILE` of a capture with no page's request says so on stderr, naming the User-Agent, instead of a silent clean matrix")
     func nativeOnlyCapture() throws {
         let dir = try Self.workspace()
