@@ -145,7 +145,7 @@ public struct Exchange: Sendable, Hashable, Codable {
 
     /// When the response's head arrived, where the recording says (`responseStart`,
     /// within the exchange's span); else when the response ended, the latest it can have.
-    public var responseArrivedAt: Double {
+    @inlinable public var responseArrivedAt: Double {
         startedAt + (responseStart.map { min(max($0, 0), max(duration, 0)) } ?? max(duration, 0))
     }
 }

@@ -81,7 +81,7 @@ public struct WebViewEmulator: Sendable {
             let facts = input.facts[e.sequence]
             let time = e.startedAt
             if !arriving.isEmpty {
-                for arrival in arriving.arrived(before: e) { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+                arriving.land(before: e) { land($0, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
                 // A cookie the recorded request carried from a response still on its way
                 // shows it had arrived, as the provenance walk read it.
                 for sent in provenance.sent[e.sequence] where sent.kind == .serverSet {
@@ -116,7 +116,12 @@ public struct WebViewEmulator: Sendable {
                 if let target = e.request.target, !facts.setCookies.isEmpty {
                     var origin = JarPair.Origin(rules: ["NC1"], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
                     origin.fromRedirect = e.response.isRedirect
-                    arriving.hold(Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: facts.setCookies, target: target, side: .native, origin: origin), of: e)
+                    let arrival = Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: facts.setCookies, target: target, side: .native, origin: origin)
+                    if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
+                        land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars)
+                    } else {
+                        arriving.hold(arrival, of: e)
+                    }
                 }
                 outcomes.append(outcome)
                 continue
@@ -308,7 +313,15 @@ public struct WebViewEmulator: Sendable {
                         arrival.documentStart = reused ? Arrival.DocumentStart.inPooledWebView : .inWebView
                     }
                 }
-                if !arrival.setCookies.isEmpty || arrival.mirrors || arrival.documentStart != nil { arriving.hold(arrival, of: e) }
+                if !arrival.setCookies.isEmpty || arrival.mirrors || arrival.documentStart != nil {
+                    // Nothing held and no request leaves before it arrives: it lands now, as
+                    // it would before the next request (most flows, and no queue to keep).
+                    if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
+                        land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars)
+                    } else {
+                        arriving.hold(arrival, of: e)
+                    }
+                }
             }
             outcomes.append(outcome)
 
@@ -373,6 +386,18 @@ public struct WebViewEmulator: Sendable {
         var byIP = false
         var mirrors = false
         var documentStart: DocumentStart?
+    }
+
+    /// Whether `arrival`, of `e`, comes before the next exchange's request leaves (or `e` is
+    /// the last): then landing it at once is landing it where the queue would.
+    static func landsBeforeNext(_ arrival: Arrival, after e: Exchange, in exchanges: [Exchange]) -> Bool {
+        let next = e.sequence + 1
+        guard next < exchanges.count else { return true }
+        let following = exchanges[next]
+        if arrival.at <= following.startedAt + ArrivalQueue<Arrival>.tolerance { return true }
+        // The next hop of its own redirect chain left because it came.
+        if let link = following.redirect, link.hop > 0, link.chainStart == e.redirect?.chainStart { return true }
+        return false
     }
 
     /// An arrival let into the jars, after the synchronisations due before it.
