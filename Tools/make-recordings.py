@@ -407,7 +407,7 @@ FLOWS["ionic-first-launch-login"] = har([
     entry(5000, "GET", O + "/api/me", xhr_headers([("Cookie", "psid=e81c")]), 200, [("Content-Type", "application/json")], '{"user":"alice"}', resp_mime="application/json"),
 ], "An app's first launch: a form login answered by a 302 with the session cookie, then the portal's page and its API.")
 
-# 23. An activity page an offline package and a prefetch config cover (seed 004): the page
+# 23. An activity page an offline package and a prefetch config cover (the article iOS秒开H5实战总结 (2021-05-07)): the page
 #     and its script are in the package (the script's md5 is the server's: a hit), the
 #     stylesheet's is older (stale), the banner image redirects to a CDN; the page's
 #     document sets a cookie for /topic; native code would prefetch three API calls the page
@@ -434,7 +434,7 @@ FLOWS["offline-package-page"] = har([
           [("Content-Type", "application/json")], '{"list":[]}', post=("application/json", '{"visitRecord":{"page":1}}'), resp_mime="application/json"),
 ], "An activity page with its script, stylesheet and banner, then the two API calls a prefetch config names.")
 
-# 24. An app that resolves its hosts by HTTPDNS (seed 004 section 4): a login answered by a
+# 24. An app that resolves its hosts by HTTPDNS (the article iOS秒开H5实战总结 (2021-05-07) section 4): a login answered by a
 #     302 with the session cookie, the page, an API call that needs the cookie, and two
 #     images from hosts that share one IP (the sidecar says how the app sends them).
 HD = "https://shop.example.com"
@@ -494,7 +494,7 @@ def md5(text):
     return hashlib.md5(text.encode()).hexdigest()
 
 
-# Offline packages and prefetch configs (seed 004), in the config API's envelope.
+# Offline packages and prefetch configs (the article iOS秒开H5实战总结 (2021-05-07)), in the config API's envelope.
 RESOURCE_MAPS = {
     "offline-package-page": {"code": 200, "data": {"version": "553", "update": True, "resourcemap": {
         page_url.split("?")[0] + "?id=163&itemId=126#top": {"version": "3", "md5": md5("<script src=/ares/topic.js></script>"), "download": "https://cdn.example.com/xcache/3/page.html", "ctype": "text/html"},

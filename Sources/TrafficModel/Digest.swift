@@ -5,7 +5,7 @@ extension Data {
     /// Lowercase hex SHA-256, the key of the content-addressed body store.
     public var sha256Hex: String { SHA256.hash(data: self).hexString }
 
-    /// Lowercase hex MD5: what offline-package resource maps name a file by (seed 004).
+    /// Lowercase hex MD5: what offline-package resource maps name a file by (the article iOS秒开H5实战总结 (2021-05-07)).
     public var md5Hex: String { Insecure.MD5.hash(data: self).map { String(format: "%02x", $0) }.joined() }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import TrafficModel
 
 /// The page moves the body into a request header; the interceptor rebuilds it
-/// (seed 003 "bodyParam"; rules H1-H5).
+/// (the notes headed 记录一下 WKWebView 相关使用, untitled and undated "bodyParam"; rules H1-H5).
 public struct BodyInHeader: Mitigation {
     public var headerName: String
     /// H2: whether binary bodies are base64-encoded into the header.

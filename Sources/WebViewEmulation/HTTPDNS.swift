@@ -1,6 +1,6 @@
 import TrafficModel
 
-/// HTTPDNS IP-direct (seed 004 section 4): the native session sends a request for a
+/// HTTPDNS IP-direct (the article iOS秒开H5实战总结 (2021-05-07) section 4): the native session sends a request for a
 /// resolved host to `https://IP/...` with the name in the Host header (D1-D5). A mitigation
 /// any preset whose strategy sends natively can take (`--httpdns HOST=IP,...`, a scenario's
 /// `httpdns`, or a preset file).

@@ -1,7 +1,7 @@
 import Foundation
 import TrafficModel
 
-/// An offline package's resource map, in the format seed 004 shows (section 1): each
+/// An offline package's resource map, in the format the article iOS秒开H5实战总结 (2021-05-07) shows (section 1): each
 /// resource URL with its `version`, `md5`, `download` URL and `ctype`, inside the
 /// `{"code": 200, "data": {...}}` envelope or without it. With the package's files (a
 /// folder of them, named by their download URL as the app keys its cache), what a hit

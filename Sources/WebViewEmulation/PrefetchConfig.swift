@@ -1,7 +1,7 @@
 import Foundation
 import TrafficModel
 
-/// A prefetch config, in the format seed 004 shows (section 2): for each page URL, the API
+/// A prefetch config, in the format the article iOS秒开H5实战总结 (2021-05-07) shows (section 2): for each page URL, the API
 /// calls native code makes before the page does (`api`, `method`, `urlParam`, `bodyParam`,
 /// `body`), inside the `{"code": 200, "data": {...}}` envelope or without it.
 public struct PrefetchConfig: Sendable, Hashable {

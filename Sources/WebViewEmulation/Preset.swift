@@ -137,33 +137,33 @@ public struct Preset: Sendable {
             CookieHeaderOnLoad()
             CookieScriptInject()
         },
-        Preset(name: "urlprotocol-naive", summary: "NSURLProtocol through the private registerSchemeForCustomProtocol:, redirects followed silently (seed 003 sample)", strategy: URLProtocolStrategy(redirects: .silent)),
+        Preset(name: "urlprotocol-naive", summary: "NSURLProtocol through the private registerSchemeForCustomProtocol:, redirects followed silently (the notes headed 记录一下 WKWebView 相关使用, untitled and undated sample)", strategy: URLProtocolStrategy(redirects: .silent)),
         Preset(name: "urlprotocol-forwarded", summary: "NSURLProtocol that forwards redirects with wasRedirectedToRequest:", strategy: URLProtocolStrategy(redirects: .forwarded)),
-        Preset(name: "kkjsbridge-protocolhook", summary: "KKJSBridge ProtocolHook: NSURLProtocol plus a body bridge and an async cookie setter hook (seed 000)",
+        Preset(name: "kkjsbridge-protocolhook", summary: "KKJSBridge ProtocolHook: NSURLProtocol plus a body bridge and an async cookie setter hook (the article 一站式解决WKWebView各类问题 (2019-08-30))",
             strategy: URLProtocolStrategy(redirects: .silent)) {
             BodyBridge(covers: [.xhr, .fetch, .formSubmit], idParameter: "KKJSBridge-RequestId", rebuildsFormData: true)
             CookieSetterHook(synchronous: false)
         },
         // X1: KKJSBridgeAjaxHook.ts base64-encodes ArrayBuffer and Blob bodies of asynchronous XHRs.
-        Preset(name: "kkjsbridge-ajaxhook", summary: "KKJSBridge AjaxHook: XHR proxied through the JS bridge, binary bodies base64-encoded, with the cookie recipes (seed 000)",
+        Preset(name: "kkjsbridge-ajaxhook", summary: "KKJSBridge AjaxHook: XHR proxied through the JS bridge, binary bodies base64-encoded, with the cookie recipes (the article 一站式解决WKWebView各类问题 (2019-08-30))",
             strategy: JSProxyStrategy(serialisesBinary: true)) {
             CookieHeaderOnLoad()
             CookieScriptInject()
             CookieSetterHook(synchronous: false)
         },
-        Preset(name: "netease-schemehandler", summary: "NetEase: WKURLSchemeHandler that reloads redirected documents, a body bridge below 11.3 or for Blobs, cookie store sync and a sync setter hook (seed 001)",
+        Preset(name: "netease-schemehandler", summary: "NetEase: WKURLSchemeHandler that reloads redirected documents, a body bridge below 11.3 or for Blobs, cookie store sync and a sync setter hook (the article WKWebView使用过程中遇到的坑 (2022-01-18))",
             strategy: SchemeHandlerStrategy(redirects: .reloadDocument)) {
             BodyBridge(covers: [.xhr, .fetch], idParameter: "identifier", when: .below113OrBlob, rejoinsURLSearchParams: true)
             CookieStoreSync()
             CookieSetterHook(synchronous: true)
         },
-        Preset(name: "yanxuan-xcache", summary: "Yanxuan XCache: NSURLProtocol with a body bridge that marks requests by header, a sync setter hook and cookie store sync (seed 004)",
+        Preset(name: "yanxuan-xcache", summary: "Yanxuan XCache: NSURLProtocol with a body bridge that marks requests by header, a sync setter hook and cookie store sync (the article iOS秒开H5实战总结 (2021-05-07))",
             strategy: URLProtocolStrategy(redirects: .silent)) {
             BodyBridge(covers: [.xhr, .fetch], idParameter: "yx-wkwebview-request-id", markerHeader: "x-wkwebview-request-type")
             CookieSetterHook(synchronous: true)
             CookieStoreSync()
         },
-        Preset(name: "postscheme-header", summary: "NSURLProtocol with the body moved into a header and a Cookie header on loadRequest (seed 003)",
+        Preset(name: "postscheme-header", summary: "NSURLProtocol with the body moved into a header and a Cookie header on loadRequest (the notes headed 记录一下 WKWebView 相关使用, untitled and undated)",
             strategy: URLProtocolStrategy(redirects: .silent)) {
             BodyInHeader()
             CookieHeaderOnLoad()

@@ -4,7 +4,7 @@ import Testing
 import TrafficModel
 @testable import WebViewEmulation
 
-/// Offline packages and prefetch configs (seed 004; rules O1-O4, PF1-PF3).
+/// Offline packages and prefetch configs (the article iOS秒开H5实战总结 (2021-05-07); rules O1-O4, PF1-PF3).
 @Suite("Offline package and prefetch")
 struct CoverageTests {
     typealias M = MitigationTests
