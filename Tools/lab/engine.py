@@ -37,7 +37,7 @@ SCHEME = "h5r"
 class Origin:
     """A local HTTP origin: answers by the experiment's routes and records every request."""
 
-    def __init__(self, name, routes, received):
+    def __init__(self, name, routes, received, keep_bytes=False):
         origin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -54,6 +54,8 @@ class Origin:
                 received.append({"at": name, "method": self.command, "path": self.path,
                                  "headers": {k.lower(): v for k, v in self.headers.items()},
                                  "bodyLength": len(body), "body": body.decode("utf-8", "replace")[:2000]})
+                if keep_bytes:  # the body's exact bytes, for the framework experiments' byte comparisons
+                    received[-1]["bodyBase64"] = base64.b64encode(body[:65536]).decode()
                 if self.headers.get("Upgrade", "").lower() == "websocket":
                     # A WebSocket's opening handshake (RFC 6455 section 4.2.2), answered
                     # without Access-Control-Allow-Origin; then the connection closes.
@@ -101,10 +103,12 @@ def main(experiment_id):
         spec.setdefault(key, {})
     received = []
     # Two HTTP origins on different sites: 127.0.0.1 ("api") and localhost ("other").
-    api = Origin("api", spec.get("api", {}), received)
-    other = Origin("other", spec.get("other", {}), received)
+    api = Origin("api", spec.get("api", {}), received, keep_bytes=bool(spec.get("native")))
+    other = Origin("other", spec.get("other", {}), received, keep_bytes=bool(spec.get("native")))
     urls = {"api": f"http://127.0.0.1:{api.port}", "other": f"http://localhost:{other.port}", "app": f"{SCHEME}://app"}
     api.urls = other.urls = urls
+    # A framework's native half, standing in for it (Tools/lab/frameworks.py); None for the rest.
+    native = spec["native"](urls, received) if spec.get("native") else None
 
     manager = WebKit2.WebsiteDataManager.new_ephemeral()
     if spec.get("itp") is not None:
@@ -132,6 +136,8 @@ def main(experiment_id):
         path = request.get_uri()[len(urls["app"]):] or "/"
         received.append({"at": "handler", "method": request.get_http_method(), "path": path, "headers": headers,
                          "bodyLength": len(body), "body": body.decode("utf-8", "replace")[:2000], "bodyGiven": body_kind})
+        if native is not None and native.scheme(request, path, headers, body):
+            return  # the stand-in finishes the request itself
         status, resp_headers, payload = experiments.answer(spec.get("handler", {}), request.get_http_method(), path, urls)
         response = WebKit2.URISchemeResponse.new(Gio.MemoryInputStream.new_from_bytes(GLib.Bytes.new(payload)), len(payload))
         response.set_status(status, None)
@@ -150,6 +156,18 @@ def main(experiment_id):
 
     content = WebKit2.UserContentManager()
     content.register_script_message_handler("lab")
+    if native is not None:
+        # The framework's scripts, at document start as its WKUserScripts, and its message handlers.
+        for source, main_frame_only in native.user_scripts():
+            frames = WebKit2.UserContentInjectedFrames.TOP_FRAME if main_frame_only else WebKit2.UserContentInjectedFrames.ALL_FRAMES
+            content.add_script(WebKit2.UserScript.new(source, frames, WebKit2.UserScriptInjectionTime.START, None, None))
+        for name in native.handlers():
+            content.register_script_message_handler(name)
+
+            def on_native(_manager, message, name=name):
+                value = message.get_js_value() if hasattr(message, "get_js_value") else message
+                native.message(name, value.to_json(0))
+            content.connect("script-message-received::" + name, on_native)
     result = {"experiment": experiment_id, "engine": "WebKitGTK", "version": "%d.%d.%d" % (WebKit2.get_major_version(), WebKit2.get_minor_version(), WebKit2.get_micro_version()),
               "rules": spec["rules"], "page": None, "saw": None, "received": received, "cookies": {}}
     done = threading.Event()
@@ -187,6 +205,9 @@ def main(experiment_id):
     view = WebKit2.WebView(web_context=context, user_content_manager=content)
     settings = view.get_settings()
     settings.set_enable_write_console_messages_to_stdout(False)
+    if native is not None:
+        native.attach(view)
+        view.connect("script-dialog", native.dialog)
     window = Gtk.OffscreenWindow()
     window.add(view)
     window.show_all()
@@ -219,6 +240,8 @@ def main(experiment_id):
     Gtk.main()
     # Requests still arriving after the page reported (a redirect's next hop, a beacon).
     time.sleep(spec.get("settle", 0.2))
+    if native is not None:
+        result["bridge"] = native.report()
     print(json.dumps(result, indent=1, sort_keys=True))
 
 

@@ -677,4 +677,10 @@ for code in (302, 307):
             ],
         )
 
+# The frameworks' own interception code, per release (Tools/lab/frameworks.py); they skip
+# with a note when the shared frameworks folder is absent.
+import frameworks  # noqa: E402
+
+frameworks.add(experiment, check)
+
 BY_ID = {e["id"]: e for e in EXPERIMENTS}
