@@ -351,7 +351,9 @@ FLOWS["capacitor-uploads"] = har([
           [("Content-Type", "application/json")], '{"id":31}', post=(f"multipart/form-data; boundary={xb}", xhr_form), resp_mime="application/json"),
     entry(4500, "POST", G + "/api/albums/7/photos", fetch([("Content-Type", f"multipart/form-data; boundary={fb}")]), 200,
           [("Content-Type", "application/json")], '{"id":32}', post=(f"multipart/form-data; boundary={fb}", fetch_form), resource_type="fetch", resp_mime="application/json"),
-], "A Blob, a JSON Blob, an XHR FormData (axios) and a fetch FormData, each uploaded to the page's own server.")
+    entry(5500, "POST", G + "/api/albums/7/tags", fetch([("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")]), 200,
+          [("Content-Type", "application/json")], '{"tags":2}', post=("application/x-www-form-urlencoded;charset=UTF-8", "tag=beach&tag=sunset"), resource_type="fetch", resp_mime="application/json"),
+], "A Blob, a JSON Blob, an XHR FormData (axios), a fetch FormData and a fetch URLSearchParams, each uploaded to the page's own server.")
 
 # 19. Recorded inside a Cordova app (Safari Web Inspector): the page at app://localhost, a
 #     multipart upload the app's scheme handler forwards, then an API call whose CORS
@@ -385,13 +387,15 @@ FLOWS["tauri-post"] = har([
 ], "Inside a Tauri app: a POST to tauri://localhost, an XHR login that sets a cookie, then a fetch that needs it.")
 
 # 21. A sign-in whose identity provider posts the answer back (response_mode=form_post): the
-#     shop set its state cookie without SameSite, and the browser sent it on the cross-site
-#     POST; from iOS 18 WebKit treats it as Lax and keeps it off (N5).
+#     shop set its state cookie without SameSite and a session hint with SameSite=Lax, and
+#     the recording client (one that does not enforce SameSite) sent both on the cross-site
+#     POST; WebKit keeps the Lax one off (N5), and on iOS 18.0 the other too (N6).
 IDP = "https://id.example.net"
 FLOWS["sso-form-post"] = har([
-    entry(0, "GET", S + "/account", doc_headers(), 302, [("Location", IDP + "/authorize?client_id=shop&response_mode=form_post"), ("Set-Cookie", "auth_state=5d1e; Path=/; Secure; HttpOnly")]),
+    entry(0, "GET", S + "/account", doc_headers(), 302, [("Location", IDP + "/authorize?client_id=shop&response_mode=form_post"), ("Set-Cookie", "auth_state=5d1e; Path=/; Secure; HttpOnly"),
+          ("Set-Cookie", "login_hint=lx; Path=/; Secure; SameSite=Lax")]),
     entry(60, "GET", IDP + "/authorize?client_id=shop&response_mode=form_post", doc_headers(), 200, [("Content-Type", "text/html")], "<form method=post action=https://shop.example.com/auth/callback>"),
-    entry(4000, "POST", S + "/auth/callback", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Origin", IDP), ("Cookie", "auth_state=5d1e")]), 200,
+    entry(4000, "POST", S + "/auth/callback", doc_headers([("Content-Type", "application/x-www-form-urlencoded"), ("Origin", IDP), ("Cookie", "auth_state=5d1e; login_hint=lx")]), 200,
           [("Content-Type", "text/html")], "<h1>Signed in</h1>", post=("application/x-www-form-urlencoded", "code=Qx81&state=5d1e")),
 ], "A sign-in whose identity provider posts the code back to the shop, which needs its state cookie.")
 

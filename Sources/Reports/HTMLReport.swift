@@ -52,6 +52,7 @@ public struct HTMLReport: Sendable {
         let byCell = model.findingsByCell()
         out += matrix(model, byCell)
         out += coverage(model)
+        out += upgrades(model)
         for recording in model.recordings {
             out += "<section class=\"recording\" id=\"\(anchor(recording))\"><h2>\(h(recording))</h2>\n"
             if let r = context.recordings[recording] { out += chains(r, model: model, context: context) }
@@ -83,6 +84,19 @@ public struct HTMLReport: Sendable {
 
     /// Per recording and preset, what the offline package and the prefetch did to each
     /// request, when the run had them.
+    /// What each newer release of a preset the run replays at several fixes and breaks.
+    private func upgrades(_ model: ReportModel) -> String {
+        model.upgrades.map { upgrade in
+            var out = "<section class=\"upgrade\"><h2>Upgrade \(h(upgrade.from)) to \(h(upgrade.to)): fixes \(upgrade.fixedCount), breaks \(upgrade.brokenCount)</h2>\n"
+            if upgrade.recordings.isEmpty { return out + "<p>The same findings under both.</p></section>\n" }
+            out += "<table><thead><tr><th>recording</th><th>fixes</th><th>breaks</th></tr></thead><tbody>\n"
+            for change in upgrade.recordings {
+                out += "<tr><td>\(h(change.recording))</td><td>\(h(Upgrade.summary(change.fixed)))</td><td>\(h(Upgrade.summary(change.broken)))</td></tr>\n"
+            }
+            return out + "</tbody></table></section>\n"
+        }.joined()
+    }
+
     private func coverage(_ model: ReportModel) -> String {
         let pairs = model.coveragePairs
         guard !pairs.isEmpty else { return "" }

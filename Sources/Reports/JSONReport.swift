@@ -15,6 +15,10 @@ import Foundation
 ///                 prefetch: {hit, mismatch, stale, unused}, items: [{kind, sequence,
 ///                 verdict, method, url, detail}]}]}`
 /// `coverage` is empty unless the run had an offline package or a prefetch config.
+///   "upgrades": [{from, to, recordings: [{recording, fixed: [{code, sequence, subject}],
+///                 broken: [...]}]}]`
+/// `upgrades` compares each pair of neighbouring releases of a preset the run replays at
+/// several (`capacitor-http@7.4.2`, `capacitor-http@8.4.2`); empty otherwise.
 public struct JSONReport: Sendable {
     public var redactor: Redactor
 
@@ -112,6 +116,15 @@ public struct JSONReport: Sendable {
                     ])
                 }
             }),
+            ("upgrades", .array(model.upgrades.map { upgrade in
+                func brief(_ f: Finding) -> PrettyJSON.Value { .object([("code", .string(f.code.rawValue)), ("sequence", .int(f.sequence)), ("subject", f.subject.map { .string(redactor.text($0)) } ?? .null)]) }
+                return .object([
+                    ("from", .string(upgrade.from)), ("to", .string(upgrade.to)),
+                    ("recordings", .array(upgrade.recordings.map { change in
+                        .object([("recording", .string(change.recording)), ("fixed", .array(change.fixed.map(brief))), ("broken", .array(change.broken.map(brief)))])
+                    })),
+                ])
+            })),
         ])
         try json.finish()
     }

@@ -63,6 +63,13 @@ public struct MarkdownReport: Sendable {
                 out += "| \(escape(recording)) | \(preset) | " + (o + p).joined(separator: " | ") + " |\n"
             }
         }
+        for upgrade in model.upgrades {
+            out += "\n### Upgrade \(upgrade.from) to \(upgrade.to): fixes \(upgrade.fixedCount), breaks \(upgrade.brokenCount)\n\n"
+            if upgrade.recordings.isEmpty { out += "The same findings under both.\n" } else { out += "| recording | fixes | breaks |\n| --- | --- | --- |\n" }
+            for change in upgrade.recordings {
+                out += "| \(escape(change.recording)) | \(escape(Upgrade.summary(change.fixed))) | \(escape(Upgrade.summary(change.broken))) |\n"
+            }
+        }
         // Each code's most important findings are written whatever the limit; what they
         // leave of it goes to the rest, folded, in the order they come.
         struct Group {

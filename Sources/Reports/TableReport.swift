@@ -34,6 +34,7 @@ public struct TableReport: Sendable {
         out += "\n\(model.count(.error)) error(s), \(model.count(.warning)) warning(s), \(model.count(.info)) info\n"
         out += baselineNote(model)
         out += coverage(model)
+        out += upgrades(model)
         guard details else { return out }
         for preset in model.presets {
             let tallies = model.tallies(preset: preset)
@@ -82,6 +83,18 @@ public struct TableReport: Sendable {
         if value >= 10 { return "\(Int(value.rounded()))%" }
         if value >= 0.1 { return "\((value * 10).rounded() / 10)%" }
         return "<0.1%"
+    }
+
+    /// What each newer release of a preset the run replays at several fixes and breaks.
+    public func upgrades(_ model: ReportModel) -> String {
+        var out = ""
+        for upgrade in model.upgrades {
+            out += "\nUpgrade \(upgrade.from) -> \(upgrade.to): fixes \(upgrade.fixedCount), breaks \(upgrade.brokenCount)\n"
+            for change in upgrade.recordings {
+                out += "  \(change.recording): fixes \(Upgrade.summary(change.fixed)); breaks \(Upgrade.summary(change.broken))\n"
+            }
+        }
+        return out
     }
 
     /// The offline package's and the prefetch's coverage, per recording and preset, when the

@@ -17,7 +17,7 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
     /// Capacitor shell's cookie observer (`AppShell.capacitor`, CAP3).
     public var jarLink: JarLink { .system }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5"] + NativeStrategy().citedRules }
+    public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5", "CAPC2"] + NativeStrategy().citedRules }
 
     static let proxiedMethods = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
@@ -38,18 +38,19 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
             return plan
         }
         let method = exchange.request.method
-        if Self.proxiedMethods.contains(where: { method.caseInsensitiveEquals($0) }) {
-            // CAPH1: rewritten to /_capacitor_http(s)_interceptor_/ and fetched by the handler's URLSession.
+        if context.profile.holds("CAPH1"), Self.proxiedMethods.contains(where: { method.caseInsensitiveEquals($0) }) {
+            // CAPH1: from 5.7.1 rewritten to the app origin's interceptor path and fetched by the handler's URLSession.
             return TransportPlan(requestJar: .native, requestJarRule: "CAPH1", responseJar: .native, responseJarRule: "CAPH1", bodyLostBy: nil, redirects: .silent, redirectRule: "CAPH1")
         }
-        // CAPH2: over the JS bridge to native.
+        // CAPH2: over the JS bridge to native; CAPC2: HttpRequestHandler then copies NativeJar into WebJar.
         var plan = TransportPlan(requestJar: .native, requestJarRule: "CAPH2", responseJar: .native, responseJarRule: "CAPH2", bodyLostBy: nil, redirects: .reported, redirectRule: "CAPH2")
+        plan.jarCopyAfter = JarMirror(from: .native, to: .web, rule: "CAPC2")
         if !exchange.request.body.isEmpty {
             let contentType = exchange.request.headers.first("Content-Type")
             switch exchange.bodyKind {
             case .formData, .formDataWithFile:
-                if exchange.initiator == .xhr {
-                    // CAPH3: the bridge gives an XHR's FormData no Content-Type, so native sets no body.
+                if exchange.initiator == .xhr && context.profile.holds("CAPH3") {
+                    // CAPH3: before 7.4.3 the bridge gives an XHR's FormData no Content-Type, so native sets no body.
                     plan.bodyLostBy = "CAPH3"
                 } else if case .rebuilt(let body) = context.nativeMultipart ?? Self.nativeMultipart(exchange) {
                     plan.bodyChange = BodyChange(rule: "CAPH5", effect: .reencoded(body), reason: "CapacitorHttp rebuilt the multipart body natively")

@@ -23,7 +23,7 @@ public struct CookieScriptInject: Mitigation {
             if original.value.containsByte(UInt8(ascii: "'")) { return .blocked(name: original.name, rule: "C4") }
             var cookie = original
             var rules: [RuleID] = ["C5"]
-            if let expiry = cookie.expiry, expiry > start.time + 7 * 86_400 {
+            if start.capsScriptCookies, let expiry = cookie.expiry, expiry > start.time + 7 * 86_400 {
                 cookie.expiry = start.time + 7 * 86_400
                 rules.append("C6")
             }

@@ -27,10 +27,6 @@ public struct CapacitorCookies: Mitigation {
                 // CAPC3: syncCookiesToWebView then sets cookies and removes none.
                 write.inMainFrame ? .native : nil
             },
-            nativeResponseCompleted: { _ in
-                // CAPC2: syncCookiesToWebView after each native response.
-                JarMirror(from: .native, to: .web, rule: "CAPC2")
-            },
             // CAP3: the bridge's WKHTTPCookieStoreObserver copies WebJar into NativeJar; CAPC3:
             // it and syncCookiesToWebView only set cookies, so a deletion stays in its own jar.
             jarLink: .observed(to: .native, rule: "CAP3", deletions: .eitherWay("CAPC3")))
@@ -107,20 +103,28 @@ public struct AjaxInterception: Mitigation {
     /// FormData's boundary, and writes the form and text types without WebKit's charset.
     static func derivedByWebKit(_ type: String) -> Bool {
         type.hasPrefix("multipart/form-data; boundary=----WebKitFormBoundary")
-            || type == "application/x-www-form-urlencoded;charset=UTF-8" || type == "text/plain;charset=UTF-8"
+            || type == urlSearchParamsType || type == "text/plain;charset=UTF-8"
     }
+
+    /// The Content-Type WebKit gives a URLSearchParams body.
+    static let urlSearchParamsType = "application/x-www-form-urlencoded;charset=UTF-8"
+
     public var kind: String { "ajax-interception" }
     public var options: [String: String] { ["bodies": "unchanged"] }
-    public var citedRules: [RuleID] { ["FIA1", "FIA2"] }
+    public var citedRules: [RuleID] { ["FIA1", "FIA2", "FIA3"] }
 
     public var hooks: MitigationHooks {
         MitigationHooks(requestIssued: { outcome, request in
             let e = request.exchange
             guard e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax else { return }
             outcome.note(Change(rule: "FIA1", what: "observed by the interception script, then sent by WebKit"))
-            // FIA2: fetch re-sends the body as a Uint8Array; a Content-Type WebKit derived from the body goes.
-            if e.initiator == .fetch, !e.request.body.isEmpty, let type = e.request.headers.first("Content-Type"), Self.derivedByWebKit(type) {
-                outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA2"))
+            guard e.initiator == .fetch, !e.request.body.isEmpty, let type = e.request.headers.first("Content-Type") else { return }
+            if request.context.profile.holds("FIA2") {
+                // FIA2: before 5.2.0 fetch re-sends the body as a Uint8Array; a Content-Type WebKit derived from the body goes.
+                if Self.derivedByWebKit(type) { outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA2")) }
+            } else if request.context.profile.holds("FIA3"), type == Self.urlSearchParamsType {
+                // FIA3: from 5.2.0 a URLSearchParams goes again as its string, which WebKit types text/plain.
+                outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA3"))
             }
         })
     }

@@ -42,8 +42,6 @@ public struct MitigationHooks: Sendable {
     /// A Set-Cookie arriving at WebJar: the rule by which WebJar ignores it, nil when stored
     /// (ION3: not on the app's first launch).
     public var webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)?
-    /// A response a native transport received: a jar copied into the other (CAPC2).
-    public var nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)?
     /// How the jars exchange cookies under this mitigation, when it replaces the system's
     /// J1-J3 (RNW2, CAPC2).
     public var jarLink: JarLink?
@@ -57,7 +55,6 @@ public struct MitigationHooks: Sendable {
         scriptCookieDeleted: (@Sendable (_ write: ScriptCookieWrite) -> JarSide?)? = nil,
         beforeFirstLoad: (@Sendable () -> JarMirror?)? = nil,
         webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)? = nil,
-        nativeResponseCompleted: (@Sendable (_ time: Double) -> JarMirror?)? = nil,
         jarLink: JarLink? = nil
     ) {
         self.requestIssued = requestIssued
@@ -68,14 +65,13 @@ public struct MitigationHooks: Sendable {
         self.scriptCookieDeleted = scriptCookieDeleted
         self.beforeFirstLoad = beforeFirstLoad
         self.webSetCookieArriving = webSetCookieArriving
-        self.nativeResponseCompleted = nativeResponseCompleted
         self.jarLink = jarLink
     }
 
     /// How many moments these hooks act at.
     public var count: Int {
         [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil, scriptCookieDeleted != nil,
-         beforeFirstLoad != nil, webSetCookieArriving != nil, nativeResponseCompleted != nil, jarLink != nil].filter { $0 }.count
+         beforeFirstLoad != nil, webSetCookieArriving != nil, jarLink != nil].filter { $0 }.count
     }
 }
 
@@ -191,6 +187,8 @@ public struct JarCopy: Sendable, Hashable {
 public struct DocumentStart: Sendable {
     public var nativeCookies: [Cookie]
     public var time: Double
+    /// ITP caps script-written cookies (C6, from iOS 14).
+    public var capsScriptCookies: Bool
 }
 
 /// What a document-start script does with one cookie.
@@ -252,7 +250,6 @@ final class ComposedHooks: Sendable {
     let scriptCookieDeleted: [@Sendable (_ write: ScriptCookieWrite) -> JarSide?]
     let beforeFirstLoad: [@Sendable () -> JarMirror?]
     let webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?]
-    let nativeResponseCompleted: [@Sendable (_ time: Double) -> JarMirror?]
     /// The first mitigation's link, else the app shell's, else the strategy's.
     let jarLink: JarLink
 
@@ -266,7 +263,6 @@ final class ComposedHooks: Sendable {
         scriptCookieDeleted = hooks.compactMap(\.scriptCookieDeleted)
         beforeFirstLoad = hooks.compactMap(\.beforeFirstLoad)
         webSetCookieArriving = hooks.compactMap(\.webSetCookieArriving)
-        nativeResponseCompleted = hooks.compactMap(\.nativeResponseCompleted)
         jarLink = hooks.lazy.compactMap(\.jarLink).first ?? app?.jarLink ?? strategy.jarLink
     }
 }

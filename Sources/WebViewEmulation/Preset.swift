@@ -12,9 +12,11 @@ public struct Preset: Sendable {
         let app: AppShell?
         let hooks: ComposedHooks
         let profileOverride: ProfileOverride?
+        let release: Release?
 
-        init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, hooks: ComposedHooks? = nil) {
+        init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, release: Release? = nil, hooks: ComposedHooks? = nil) {
             self.name = name
+            self.release = release
             self.summary = summary
             self.strategy = strategy
             self.mitigations = mitigations
@@ -27,9 +29,9 @@ public struct Preset: Sendable {
         /// This storage with one part changed; the hooks gathered again when the strategy
         /// or the mitigations change.
         func with(name: String? = nil, summary: String? = nil, strategy: (any InterceptionStrategy)? = nil, mitigations: [any Mitigation]? = nil,
-            framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil) -> Storage {
+            framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil, release: Release?? = nil) -> Storage {
             Storage(name: name ?? self.name, summary: summary ?? self.summary, strategy: strategy ?? self.strategy, mitigations: mitigations ?? self.mitigations,
-                framework: framework ?? self.framework, app: app ?? self.app, profileOverride: profileOverride ?? self.profileOverride,
+                framework: framework ?? self.framework, app: app ?? self.app, profileOverride: profileOverride ?? self.profileOverride, release: release ?? self.release,
                 hooks: strategy == nil && mitigations == nil && app == nil ? hooks : nil)
         }
     }
@@ -72,13 +74,80 @@ public struct Preset: Sendable {
         set { storage = storage.with(profileOverride: .some(newValue)) }
     }
 
-    /// The profile this preset replays under, given the run's.
-    public func profile(over base: Profile) -> Profile {
-        profileOverride.map { base.applying($0) } ?? base
+    /// Which framework's code this preset replays and at which release: the component
+    /// its version-bounded rules name, and the version asked for (nil: the newest known).
+    public struct Release: Sendable, Hashable {
+        public var component: Component
+        public var version: SemanticVersion?
+        /// The preset's name without the version, which a run asked for `NAME@VERSION`.
+        public var baseName: String
+
+        public init(component: Component, version: SemanticVersion? = nil, baseName: String) {
+            self.component = component
+            self.version = version
+            self.baseName = baseName
+        }
     }
 
-    public init(name: String, summary: String, framework: String? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, mitigations: [any Mitigation] = []) {
-        storage = Storage(name: name, summary: summary, strategy: strategy, mitigations: mitigations, framework: framework, app: app, profileOverride: nil)
+    public var release: Release? {
+        get { storage.release }
+        set { storage = storage.with(release: .some(newValue)) }
+    }
+
+    /// The framework release this preset replays: the one asked for, else the newest the
+    /// model covers.
+    public var frameworkVersion: (component: Component, version: SemanticVersion)? {
+        guard let release else { return nil }
+        guard let version = release.version ?? RuleCatalog.bundled.components[release.component]?.newestVersion else { return nil }
+        return (release.component, version)
+    }
+
+    /// The profile this preset replays under, given the run's.
+    public func profile(over base: Profile) -> Profile {
+        var profile = profileOverride.map { base.applying($0) } ?? base
+        if let framework = frameworkVersion { profile.framework = framework }
+        return profile
+    }
+
+    /// This preset at a framework release, named as typed: `capacitor-http@7.4.2`. A
+    /// version newer than the newest the model knows replays as the newest, with `note`
+    /// saying so; an older one than it covers, or a preset with no framework, throws.
+    public func at(_ version: SemanticVersion, typed: String? = nil) throws -> (preset: Preset, note: String?) {
+        guard let release else { throw VersionRequest.noFramework(preset: name) }
+        let catalog = RuleCatalog.bundled
+        if let problem = catalog.coverageProblem(release.component, version) { throw VersionRequest.notCovered(preset: release.baseName, problem: problem) }
+        var note: String?
+        var replayed = version
+        if let newest = catalog.components[release.component]?.newestVersion, version > newest {
+            note = "\(release.baseName)@\(version): \(release.component.rawValue) \(version) is newer than the newest release the model knows (\(newest)); replayed as \(newest)"
+            replayed = newest
+        }
+        var out = self
+        out.name = typed ?? "\(release.baseName)@\(version)"
+        out.release = Release(component: release.component, version: replayed, baseName: release.baseName)
+        return (out, note)
+    }
+
+    /// Why a `NAME@VERSION` cannot be replayed.
+    public enum VersionRequest: Error, CustomStringConvertible {
+        case noFramework(preset: String)
+        case notCovered(preset: String, problem: String)
+        case malformed(String, preset: String)
+
+        public var description: String {
+            switch self {
+            case .noFramework(let preset): return "\(preset) replays an app's own interception, not a framework release: it takes no @VERSION"
+            case .notCovered(_, let problem): return problem
+            case .malformed(let text, let preset):
+                let known = Preset.named(preset)?.release.flatMap { c in RuleCatalog.bundled.components[c.component].map { "; the model knows \(c.component.rawValue) \($0.oldest) to \($0.newest)" } } ?? ""
+                return "\(text) is not a version (write it as 7.4.2\(known))"
+            }
+        }
+    }
+
+    public init(name: String, summary: String, framework: String? = nil, component: Component? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, mitigations: [any Mitigation] = []) {
+        storage = Storage(name: name, summary: summary, strategy: strategy, mitigations: mitigations, framework: framework, app: app, profileOverride: nil,
+            release: component.map { Release(component: $0, baseName: name) })
     }
 
     /// A preset composed as a strategy and the mitigations layered on it, in order:
@@ -87,8 +156,8 @@ public struct Preset: Sendable {
     ///         BodyBridge(idParameter: "rid")
     ///         CookieSetterHook(synchronous: true)
     ///     }
-    public init(name: String, summary: String, framework: String? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, @MitigationList mitigations: () -> [any Mitigation]) {
-        self.init(name: name, summary: summary, framework: framework, app: app, strategy: strategy, mitigations: mitigations())
+    public init(name: String, summary: String, framework: String? = nil, component: Component? = nil, app: AppShell? = nil, strategy: any InterceptionStrategy, @MitigationList mitigations: () -> [any Mitigation]) {
+        self.init(name: name, summary: summary, framework: framework, component: component, app: app, strategy: strategy, mitigations: mitigations())
     }
 
     /// Every rule this preset's strategy, mitigations and app shell can cite.
@@ -100,32 +169,32 @@ public struct Preset: Sendable {
     /// with the configuration the name says (FRAMEWORKS.md; rules CAP1-TAU3).
     public static let frameworks: [Preset] = [
         Preset(name: "capacitor", summary: "Capacitor: the page served from capacitor://localhost, no plugins (every API call cross-origin)",
-            framework: "Capacitor", app: .capacitor, strategy: NativeStrategy(), mitigations: []),
-        Preset(name: "capacitor-http", summary: "Capacitor with CapacitorHttp: GET through the scheme handler's URLSession, other methods over the JS bridge",
-            framework: "Capacitor", app: .capacitor, strategy: CapacitorHttpStrategy(), mitigations: []),
-        Preset(name: "capacitor-http-cookies", summary: "Capacitor with CapacitorHttp and CapacitorCookies: document.cookie into NativeJar, jars copied after native responses",
-            framework: "Capacitor", app: .capacitor, strategy: CapacitorHttpStrategy()) {
+            framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: NativeStrategy(), mitigations: []),
+        Preset(name: "capacitor-http", summary: "Capacitor with CapacitorHttp: GET through the scheme handler's URLSession, other methods over the JS bridge, NativeJar copied into WebJar after each of those",
+            framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: CapacitorHttpStrategy(), mitigations: []),
+        Preset(name: "capacitor-http-cookies", summary: "Capacitor with CapacitorHttp and CapacitorCookies: document.cookie into NativeJar, NativeJar copied into WebJar after each bridge response and script write",
+            framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: CapacitorHttpStrategy()) {
             CapacitorCookies()
         },
         Preset(name: "cordova-schemehandler", summary: "cordova-ios 6+ with scheme=app: the page at app://localhost, document.cookie not stored, multipart uploads to the handler lost",
-            framework: "Cordova", app: AppShell(scheme: "app", originRule: "CDV1", handlerBodies: .formDataWithFileLost, handlerBodiesRule: "CDV3"), strategy: NativeStrategy()) {
+            framework: "Cordova", component: .cordovaIOS, app: AppShell(scheme: "app", originRule: "CDV1", handlerBodies: .formDataWithFileLost, handlerBodiesRule: "CDV3"), strategy: NativeStrategy()) {
             ScriptCookiesLost(rule: "CDV2")
         },
         Preset(name: "ionic-webview", summary: "cordova-plugin-ionic-webview: the page at ionic://localhost, cookies set from JavaScript not stored, Set-Cookie ignored on a first launch",
-            framework: "Ionic WebView", app: AppShell(scheme: "ionic", originRule: "ION1"), strategy: NativeStrategy()) {
+            framework: "Ionic WebView", component: .ionicWebView, app: AppShell(scheme: "ionic", originRule: "ION1"), strategy: NativeStrategy()) {
             ScriptCookiesLost(rule: "ION2")
             FirstLaunchCookiesIgnored(rule: "ION3")
         },
         Preset(name: "flutter-inappwebview-intercept", summary: "flutter_inappwebview with ajax and fetch interception on, bodies passed through unchanged",
-            framework: "Flutter", strategy: NativeStrategy()) {
+            framework: "Flutter", component: .flutterInAppWebView, strategy: NativeStrategy()) {
             AjaxInterception()
         },
         Preset(name: "react-native-webview-shared-cookies", summary: "react-native-webview with sharedCookiesEnabled: NativeJar copied in before the load, additions copied back, deletions never",
-            framework: "React Native", strategy: NativeStrategy()) {
+            framework: "React Native", component: .reactNativeWebView, strategy: NativeStrategy()) {
             SharedCookies()
         },
         Preset(name: "tauri", summary: "Tauri on iOS: the page at tauri://localhost, fetch through the HTTP plugin with its own cookie jar",
-            framework: "Tauri", app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLost, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
+            framework: "Tauri", component: .tauri, app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLost, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
     ]
 
     /// The built-in presets, in matrix order: BEHAVIOUR.md section 5, and
@@ -140,13 +209,13 @@ public struct Preset: Sendable {
         Preset(name: "urlprotocol-naive", summary: "NSURLProtocol through the private registerSchemeForCustomProtocol:, redirects followed silently (the notes headed 记录一下 WKWebView 相关使用, untitled and undated sample)", strategy: URLProtocolStrategy(redirects: .silent)),
         Preset(name: "urlprotocol-forwarded", summary: "NSURLProtocol that forwards redirects with wasRedirectedToRequest:", strategy: URLProtocolStrategy(redirects: .forwarded)),
         Preset(name: "kkjsbridge-protocolhook", summary: "KKJSBridge ProtocolHook: NSURLProtocol plus a body bridge and an async cookie setter hook (the article 一站式解决WKWebView各类问题 (2019-08-30))",
-            strategy: URLProtocolStrategy(redirects: .silent)) {
+            component: .kkjsbridge, strategy: URLProtocolStrategy(redirects: .silent)) {
             BodyBridge(covers: [.xhr, .fetch, .formSubmit], idParameter: "KKJSBridge-RequestId", rebuildsFormData: true)
             CookieSetterHook(synchronous: false)
         },
         // X1: KKJSBridgeAjaxHook.ts base64-encodes ArrayBuffer and Blob bodies of asynchronous XHRs.
         Preset(name: "kkjsbridge-ajaxhook", summary: "KKJSBridge AjaxHook: XHR proxied through the JS bridge, binary bodies base64-encoded, with the cookie recipes (the article 一站式解决WKWebView各类问题 (2019-08-30))",
-            strategy: JSProxyStrategy(serialisesBinary: true)) {
+            component: .kkjsbridge, strategy: JSProxyStrategy(serialisesBinary: true)) {
             CookieHeaderOnLoad()
             CookieScriptInject()
             CookieSetterHook(synchronous: false)
@@ -176,6 +245,26 @@ public struct Preset: Sendable {
     /// The presets a name or a `*` glob selects (`capacitor*`), in matrix order.
     public static func matching(_ pattern: String, in presets: [Preset] = builtIn) -> [Preset] {
         presets.filter { Scenario.Override.glob(pattern, $0.name) }
+    }
+
+    /// The presets `NAME`, `GLOB`, `NAME@VERSION` or `GLOB@VERSION` selects, each at the
+    /// release asked for, and a note for each version replayed as an older one. A glob
+    /// with a version picks the framework presets it matches; empty when nothing matches.
+    public static func selecting(_ pattern: String, in presets: [Preset] = builtIn) throws -> (presets: [Preset], notes: [String]) {
+        guard let at = pattern.lastIndex(of: "@") else { return (matching(pattern, in: presets), []) }
+        let namePart = String(pattern[..<at]), versionText = String(pattern[pattern.index(after: at)...])
+        let matched = matching(namePart, in: presets)
+        let glob = namePart.contains("*")
+        guard !matched.isEmpty else { return ([], []) }
+        guard let version = SemanticVersion(versionText) else { throw VersionRequest.malformed(versionText, preset: matched[0].release?.baseName ?? namePart) }
+        var out: [Preset] = [], notes: [String] = []
+        for preset in matched where !glob || preset.release != nil {
+            let (versioned, note) = try preset.at(version, typed: glob ? nil : pattern)
+            out.append(versioned)
+            if let note { notes.append(note) }
+        }
+        if out.isEmpty { throw VersionRequest.noFramework(preset: namePart) }
+        return (out, notes)
     }
 }
 

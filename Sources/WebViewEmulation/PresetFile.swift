@@ -28,6 +28,9 @@ import TrafficModel
 /// other; `handlerBodies`: kept, formdata-file-lost or post-lost; Cordova's `https`
 /// scheme falls back to `app`, CDV1; `"cookieObserver": false` for a Capacitor release
 /// before the web view's cookie observer, CAP3).
+/// `"version": "7.4.2"` replays a framework preset at that release (the framework is the
+/// app's, or the one the strategy or a mitigation belongs to); without it, the newest the
+/// model knows.
 /// A profile object (in a preset, or a `--profile-file`) overrides any of `ios`,
 /// `simulator`, `jarSyncDelay`, `jarDeletionDelay`, `scriptWriteDelay` (null: never),
 /// `cookieStoreSyncDelay`, `cookieSetterHookDelay`, `itp`.
@@ -40,6 +43,13 @@ public enum PresetFile {
     }
 
     public static func load(_ data: Data, file: String) throws -> [Preset] {
+        var notes: [String] = []
+        return try load(data, file: file, notes: &notes)
+    }
+
+    /// The presets of a file, and a note for each `version` newer than the model knows
+    /// (replayed as the newest).
+    public static func load(_ data: Data, file: String, notes: inout [String]) throws -> [Preset] {
         guard let json = try? JSONSerialization.jsonObject(with: data) else { throw Error(file: file, place: "(file)", problem: "not valid JSON") }
         let objects: [[String: Any]]
         if let one = json as? [String: Any] {
@@ -49,12 +59,25 @@ public enum PresetFile {
         } else {
             throw Error(file: file, place: "(file)", problem: "expected a preset object or an array of them")
         }
-        return try objects.enumerated().map { i, o in try preset(o, file: file, place: objects.count > 1 ? "[\(i)]" : "") }
+        return try objects.enumerated().map { i, o in
+            let (preset, note) = try self.preset(o, file: file, place: objects.count > 1 ? "[\(i)]" : "")
+            if let note { notes.append("\(file): \(note)") }
+            return preset
+        }
     }
 
-    static func preset(_ o: [String: Any], file: String, place: String) throws -> Preset {
+    /// The framework a preset file's preset belongs to: its app's, else its strategy's or a
+    /// mitigation's.
+    static func component(app: String?, strategy: any InterceptionStrategy, mitigations: [any Mitigation]) -> Component? {
+        let byApp: [String: Component] = ["capacitor": .capacitor, "cordova": .cordovaIOS, "ionic-webview": .ionicWebView, "tauri": .tauri]
+        let byKind: [String: Component] = ["capacitor-http": .capacitor, "tauri-http-plugin": .tauri, "capacitor-cookies": .capacitor,
+            "ajax-interception": .flutterInAppWebView, "shared-cookies": .reactNativeWebView]
+        return app.flatMap { byApp[$0] } ?? byKind[strategy.kind] ?? mitigations.lazy.compactMap { byKind[$0.kind] }.first
+    }
+
+    static func preset(_ o: [String: Any], file: String, place: String) throws -> (Preset, note: String?) {
         let r = Reader(object: o, file: file, place: place)
-        try r.only(["name", "summary", "strategy", "mitigations", "profile", "app", "framework", "comment"])
+        try r.only(["name", "summary", "strategy", "mitigations", "profile", "app", "framework", "version", "comment"])
         let name = try r.string("name")
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
             throw Error(file: file, place: r.path("name"), problem: "a preset name is letters, digits, '-', '_' or '.'")
@@ -80,7 +103,20 @@ public enum PresetFile {
             guard let p = profile as? [String: Any] else { throw Error(file: file, place: r.path("profile"), problem: "expected an object") }
             preset.profileOverride = try ProfileOverride.parse(p, file: file, place: r.path("profile"))
         }
-        return preset
+        if let component = component(app: (o["app"] as? [String: Any])?["framework"] as? String, strategy: strategy, mitigations: mitigations) {
+            preset.release = Preset.Release(component: component, baseName: name)
+        }
+        guard let text = try r.optionalString("version") else { return (preset, nil) }
+        guard preset.release != nil else {
+            throw Error(file: file, place: r.path("version"), problem: "a version picks a framework's release; this preset names no framework (an app, or a framework's strategy or mitigation)")
+        }
+        guard let version = SemanticVersion(text) else { throw Error(file: file, place: r.path("version"), problem: "a release such as 7.4.2") }
+        do {
+            let (versioned, note) = try preset.at(version, typed: name)
+            return (versioned, note)
+        } catch let error as Preset.VersionRequest {
+            throw Error(file: file, place: r.path("version"), problem: error.description)
+        }
     }
 
     /// The framework's origin rule, by the name a preset file gives it.
@@ -280,7 +316,7 @@ public struct ProfileOverride: Sendable, Hashable {
         try r.only(["ios", "simulator", "jarSyncDelay", "jarDeletionDelay", "scriptWriteDelay", "cookieStoreSyncDelay", "cookieSetterHookDelay", "itp", "comment"])
         var p = ProfileOverride()
         if let text = try r.optionalString("ios") {
-            guard let v = IOSVersion(text), IOSVersion.supported.contains(v) else {
+            guard let v = IOSVersion(text), v.isKnown else {
                 throw PresetFile.Error(file: file, place: r.path("ios"), problem: "one of \(IOSVersion.supported.map(\.description).joined(separator: ", "))")
             }
             p.ios = v

@@ -1,4 +1,4 @@
-/// An iOS version as the model distinguishes them: 11.0, 11.3, 12 ... 18.
+/// An iOS version as the model distinguishes them: 11.0, 11.3, 12 ... 18, 26.
 public struct IOSVersion: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     public var major: Int
     public var minor: Int
@@ -20,14 +20,32 @@ public struct IOSVersion: Sendable, Hashable, Codable, Comparable, CustomStringC
     public static func < (a: IOSVersion, b: IOSVersion) -> Bool { (a.major, a.minor) < (b.major, b.minor) }
     public var description: String { minor == 0 && major != 11 ? "\(major)" : "\(major).\(minor)" }
 
-    /// The versions whose behaviour the model knows (BEHAVIOUR.md section 6).
-    public static let supported: [IOSVersion] = [IOSVersion(11, 0), IOSVersion(11, 3)] + (12...18).map { IOSVersion($0) }
-    public static let newest = IOSVersion(18)
+    /// The releases the model names (rules.json's `components.ios.releases`): each major
+    /// from 11, and the point releases where a rule starts or stops within one (11.3).
+    public static let supported: [IOSVersion] = (RuleCatalog.bundled.components[.ios]?.releases ?? []).compactMap(IOSVersion.init)
+    /// The newest release the model knows: the default.
+    public static let newest: IOSVersion = supported.max() ?? IOSVersion(18)
+
+    /// Whether the model speaks for this release: a named one, or a point release of a
+    /// named major (18.1 behaves as the 18.0 the model names).
+    public var isKnown: Bool {
+        Self.supported.contains(self) || (Self.supported.contains { $0.major == major } && minor < 10)
+    }
 }
 
 /// The platform facts a replay depends on (BEHAVIOUR.md section 6).
-public struct Profile: Sendable, Hashable, Codable {
-    public var ios: IOSVersion
+public struct Profile: Sendable, Hashable {
+    public var ios: IOSVersion {
+        didSet { suspended = RuleCatalog.bundled.suspended(at: versions) }
+    }
+    /// The framework release the preset replays (`capacitor` 7.4.2), nil for an app's own
+    /// interception.
+    public var framework: (component: Component, version: SemanticVersion)? {
+        didSet { suspended = RuleCatalog.bundled.suspended(at: versions) }
+    }
+    /// The rules that do not hold at these versions (rules.json's `versions`): a rule
+    /// here does not act.
+    public private(set) var suspended: [RuleID]
     public var simulator: Bool
     /// J1: how long an added or changed cookie takes to reach the other jar, seconds.
     public var jarSyncDelay: Double
@@ -52,7 +70,26 @@ public struct Profile: Sendable, Hashable, Codable {
         self.scriptWriteDelay = simulator ? nil : 1.0
         self.cookieStoreSyncDelay = 0.05
         self.cookieSetterHookDelay = 0.01
-        self.itp = ios >= IOSVersion(14)
+        self.framework = nil
+        self.suspended = RuleCatalog.bundled.suspended(at: RunVersions(ios: ios))
+        self.itp = !suspended.contains("N4")
+    }
+
+    /// The versions this profile replays.
+    public var versions: RunVersions { RunVersions(ios: ios, framework: framework) }
+
+    /// Whether a version-bounded rule holds at this profile's versions: a site that
+    /// applies one asks first.
+    @inlinable public func holds(_ rule: RuleID) -> Bool { !suspended.contains(rule) }
+
+    public static func == (a: Profile, b: Profile) -> Bool {
+        a.versions == b.versions && a.simulator == b.simulator && a.jarSyncDelay == b.jarSyncDelay && a.jarDeletionDelay == b.jarDeletionDelay
+            && a.scriptWriteDelay == b.scriptWriteDelay && a.cookieStoreSyncDelay == b.cookieStoreSyncDelay && a.cookieSetterHookDelay == b.cookieSetterHookDelay && a.itp == b.itp
+    }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(versions)
+        hasher.combine(simulator)
+        hasher.combine(jarSyncDelay)
     }
 
     /// `iOS 18 device`, `iOS 11.0 simulator`.

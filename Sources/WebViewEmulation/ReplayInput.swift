@@ -167,11 +167,11 @@ public final class ReplayInput: Sendable {
     public func replay(_ preset: Preset, profile: Profile = Profile()) -> EmulationResult {
         guard let httpdns = scenario.httpdns else {
             // The emulator replays under this input's scenario: it need not hold a copy.
-            return WebViewEmulator(preset: preset, profile: preset.profile(over: profile)).run(self)
+            return WebViewEmulator(preset: preset, profile: profile).run(self)
         }
         var withHTTPDNS = preset
         withHTTPDNS.mitigations.append(httpdns)
-        return WebViewEmulator(preset: withHTTPDNS, profile: withHTTPDNS.profile(over: profile)).run(self)
+        return WebViewEmulator(preset: withHTTPDNS, profile: profile).run(self)
     }
 }
 

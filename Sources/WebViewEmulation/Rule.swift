@@ -155,6 +155,12 @@ public struct Rule: Sendable, Hashable, Codable {
     public var experiment: String?
     /// What the lab measured in a real WebKit engine, when it did.
     public var measurement: Measurement?
+    /// The releases the rule holds for, per component, in npm's range syntax
+    /// (`{"capacitor": ">=4.8.2 <7.4.3"}`); nil for a rule true of every release covered.
+    public var versions: [String: String]?
+    /// Where each component's bounds come from: `from` the release, commit or PR where
+    /// the behaviour starts, `until` where it stops.
+    public var bounds: [String: RuleVersions.Bound]?
 }
 
 /// A rule measured in a real WebKit engine by the lab (Tools/lab): which engine, which
@@ -167,19 +173,28 @@ public struct Measurement: Sendable, Hashable, Codable {
     public var experiments: [String]
     public var agrees: Bool
     public var note: String?
+    /// For a framework's own code run in the lab: the releases it ran, per component
+    /// (`{"capacitor": "4.8.2, 5.7.8, ... 8.4.2"}`).
+    public var versions: [String: String]?
 }
 
 /// The rules data file shipped in the package (`Resources/rules.json`).
 public struct RuleCatalog: Sendable {
     public let version: Int
     public let rules: [Rule]
+    /// The releases the model covers, per component.
+    public let components: [Component: Coverage]
+    /// Each version-bounded rule's ranges, parsed.
+    public let histories: [RuleID: RuleVersions]
     private let byID: [RuleID: Rule]
     /// Each rule's confidence alone: every finding asks, and a rule is a large value to copy.
     private let confidenceByID: ConfidenceTable
 
-    public init(rules: [Rule], version: Int = 1) {
+    public init(rules: [Rule], version: Int = 1, components: [Component: Coverage] = [:]) throws {
         self.version = version
         self.rules = rules
+        self.components = components
+        self.histories = try Self.histories(of: rules)
         self.byID = Dictionary(rules.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         self.confidenceByID = ConfidenceTable(byID.mapValues(\.confidence))
     }
@@ -199,10 +214,70 @@ public struct RuleCatalog: Sendable {
     public init(data: Data) throws {
         struct File: Decodable {
             var version: Int
+            var components: [String: Coverage]?
             var rules: [Rule]
         }
         let file = try JSONDecoder().decode(File.self, from: data)
-        self.init(rules: file.rules, version: file.version)
+        var components: [Component: Coverage] = [:]
+        for (name, coverage) in file.components ?? [:] {
+            guard let component = Component(rawValue: name) else { throw VersionError.unknownComponent(name, rule: nil) }
+            for release in [coverage.oldest, coverage.newest] + coverage.releases where SemanticVersion.Partial(release) == nil {
+                throw VersionError.malformedRange("\(name) release \(release)", rule: nil)
+            }
+            components[component] = coverage
+        }
+        try self.init(rules: file.rules, version: file.version, components: components)
+    }
+
+    /// What a rules file can get wrong about versions.
+    public enum VersionError: Error, CustomStringConvertible {
+        case unknownComponent(String, rule: RuleID?)
+        case malformedRange(String, rule: RuleID?)
+
+        public var description: String {
+            switch self {
+            case .unknownComponent(let name, let rule):
+                return "\(rule.map { "rule \($0): " } ?? "")unknown component \(name); known: \(Component.allCases.map(\.rawValue).joined(separator: ", "))"
+            case .malformedRange(let text, let rule):
+                return "\(rule.map { "rule \($0): " } ?? "")\(text) is not a version range in npm's syntax"
+            }
+        }
+    }
+
+    private static func histories(of rules: [Rule]) throws -> [RuleID: RuleVersions] {
+        var out: [RuleID: RuleVersions] = [:]
+        for rule in rules {
+            guard let versions = rule.versions else { continue }
+            var ranges: [Component: VersionRange] = [:]
+            var sources: [Component: RuleVersions.Bound] = [:]
+            for (name, text) in versions {
+                guard let component = Component(rawValue: name) else { throw VersionError.unknownComponent(name, rule: rule.id) }
+                guard let range = VersionRange(text) else { throw VersionError.malformedRange("\(name) \"\(text)\"", rule: rule.id) }
+                ranges[component] = range
+                sources[component] = rule.bounds?[name]
+            }
+            out[rule.id] = RuleVersions(ranges: ranges, sources: sources)
+        }
+        return out
+    }
+
+    /// The rules that do not hold at these versions: a range for a component the run
+    /// replays that leaves its version out. A rule bounded on a component the run does
+    /// not replay (a Capacitor rule under a Cordova preset) cannot act anyway and holds.
+    public func suspended(at versions: RunVersions) -> [RuleID] {
+        histories.compactMap { id, history in
+            history.ranges.contains { component, range in versions.version(of: component).map { !range.contains($0) } ?? false } ? id : nil
+        }.sorted()
+    }
+
+    /// Whether `version` is one the model covers for `component`: nil when it is, else
+    /// what is wrong with it, naming the covered range.
+    public func coverageProblem(_ component: Component, _ version: SemanticVersion) -> String? {
+        guard let coverage = components[component] else { return "the model knows no releases of \(component.rawValue)" }
+        if version < coverage.oldestVersion {
+            return "\(component.rawValue) \(version) is older than the model covers (\(coverage.oldest) to \(coverage.newest))"
+        }
+        return nil
     }
 
     public subscript(id: RuleID) -> Rule? { byID[id] }

@@ -72,6 +72,8 @@ public struct TransportPlan: Sendable, Hashable {
     public var notes: [Change] = []
     /// A conversion of the body on its way (CAPH4, CAPH5).
     public var bodyChange: BodyChange?
+    /// A jar copied into the other once the response is in (CAPC2).
+    public var jarCopyAfter: JarMirror?
 
     public init(requestJar: JarSide, requestJarRule: RuleID, responseJar: JarSide, responseJarRule: RuleID, bodyLostBy: RuleID?, redirects: RedirectHandling, redirectRule: RuleID, responseMutatedBy: RuleID? = nil, intercepted: Bool = true) {
         self.requestJar = requestJar
@@ -197,7 +199,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
         var lostBy: RuleID?
         if !exchange.request.body.isEmpty {
-            if context.profile.ios < IOSVersion(11, 3) {
+            if context.profile.holds("S1") {
                 lostBy = "S1"  // S1: before iOS 11.3 every body is lost
             } else if exchange.bodyKind.isBlobBacked(binaryAsBlob: context.binaryAsBlob) {
                 lostBy = "S2"  // S2: a Blob-backed body arrives empty

@@ -17,9 +17,10 @@ public struct WebViewEmulator: Sendable {
     /// under the input's own.
     public var scenario: Scenario
 
+    /// The profile is the run's with the preset's own numbers and framework release over it.
     public init(preset: Preset, profile: Profile = Profile(), scenario: Scenario = Scenario()) {
         self.preset = preset
-        self.profile = profile
+        self.profile = preset.profile(over: profile)
         self.scenario = scenario
     }
 
@@ -302,8 +303,8 @@ public struct WebViewEmulator: Sendable {
                     arrival.origin = origin
                     arrival.byIP = outcome.deliveredHost != nil
                 }
-                // CAPC2: after a native response, a jar copied into the other.
-                arrival.mirrors = plan.intercepted && plan.responseJar == .native && !hooks.nativeResponseCompleted.isEmpty
+                // CAPC2: once the response is in, a jar copied into the other.
+                arrival.mirror = plan.jarCopyAfter
                 // Document start of the main frame, once its chain ends (C3-C6).
                 if !hooks.documentStart.isEmpty, e.redirect?.next == nil {
                     let head = exchanges[chainStart]
@@ -313,7 +314,7 @@ public struct WebViewEmulator: Sendable {
                         arrival.documentStart = reused ? Arrival.DocumentStart.inPooledWebView : .inWebView
                     }
                 }
-                if !arrival.setCookies.isEmpty || arrival.mirrors || arrival.documentStart != nil {
+                if !arrival.setCookies.isEmpty || arrival.mirror != nil || arrival.documentStart != nil {
                     // Nothing held and no request leaves before it arrives: it lands now, as
                     // it would before the next request (most flows, and no queue to keep).
                     if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
@@ -384,7 +385,7 @@ public struct WebViewEmulator: Sendable {
         var side: JarSide
         var origin: JarPair.Origin
         var byIP = false
-        var mirrors = false
+        var mirror: JarMirror?
         var documentStart: DocumentStart?
     }
 
@@ -406,11 +407,7 @@ public struct WebViewEmulator: Sendable {
         if !arrival.setCookies.isEmpty {
             store(arrival.setCookies, from: arrival.target, in: arrival.side, at: arrival.at, origin: arrival.origin, hooks: hooks, into: &jars, byIP: arrival.byIP)
         }
-        if arrival.mirrors {
-            for hook in hooks.nativeResponseCompleted {
-                if let mirror = hook(arrival.end) { jars.mirror(mirror, at: arrival.end) }
-            }
-        }
+        if let mirror = arrival.mirror { jars.mirror(mirror, at: arrival.end) }
         if let start = arrival.documentStart {
             documentStart(arrival.target, at: arrival.end, hooks: hooks.documentStart, into: &jars, nativeJar: start == .inPooledWebView ? pooledNativeJar : nil)
         }
@@ -489,10 +486,12 @@ public struct WebViewEmulator: Sendable {
             return
         }
         guard crossSite else { return }
-        let laxByDefault = profile.ios >= IOSVersion(18)
+        let laxByDefault = profile.holds("N6")
         header.cookies.removeAll { c in
             guard c.sameSite == .lax || c.sameSite == .strict || (c.sameSite == .default && laxByDefault) else { return false }
-            header.withheld[c.name] = ("N5", c.sameSite == .default ? "it has no SameSite attribute, which iOS 18 treats as Lax, and a Lax cookie stays off a cross-site POST navigation" : "it is SameSite=\(c.sameSite == .lax ? "Lax" : "Strict") and the POST navigation is cross-site")
+            header.withheld[c.name] = c.sameSite == .default
+                ? ("N6", "it has no SameSite attribute, which iOS \(profile.ios) treats as Lax, and a Lax cookie stays off a cross-site POST navigation")
+                : ("N5", "it is SameSite=\(c.sameSite == .lax ? "Lax" : "Strict") and the POST navigation is cross-site")
             return true
         }
     }
@@ -703,7 +702,7 @@ public struct WebViewEmulator: Sendable {
 
     /// Document start: what the preset's user scripts write to `document.cookie` (C3-C6).
     private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
-        let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time)
+        let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time, capsScriptCookies: profile.itp && profile.holds("C6"))
         for hook in hooks {
             for write in hook(start) {
                 switch write {

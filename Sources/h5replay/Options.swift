@@ -81,14 +81,14 @@ struct DatabaseOptions: ParsableArguments {
 
 /// `--ios` and `--simulator`: the platform a replay emulates.
 struct ProfileOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The iOS version to emulate: 11.0, 11.3, 12 ... 18.", valueName: "version"))
+    @Option(name: .long, help: ArgumentHelp("The iOS version to emulate: \(IOSVersion.supported.map(\.description).joined(separator: ", ")), or a point release of one (18.1); the default is the newest.", valueName: "version"))
     var ios: String = IOSVersion.newest.description
 
     @Flag(name: .long, help: "Emulate the simulator instead of a device (document.cookie writes never reach NativeJar, J3).")
     var simulator = false
 
     func validate() throws {
-        guard let version = IOSVersion(ios), IOSVersion.supported.contains(version) else {
+        guard let version = IOSVersion(ios), version.isKnown else {
             throw ValidationError("--ios \(ios) is not a version the model knows; use one of \(IOSVersion.supported.map(\.description).joined(separator: ", "))")
         }
     }
@@ -134,7 +134,9 @@ struct PresetOptions: ParsableArguments {
                 throw InputError("\(file): cannot read the preset file: \((error as NSError).localizedDescription)")
             }
             do {
-                for p in try PresetFile.load(data, file: file) {
+                var notes: [String] = []
+                defer { for note in notes { FileHandle.standardError.write(Data("h5replay: note: \(note)\n".utf8)) } }
+                for p in try PresetFile.load(data, file: file, notes: &notes) {
                     guard !all.contains(where: { $0.name == p.name }) else { throw InputError("\(file): preset \(p.name) is already defined; give it another name") }
                     all.append(p)
                 }
@@ -151,10 +153,18 @@ struct PresetOptions: ParsableArguments {
         guard let preset else { return all }
         var out: [Preset] = []
         for name in preset.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            let matched = Preset.matching(name, in: all)
+            let matched: [Preset]
+            do {
+                let selection = try Preset.selecting(name, in: all)
+                matched = selection.presets
+                for note in selection.notes { FileHandle.standardError.write(Data("h5replay: note: \(note)\n".utf8)) }
+            } catch let error as Preset.VersionRequest {
+                throw InputError("--preset \(name): \(error)")
+            }
             guard !matched.isEmpty else {
-                let guess = name.contains("*") ? nil : Suggestion.closest(to: name, among: all.map(\.name))
-                throw InputError("\(name.contains("*") ? "no preset matches" : "unknown preset") \(name)\(guess.map { " (did you mean \($0)?)" } ?? ""); known: \(all.map(\.name).joined(separator: ", "))")
+                let bare = name.split(separator: "@").first.map(String.init) ?? name
+                let guess = bare.contains("*") ? nil : Suggestion.closest(to: bare, among: all.map(\.name))
+                throw InputError("\(bare.contains("*") ? "no preset matches" : "unknown preset") \(bare)\(guess.map { " (did you mean \($0)?)" } ?? ""); known: \(all.map(\.name).joined(separator: ", "))")
             }
             for p in matched where !out.contains(where: { $0.name == p.name }) { out.append(p) }
         }

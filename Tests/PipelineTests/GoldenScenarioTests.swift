@@ -15,7 +15,21 @@ import WebViewEmulation
 struct GoldenScenarioTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let recordings = root.appendingPathComponent("Recordings")
-    static let profiles: [(String, Profile)] = [("default", Profile()), ("ios-11.0", Profile(ios: IOSVersion(11, 0))), ("simulator", Profile(simulator: true))]
+    static let profiles: [(String, Profile)] = [("default", Profile()), ("ios-11.0", Profile(ios: IOSVersion(11, 0))), ("simulator", Profile(simulator: true)),
+        ("ios-18.0-older-frameworks", Profile(ios: IOSVersion(18, 0)))]
+    /// The framework releases the `older-frameworks` profile replays: where rules that no
+    /// current release has still held (CAPH3 before 7.4.3, FIA2 before 5.2.0).
+    static let olderReleases: [Component: SemanticVersion] = [.capacitor: SemanticVersion(7, 4, 2), .flutterInAppWebView: SemanticVersion(5, 0, 0)]
+
+    /// The presets a profile's label replays: the built-in ones, at older framework
+    /// releases for `older-frameworks`.
+    static func presets(for label: String) throws -> [Preset] {
+        guard label.hasSuffix("older-frameworks") else { return Preset.builtIn }
+        return try Preset.builtIn.map { preset in
+            guard let component = preset.release?.component, let version = olderReleases[component] else { return preset }
+            return try preset.at(version).preset
+        }
+    }
     /// Rules no bundled scenario can exercise, and why; none at present.
     static let notExpressed: [RuleID: String] = [:]
 
@@ -41,7 +55,7 @@ struct GoldenScenarioTests {
         let scenario = try Sidecars.scenario(for: file) ?? Scenario()
         var profiles: [String: Any] = [:]
         for (label, profile) in profiles_() {
-            let results = ReplayRunner(presets: Preset.builtIn, profile: profile, scenario: scenario).replay([recording])
+            let results = ReplayRunner(presets: try presets(for: label), profile: profile, scenario: scenario).replay([recording])
             var findings: [[String: Any]] = []
             var acted: [String: [String]] = [:]
             var coverage: [String: [String: Int]] = [:]

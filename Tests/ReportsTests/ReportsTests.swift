@@ -105,7 +105,7 @@ struct ReportsTests {
         let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let run = try #require(object["run"] as? [String: Any])
         #expect(run["label"] as? String == "ci")
-        #expect(run["profile"] as? String == "iOS 18 device")
+        #expect(run["profile"] as? String == "iOS \(IOSVersion.newest) device")
         #expect(run["presets"] as? [String] == Preset.builtIn.map(\.name))
         #expect(run["id"] != nil)
         let findings = try #require(object["findings"] as? [[String: Any]])
@@ -168,6 +168,7 @@ struct ReportsTests {
                             "baselineShared": redacted.presets.reduce(0) { $0 + redacted.sharedCount(preset: $1) }],
                 "matrix": matrix,
                 "findings": findings,
+                "upgrades": [[String: Any]](),
             ]
             let expected = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             #expect(text == String(decoding: expected, as: UTF8.self))

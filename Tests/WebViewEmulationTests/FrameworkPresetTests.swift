@@ -106,14 +106,18 @@ struct FrameworkPresetTests {
         #expect(http.outcomes[2].corsRules.isEmpty && http.outcomes[2].cookieDifferences.isEmpty)
     }
 
-    @Test("CapacitorHttp converts each body type as its bridge does (CAPH3-CAPH5)")
-    func capacitorHttpBodies() {
+    @Test("CapacitorHttp converts each body type as its bridge does (CAPH3-CAPH5): an XHR's FormData lost from 6.0.0 to 7.4.2 only")
+    func capacitorHttpBodies() throws {
         let url = "https://m.example.com/api/up"
         let boundary = "----WebKitFormBoundaryAbC"
         let form = Self.multipart(boundary: boundary)
         var xhrForm = M.xhr(1, url, type: "multipart/form-data; boundary=\(boundary)", body: "")
         xhrForm.request.body = form
-        #expect(M.run([M.page, xhrForm], "capacitor-http").outcomes[1].bodyRules == ["CAPH3"])
+        let http = Preset.named("capacitor-http")!
+        for (version, rules) in [(SemanticVersion(5, 7, 8), ["CAPH5"]), (SemanticVersion(6, 0, 0), ["CAPH3"]), (SemanticVersion(7, 4, 2), ["CAPH3"]), (SemanticVersion(7, 4, 3), ["CAPH5"])] as [(SemanticVersion, [RuleID])] {
+            #expect(M.run([M.page, xhrForm], try http.at(version).preset).outcomes[1].bodyRules == rules, "\(version)")
+        }
+        #expect(M.run([M.page, xhrForm], "capacitor-http").outcomes[1].bodyRules == ["CAPH5"])
         let fetchForm = M.run([M.page, Self.fetch(1, "POST", url, type: "multipart/form-data; boundary=\(boundary)", body: form)], "capacitor-http").outcomes[1]
         #expect(fetchForm.bodyRules == ["CAPH5"] && fetchForm.bodyReencoded)
         let rebuilt = CapacitorHttpStrategy.rebuildMultipart(form, contentType: "multipart/form-data; boundary=\(boundary)")!
@@ -157,25 +161,35 @@ struct FrameworkPresetTests {
         #expect(other.outcomes[1].bodyRules.isEmpty)
     }
 
-    @Test("N5: a cross-site POST navigation carries no cookie without SameSite from iOS 18, and still carries SameSite=None")
+    @Test("N6: a cross-site POST navigation carries no cookie without SameSite on iOS 18.0 only; N5: never a Lax one; SameSite=None always")
     func laxByDefault() {
         let shop = "https://shop.example.com"
         let first = M.exchange(0, at: 0, "GET", shop + "/account", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")], status: 200,
-            responseHeaders: [("Set-Cookie", "state=1; Path=/; Secure"), ("Set-Cookie", "keep=2; Path=/; Secure; SameSite=None")])
+            responseHeaders: [("Set-Cookie", "state=1; Path=/; Secure"), ("Set-Cookie", "keep=2; Path=/; Secure; SameSite=None"), ("Set-Cookie", "lax=3; Path=/; Secure; SameSite=Lax")])
         let idp = M.exchange(1, at: 1, "GET", "https://id.example.net/authorize", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
-        let back = M.exchange(2, at: 2, "POST", shop + "/callback", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "state=1; keep=2")], body: Data("code=1".utf8))
-        let ios18 = M.run([first, idp, back], "plain")
-        #expect(ios18.outcomes[2].cookieDifferences.map(\.name) == ["state"] && ios18.outcomes[2].cookieDifferences[0].rules == ["N5"])
-        #expect(M.run([first, idp, back], "plain", ios: IOSVersion(17)).outcomes[2].cookieDifferences.isEmpty)
+        let back = M.exchange(2, at: 2, "POST", shop + "/callback", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", "state=1; keep=2; lax=3")], body: Data("code=1".utf8))
+        let ios18 = M.run([first, idp, back], "plain", ios: IOSVersion(18, 0))
+        let withheld = Dictionary(uniqueKeysWithValues: ios18.outcomes[2].cookieDifferences.map { ($0.name, $0.rules) })
+        #expect(withheld == ["state": ["N6"], "lax": ["N5"]])
+        for later in [IOSVersion(18, 1), IOSVersion(26), IOSVersion.newest] {
+            #expect(M.run([first, idp, back], "plain", ios: later).outcomes[2].cookieDifferences.map(\.name) == ["lax"], "iOS \(later)")
+        }
+        #expect(M.run([first, idp, back], "plain", ios: IOSVersion(17)).outcomes[2].cookieDifferences.map(\.name) == ["lax"])
     }
 
-    @Test("flutter_inappwebview: WebKit still sends (FIA1); fetch loses only the Content-Type WebKit derived (FIA2); a first launch ignores Set-Cookie under Ionic WebView (ION3)")
-    func flutterAndIonic() {
+    @Test("flutter_inappwebview: WebKit still sends (FIA1); before 5.2.0 fetch loses the Content-Type WebKit derived (FIA2), from 5.2.0 only a URLSearchParams' (FIA3); a first launch ignores Set-Cookie under Ionic WebView (ION3)")
+    func flutterAndIonic() throws {
         let url = "https://m.example.com/api/up"
         let boundary = "----WebKitFormBoundaryAbC"
-        let form = M.run([M.page, Self.fetch(1, "POST", url, type: "multipart/form-data; boundary=\(boundary)", body: Self.multipart(boundary: boundary))], "flutter-inappwebview-intercept").outcomes[1]
+        let upload = [M.page, Self.fetch(1, "POST", url, type: "multipart/form-data; boundary=\(boundary)", body: Self.multipart(boundary: boundary))]
+        let old = try Preset.named("flutter-inappwebview-intercept")!.at(SemanticVersion(5, 1, 0)).preset
+        let form = M.run(upload, old).outcomes[1]
         #expect(form.removedHeaders == [HeaderAddition(name: "Content-Type", rule: "FIA2")] && form.bodyRules.isEmpty)
         #expect(form.changes.contains { $0.rule == "FIA1" })
+        #expect(M.run(upload, "flutter-inappwebview-intercept").outcomes[1].removedHeaders.isEmpty)
+        let params = [M.page, Self.fetch(1, "POST", url, type: "application/x-www-form-urlencoded;charset=UTF-8", body: Data("a=1".utf8))]
+        #expect(M.run(params, "flutter-inappwebview-intercept").outcomes[1].removedHeaders == [HeaderAddition(name: "Content-Type", rule: "FIA3")])
+        #expect(M.run(params, old).outcomes[1].removedHeaders == [HeaderAddition(name: "Content-Type", rule: "FIA2")])
         // A type the page wrote itself survives the Uint8Array.
         let json = M.run([M.page, Self.fetch(1, "POST", url, type: "application/json", body: Data("{}".utf8))], "flutter-inappwebview-intercept").outcomes[1]
         #expect(json.removedHeaders.isEmpty)
@@ -327,7 +341,7 @@ struct FrameworkPresetTests {
     }
 
     @Test("capacitor: the bridge is a main-frame user script (CAP2): an iframe's XHR and document.cookie are WebKit's own")
-    func bridgeInMainFrameOnly() {
+    func bridgeInMainFrameOnly() throws {
         let frame = M.exchange(1, at: 1, "GET", "https://m.example.com/frame", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "iframe"), ("Sec-Fetch-Mode", "navigate"), ("Referer", "https://m.example.com/cart")])
         let boundary = "----WebKitFormBoundaryAbC"
         // An XHR posting FormData, from the iframe (its script also wrote `f`) and from the main frame.
@@ -338,8 +352,8 @@ struct FrameworkPresetTests {
         let inFrame = M.run([M.page, frame, fromFrame], "capacitor-http").outcomes[2]
         #expect(inFrame.changes.contains { $0.rule == "CAP2" })
         #expect(inFrame.bodyRules.isEmpty)
-        // In the main frame the bridge gives the FormData no Content-Type (CAPH3).
-        #expect(M.run([M.page, frame, fromPage], "capacitor-http").outcomes[2].bodyRules == ["CAPH3"])
+        // In the main frame the bridge of 6.0.0 to 7.4.2 gives the FormData no Content-Type (CAPH3).
+        #expect(M.run([M.page, frame, fromPage], try Preset.named("capacitor-http")!.at(SemanticVersion(7, 4, 2)).preset).outcomes[2].bodyRules == ["CAPH3"])
         // CapacitorCookies' setter is not in the iframe either: `f` is stored in WebJar, which the iframe's request reads.
         #expect(M.run([M.page, frame, fromFrame], "capacitor-http-cookies").outcomes[2].cookieDifferences.isEmpty)
     }

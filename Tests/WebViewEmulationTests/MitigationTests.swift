@@ -21,10 +21,14 @@ struct MitigationTests {
     }
 
     static func run(_ exchanges: [Exchange], _ preset: String, ios: IOSVersion = .newest, simulator: Bool = false) -> EmulationResult {
+        run(exchanges, Preset.named(preset)!, ios: ios, simulator: simulator)
+    }
+
+    static func run(_ exchanges: [Exchange], _ preset: Preset, ios: IOSVersion = .newest, simulator: Bool = false) -> EmulationResult {
         var list = exchanges
         ExchangeClassifier.classify(&list)
         let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
-        return WebViewEmulator(preset: Preset.named(preset)!, profile: Profile(ios: ios, simulator: simulator)).run(recording, provenance: CookieProvenance(recording: recording))
+        return WebViewEmulator(preset: preset, profile: Profile(ios: ios, simulator: simulator)).run(recording, provenance: CookieProvenance(recording: recording))
     }
 
     @Test("body-bridge: the body comes back (B1) but the id reaches the server (B2); yanxuan's header too (B9)")
