@@ -486,6 +486,7 @@ SCENARIOS = {
                               "httpdns": {"hosts": {"shop.example.com": "203.0.113.7"}, "certificateHostCheck": False}},
     "xhr-login-then-page": {"comment": "The orders page opens in a pooled web view created at the session's start (W1).", "reusedWebView": [{"url": "*/account/orders"}]},
     "ionic-first-launch-login": {"comment": "The app's first launch after install (ION3).", "firstLaunch": True},
+    "tauri-post": {"comment": "Recorded while the app ran under `tauri ios dev`, which proxies tauri://localhost to the dev server (TAU2).", "devServer": True},
     "xhr-upload-listener": {"comment": "The wire cannot show these: the XHR has an upload listener, the fetch body is a ReadableStream.",
                             "exchanges": [{"method": "POST", "url": "*/api/upload", "uploadListener": True},
                                           {"method": "POST", "url": "*/api/stream", "bodyKind": "stream"}]},

@@ -2,6 +2,7 @@ import CookieJar
 import Foundation
 import ReportStore
 import TrafficModel
+import WebViewEmulation
 
 /// `h5replay show`: a recording's exchanges, where each cookie came from, and the import
 /// diagnostics, as a table or as JSON.
@@ -10,7 +11,9 @@ import TrafficModel
 /// [{sequence, startedAt, initiator, frame, method, url, status, bodyKind,
 /// requestBodyLength, requestBodySHA256, responseBodyLength, responseBodySHA256,
 /// responseEncodedLength, redirect, cookies: [{name, provenance, setBy, setByHop, value}],
-/// inferred: [{name, kind, domain, path, windowStart}]}], "diagnostics": [...]}`.
+/// inferred: [{name, kind, domain, path, windowStart}]}], "diagnostics": [...],
+/// "framework": {name, version, evidence, presets} or null}`: the framework the recording
+/// was made inside, when it shows one; `version` only when it shows that too.
 /// Response figures are for the body after content decoding.
 public struct RecordingReport: Sendable {
     public var redactor: Redactor
@@ -65,7 +68,10 @@ public struct RecordingReport: Sendable {
         let diagnostics: [[String: Any]] = r.diagnostics.map {
             ["severity": $0.severity.rawValue, "code": $0.code, "sequence": $0.sequence ?? NSNull(), "message": redactor.text($0.message)]
         }
-        let object: [String: Any] = ["recording": recording, "exchanges": exchanges, "diagnostics": diagnostics]
+        let framework: Any = RecordedFramework.detect(in: r).map {
+            ["name": $0.name, "version": $0.version ?? NSNull(), "evidence": $0.evidence.map(redactor.text), "presets": $0.presets] as [String: Any]
+        } ?? NSNull()
+        let object: [String: Any] = ["recording": recording, "exchanges": exchanges, "diagnostics": diagnostics, "framework": framework]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
@@ -84,7 +90,9 @@ public struct RecordingReport: Sendable {
     /// jar does with it.
     public func table(_ detail: ReportStore.RecordingDetail, headers: Bool = false) -> String {
         let r = detail.recording
-        var out = "\(r.name): \(r.exchanges.count) exchange(s) from \(r.sourcePath ?? r.sourceFormat), imported \(detail.importedAt)\n\n"
+        var out = "\(r.name): \(r.exchanges.count) exchange(s) from \(r.sourcePath ?? r.sourceFormat), imported \(detail.importedAt)\n"
+        if let framework = RecordedFramework.detect(in: r) { out += "Recorded inside \(redactor.text(framework.sentence))\n" }
+        out += "\n"
         let start = r.exchanges.first?.startedAt ?? 0
         for e in r.exchanges {
             let hop = e.redirect.map { $0.hop > 0 ? " hop \($0.hop) of #\($0.chainStart)" : ($0.next != nil ? " redirects to #\($0.next!)" : "") } ?? ""

@@ -20,8 +20,12 @@ public final class AppShell: Sendable, Hashable {
         case kept
         /// A FormData with a file arrives with a nil HTTPBody (Cordova, CDV3).
         case formDataWithFileLost = "formdata-file-lost"
-        /// Every POST body arrives empty (Tauri, TAU2).
+        /// Every POST body arrives empty.
         case postLost = "post-lost"
+        /// Every POST body arrives empty when the app runs against its dev server (the
+        /// scenario's `devServer`), as `tauri ios dev` proxies the app origin (TAU2); a
+        /// release build serves it from the bundle.
+        case postLostUnderDevServer = "post-lost-under-dev-server"
     }
 
     /// `capacitor`, `app`, `ionic`, `tauri`.
@@ -80,13 +84,15 @@ public final class AppShell: Sendable, Hashable {
     /// Whether `target` is the app origin itself, served by the framework's handler.
     public func serves(_ target: RequestTarget) -> Bool { target.scheme == scheme && target.host == host }
 
-    /// The rule by which the handler loses the body of `e`, sent to the app origin.
-    func handlerLosesBody(_ e: Exchange) -> RuleID? {
+    /// The rule by which the handler loses the body of `e`, sent to the app origin; the
+    /// scenario says whether the app ran against its dev server.
+    func handlerLosesBody(_ e: Exchange, devServer: Bool) -> RuleID? {
         guard !e.request.body.isEmpty else { return nil }
         switch handlerBodies {
         case .kept: return nil
         case .formDataWithFileLost: return e.bodyKind == .formDataWithFile ? handlerBodiesRule : nil
         case .postLost: return e.request.method == "POST" ? handlerBodiesRule : nil
+        case .postLostUnderDevServer: return devServer && e.request.method == "POST" ? handlerBodiesRule : nil
         }
     }
 

@@ -176,7 +176,7 @@ public struct Preset: Sendable {
             framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: CapacitorHttpStrategy()) {
             CapacitorCookies()
         },
-        Preset(name: "cordova-schemehandler", summary: "cordova-ios 6+ with scheme=app: the page at app://localhost, document.cookie not stored, multipart uploads to the handler lost",
+        Preset(name: "cordova-schemehandler", summary: "cordova-ios 6+ with scheme=app: the page at app://localhost, document.cookie not stored, multipart uploads through cordova-plugin-webview-proxy lost",
             framework: "Cordova", component: .cordovaIOS, app: AppShell(scheme: "app", originRule: "CDV1", handlerBodies: .formDataWithFileLost, handlerBodiesRule: "CDV3"), strategy: NativeStrategy()) {
             ScriptCookiesLost(rule: "CDV2")
         },
@@ -193,8 +193,8 @@ public struct Preset: Sendable {
             framework: "React Native", component: .reactNativeWebView, strategy: NativeStrategy()) {
             SharedCookies()
         },
-        Preset(name: "tauri", summary: "Tauri on iOS: the page at tauri://localhost, fetch through the HTTP plugin with its own cookie jar",
-            framework: "Tauri", component: .tauri, app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLost, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
+        Preset(name: "tauri", summary: "Tauri on iOS: the page at tauri://localhost, fetch through the HTTP plugin with its own cookie jar; under `tauri ios dev` (the scenario's devServer) POSTs to the app origin lose their body",
+            framework: "Tauri", component: .tauri, app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLostUnderDevServer, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
     ]
 
     /// The built-in presets, in matrix order: BEHAVIOUR.md section 5, and

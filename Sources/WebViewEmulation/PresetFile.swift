@@ -25,7 +25,8 @@ import TrafficModel
 /// `certificateHostCheck`, `sni`, `copiesCookies`). A framework that serves the page from its own scheme says so with
 /// `"app": {"framework": "capacitor", "scheme": "capacitor", "hostname": "localhost",
 /// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
-/// other; `handlerBodies`: kept, formdata-file-lost or post-lost; Cordova's `https`
+/// other; `handlerBodies`: kept, formdata-file-lost, post-lost or
+/// post-lost-under-dev-server, the scenario's `devServer` saying when; Cordova's `https`
 /// scheme falls back to `app`, CDV1; `"cookieObserver": false` for a Capacitor release
 /// before the web view's cookie observer, CAP3).
 /// `"version": "7.4.2"` replays a framework preset at that release (the framework is the
@@ -148,9 +149,9 @@ public enum PresetFile {
         }
         let bodiesText = try r.optionalString("handlerBodies") ?? "kept"
         guard let bodies = AppShell.HandlerBodies(rawValue: bodiesText) else {
-            throw Error(file: file, place: r.path("handlerBodies"), problem: "kept, formdata-file-lost or post-lost")
+            throw Error(file: file, place: r.path("handlerBodies"), problem: "kept, formdata-file-lost, post-lost or post-lost-under-dev-server")
         }
-        let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost ? "TAU2" : nil
+        let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost || bodies == .postLostUnderDevServer ? "TAU2" : nil
         return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule,
             jarLink: framework == "capacitor" && observer != false ? AppShell.capacitorCookieObserver : nil)
     }

@@ -16,6 +16,7 @@ import TrafficModel
 ///      "newProcessPool": [{"url": "*/wallet*"}],
 ///      "importantCookies": ["session*", "*token*"],
 ///      "firstLaunch": true,
+///      "devServer": true,
 ///      "httpdns": {"hosts": {"m.example.com": "203.0.113.7"}, "certificateHostCheck": true, "sni": true},
 ///      "reusedWebView": [{"url": "*/orders*"}]}
 public struct Scenario: Sendable, Hashable {
@@ -81,6 +82,9 @@ public struct Scenario: Sendable, Hashable {
     public var importantCookies: [String] = []
     /// The recording is the app's first launch after install (ION3).
     public var firstLaunch: Bool = false
+    /// The app ran against its dev server (`tauri ios dev`), which proxies the app origin
+    /// (TAU2), not as a release build serving it from the bundle.
+    public var devServer: Bool = false
     /// An offline package whose resources an intercepting preset serves (O1-O4):
     /// `--offline-package`, or `NAME.resourcemap.json` beside a recording.
     public var offlinePackage: OfflinePackage?
@@ -214,10 +218,13 @@ public struct Scenario: Sendable, Hashable {
             case "firstLaunch":
                 guard let flag = value as? Bool else { throw FileError(file: file, problem: "firstLaunch: true or false") }
                 scenario.firstLaunch = flag
+            case "devServer":
+                guard let flag = value as? Bool else { throw FileError(file: file, problem: "devServer: true or false") }
+                scenario.devServer = flag
             case "comment", "description":
                 continue
             default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, firstLaunch, httpdns, reusedWebView, comment")
+                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, firstLaunch, devServer, httpdns, reusedWebView, comment")
             }
         }
         return scenario

@@ -181,7 +181,7 @@ public struct WebViewEmulator: Sendable {
                 }
                 if e.redirect?.next != nil { plans[chainStart] = plan }
                 // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
-                if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e) {
+                if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e, devServer: input.scenario.devServer) {
                     outcome.deliveredBody = .empty
                     outcome.bodyRules = [rule]
                     outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))

@@ -89,8 +89,21 @@ extension H5Replay {
             let model = builder.model(run: row)
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet, verbose: verbose), terminator: "")
+            print(Self.frameworks(loaded, presets: selected.map(\.name), redactor: secrets.redactor), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
             if let summary = skipped?.summary { print(summary) }
+        }
+
+        /// The recordings made inside a framework, each with the presets that replay it and
+        /// whether the run had them; "" when none shows one.
+        static func frameworks(_ recordings: [Recording], presets: [String], redactor: Redactor) -> String {
+            var out = ""
+            for recording in recordings {
+                guard let framework = RecordedFramework.detect(in: recording) else { continue }
+                let replayed = presets.contains { name in framework.presets.contains { Scenario.Override.glob($0, name.split(separator: "@").first.map(String.init) ?? name) } }
+                out += "  \(recording.name): \(redactor.text(framework.sentence))\(replayed ? "" : " (not among this run's presets)")\n"
+            }
+            return out.isEmpty ? "" : "\nRecorded inside a framework:\n" + out
         }
 
         /// The baseline preset: the one named, which must be among the run's presets; by

@@ -150,12 +150,18 @@ struct FrameworkPresetTests {
         #expect(M.run([first, out], "plain").divergences.isEmpty)
     }
 
-    @Test("tauri: a POST to tauri://localhost arrives empty (TAU2); the HTTP plugin's jar is its own (TAU3)")
+    @Test("tauri: under the dev server a POST to tauri://localhost arrives empty (TAU2), in a release build whole; the HTTP plugin's jar is its own (TAU3)")
     func tauri() {
         let page = M.exchange(0, at: 0, "GET", "tauri://localhost/", headers: [("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")])
         let save = Self.fetch(1, "POST", "tauri://localhost/api/save", type: "application/json", body: Data("{}".utf8))
-        let result = M.run([page, save], "tauri")
+        var list = [page, save]
+        ExchangeClassifier.classify(&list)
+        let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
+        var dev = Scenario()
+        dev.devServer = true
+        let result = WebViewEmulator(preset: Preset.named("tauri")!, scenario: dev).run(recording, provenance: CookieProvenance(recording: recording))
         #expect(result.outcomes[1].bodyRules == ["TAU2"] && result.outcomes[1].deliveredBody.isEmpty)
+        #expect(M.run([page, save], "tauri").outcomes[1].bodyRules.isEmpty)
         #expect(TauriHTTPPluginStrategy().jarLink == .separate(rule: "TAU3"))
         let other = M.run([page, save], "capacitor")
         #expect(other.outcomes[1].bodyRules.isEmpty)

@@ -7,6 +7,8 @@ import TrafficModel
 
 @Suite("Rules and presets at framework and iOS releases")
 struct VersionTests {
+    typealias M = MitigationTests
+
     @Test("semver orders releases and pre-releases as npm does")
     func ordering() throws {
         let v = { (text: String) in try #require(SemanticVersion(text)) }
@@ -59,6 +61,20 @@ struct VersionTests {
         }
     }
 
+    @Test("docs/versions.md lists every version-bounded rule with its range, and every component the model covers")
+    func documented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/versions.md"), encoding: .utf8)
+        for rule in RuleCatalog.bundled.rules {
+            for (component, range) in rule.versions ?? [:] {
+                #expect(doc.contains("| \(rule.id) | \(component) | `\(range)` |"), "docs/versions.md lacks \(rule.id) \(component) \(range)")
+            }
+        }
+        for (component, coverage) in RuleCatalog.bundled.components {
+            #expect(doc.contains("| \(component.rawValue) | \(coverage.oldest) | \(coverage.newest) |"), "docs/versions.md lacks \(component.rawValue)")
+        }
+    }
+
     @Test("a rules file with an unknown component or a malformed range is refused, naming the rule")
     func badRulesFile() {
         func load(_ versions: String) -> String? {
@@ -106,6 +122,25 @@ struct VersionTests {
         #expect(refusal("capacitor-http@seven") == "seven is not a version (write it as 7.4.2; the model knows capacitor 4.8.2 to 8.4.2)")
         #expect(refusal("urlprotocol-naive@1.0.0")?.contains("takes no @VERSION") == true)
         #expect(try Preset.selecting("nothing@1.0.0").presets.isEmpty)
+    }
+
+    @Test("a recording made inside a framework says which, with the evidence and the presets to pick; a version only where it shows one; none for a browser's")
+    func recordedFramework() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        func load(_ name: String) throws -> Recording {
+            try HARImporter().recording(from: Data(contentsOf: root.appendingPathComponent("Recordings/\(name).har")), file: name, name: name)
+        }
+        let tauri = try #require(RecordedFramework.detect(in: try load("tauri-post")))
+        #expect(tauri.name == "Tauri" && tauri.version == nil && tauri.presets == ["tauri"] && tauri.evidence.first == "the page at tauri://localhost (#0)")
+        #expect(RecordedFramework.detect(in: try load("cordova-multipart-upload"))?.name == "Cordova")
+        #expect(RecordedFramework.detect(in: try load("ionic-first-launch-login"))?.name == "Ionic WebView")
+        #expect(RecordedFramework.detect(in: try load("sso-form-post")) == nil)
+        #expect(RecordedFramework.detect(in: try load("xhr-login-then-page")) == nil)
+        var api = M.exchange(0, at: 0, "GET", "https://api.example.com/_capacitor_http_interceptor_?u=https%3A%2F%2Fapi.example.com%2Fme", headers: [("User-Agent", "Mozilla/5.0 (iPhone) AppleWebKit/605.1.15 Capacitor/6.1.2")])
+        api.sequence = 0
+        let capacitor = try #require(RecordedFramework.detect(in: Recording(name: "t", sourceFormat: "test", exchanges: [api])))
+        #expect(capacitor.name == "Capacitor" && capacitor.version == "6.1.2" && capacitor.presets == ["capacitor*"])
+        #expect(capacitor.evidence == ["a URL with /_capacitor_http_interceptor_ (#0)", "User-Agent Capacitor/6.1.2 (#0)"])
     }
 
     /// A release of `component` outside `range`, among those the model names, if any.

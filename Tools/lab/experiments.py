@@ -537,7 +537,7 @@ subresource_experiment(True)
 subresource_experiment(False)
 
 experiment(
-    id="samesite-cross-site-post", rules=["N5"], pageAt="other",
+    id="samesite-cross-site-post", rules=["N6"], pageAt="other",
     title="a page on another site posts a form to the origin, which set a cookie without SameSite",
     api={"GET /set": (200, [("Content-Type", "text/plain"), ("Access-Control-Allow-Origin", "{other}"), ("Access-Control-Allow-Credentials", "true"),
                             ("Set-Cookie", "state=s1; Path=/")], "set"),
@@ -550,7 +550,7 @@ experiment(
   await sleep(1500);
 """,
     checks=lambda r: [
-        check("N5", "a cookie without SameSite goes on a cross-site POST (iOS 18 treats it as Lax and keeps it off)", "not carried",
+        check("N6", "a cookie without SameSite goes on a cross-site POST (iOS 18.0 treated it as Lax and kept it off)", "not carried",
               "carried" if arrivals(r, "api", "/callback") and "state=s1" in arrivals(r, "api", "/callback")[0]["headers"].get("cookie", "") else "not carried" if arrivals(r, "api", "/callback") else "no request"),
     ],
 )
