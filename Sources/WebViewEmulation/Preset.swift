@@ -13,10 +13,15 @@ public struct Preset: Sendable {
         let hooks: ComposedHooks
         let profileOverride: ProfileOverride?
         let release: Release?
+        /// The framework release replayed, and the rules it suspends: once per preset.
+        let replayed: FrameworkRelease?
 
         init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, release: Release? = nil, hooks: ComposedHooks? = nil) {
             self.name = name
             self.release = release
+            self.replayed = release.flatMap { r in
+                (r.version ?? RuleCatalog.bundled.components[r.component]?.newestVersion).map { FrameworkRelease(r.component, $0) }
+            }
             self.summary = summary
             self.strategy = strategy
             self.mitigations = mitigations
@@ -97,16 +102,13 @@ public struct Preset: Sendable {
     /// The framework release this preset replays: the one asked for, else the newest the
     /// model covers.
     public var frameworkVersion: (component: Component, version: SemanticVersion)? {
-        guard let release else { return nil }
-        guard let version = release.version ?? RuleCatalog.bundled.components[release.component]?.newestVersion else { return nil }
-        return (release.component, version)
+        storage.replayed.map { ($0.component, $0.version) }
     }
 
     /// The profile this preset replays under, given the run's.
     public func profile(over base: Profile) -> Profile {
-        var profile = profileOverride.map { base.applying($0) } ?? base
-        if let framework = frameworkVersion { profile.framework = framework }
-        return profile
+        let profile = profileOverride.map { base.applying($0) } ?? base
+        return storage.replayed.map { profile.replaying($0) } ?? profile
     }
 
     /// This preset at a framework release, named as typed: `capacitor-http@7.4.2`. A

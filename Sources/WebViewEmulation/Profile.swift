@@ -36,16 +36,33 @@ public struct IOSVersion: Sendable, Hashable, Codable, Comparable, CustomStringC
 /// The platform facts a replay depends on (BEHAVIOUR.md section 6).
 public struct Profile: Sendable, Hashable {
     public var ios: IOSVersion {
-        didSet { suspended = RuleCatalog.bundled.suspended(at: versions) }
+        didSet { iosSuspended = Self.iosMask(ios) }
     }
+    /// The rules the iOS version suspends, and those the framework release does, as bits
+    /// over `RuleCatalog.boundedRules`: a profile is copied into every request's context,
+    /// and plain bits cost nothing to copy where arrays cost a retain each.
+    private var iosSuspended: UInt64
+    private var frameworkSuspended: UInt64 = 0
+    /// The framework release replayed, as its index among those `replaying(_:)` has seen
+    /// (plain bits too); -1 for none.
+    private var releaseIndex = -1
     /// The framework release the preset replays (`capacitor` 7.4.2), nil for an app's own
-    /// interception.
+    /// interception; `replaying(_:)` sets it with the rules it suspends.
     public var framework: (component: Component, version: SemanticVersion)? {
-        didSet { suspended = RuleCatalog.bundled.suspended(at: versions) }
+        releaseIndex < 0 ? nil : FrameworkRelease.seen.release(at: releaseIndex).map { ($0.component, $0.version) }
     }
     /// The rules that do not hold at these versions (rules.json's `versions`): a rule
     /// here does not act.
-    public private(set) var suspended: [RuleID]
+    public var suspended: [RuleID] {
+        let mask = iosSuspended | frameworkSuspended
+        return Self.bounded.indices.filter { mask & (1 << $0) != 0 }.map { Self.bounded[$0] }
+    }
+
+    private static let bounded = RuleCatalog.bundled.boundedRules
+    private static let newestMask = RuleCatalog.bundled.suspensionMask(.ios, at: SemanticVersion(IOSVersion.newest.major, IOSVersion.newest.minor))
+    private static func iosMask(_ ios: IOSVersion) -> UInt64 {
+        ios == .newest ? newestMask : RuleCatalog.bundled.suspensionMask(.ios, at: SemanticVersion(ios.major, ios.minor))
+    }
     public var simulator: Bool
     /// J1: how long an added or changed cookie takes to reach the other jar, seconds.
     public var jarSyncDelay: Double
@@ -70,9 +87,17 @@ public struct Profile: Sendable, Hashable {
         self.scriptWriteDelay = simulator ? nil : 1.0
         self.cookieStoreSyncDelay = 0.05
         self.cookieSetterHookDelay = 0.01
-        self.framework = nil
-        self.suspended = RuleCatalog.bundled.suspended(at: RunVersions(ios: ios))
-        self.itp = !suspended.contains("N4")
+        self.iosSuspended = Self.iosMask(ios)
+        self.itp = true
+        self.itp = holds("N4")
+    }
+
+    /// This profile replaying a framework release, with the rules that release suspends.
+    public func replaying(_ release: FrameworkRelease) -> Profile {
+        var p = self
+        p.releaseIndex = release.index
+        p.frameworkSuspended = release.mask
+        return p
     }
 
     /// The versions this profile replays.
@@ -80,7 +105,10 @@ public struct Profile: Sendable, Hashable {
 
     /// Whether a version-bounded rule holds at this profile's versions: a site that
     /// applies one asks first.
-    @inlinable public func holds(_ rule: RuleID) -> Bool { !suspended.contains(rule) }
+    public func holds(_ rule: RuleID) -> Bool {
+        guard let i = Self.bounded.firstIndex(of: rule) else { return true }
+        return (iosSuspended | frameworkSuspended) & (1 << i) == 0
+    }
 
     public static func == (a: Profile, b: Profile) -> Bool {
         a.versions == b.versions && a.simulator == b.simulator && a.jarSyncDelay == b.jarSyncDelay && a.jarDeletionDelay == b.jarDeletionDelay

@@ -186,6 +186,8 @@ public struct RuleCatalog: Sendable {
     public let components: [Component: Coverage]
     /// Each version-bounded rule's ranges, parsed.
     public let histories: [RuleID: RuleVersions]
+    /// The version-bounded rules, in order: a set of them is a bit mask over this list.
+    public let boundedRules: [RuleID]
     private let byID: [RuleID: Rule]
     /// Each rule's confidence alone: every finding asks, and a rule is a large value to copy.
     private let confidenceByID: ConfidenceTable
@@ -195,6 +197,8 @@ public struct RuleCatalog: Sendable {
         self.rules = rules
         self.components = components
         self.histories = try Self.histories(of: rules)
+        self.boundedRules = histories.keys.sorted()
+        guard boundedRules.count <= 64 else { throw VersionError.malformedRange("more than 64 version-bounded rules", rule: nil) }
         self.byID = Dictionary(rules.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         self.confidenceByID = ConfidenceTable(byID.mapValues(\.confidence))
     }
@@ -268,6 +272,14 @@ public struct RuleCatalog: Sendable {
         histories.compactMap { id, history in
             history.ranges.contains { component, range in versions.version(of: component).map { !range.contains($0) } ?? false } ? id : nil
         }.sorted()
+    }
+
+    /// The rules bounded on `component` whose range leaves `version` out, as bits over
+    /// `boundedRules`.
+    public func suspensionMask(_ component: Component, at version: SemanticVersion) -> UInt64 {
+        var mask: UInt64 = 0
+        for (i, id) in boundedRules.enumerated() where histories[id]?.ranges[component].map({ !$0.contains(version) }) == true { mask |= 1 << i }
+        return mask
     }
 
     /// Whether `version` is one the model covers for `component`: nil when it is, else

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a rule's truth depends on: iOS, or the framework whose code does the intercepting.
 /// The raw values are the names `rules.json` and `--preset NAME@VERSION` use.
 public enum Component: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
@@ -232,6 +234,39 @@ public struct RuleVersions: Sendable, Hashable {
     public init(ranges: [Component: VersionRange], sources: [Component: Bound]) {
         self.ranges = ranges
         self.sources = sources
+    }
+}
+
+/// A framework release a preset replays, with the rules it suspends (worked out once).
+public struct FrameworkRelease: Sendable, Hashable {
+    public var component: Component
+    public var version: SemanticVersion
+    /// The rules it suspends, as bits over `RuleCatalog.boundedRules`.
+    public var mask: UInt64
+    /// Its place among the releases seen, which a profile holds instead of the release.
+    public var index: Int
+
+    public init(_ component: Component, _ version: SemanticVersion) {
+        self.component = component
+        self.version = version
+        self.mask = RuleCatalog.bundled.suspensionMask(component, at: version)
+        self.index = 0
+        self.index = Self.seen.index(of: self)
+    }
+
+    /// Every release a preset replayed, each once: a few per run.
+    static let seen = Seen()
+    final class Seen: @unchecked Sendable {
+        private let lock = NSLock()
+        private var releases: [FrameworkRelease] = []
+        func index(of release: FrameworkRelease) -> Int {
+            lock.withLock {
+                if let i = releases.firstIndex(where: { $0.component == release.component && $0.version == release.version }) { return i }
+                releases.append(release)
+                return releases.count - 1
+            }
+        }
+        func release(at index: Int) -> FrameworkRelease? { lock.withLock { index < releases.count ? releases[index] : nil } }
     }
 }
 
