@@ -66,11 +66,13 @@ public final class AppShell: Sendable, Hashable {
         hasher.combine(jarLink)
     }
 
-    /// Capacitor's default: `capacitor://localhost` (CAP1), its bridge's cookie observer
-    /// copying WebJar into NativeJar and no deletion (CAP3).
-    public static let capacitor = AppShell(scheme: "capacitor", originRule: "CAP1", jarLink: capacitorCookieObserver)
+    /// Capacitor's default: `capacitor://localhost` (CAP1). Its cookie observer is never
+    /// retained and never fires (CAP3): the jars synchronise as the system does.
+    public static let capacitor = AppShell(scheme: "capacitor", originRule: "CAP1")
 
-    /// CAP3: CapacitorWKCookieObserver, in every Capacitor web view's configuration.
+    /// An app that keeps Capacitor's cookie observer alive itself (capacitor PR #8520, not
+    /// in a release): WebJar's additions copied into NativeJar at once, no deletion. A
+    /// preset file's `"cookieObserver": true`.
     public static let capacitorCookieObserver = JarLink.observed(to: .native, rule: "CAP3", deletions: .towardObserved("CAP3"))
 
     /// Every rule the shell can cite.

@@ -17,7 +17,10 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
     /// Capacitor shell's cookie observer (`AppShell.capacitor`, CAP3).
     public var jarLink: JarLink { .system }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5", "CAPC2"] + NativeStrategy().citedRules }
+    public var citedRules: [RuleID] { ["CAP2", "CAP3", "CAPH1", "CAPH2", "CAPH3", "CAPH4", "CAPH5", "CAPC2"] + NativeStrategy().citedRules }
+
+    /// CAP3, on each request sent natively: what it reads of WebJar's cookies.
+    static let observerNote = Change(rule: "CAP3", what: "sent with NativeJar, which learns WebJar's cookies only by the system's synchronisation: Capacitor's cookie observer is released at once and never fires")
 
     static let proxiedMethods = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
@@ -40,11 +43,14 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
         let method = exchange.request.method
         if context.profile.holds("CAPH1"), Self.proxiedMethods.contains(where: { method.caseInsensitiveEquals($0) }) {
             // CAPH1: from 5.7.1 rewritten to the app origin's interceptor path and fetched by the handler's URLSession.
-            return TransportPlan(requestJar: .native, requestJarRule: "CAPH1", responseJar: .native, responseJarRule: "CAPH1", bodyLostBy: nil, redirects: .silent, redirectRule: "CAPH1")
+            var plan = TransportPlan(requestJar: .native, requestJarRule: "CAPH1", responseJar: .native, responseJarRule: "CAPH1", bodyLostBy: nil, redirects: .silent, redirectRule: "CAPH1")
+            plan.notes.append(Self.observerNote)
+            return plan
         }
         // CAPH2: over the JS bridge to native; CAPC2: HttpRequestHandler then copies NativeJar into WebJar.
         var plan = TransportPlan(requestJar: .native, requestJarRule: "CAPH2", responseJar: .native, responseJarRule: "CAPH2", bodyLostBy: nil, redirects: .reported, redirectRule: "CAPH2")
         plan.jarCopyAfter = JarMirror(from: .native, to: .web, rule: "CAPC2")
+        plan.notes.append(Self.observerNote)
         if !exchange.request.body.isEmpty {
             let contentType = exchange.request.headers.first("Content-Type")
             switch exchange.bodyKind {

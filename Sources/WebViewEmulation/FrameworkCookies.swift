@@ -9,7 +9,7 @@ public struct CapacitorCookies: Mitigation {
     public init() {}
     public var kind: String { "capacitor-cookies" }
     public var options: [String: String] { [:] }
-    public var citedRules: [RuleID] { ["CAP2", "CAP3", "CAPC1", "CAPC2", "CAPC3"] }
+    public var citedRules: [RuleID] { ["CAP2", "CAPC1", "CAPC2", "CAPC3"] }
 
     public var hooks: MitigationHooks {
         MitigationHooks(
@@ -27,9 +27,10 @@ public struct CapacitorCookies: Mitigation {
                 // CAPC3: syncCookiesToWebView then sets cookies and removes none.
                 write.inMainFrame ? .native : nil
             },
-            // CAP3: the bridge's WKHTTPCookieStoreObserver copies WebJar into NativeJar; CAPC3:
-            // it and syncCookiesToWebView only set cookies, so a deletion stays in its own jar.
-            jarLink: .observed(to: .native, rule: "CAP3", deletions: .eitherWay("CAPC3")))
+            // CAP3: Capacitor's cookie observer never fires, so WebJar reaches NativeJar by the
+            // system's synchronisation; CAPC3: syncCookiesToWebView only sets cookies, so a
+            // deletion stays in its own jar.
+            jarLink: .systemHolding(deletions: .eitherWay("CAPC3")))
     }
 }
 

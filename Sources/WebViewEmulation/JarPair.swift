@@ -185,6 +185,11 @@ struct JarPair {
         case .separate(let by):
             if delay != nil { heldBack[name] = by }
             return nil
+        case .systemHolding(.eitherWay(let held)) where deletion, .systemHolding(.towardObserved(let held)) where deletion:
+            heldBack[name] = held
+            return nil
+        case .systemHolding:
+            return delay.map { ($0, rule) }
         case .observed(let to, let by, let deletions):
             if deletion {
                 switch deletions {

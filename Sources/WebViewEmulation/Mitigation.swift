@@ -84,6 +84,9 @@ public enum JarLink: Sendable, Hashable {
     /// An observer carries the other jar's additions to `to` at once, by `rule`; the other
     /// way stays J1-J3, but for the deletions `deletions` holds back.
     case observed(to: JarSide, rule: RuleID, deletions: HeldDeletions)
+    /// The system carries additions and changes (J1, J3), and copies that only set cookies
+    /// keep deletions where they happened (CAPC3).
+    case systemHolding(deletions: HeldDeletions)
 }
 
 /// Deletions a jar link never carries (the copies between the jars set cookies and never

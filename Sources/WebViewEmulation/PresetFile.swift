@@ -27,8 +27,8 @@ import TrafficModel
 /// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
 /// other; `handlerBodies`: kept, formdata-file-lost, post-lost or
 /// post-lost-under-dev-server, the scenario's `devServer` saying when; Cordova's `https`
-/// scheme falls back to `app`, CDV1; `"cookieObserver": false` for a Capacitor release
-/// before the web view's cookie observer, CAP3).
+/// scheme falls back to `app`, CDV1; `"cookieObserver": true` for a Capacitor app that
+/// keeps the web view's cookie observer alive itself, which no release does, CAP3).
 /// `"version": "7.4.2"` replays a framework preset at that release (the framework is the
 /// app's, or the one the strategy or a mitigation belongs to); without it, the newest the
 /// model knows.
@@ -132,8 +132,8 @@ public enum PresetFile {
         guard let (rule, defaultScheme) = originRules[framework] else {
             throw Error(file: file, place: r.path("framework"), problem: "one of \(originRules.keys.sorted().joined(separator: ", "))")
         }
-        // CAP3: Capacitor's web view observes its cookie store since capacitor PR #6086
-        // (November 2022); an app on an earlier release says `"cookieObserver": false`.
+        // CAP3: Capacitor registers a cookie observer (PR #6086) that nothing retains, so it
+        // never fires; an app that keeps one alive itself says `"cookieObserver": true`.
         let observer = try r.optionalBool("cookieObserver")
         if observer != nil && framework != "capacitor" {
             throw Error(file: file, place: r.path("cookieObserver"), problem: "only Capacitor's web view has a cookie observer (CAP3); leave it out for \(framework)")
@@ -153,7 +153,7 @@ public enum PresetFile {
         }
         let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost || bodies == .postLostUnderDevServer ? "TAU2" : nil
         return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule,
-            jarLink: framework == "capacitor" && observer != false ? AppShell.capacitorCookieObserver : nil)
+            jarLink: framework == "capacitor" && observer == true ? AppShell.capacitorCookieObserver : nil)
     }
 
     static func strategy(_ o: [String: Any], file: String, place: String) throws -> any InterceptionStrategy {
