@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a corpus of hostile inputs for `h5replay import` (DESIGN.md section 8).
+"""Writes a corpus of hostile inputs for `h5replay import` (docs/design.md, "Reliability and security").
 
   make-hostile-corpus.py OUT_DIR
   make-hostile-corpus.py --large FILE MB     a large valid capture (many connections), for

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes Sources/TrafficModel/PublicSuffixRules.swift from the Public Suffix List.
 
-h5replay decides sites (BEHAVIOUR.md section 2's third-party test, ITP, SameSite) and the
+h5replay decides sites (the third-party test of docs/model.md, "Request and body kinds", ITP, SameSite) and the
 cookie jar's public-suffix guard from the whole list, ICANN and private sections both, as
 WebKit and Chromium do. The list is compiled in, so a recording gives the same findings on
 every machine; run this script to take a newer list, then review the goldens it moves.

@@ -1,6 +1,6 @@
 import TrafficModel
 
-/// Where each cookie a recorded request carries came from (BEHAVIOUR.md section 8).
+/// Where each cookie a recorded request carries came from (docs/model.md, "Where a cookie came from").
 ///
 /// Only `Set-Cookie` is on the wire. Walking the flow in order with an RFC 6265bis jar fed
 /// by every `Set-Cookie` (redirect hops included), a cookie the request carries that the

@@ -24,7 +24,7 @@ public struct CookieStore: Sendable, Hashable {
     /// Limits of section 6.1 ("at least 50 per domain, 3000 in all"); WebKit keeps more.
     public var maxCookiesPerDomain = 180
     public var maxCookies = 3000
-    /// WebKit caps the lifetime of a persistent cookie written by script (BEHAVIOUR.md C6).
+    /// WebKit caps the lifetime of a persistent cookie written by script (C6).
     public var scriptLifetimeCap: Double? = 7 * 86_400
     /// Section 5.7 step 3: a cap on every cookie's lifetime (400 days).
     public static let maxLifetime: Double = 400 * 86_400

@@ -96,8 +96,8 @@ public struct Finding: Sendable, Hashable, Codable {
         _modify { unique(); yield &header.pointee.subjects }
     }
     /// How likely the finding is, when the model cannot be sure: for a cookie a script
-    /// wrote, the synchronisation delay over the window of the write (BEHAVIOUR.md section
-    /// 8). nil when certain.
+    /// wrote, the synchronisation delay over the window of the write (docs/model.md, "Where
+    /// a cookie came from"). nil when certain.
     @inlinable public var likelihood: Double? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.likelihood } }
         _modify { unique(); yield &header.pointee.likelihood }

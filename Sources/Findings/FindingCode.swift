@@ -1,4 +1,4 @@
-/// The finding codes of BEHAVIOUR.md section 7. Stable: CI gates and baselines key on them.
+/// The finding codes of docs/model.md, "Finding codes". Stable: CI gates and baselines key on them.
 public enum FindingCode: String, Sendable, Hashable, Codable, CaseIterable {
     case bodyLost = "BODY_LOST"
     case bodyMutated = "BODY_MUTATED"

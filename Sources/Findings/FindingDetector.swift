@@ -10,8 +10,8 @@ public struct FindingDetector: Sendable {
     /// Cookie names (`*` globs) that matter most (a scenario's `importantCookies`): a
     /// finding about one ranks `important`.
     public var importantCookies: [String]
-    /// A cookie finding less likely than this is info, not a warning (BEHAVIOUR.md
-    /// section 8, calibrated): below one chance in ten it should not hold up a release.
+    /// A cookie finding less likely than this is info, not a warning (docs/model.md,
+    /// "Where a cookie came from"): below one chance in ten it should not hold up a release.
     public static let warningLikelihood = 0.10
 
     public init(catalog: RuleCatalog = .bundled, minLikelihood: Double = 0, importantCookies: [String] = []) {

@@ -5,7 +5,7 @@ import HTTPWire
 import PacketCapture
 import TrafficModel
 
-/// What each fuzz target does with one input (DESIGN.md section 8). The libFuzzer drivers
+/// What each fuzz target does with one input (docs/design.md, "Reliability and security"). The libFuzzer drivers
 /// in Fuzz/ call these, and FuzzHarnessTests runs every kept regression input through them,
 /// so a crash found once stays fixed.
 public enum FuzzHarness {

@@ -7,7 +7,7 @@ import TrafficModel
 /// Reads HAR 1.2 as Safari, Chrome, Firefox, Charles, Proxyman, mitmproxy, Playwright and
 /// Polly.js write it, into a `Recording`.
 ///
-/// Exporter quirks handled here (DESIGN.md section 3):
+/// Exporter quirks handled here (docs/design.md, "HAR import"):
 /// - a UTF-8 byte-order mark before the JSON (Windows tools);
 /// - headers as `{"name", "value"}` objects or as `[name, value]` arrays;
 /// - `content.encoding: "base64"` response bodies, and `postData` bodies marked

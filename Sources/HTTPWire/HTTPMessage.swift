@@ -65,7 +65,7 @@ public struct HTTPMessage: Sendable {
     public init(head: HTTPHead) { self.head = head }
 }
 
-/// Size limits for one message (DESIGN.md section 8). A message over a head limit is a
+/// Size limits for one message (docs/design.md, "Reliability and security"). A message over a head limit is a
 /// parse error; a body over the body limit is kept up to the limit and marked truncated.
 public struct HTTPLimits: Sendable, Hashable {
     /// Bytes of the start line and header section together.

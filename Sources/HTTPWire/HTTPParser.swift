@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// An incremental HTTP/1.x parser for one direction of one connection (DESIGN.md section 3,
+/// An incremental HTTP/1.x parser for one direction of one connection (docs/design.md, "Capture import and live capture",
 /// "HTTP/1.1").
 ///
 /// Feed it the direction's bytes in order as they arrive, in any slicing; it delivers whole

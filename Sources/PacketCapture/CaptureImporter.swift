@@ -9,7 +9,7 @@ import TrafficModel
 #endif
 
 /// From packets to exchanges: the decoder, TCP reassembly and the HTTP collector in one
-/// streaming pipeline (DESIGN.md section 3). Memory grows with the connections open at
+/// streaming pipeline (docs/design.md, "Capture import and live capture"). Memory grows with the connections open at
 /// once, not with the length of the capture; the caller takes exchanges as they complete
 /// (`takePending`, or `CaptureImporter.stream` in time order).
 public struct CaptureSession {

@@ -118,7 +118,7 @@ public struct PacketCounts: Sendable, Hashable {
     public var fragmentsExpired = 0
 }
 
-/// Link layer, IP and TCP decoding (DESIGN.md section 3): Ethernet with 802.1Q/802.1ad tags,
+/// Link layer, IP and TCP decoding (docs/design.md, "Capture import and live capture"): Ethernet with 802.1Q/802.1ad tags,
 /// Linux cooked v1 and v2, BSD loopback, raw IP; IPv4 with fragment reassembly, IPv6 with
 /// extension headers and fragments.
 public struct PacketDecoder {

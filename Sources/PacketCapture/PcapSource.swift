@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A libpcap handle: a pcap or pcapng file, or a live interface (DESIGN.md section 3).
+/// A libpcap handle: a pcap or pcapng file, or a live interface (docs/design.md, "Capture import and live capture").
 ///
 /// Packets are handed out one at a time as pointers into libpcap's own buffer, valid only
 /// during the callback, so reading never copies a packet.

@@ -33,7 +33,7 @@ public struct TCPCounts: Sendable, Hashable {
     public var maxOpenFlows = 0
 }
 
-/// Limits that bound reassembly's memory (DESIGN.md section 8).
+/// Limits that bound reassembly's memory (docs/design.md, "Reliability and security").
 public struct TCPLimits: Sendable, Hashable {
     /// Connections tracked at once; past it the least recently active is closed.
     public var maxOpenFlows: Int
@@ -49,7 +49,7 @@ public struct TCPLimits: Sendable, Hashable {
     }
 }
 
-/// TCP stream reassembly per connection and direction (DESIGN.md section 3): out-of-order
+/// TCP stream reassembly per connection and direction (docs/design.md, "Capture import and live capture"): out-of-order
 /// segments, retransmissions and overlaps (the first copy wins, conflicts counted),
 /// sequence wrap-around, SYN/FIN/RST, mid-stream starts, gaps, port reuse, and idle
 /// eviction under a bound on open connections.

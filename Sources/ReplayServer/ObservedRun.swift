@@ -3,7 +3,7 @@ import Foundation
 import TrafficModel
 import WebViewEmulation
 
-/// Turns what reached `serve` into a run with preset `observed` (DESIGN.md section 4), so
+/// Turns what reached `serve` into a run with preset `observed` (docs/design.md, "Replay"), so
 /// that the same detectors compare the real client with the recording: bodies lost or
 /// changed, Cookie headers that differ, requests that never arrived, redirect hops not
 /// followed. Observed findings cite no model rule: they are what happened.

@@ -1,7 +1,7 @@
 import Foundation
 import TrafficModel
 
-/// The recorded responses, found by request (DESIGN.md section 4): method, URL and body
+/// The recorded responses, found by request (docs/design.md, "Replay"): method, URL and body
 /// hash, with mitmproxy-like relaxations. Pure and single-threaded; the server serialises
 /// access to it.
 ///

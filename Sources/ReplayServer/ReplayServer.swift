@@ -37,7 +37,7 @@ public enum MissPolicy: String, Sendable, CaseIterable {
     case close
 }
 
-/// The replay origin over real HTTP/1.1 (SwiftNIO, DESIGN.md section 4): serves the
+/// The replay origin over real HTTP/1.1 (SwiftNIO, docs/design.md, "Replay"): serves the
 /// recorded responses and logs every arrival.
 public final class ReplayServer: Sendable {
     public struct Configuration: Sendable {

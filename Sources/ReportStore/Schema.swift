@@ -116,7 +116,7 @@ enum Schema {
         }
         migrator.registerMigration("v2: cookie provenance per exchange") { db in
             // Every cookie each recorded request carries, and where it came from
-            // (BEHAVIOUR.md section 8). Values stay in the request headers.
+            // (docs/model.md, "Where a cookie came from"). Values stay in the request headers.
             try db.create(table: "cookie_sent") { t in
                 t.column("recording_id", .integer).notNull().indexed().references("recording", onDelete: .cascade)
                 t.column("sequence", .integer).notNull()

@@ -3,7 +3,7 @@ import Foundation
 /// One request and its response, as a browser engine really sent and received them.
 ///
 /// This is the truth a replay is compared with. The initiator, frame and body kind are
-/// not on the wire; the importer infers them (BEHAVIOUR.md section 2) and a scenario
+/// not on the wire; the importer infers them (docs/model.md, "Request and body kinds") and a scenario
 /// can pin them.
 public struct Exchange: Sendable, Hashable, Codable {
     /// The fields sit behind one reference, copied only when a shared exchange is changed:
@@ -355,7 +355,7 @@ public struct RecordedResponse: Sendable, Hashable, Codable {
     public var location: String? { headers.first("Location") ?? redirectURL }
 }
 
-/// Who issued a request (BEHAVIOUR.md section 2).
+/// Who issued a request (docs/model.md, "Request and body kinds").
 public enum Initiator: String, Sendable, Hashable, Codable, CaseIterable {
     case navigation
     case formSubmission = "form-submission"
@@ -412,7 +412,7 @@ public struct Frame: Sendable, Hashable, Codable {
     }
 }
 
-/// What JavaScript passed to `send`/`fetch` (BEHAVIOUR.md section 2).
+/// What JavaScript passed to `send`/`fetch` (docs/model.md, "Request and body kinds").
 public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
     case none
     /// text/*, JSON, XML or other valid UTF-8.
@@ -433,7 +433,7 @@ public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// Bytes of any kind: a Blob, an ArrayBuffer, or a FormData holding a file.
     public var isBinary: Bool { self == .binary || self == .binaryArrayBuffer || self == .formDataWithFile }
 
-    /// Whether WebKit backs the body with a Blob (BEHAVIOUR.md S2).
+    /// Whether WebKit backs the body with a Blob (S2).
     public func isBlobBacked(binaryAsBlob: Bool) -> Bool {
         switch self {
         case .formDataWithFile: return true

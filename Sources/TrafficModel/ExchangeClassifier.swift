@@ -1,7 +1,7 @@
 import Foundation
 
-/// Infers what the wire does not say: initiator, frame and body kind (BEHAVIOUR.md
-/// section 2), and links redirect hops into chains. Every importer (HAR, pcap) runs this.
+/// Infers what the wire does not say: initiator, frame and body kind (docs/model.md,
+/// "Request and body kinds"), and links redirect hops into chains. Every importer (HAR, pcap) runs this.
 public enum ExchangeClassifier {
     /// Fills `initiator`, `frame`, `bodyKind` and `redirect` on every exchange, in place.
     /// `exchanges` must already be in time order with sequences 0..<n.
@@ -23,7 +23,7 @@ public enum ExchangeClassifier {
 
     // MARK: - Initiator
 
-    /// First rule that matches wins (BEHAVIOUR.md section 2, "Initiator").
+    /// First rule that matches wins (docs/model.md, "Request and body kinds").
     public static func initiator(of exchange: Exchange) -> Initiator {
         let request = exchange.request
         // The browser's own favicon fetch: its chrome, not the page's traffic. A web view
@@ -290,7 +290,7 @@ public enum ExchangeClassifier {
 
     // MARK: - Body kind
 
-    /// What JavaScript passed to `send`/`fetch` (BEHAVIOUR.md section 2, "Body kind").
+    /// What JavaScript passed to `send`/`fetch` (docs/model.md, "Request and body kinds").
     public static func bodyKind(of request: RecordedRequest) -> BodyKind {
         guard !request.body.isEmpty else { return .none }
         // The Content-Type read in place; none reads as an empty one.
@@ -398,7 +398,7 @@ public enum ExchangeClassifier {
     // MARK: - One exchange at a time
 
     /// The classifier for exchanges that arrive one at a time in time order, as a streaming
-    /// import delivers them (BEHAVIOUR.md section 2: initiator, body kind, frame, redirect
+    /// import delivers them (docs/model.md, "Request and body kinds": initiator, body kind, frame, redirect
     /// chains): memory holds the redirects still waiting for their target and the iframe
     /// documents, never the exchanges.
     ///

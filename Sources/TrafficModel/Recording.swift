@@ -21,7 +21,7 @@ public struct Recording: Sendable, Hashable, Codable {
         self.diagnostics = diagnostics
     }
 
-    /// The first top-level document's site, the default first party (BEHAVIOUR.md section 4).
+    /// The first top-level document's site, the default first party (docs/model.md, "Mitigations").
     public var topLevelSite: String? {
         if let document = exchanges.first(where: { $0.initiator.isDocument && $0.frame.kind == .main }) {
             return document.request.target.map { Site.of(host: $0.host) }

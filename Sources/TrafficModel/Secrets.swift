@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Which header and query-parameter values are secrets (DESIGN.md section 8), and how to
+/// Which header and query-parameter values are secrets (docs/design.md, "Reliability and security"), and how to
 /// hide them: in output (`redactURL`, `redactText`) or at rest (`redactAtRest`).
 ///
 /// Cookie values are always secrets. The defaults add `Authorization`,

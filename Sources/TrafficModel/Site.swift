@@ -1,4 +1,4 @@
-/// Registrable domains ("sites") for the third-party test of BEHAVIOUR.md section 2, ITP,
+/// Registrable domains ("sites") for the third-party test of docs/model.md, "Request and body kinds", ITP,
 /// SameSite, and the cookie jar's public-suffix guard (RFC 6265bis section 5.7 steps 5-6).
 ///
 /// The public suffixes are the whole Public Suffix List, its private section included, as

@@ -2,7 +2,7 @@ import Foundation
 import TrafficModel
 
 /// The page stashes the body natively before sending; the interceptor puts it back
-/// (seeds 000, 001, 004; rules B1-B9).
+/// (rules B1-B9).
 public struct BodyBridge: Mitigation {
     public enum Coverage: String, Sendable, Hashable { case xhr, fetch, formSubmit = "form.submit" }
     /// When the bridge is used: always, or (NetEase) only below iOS 11.3 or for Blob bodies.

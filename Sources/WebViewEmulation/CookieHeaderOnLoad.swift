@@ -1,6 +1,6 @@
 import TrafficModel
 
-/// `loadRequest` carries a Cookie header built from NativeJar (seeds 002, 003; C1, C2).
+/// `loadRequest` carries a Cookie header built from NativeJar (C1, C2).
 public struct CookieHeaderOnLoad: Mitigation {
     /// C2: whether the header follows a server redirect (default carried; the notes headed 记录一下 WKWebView 相关使用, untitled and undated says dropped).
     public var carriedOnRedirect: Bool

@@ -2,7 +2,7 @@ import CookieJar
 import TrafficModel
 
 /// A document-start user script writes NativeJar into `document.cookie`
-/// (seeds 000, 002; C3-C6).
+/// (C3-C6).
 public struct CookieScriptInject: Mitigation {
     public init() {}
     public var kind: String { "cookie-script-inject" }

@@ -1,6 +1,6 @@
 import TrafficModel
 
-/// `document.cookie`'s setter also sends the cookie to NativeJar (seeds 000, 001, 004; C8, C9).
+/// `document.cookie`'s setter also sends the cookie to NativeJar (C8, C9).
 public struct CookieSetterHook: Mitigation {
     /// C8: NetEase writes synchronously before the page's write; KKJSBridge asynchronously.
     public var synchronous: Bool

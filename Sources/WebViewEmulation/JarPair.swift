@@ -2,7 +2,7 @@ import CookieJar
 import TrafficModel
 
 /// NativeJar and WebJar with the synchronisations in flight between them
-/// (BEHAVIOUR.md J1-J3). Every cookie remembers the rules by which it reached its jar.
+/// (J1-J3, docs/model.md, "The jars and the page"). Every cookie remembers the rules by which it reached its jar.
 struct JarPair {
     /// How a cookie reached a jar: the rules on its way, and for a script write, when
     /// it was written and the earliest it could have been written.

@@ -1,7 +1,7 @@
 import CookieJar
 import TrafficModel
 
-/// A workaround an app layers on top of its strategy (BEHAVIOUR.md section 4): a small
+/// A workaround an app layers on top of its strategy (docs/model.md, "Mitigations"): a small
 /// value with one job, composed into a preset.
 ///
 /// A mitigation acts only at the moments the model knows, through the hooks it returns in

@@ -358,7 +358,7 @@ public struct CookieDifference: Sendable, Hashable {
     public var sentValue: String?
     public var rules: [RuleID]
     /// False when the difference happens only if the script wrote late in its window
-    /// (BEHAVIOUR.md section 8).
+    /// (docs/model.md, "Where a cookie came from").
     public var certain: Bool
     /// How likely the difference is: 1 when certain; else the synchronisation delay over
     /// the window in which the script wrote the cookie (a write equally likely at any

@@ -1,5 +1,5 @@
 /// A named strategy with its mitigations: one column of the side-by-side matrix
-/// (BEHAVIOUR.md section 5).
+/// (docs/model.md, "Presets").
 public struct Preset: Sendable {
     /// The parts sit behind one reference: a preset is copied into every replay, and a
     /// copy then costs one retain rather than one per name, list and hook.
@@ -168,7 +168,7 @@ public struct Preset: Sendable {
     }
 
     /// The framework presets: how each framework serves the page and carries its traffic,
-    /// with the configuration the name says (FRAMEWORKS.md; rules CAP1-TAU3).
+    /// with the configuration the name says (rules CAP1-TAU3, each with its source).
     public static let frameworks: [Preset] = [
         Preset(name: "capacitor", summary: "Capacitor: the page served from capacitor://localhost, no plugins (every API call cross-origin)",
             framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: NativeStrategy(), mitigations: []),
@@ -199,11 +199,11 @@ public struct Preset: Sendable {
             framework: "Tauri", component: .tauri, app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLostUnderDevServer, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
     ]
 
-    /// The built-in presets, in matrix order: BEHAVIOUR.md section 5, and
+    /// The built-in presets, in matrix order: docs/model.md, "Presets", and
     /// `urlprotocol-forwarded` for P4's forwarded form.
     public static let builtIn: [Preset] = [
         Preset(name: "plain", summary: "WKWebView without interception", strategy: NativeStrategy()),
-        Preset(name: "plain-cookie-sync", summary: "WKWebView with the seeds' cookie recipes: Cookie header on loadRequest, document-start cookie script (seeds 000, 002)",
+        Preset(name: "plain-cookie-sync", summary: "WKWebView with the engineering articles' cookie recipes: Cookie header on loadRequest, document-start cookie script (C1-C6)",
             strategy: NativeStrategy()) {
             CookieHeaderOnLoad()
             CookieScriptInject()

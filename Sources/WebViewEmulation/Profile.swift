@@ -33,7 +33,7 @@ public struct IOSVersion: Sendable, Hashable, Codable, Comparable, CustomStringC
     }
 }
 
-/// The platform facts a replay depends on (BEHAVIOUR.md section 6).
+/// The platform facts a replay depends on (docs/model.md, "Profiles and versions").
 public struct Profile: Sendable, Hashable {
     public var ios: IOSVersion {
         didSet { iosSuspended = Self.iosMask(ios) }
@@ -78,7 +78,7 @@ public struct Profile: Sendable, Hashable {
     public var itp: Bool
 
     /// The profile for an iOS version on a device or the simulator, with the latencies
-    /// the seeds report.
+    /// the engineering articles report.
     public init(ios: IOSVersion = .newest, simulator: Bool = false) {
         self.ios = ios
         self.simulator = simulator

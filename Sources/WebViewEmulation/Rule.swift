@@ -1,6 +1,6 @@
 import Foundation
 
-/// A behaviour rule's id from BEHAVIOUR.md: `P1`, `S5`, `J3`...
+/// A behaviour rule's id in rules.json: `P1`, `S5`, `J3`...
 ///
 /// Held as bytes, not a `String`: transport plans, outcomes and findings carry many rule
 /// ids, and a copy of a `String` is a call to retain it even when its bytes sit inline.
@@ -119,7 +119,7 @@ extension Array where Element == RuleID {
     }
 }
 
-/// How sure the model is of a rule (BEHAVIOUR.md, "Confidence marks"), weakest first.
+/// How sure the model is of a rule (docs/model.md, "Confidence"), weakest first.
 /// `measured`: a lab experiment saw a real WebKit engine do it (Tools/lab).
 public enum Confidence: String, Sendable, Hashable, Codable, Comparable, CaseIterable {
     case folklore, inferred, reported, documented, source, measured

@@ -2,7 +2,7 @@ import CookieJar
 import Foundation
 import TrafficModel
 
-/// What a recording cannot say about the app and page (BEHAVIOUR.md sections 2 and 8).
+/// What a recording cannot say about the app and page (docs/model.md, "Request and body kinds" and "Where a cookie came from").
 ///
 /// A scenario file (`--scenario FILE`, or `NAME.scenario.json` beside a recording) is a
 /// JSON object:

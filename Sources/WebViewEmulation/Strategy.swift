@@ -1,6 +1,6 @@
 import TrafficModel
 
-/// Which of the two jars a transport reads or writes (BEHAVIOUR.md section 1).
+/// Which of the two jars a transport reads or writes (docs/model.md, "The jars and the page").
 public enum JarSide: String, Sendable, Hashable, Codable {
     case native, web
 
@@ -119,7 +119,7 @@ public struct EmulationContext: Sendable {
 }
 
 /// An interception strategy: the transport path a WKWebView's traffic takes
-/// (BEHAVIOUR.md section 3). A small value with one job, composed into a preset.
+/// (docs/model.md, "Strategies"). A small value with one job, composed into a preset.
 public protocol InterceptionStrategy: Sendable {
     /// `native`, `urlprotocol`, `schemehandler`.
     var kind: String { get }

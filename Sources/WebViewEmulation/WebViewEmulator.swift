@@ -3,7 +3,7 @@ import Foundation
 import TrafficModel
 
 /// Replays a recording through one preset: walks the exchanges in time order with
-/// NativeJar, WebJar and the synchronisations between them (DESIGN.md section 4).
+/// NativeJar, WebJar and the synchronisations between them (docs/design.md, "Replay").
 ///
 /// For each exchange it (1) rebuilds the request the page issued, minus the Cookie header,
 /// (2) lets the preset's strategy decide the transport, (3) computes the Cookie header

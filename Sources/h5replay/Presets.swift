@@ -56,7 +56,7 @@ extension H5Replay {
             // In-house interception first, then one group per framework, in matrix order.
             var groups: [(String, [Preset])] = []
             for preset in presets {
-                let group = preset.framework ?? "In-house interception (the seeds' apps)"
+                let group = preset.framework ?? "In-house interception (the engineering articles' apps)"
                 if let i = groups.firstIndex(where: { $0.0 == group }) { groups[i].1.append(preset) } else { groups.append((group, [preset])) }
             }
             for (group, members) in groups {

@@ -3,7 +3,7 @@ import Testing
 import TrafficModel
 @testable import CookieJar
 
-@Suite("Cookie provenance (BEHAVIOUR.md section 8)")
+@Suite("Cookie provenance (docs/model.md, Where a cookie came from)")
 struct CookieProvenanceTests {
     static let t0 = 1_800_000_000.0
 

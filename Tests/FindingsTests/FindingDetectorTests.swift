@@ -197,7 +197,7 @@ struct FindingDetectorTests {
         #expect(text.contains("(P1, source)"))
     }
 
-    @Test("default severities follow BEHAVIOUR.md section 7")
+    @Test("default severities follow docs/model.md, Finding codes")
     func severities() {
         #expect(FindingCode.bodyLost.defaultSeverity == .error)
         #expect(FindingCode.cookieExtra.defaultSeverity == .warning)

@@ -4,7 +4,7 @@ import Testing
 @testable import HTTPWire
 import TrafficModel
 
-/// The HTTP/1.1 cases a capture meets (DESIGN.md section 3), each fed whole and in every
+/// The HTTP/1.1 cases a capture meets (docs/design.md, "Capture import and live capture"), each fed whole and in every
 /// two-piece split, since TCP may cut a stream anywhere.
 @Suite("HTTP/1.1 parsing of captured streams")
 struct HTTPParserTests {

@@ -5,7 +5,7 @@ import TrafficModel
 @testable import PacketCapture
 
 /// Captures built packet by packet, read back through libpcap: every link layer, IP
-/// version and TCP reassembly case DESIGN.md section 3 lists.
+/// version and TCP reassembly case docs/design.md, "Capture import and live capture" lists.
 @Suite("Capture import: link layers, IP and TCP reassembly")
 struct CaptureImportTests {
     static let request = "POST /api/refund HTTP/1.1\r\nHost: shop.example\r\nContent-Type: application/json\r\nContent-Length: 27\r\nCookie: sid=abc\r\n\r\n{\"order\":42,\"amount\":9.99}\n"

@@ -244,7 +244,7 @@ struct FramingCorpusTests {
         #expect(!strict.diagnostics.contains { [.framingAmbiguous, .framingTolerated].contains($0.catalogued) }, "\(c.id): strict decoding reports oddities it refused")
     }
 
-    /// The README's conformance figures: cases decoded like Chromium, like WebKitGTK, like
+    /// The conformance figures in docs/design.md: cases decoded like Chromium, like WebKitGTK, like
     /// neither.
     static func figures() -> (chromium: Int, webkit: Int, both: Int, neither: Int, split: Int) {
         var f = (chromium: 0, webkit: 0, both: 0, neither: 0, split: 0)
@@ -261,13 +261,13 @@ struct FramingCorpusTests {
         return f
     }
 
-    @Test("the README gives the corpus figures as they are")
+    @Test("docs/design.md gives the corpus figures as they are")
     func readmeFigures() throws {
         let f = Self.figures()
-        let readme = try String(contentsOf: Self.root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/design.md"), encoding: .utf8)
         let line = "\(Self.corpus.cases.count) cases (the engines differ on \(f.split)): decoded like Chromium \(f.chromium), like WebKitGTK \(f.webkit), like both \(f.both), like neither \(f.neither)"
         let says = readme.contains(line)
-        #expect(says, "README.md should say: \(line)")
+        #expect(says, "docs/design.md should say: \(line)")
         #expect(f.neither == 0)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TrafficModel
 
-@Suite("Initiator, body kind, frames and redirect chains (BEHAVIOUR.md section 2)")
+@Suite("Initiator, body kind, frames and redirect chains (docs/model.md, Request and body kinds)")
 struct ExchangeClassifierTests {
     func exchange(_ method: String = "GET", url: String = "https://a.example/x", resourceType: String? = nil, headers: [(String, String)] = [], body: String = "", status: Int = 200, location: String? = nil, at offset: Double = 0) -> Exchange {
         Exchange(sequence: 0, startedAt: offset, request: RecordedRequest(method: method, url: url, headers: HeaderList(headers.lazy.map { HeaderField($0.0, $0.1) }), body: Data(body.utf8)),

@@ -4,7 +4,7 @@ import Testing
 import TrafficModel
 @testable import WebViewEmulation
 
-/// The framework presets (FRAMEWORKS.md; rules A1-A3, N5, CAP1-TAU3), each behaviour on a
+/// The framework presets (rules A1-A3, N5, CAP1-TAU3), each behaviour on a
 /// flow built in code.
 @Suite("Framework presets")
 struct FrameworkPresetTests {

@@ -4,7 +4,7 @@ import Testing
 import TrafficModel
 @testable import WebViewEmulation
 
-/// Mitigations (BEHAVIOUR.md section 4), the jsproxy strategy and S5's other forms.
+/// Mitigations (docs/model.md, "Mitigations"), the jsproxy strategy and S5's other forms.
 @Suite("Mitigations and the seed presets")
 struct MitigationTests {
     static let t0 = 1_800_000_000.0

@@ -3,7 +3,7 @@ import GRDB
 import ReportStore
 import Testing
 
-/// Hostile inputs, crash safety and concurrent writers (DESIGN.md section 8), through the
+/// Hostile inputs, crash safety and concurrent writers (docs/design.md, "Reliability and security"), through the
 /// built binary as a user runs it.
 @Suite("Robustness: hostile inputs, kills, concurrent writers")
 struct RobustnessTests {
