@@ -88,7 +88,7 @@ extension H5Replay {
             let runID = row.id!
             let model = builder.model(run: row)
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-            print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, details: !quiet, verbose: verbose), terminator: "")
+            print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names, width: TerminalWidth.current()).render(model, details: !quiet, verbose: verbose), terminator: "")
             print(Self.frameworks(loaded, presets: selected.map(\.name), redactor: secrets.redactor), terminator: "")
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
             if let summary = skipped?.summary { print(summary) }

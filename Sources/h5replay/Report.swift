@@ -62,7 +62,7 @@ extension H5Replay {
             switch format {
             case .table:
                 let color = output == nil && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-                text = TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names).render(model, verbose: verbose)
+                text = TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names, width: TerminalWidth.current()).render(model, verbose: verbose)
             case .markdown:
                 text = MarkdownReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
             case .junit:

@@ -46,6 +46,7 @@ struct CLITests {
         process.currentDirectoryURL = dir
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
+        environment["COLUMNS"] = nil  // the report's own width, whatever terminal runs the tests
         environment.merge(extra) { $1 }
         process.environment = environment
         let out = Pipe(), err = Pipe()
@@ -451,6 +452,19 @@ struct CLITests {
             seen.formUnion(names)
         }
         #expect(try Self.h5replay(["replay", "--shard", "4/3"], in: dir).status == 2)
+    }
+
+    @Test("the terminal matrix fits COLUMNS: the presets that do not fit go to another block, each line within the width")
+    func matrixFitsColumns() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try Self.h5replay(["replay", "Recordings/capacitor-uploads.har", "Recordings/sso-form-post.har"], in: dir, environment: ["COLUMNS": "80"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let matrix = run.stdout.components(separatedBy: "\n").drop { !$0.hasPrefix("recording") }.prefix { !$0.hasPrefix("(E errors") }
+        #expect(matrix.filter { $0.hasPrefix("recording") }.count > 1, "\(run.stdout)")
+        #expect(matrix.allSatisfy { $0.count <= 80 }, "\(matrix.filter { $0.count > 80 })")
+        let wide = try Self.h5replay(["report"], in: dir, environment: ["COLUMNS": "400"])
+        #expect(wide.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("recording") }.count == 1)
     }
 
     @Test("report formats: markdown, junit and html write files")
