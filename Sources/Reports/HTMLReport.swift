@@ -119,7 +119,9 @@ public struct HTMLReport: Sendable {
     }
 
     private func matrix(_ model: ReportModel, _ byCell: [String: [Finding]]) -> String {
-        var out = "<section><h2>Side by side</h2><table class=\"matrix\" id=\"matrix\"><thead><tr><th>recording</th>"
+        // The table scrolls sideways inside its box at readable widths rather than squeezing
+        // eighteen presets and more into the page (a code never breaks mid-word).
+        var out = "<section><h2>Side by side</h2><div class=\"matrix-scroll\"><table class=\"matrix\" id=\"matrix\"><thead><tr><th>recording</th>"
         for p in model.presets { out += "<th>\(h(p))</th>" }
         out += "</tr></thead><tbody>\n"
         for r in model.recordings {
@@ -134,7 +136,7 @@ public struct HTMLReport: Sendable {
             }
             out += "</tr>\n"
         }
-        return out + "</tbody></table></section>\n"
+        return out + "</tbody></table></div></section>\n"
     }
 
     private func card(_ f: Finding) -> String {
@@ -248,8 +250,10 @@ public struct HTMLReport: Sendable {
         h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #dde1e7;padding-bottom:4px}
         h3{font-size:14px;margin:12px 0 6px}h4{margin:0 0 4px;font-size:14px}small{color:#5b6473;font-weight:normal}
         table{border-collapse:collapse}th,td{padding:4px 8px;text-align:left;vertical-align:top}
-        table.matrix{width:100%;table-layout:fixed;font-size:12px;background:#fff;box-shadow:0 1px 2px #0001}table.matrix th,table.matrix td{border:1px solid #dde1e7;padding:3px 5px;overflow-wrap:anywhere}
-        table.matrix thead th:first-child{width:14%}table.matrix small{font-size:10px}
+        div.matrix-scroll{overflow-x:auto;max-width:100%;box-shadow:0 1px 2px #0001}
+        table.matrix{min-width:100%;table-layout:auto;font-size:12px;background:#fff}table.matrix th,table.matrix td{border:1px solid #dde1e7;padding:3px 6px;min-width:8em;overflow-wrap:normal;word-break:keep-all}
+        table.matrix thead th{white-space:nowrap}table.matrix tbody th{position:sticky;left:0;background:#fff;z-index:1;white-space:nowrap}
+        table.matrix thead th:first-child{position:sticky;left:0;z-index:2}table.matrix small{font-size:10px}
         table.matrix thead th{background:#eef1f5}td.cell a{font-weight:600;text-decoration:none;color:inherit;display:block}td.cell small{display:block}
         td.ok{background:#e7f6ec}td.empty{background:#f0f1f3;color:#5f6670}td.error{background:#fde8e8}td.warning{background:#fff5db}td.info{background:#e8f1fd}
         .sev{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;color:#fff}.sev.error{background:#c62828}.sev.warning{background:#b7791f}.sev.info{background:#2b6cb0}
