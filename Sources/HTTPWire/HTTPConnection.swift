@@ -19,6 +19,14 @@ public struct HTTPConnection: Sendable {
     public var completed: [Exchange] = []
 
     var waitingRequests: [HTTPMessage] = []
+
+    /// The connection has left HTTP/1.1: the server switched protocols (101, a CONNECT's
+    /// 2xx), or the client did with nothing left to answer (the HTTP/2 preface, an upgrade
+    /// the server declined). A client's Upgrade alone waits for the server's answer, so a
+    /// WebSocket handshake pairs with its 101.
+    public var leftHTTP: Bool {
+        responses.isTunnel || (requests.isTunnel && waitingRequests.isEmpty && !requests.inMessage)
+    }
     var waitingResponses: [HTTPMessage] = []
     var interim: [Int] = []
 

@@ -288,7 +288,7 @@ public struct HTTPStreamCollector: TCPStreamSink {
                 diagnostics.append(Self.diagnostic(oddity, at: "connection \(state.client) → \(state.server)"))
             }
         }
-        if state.connection!.requests.isTunnel || state.connection!.responses.isTunnel, state.proto == .http {
+        if state.connection!.leftHTTP, state.proto == .http {
             counts.tunnels += 1
             state.proto = .other
             diagnostics.append(Diagnostic(.httpTunnel, message: "connection \(state.client) → \(state.server) switched protocols (Upgrade or CONNECT); what follows is not HTTP/1.1"))

@@ -572,4 +572,24 @@ struct IPAddressTextTests {
         let cut = try stored(coding: "gzip", body: Array(gz.prefix(gz.count / 2)))
         #expect(cut.last?.coding == nil && cut.last.map { $0.bytes.count == $0.fingerprint.length && Data(text).starts(with: $0.bytes) } == true)
     }
+
+    @Test("a WebSocket handshake in a capture is an exchange (101, initiator websocket), its frames after it a tunnel, not HTTP")
+    func websocketHandshake() throws {
+        var b = CaptureBuilder()
+        b.segment(from: 1, seq: 100, flags: 0x02)
+        b.segment(from: 2, seq: 900, flags: 0x12)
+        let request = Array("GET /live HTTP/1.1\r\nHost: chat.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: https://chat.example\r\nCookie: sid=1\r\n\r\n".utf8)
+        b.segment(from: 1, seq: 101, payload: request)
+        let response = Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n".utf8) + [0x81, 0x02, 0x68, 0x69]
+        b.segment(from: 2, seq: 901, payload: response)
+        b.segment(from: 1, seq: 101 + UInt32(request.count), payload: [0x81, 0x82, 1, 2, 3, 4, 0x69, 0x6B])
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-\(UUID().uuidString).pcap")
+        try b.pcap().write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let recording = try CaptureImporter.read(path: url.path, name: "ws").recordings[0]
+        #expect(recording.exchanges.count == 1)
+        let e = try #require(recording.exchanges.first)
+        #expect(e.response.status == 101 && e.request.url.hasSuffix("/live") && e.initiator == .websocket)
+        #expect(recording.diagnostics.contains { $0.code == "http-tunnel" })
+    }
 }
