@@ -1,4 +1,4 @@
-/// An iOS version as the model distinguishes them: 11.0, 11.3, 12 ... 18, 26.
+/// An iOS version as the model distinguishes them: 11.0, 11.3, 12 ... 18, 18.1, 26, 27.
 public struct IOSVersion: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     public var major: Int
     public var minor: Int
@@ -21,13 +21,13 @@ public struct IOSVersion: Sendable, Hashable, Codable, Comparable, CustomStringC
     public var description: String { minor == 0 && major != 11 ? "\(major)" : "\(major).\(minor)" }
 
     /// The releases the model names (rules.json's `components.ios.releases`): each major
-    /// from 11, and the point releases where a rule starts or stops within one (11.3).
+    /// from 11, and the point releases where a rule starts or stops within one (11.3, 18.1).
     public static let supported: [IOSVersion] = (RuleCatalog.bundled.components[.ios]?.releases ?? []).compactMap(IOSVersion.init)
     /// The newest release the model knows: the default.
     public static let newest: IOSVersion = supported.max() ?? IOSVersion(18)
 
     /// Whether the model speaks for this release: a named one, or a point release of a
-    /// named major (18.1 behaves as the 18.0 the model names).
+    /// named major (18.2, 26.1), which each rule's range judges as written.
     public var isKnown: Bool {
         Self.supported.contains(self) || (Self.supported.contains { $0.major == major } && minor < 10)
     }
@@ -108,16 +108,6 @@ public struct Profile: Sendable, Hashable {
     public func holds(_ rule: RuleID) -> Bool {
         guard let i = Self.bounded.firstIndex(of: rule) else { return true }
         return (iosSuspended | frameworkSuspended) & (1 << i) == 0
-    }
-
-    public static func == (a: Profile, b: Profile) -> Bool {
-        a.versions == b.versions && a.simulator == b.simulator && a.jarSyncDelay == b.jarSyncDelay && a.jarDeletionDelay == b.jarDeletionDelay
-            && a.scriptWriteDelay == b.scriptWriteDelay && a.cookieStoreSyncDelay == b.cookieStoreSyncDelay && a.cookieSetterHookDelay == b.cookieSetterHookDelay && a.itp == b.itp
-    }
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(versions)
-        hasher.combine(simulator)
-        hasher.combine(jarSyncDelay)
     }
 
     /// `iOS 18 device`, `iOS 11.0 simulator`.
