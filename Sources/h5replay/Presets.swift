@@ -108,11 +108,15 @@ extension H5Replay {
                 "rules": Dictionary(uniqueKeysWithValues: changingRules(preset).map { ($0.id.rawValue, $0.range.text) })]
         }
 
-        /// The rules this preset can cite whose truth depends on its framework's release.
+        /// The rules this preset can cite whose truth changes between the releases the model
+        /// covers (not those that hold at every release read).
         static func changingRules(_ preset: Preset) -> [(id: RuleID, range: VersionRange)] {
             guard let component = preset.release?.component else { return [] }
             let catalog = RuleCatalog.bundled
-            return preset.citedRules.uniqued.sorted().compactMap { id in catalog.histories[id]?.ranges[component].map { (id, $0) } }
+            let releases = catalog.components[component]?.releases.compactMap(SemanticVersion.init) ?? []
+            return preset.citedRules.uniqued.sorted().compactMap { id in
+                catalog.histories[id]?.ranges[component].flatMap { range in releases.contains { !range.contains($0) } ? (id, range) : nil }
+            }
         }
     }
 }
