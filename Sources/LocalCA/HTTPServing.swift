@@ -16,7 +16,7 @@ public func connectionFault(_ error: Error) -> String? {
     let text = String(describing: error)
     // llhttp pauses on the HTTP/2 connection preface ("PRI * HTTP/2.0").
     if text.contains("paused") || text.contains("invalidMethod") || text.contains("PRI") {
-        return "it speaks HTTP/2 (only HTTP/1.1 is served here; see the README)"
+        return "it speaks HTTP/2 (only HTTP/1.1 is served here; see docs/serving.md)"
     }
     return "not HTTP/1.1 (\(text))"
 }

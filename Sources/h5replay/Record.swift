@@ -33,7 +33,7 @@ extension H5Replay {
                 same classification, provenance and redaction as `import`. A session killed
                 outright is imported by the next `record --proxy`. An iOS simulator uses the
                 Mac's proxy settings; a device takes it in Wi-Fi settings (WKWebView may
-                bypass it: see the README).
+                bypass it: see docs/serving.md).
 
                 Examples:
                   h5replay record --proxy --name checkout
