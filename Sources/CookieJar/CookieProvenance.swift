@@ -386,6 +386,11 @@ public struct CookieProvenance: Sendable, Hashable {
             // Nor of an HttpOnly cookie: `document.cookie` can neither see nor remove one.
             // Nor of a cookie whose name the request carries: another copy of it went (a
             // guess of its scope that a wider one replaced), so it was not deleted.
+            for (i, cookie) in expected.enumerated() where !accounted[i] && recorded.contains(where: { $0.name == cookie.name }) {
+                if let widened = widenReplacedGuess(cookie, by: expected, accounted: accounted) {
+                    events.append(Inference(kind: .preExisting, cookie: widened, windowStart: nil))
+                }
+            }
             for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key))
                 && !recorded.contains(where: { $0.name == cookie.name }) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
@@ -486,6 +491,24 @@ public struct CookieProvenance: Sendable, Hashable {
             jar.set(cookie, at: cookie.creation)
             origin[cookie.key] = (.preExisting, firstSeen, nil, nil)
             return (cookie, firstSeen)
+        }
+
+        /// A cookie guessed there from the start as host-only, which a server's Set-Cookie of
+        /// the same name for a domain over its host has since replaced: the request carries
+        /// the name once, the server's value, where a browser holding both would send both.
+        /// The guess was that domain's cookie (a request carried it before the Set-Cookie
+        /// came); it leaves the jar, and the cookie there from the start is the domain's.
+        mutating func widenReplacedGuess(_ cookie: Cookie, by expected: [Cookie], accounted: IndexMarks) -> Cookie? {
+            guard cookie.hostOnly, cookie.path == "/", origin[cookie.key]?.kind == .preExisting,
+                  let replacing = expected.indices.first(where: { accounted[$0] && expected[$0].name == cookie.name && !expected[$0].hostOnly
+                      && CookieStore.domainMatches(cookie.domain, expected[$0].domain) && origin[expected[$0].key]?.kind == .serverSet })
+            else { return nil }
+            var widened = cookie
+            widened.domain = expected[replacing].domain
+            widened.hostOnly = false
+            origin[cookie.key] = nil
+            _ = jar.remove(cookie.key)
+            return widened
         }
 
         /// The same for a cookie inferred written by script: the same name and value carried

@@ -1,8 +1,8 @@
 /// Every diagnostic an import can attach, with its stable code and severity: one place to
 /// read what an import may say, and no code spelt twice.
 public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
-    /// a HAR holding several runs of a page-test tool, each in a fresh browser, was
-    /// imported as one recording per run
+    /// a HAR holding several browser sessions of a page-test tool (runs, each in a fresh
+    /// browser, and repeat views after a restart) was imported as one recording per session
     case browserSessions = "browser-sessions"
     /// the kernel dropped packets during a live capture
     case captureDrops = "capture-drops"
