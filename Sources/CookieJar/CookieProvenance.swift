@@ -64,7 +64,8 @@ public struct CookieProvenance: Sendable, Hashable {
     /// The cookies there from the start, in the order first seen: each pre-existing
     /// inference, except a host-only guess a later exchange showed to be its site's
     /// domain cookie (`Walker.widenPreexisting`: the same name and value on a domain its
-    /// host is under), which the wider cookie stands for; and with the path a later
+    /// host is under; `Walker.widenGuess`: a Set-Cookie of its name for such a domain),
+    /// which the wider cookie stands for; and with the path a later
     /// exchange narrowed it to (`Walker.narrowPath`).
     public var startingCookies: [Cookie] {
         var all: [Cookie] = []
@@ -237,6 +238,9 @@ public struct CookieProvenance: Sendable, Hashable {
         /// Responses whose Set-Cookie has not reached the jar: their head had not arrived
         /// when the last request left.
         var arriving = ArrivalQueue<(Exchange, RequestTarget, Bool)>()
+        /// Guesses a domain Set-Cookie showed to be the domain's cookie (`widenGuess`), told
+        /// with the next exchange's events.
+        var widenedOnArrival: [Inference] = []
         public var olderRequests: ((_ before: Int, _ visit: (PastRequest) -> Bool) throws -> Void)?
         /// Per cookie, what the forgotten requests before a sequence answered: a later
         /// search reads back only the requests forgotten since, not all of them again (a
@@ -284,7 +288,8 @@ public struct CookieProvenance: Sendable, Hashable {
                 return ([], [])
             }
             var carried: [SentCookie] = []
-            var events: [Inference] = []
+            var events: [Inference] = widenedOnArrival
+            widenedOnArrival = []
             let time = exchange.startedAt
             let recorded = CookieProvenance.requestCookies(exchange.request.headers)
             // A sent cookie for each pair: one allocation rather than growths.
@@ -386,11 +391,6 @@ public struct CookieProvenance: Sendable, Hashable {
             // Nor of an HttpOnly cookie: `document.cookie` can neither see nor remove one.
             // Nor of a cookie whose name the request carries: another copy of it went (a
             // guess of its scope that a wider one replaced), so it was not deleted.
-            for (i, cookie) in expected.enumerated() where !accounted[i] && recorded.contains(where: { $0.name == cookie.name }) {
-                if let widened = widenReplacedGuess(cookie, by: expected, accounted: accounted) {
-                    events.append(Inference(kind: .preExisting, cookie: widened, windowStart: nil))
-                }
-            }
             for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key))
                 && !recorded.contains(where: { $0.name == cookie.name }) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
@@ -449,11 +449,35 @@ public struct CookieProvenance: Sendable, Hashable {
             // Each field parsed where it lies in the list, not first made a string.
             let (time, sequence, hop) = (exchange.responseArrivedAt, exchange.sequence, exchange.redirect?.hop)
             exchange.response.headers.forEachValue("Set-Cookie") { header in
-                guard case .stored(let cookie) = jar.receive(bytes: header, from: target, at: time) else { return }
-                let key = cookie.key
-                origin[key] = (.serverSet, sequence, hop, nil)
-                if native { nativeOnly.insert(key) } else if !nativeOnly.isEmpty { nativeOnly.remove(key) }
+                switch jar.receive(bytes: header, from: target, at: time) {
+                case .stored(let cookie):
+                    let key = cookie.key
+                    origin[key] = (.serverSet, sequence, hop, nil)
+                    if native { nativeOnly.insert(key) } else if !nativeOnly.isEmpty { nativeOnly.remove(key) }
+                    if !cookie.hostOnly { widenGuess(of: cookie.name, on: target.host, to: cookie.domain) }
+                case .deleted(let key):
+                    widenGuess(of: key.name, on: target.host, to: key.domain)
+                case .ignored: break
+                }
             }
+        }
+
+        /// A cookie guessed there from the start as host-only on `host`, where the server
+        /// now sets or deletes a cookie of the same name for a domain over that host: the
+        /// guess was that domain's cookie (a browser holding both would go on sending the
+        /// host-only one beside it, or after its deletion, and the recordings show it does
+        /// not). The guess leaves the jar; the cookie there from the start is the domain's.
+        mutating func widenGuess(of name: String, on host: String, to domain: String) {
+            let key = Cookie.Key(name: name, domain: host, path: "/")
+            guard domain != host, let guess = jar.cookie(for: key), guess.hostOnly, origin[key]?.kind == .preExisting,
+                  CookieStore.domainMatches(host, domain)
+            else { return }
+            var widened = guess
+            widened.domain = domain
+            widened.hostOnly = false
+            origin[key] = nil
+            _ = jar.remove(key)
+            widenedOnArrival.append(Inference(kind: .preExisting, cookie: widened, windowStart: nil))
         }
 
         /// A cookie there from the start was placed host-only on the first host that
@@ -491,24 +515,6 @@ public struct CookieProvenance: Sendable, Hashable {
             jar.set(cookie, at: cookie.creation)
             origin[cookie.key] = (.preExisting, firstSeen, nil, nil)
             return (cookie, firstSeen)
-        }
-
-        /// A cookie guessed there from the start as host-only, which a server's Set-Cookie of
-        /// the same name for a domain over its host has since replaced: the request carries
-        /// the name once, the server's value, where a browser holding both would send both.
-        /// The guess was that domain's cookie (a request carried it before the Set-Cookie
-        /// came); it leaves the jar, and the cookie there from the start is the domain's.
-        mutating func widenReplacedGuess(_ cookie: Cookie, by expected: [Cookie], accounted: IndexMarks) -> Cookie? {
-            guard cookie.hostOnly, cookie.path == "/", origin[cookie.key]?.kind == .preExisting,
-                  let replacing = expected.indices.first(where: { accounted[$0] && expected[$0].name == cookie.name && !expected[$0].hostOnly
-                      && CookieStore.domainMatches(cookie.domain, expected[$0].domain) && origin[expected[$0].key]?.kind == .serverSet })
-            else { return nil }
-            var widened = cookie
-            widened.domain = expected[replacing].domain
-            widened.hostOnly = false
-            origin[cookie.key] = nil
-            _ = jar.remove(cookie.key)
-            return widened
         }
 
         /// The same for a cookie inferred written by script: the same name and value carried

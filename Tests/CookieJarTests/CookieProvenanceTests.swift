@@ -54,6 +54,24 @@ struct CookieProvenanceTests {
         #expect(!p.inferred[2].contains { $0.cookie.name == "SID" })
     }
 
+    @Test("a cookie guessed host-only there from the start, which the server then sets or deletes for a domain over its host, was that domain's cookie: no copy of it stays behind")
+    func guessReplacedByADomainSetCookie() throws {
+        let recording = Recording(name: "p", sourceFormat: "test", exchanges: [
+            Self.exchange(0, at: 0, "https://dev.shop.example/", cookie: "ref=old; ids=x", setCookie: ["ref=new; Domain=.shop.example; Path=/", "ids=; Domain=.shop.example; Expires=Thu, 01 Jan 1970 00:00:00 GMT"]),
+            Self.exchange(1, at: 1, "https://dev.shop.example/app.js", cookie: "ref=new"),
+            Self.exchange(2, at: 2, "https://tap.shop.example/frame", cookie: "ref=new"),
+        ])
+        let p = CookieProvenance(recording: recording)
+        // #1 carries one ref, the server's, and no ids: nothing inferred, no deletion.
+        #expect(p.sent[1].map { "\($0.name):\($0.kind.rawValue)" } == ["ref:server-set"])
+        #expect(!p.inferred[1].contains { $0.kind == .scriptDeleted || $0.kind == .scriptSet })
+        // The cookies there from the start are the domain's, which the Set-Cookie replaced
+        // and deleted: no host-only copy of the old ref or of ids beside them.
+        let start = p.startingCookies.map { "\($0.name)=\($0.value)@\($0.domain)\($0.hostOnly ? " host-only" : "")" }.sorted()
+        #expect(start == ["ids=x@shop.example", "ref=old@shop.example"])
+        #expect(p.sent[2].map { "\($0.name):\($0.kind.rawValue)" } == ["ref:server-set"])
+    }
+
     @Test("a script's cookie carried to another host of its site is the site's domain cookie the script wrote once, unless a request to the site went without it after the write: then the other host's own cookie")
     func scriptCookieWidenedToTheSite() throws {
         let flow = [

@@ -108,6 +108,7 @@ struct RealWorldReviewTests {
         var byPreset: [String: Count] = [:]
         var unreviewed: [String] = []
         var falseAtWarning: [String] = []
+        var judged: [String] = []
         for recording in Self.recordings {
             let verdicts = try Self.verdicts(recording)
             #expect(FileManager.default.fileExists(atPath: Self.reviews.appendingPathComponent(recording + ".json").path), "\(recording) has no review file")
@@ -117,6 +118,7 @@ struct RealWorldReviewTests {
                     unreviewed.append("\(recording): \(f.recording) \(f.preset) \(f.code.rawValue) \(f.rules.map(\.rawValue)) #\(f.sequence) [\(f.severity.rawValue)] \(f.message)")
                     continue
                 }
+                judged.append("\(recording): \(f.recording) \(f.preset) \(f.code.rawValue) \(f.rules.map(\.rawValue)) #\(f.sequence) [\(f.severity.rawValue)] \(verdict.kind.rawValue): \(verdict.reason.prefix(80)) || \(f.message)")
                 byCode[f.code.rawValue, default: Count()].add(f, verdict.kind)
                 mine.add(f, verdict.kind)
                 byPreset[f.preset, default: Count()].add(f, verdict.kind)
@@ -139,11 +141,12 @@ struct RealWorldReviewTests {
         let perCode = Self.section("## Per code", of: text)
         #expect(!perCode.isEmpty && readme.contains(perCode), "README.md's table of findings judged false differs from docs/real-world-review.md's")
         // `H5REPLAY_REVIEW_DUMP=DIR` writes the findings judged false at warning or above
-        // (`false.txt`) and those with no verdict (`unreviewed.txt`) there, one per line, for
-        // the person working through them.
+        // (`false.txt`), those with no verdict (`unreviewed.txt`) and every finding with its
+        // verdict (`judged.txt`) there, one per line, for the person working through them.
         if let dir = ProcessInfo.processInfo.environment["H5REPLAY_REVIEW_DUMP"] {
             try falseAtWarning.joined(separator: "\n").write(toFile: dir + "/false.txt", atomically: true, encoding: .utf8)
             try unreviewed.joined(separator: "\n").write(toFile: dir + "/unreviewed.txt", atomically: true, encoding: .utf8)
+            try judged.joined(separator: "\n").write(toFile: dir + "/judged.txt", atomically: true, encoding: .utf8)
         }
         // The target: no finding a reviewer judged false at warning or above. Not met yet;
         // each that remains is listed, and the issue stays open until none does.
