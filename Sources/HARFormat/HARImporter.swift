@@ -417,7 +417,8 @@ public struct HARImporter: Sendable {
             startedAt = .nan
             diagnostics.append(Diagnostic(.timeMissing, sequence: sequence, message: "entry \(index) has no startedDateTime; placed after the previous entry"))
         }
-        let time = max(try entry["time"].optionalNumber() ?? 0, 0)
+        let marks = Self.pageTestMarks(entry)
+        let time = try marks?.end ?? max(entry["time"].optionalNumber() ?? 0, 0)
 
         let requestHeaders = try headers(request["headers"])
         let requestBody = try requestBodyBytes(request["postData"], headers: requestHeaders)
@@ -521,8 +522,23 @@ public struct HARImporter: Sendable {
             response: recordedResponse,
             resourceType: try entry["_resourceType"].optionalString(),
             evidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders),
-            responseStart: recordedResponse.status == 0 ? nil : Self.responseStart(entry["timings"], time: time)
+            responseStart: recordedResponse.status == 0 ? nil : marks.map { $0.head / 1000 } ?? Self.responseStart(entry["timings"], time: time)
         )
+    }
+
+    /// WebPagetest stamps `startedDateTime` when the request left (`_load_start`, in
+    /// milliseconds from the page's start), yet its `time` and timings also count the DNS
+    /// lookup, connect and TLS done before it (from `_all_start`): read that way, a
+    /// response's head seems to arrive up to the connect time late, after heads that
+    /// came later, and a Set-Cookie lands in the wrong order. Its own marks say when the
+    /// head arrived (`_ttfb_end`) and the body ended (`_load_end`); milliseconds from the
+    /// request's start, or nil when the entry has no such marks.
+    static func pageTestMarks(_ entry: JSONNode) -> (head: Double, end: Double)? {
+        func mark(_ node: JSONNode) -> Double? { (try? node.optionalNumber()) ?? nil }
+        guard let start = mark(entry["_load_start"]), let head = mark(entry["_ttfb_end"]), let end = mark(entry["_load_end"]),
+              head >= start, end >= head
+        else { return nil }
+        return (head - start, end - start)
     }
 
     /// Seconds from the request's start until its response's head arrived: the phases

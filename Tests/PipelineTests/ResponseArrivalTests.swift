@@ -66,4 +66,22 @@ struct ResponseArrivalTests {
         let read = try HARImporter().recording(from: har, file: "x.har", name: "x")
         #expect(read.exchanges[0].responseStart == 0.5)
     }
+
+    @Test("WebPagetest's entries start when the request left yet count the connect before it: their own marks say when heads arrived, so Set-Cookies land in arrival order")
+    func pageTestMarks() throws {
+        // Two requests leave together; A's connection took 400 ms before it left (in its
+        // `time`), its head came at +36 ms; B's head came at +60 ms. B's value is the later.
+        func entry(_ path: String, value: String, time: Int, dns: Int, head: Int) -> String {
+            #"{"startedDateTime": "2018-01-14T07:52:28.742Z", "time": \#(time), "_load_start": 4086, "_ttfb_end": \#(4086 + head), "_load_end": \#(4086 + head + 1), "timings": {"blocked": -1, "dns": \#(dns), "connect": 0, "ssl": 0, "send": 0, "wait": \#(time - dns - 1), "receive": 1}, "request": {"method": "GET", "url": "https://ads.example/\#(path)", "headers": [{"name": "Referer", "value": "https://news.example/"}]}, "response": {"status": 200, "headers": [{"name": "Set-Cookie", "value": "ruid=\#(value); Domain=.ads.example; Path=/"}], "content": {"size": 0}}}"#
+        }
+        let after = #"{"startedDateTime": "2018-01-14T07:52:29.000Z", "time": 10, "request": {"method": "GET", "url": "https://ads.example/next", "headers": [{"name": "Referer", "value": "https://news.example/"}, {"name": "Cookie", "value": "ruid=b"}]}, "response": {"status": 200, "headers": [], "content": {"size": 0}}}"#
+        let har = #"{"log": {"version": "1.2", "creator": {"name": "WebPagetest", "version": "17.12"}, "entries": [\#(entry("a", value: "a", time: 437, dns: 400, head: 36)), \#(entry("b", value: "b", time: 61, dns: 0, head: 60)), \#(after)]}}"#
+        let recording = try HARImporter().recording(from: Data(har.utf8), file: "wpt.har", name: "wpt")
+        #expect(recording.exchanges.map(\.responseStart) == [0.036, 0.060, nil])
+        #expect(recording.exchanges[0].duration == 0.037)
+        // ruid=b, the head that came last, is what the next request carries: server-set, no script write.
+        let provenance = CookieProvenance(recording: recording)
+        #expect(provenance.sent[2].map { "\($0.kind.rawValue) \($0.setBy ?? -1)" } == ["server-set 1"])
+        #expect(provenance.inferred.joined().isEmpty, "\(provenance.inferred)")
+    }
 }
