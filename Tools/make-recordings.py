@@ -104,6 +104,24 @@ FLOWS["script-cookie-api"] = har([
     entry(400, "GET", A + "/api/feed?page=1", xhr_headers([("Cookie", "uid=42; ab_bucket=B")]), 200, [("Content-Type", "application/json")], '{"items":[]}', resp_mime="application/json"),
 ], "Script writes document.cookie, then calls an API at once; the API needs the cookie.")
 
+# 4b. A news page whose analytics script counts the visit in a cookie (visit=1 -> 2) and
+#     adds a session cookie; the hero image was queued before the script ran (the
+#     browser's per-host connections were busy) and leaves 0.6 s later with the Cookie
+#     header built when it was queued: the old visit and no session_hit. Nothing deleted
+#     or put back the cookies (E8); the API calls after the write carry both.
+NW = "https://news.example.org"
+FLOWS["queued-image-old-cookie"] = har([
+    entry(0, "GET", NW + "/", doc_headers([("Cookie", "visit=1")]), 200, [("Content-Type", "text/html; charset=utf-8")],
+          "<img src=/img/hero.jpg><script src=/js/analytics.js></script>"),
+    entry(120, "GET", NW + "/js/analytics.js", [("Accept", "*/*"), ("Sec-Fetch-Dest", "script"), ("Sec-Fetch-Mode", "no-cors"), ("Referer", NW + "/"), ("Cookie", "visit=1")], 200,
+          [("Content-Type", "application/javascript")], "document.cookie = 'visit=2; path=/; max-age=31536000'; document.cookie = 'session_hit=1; path=/'; loadFeed();",
+          resp_mime="application/javascript"),
+    entry(300, "GET", NW + "/api/feed", xhr_headers([("Referer", NW + "/"), ("Cookie", "visit=2; session_hit=1")]), 200, [("Content-Type", "application/json")], '{"items":[]}', resp_mime="application/json"),
+    entry(900, "GET", NW + "/img/hero.jpg", [("Accept", "image/webp,image/avif,image/*,*/*;q=0.8"), ("Sec-Fetch-Dest", "image"), ("Sec-Fetch-Mode", "no-cors"), ("Referer", NW + "/"), ("Cookie", "visit=1")], 200,
+          [("Content-Type", "image/jpeg")], "", resp_mime="image/jpeg"),
+    entry(2600, "GET", NW + "/api/more", xhr_headers([("Referer", NW + "/"), ("Cookie", "visit=2; session_hit=1")]), 200, [("Content-Type", "application/json")], '{"items":[]}', resp_mime="application/json"),
+], "An image queued before the analytics script's cookie write leaves after it with the old Cookie header.")
+
 # 5. The first-request cookie: the app logged in natively, so NativeJar holds the token and
 #    the web view's store is empty (the scenario sidecar says so).
 H = "https://h5.example.com"

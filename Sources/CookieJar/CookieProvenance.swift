@@ -42,6 +42,12 @@ public struct CookieProvenance: Sendable, Hashable {
             /// request to one went without it since the write (`Walker.widenScriptSet`).
             /// Nothing happened in the page: the write is the earlier one.
             case domainWidened = "domain-widened"
+            /// Not an event but a reading of the request: it carried a cookie's value from
+            /// before a script's write seconds earlier (and went without what the write
+            /// added), so its Cookie header was built before the write, the request queued
+            /// or pipelined behind others (E8). What it carried or lacked says nothing of the
+            /// write; the cookie is the one it carried at its older value.
+            case headerBeforeWrite = "header-before-write"
             /// Not an event of the page: the browser that recorded started afresh (a
             /// page-test tool's next run or repeat view) before a top-level load with no
             /// Referer, which went without this cookie; the cookie is gone from both jars
@@ -78,7 +84,7 @@ public struct CookieProvenance: Sendable, Hashable {
                     all.append(event.cookie)
                     if !event.cookie.hostOnly { widened.append(event.cookie) }
                 case .pathNarrowed: narrowed.append(event.cookie)
-                case .scriptSet, .scriptDeleted, .domainWidened, .forgotten: break
+                case .scriptSet, .scriptDeleted, .domainWidened, .forgotten, .headerBeforeWrite: break
                 }
             }
         }
@@ -238,6 +244,9 @@ public struct CookieProvenance: Sendable, Hashable {
         /// Responses whose Set-Cookie has not reached the jar: their head had not arrived
         /// when the last request left.
         var arriving = ArrivalQueue<(Exchange, RequestTarget, Bool)>()
+        /// Per cookie a script wrote: what the jar held before (nil for a new cookie), and
+        /// the time of the request that first carried the write (`headerBeforeWrite`).
+        var scriptWrites: [Cookie.Key: (previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at: Double)] = [:]
         /// Guesses a domain Set-Cookie showed to be the domain's cookie (`widenGuess`), told
         /// with the next exchange's events.
         var widenedOnArrival: [Inference] = []
@@ -318,6 +327,8 @@ public struct CookieProvenance: Sendable, Hashable {
             // The jar's cookies the request's pairs account for, each once: two cookies of
             // one name (paths "/home" and "/") are two pairs in a browser's header.
             var accounted = IndexMarks()
+            // E8: the request carried a value from before a recent script write.
+            var builtBeforeWrite = false
             for (name, value) in recorded {
                 if let i = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name && expected[$0].value == value }) {
                     accounted.mark(i)
@@ -328,6 +339,16 @@ public struct CookieProvenance: Sendable, Hashable {
                     if let under = from?.under, !CookieStore.pathMatches(target.path, under) {
                         origin[match.key]?.under = nil  // carried outside it: no directory of its own
                     }
+                    continue
+                }
+                if let i = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name }),
+                   let before = carriedFromBeforeWrite(expected[i], value: value, at: time) {
+                    accounted.mark(i)
+                    builtBeforeWrite = true
+                    var older = expected[i]
+                    older.value = value
+                    events.append(Inference(kind: .headerBeforeWrite, cookie: older, windowStart: nil))
+                    carried.append(SentCookie(name: name, value: value, kind: before.kind, setBy: before.by, hop: before.hop))
                     continue
                 }
                 if let widened = try widenScriptSet(name: name, value: value, to: target, before: exchange.sequence) {
@@ -370,6 +391,12 @@ public struct CookieProvenance: Sendable, Hashable {
                     cookie.creation = replaced.creation
                     under = origin[replaced.key]?.under.flatMap { CookieStore.pathMatches(target.path, $0) ? $0 : nil }
                 }
+                if kind == .scriptSet {
+                    let previous = replacing.map { expected[$0] }.map { old in
+                        (value: old.value, kind: origin[old.key]?.kind ?? .serverSet, by: origin[old.key]?.by, hop: origin[old.key]?.hop)
+                    }
+                    scriptWrites[cookie.key] = (previous, time)
+                }
                 jar.set(cookie, at: written)
                 let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
                 events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
@@ -391,8 +418,10 @@ public struct CookieProvenance: Sendable, Hashable {
             // Nor of an HttpOnly cookie: `document.cookie` can neither see nor remove one.
             // Nor of a cookie whose name the request carries: another copy of it went (a
             // guess of its scope that a wider one replaced), so it was not deleted.
+            // Nor, on a request whose header was built before a script's write (E8), of a
+            // cookie that write or one as recent added.
             for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key))
-                && !recorded.contains(where: { $0.name == cookie.name }) {
+                && !recorded.contains(where: { $0.name == cookie.name }) && !(builtBeforeWrite && writtenRecently(cookie, at: time)) {
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
                     events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
                     continue
@@ -460,6 +489,20 @@ public struct CookieProvenance: Sendable, Hashable {
                 case .ignored: break
                 }
             }
+        }
+
+        /// The origin of the value a script's write replaced, when the request carried that
+        /// value within `queuedHeaderWindow` of the write: its header was built before it.
+        func carriedFromBeforeWrite(_ cookie: Cookie, value: String, at time: Double) -> (value: String, kind: Kind, by: Int?, hop: Int?)? {
+            guard let write = scriptWrites[cookie.key], let before = write.previous, before.value == value,
+                  time - write.at <= CookieProvenance.queuedHeaderWindow
+            else { return nil }
+            return before
+        }
+
+        /// Whether a script wrote the cookie within `queuedHeaderWindow` before `time`.
+        func writtenRecently(_ cookie: Cookie, at time: Double) -> Bool {
+            scriptWrites[cookie.key].map { time - $0.at <= CookieProvenance.queuedHeaderWindow } == true
         }
 
         /// A cookie guessed there from the start as host-only on `host`, where the server
@@ -650,4 +693,10 @@ public struct CookieProvenance: Sendable, Hashable {
 
     /// How long before the request an inferred script write is placed: "just before".
     public static let scriptLead: Double = 0.001
+
+    /// How long after a script's write a request carrying the value from before it is
+    /// read as one whose header was built before the write (E8), not as a script putting
+    /// the old value back: pcap2har's out-of-order.pcap, an Android browser on a slow
+    /// link, sent requests queued 1.9 and 2.9 s before with the old values.
+    public static let queuedHeaderWindow: Double = 3
 }

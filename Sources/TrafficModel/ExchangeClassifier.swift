@@ -95,7 +95,13 @@ public enum ExchangeClassifier {
             case "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "avif": return .image
             case "woff", "woff2", "ttf", "otf", "eot": return .font
             case "mp4", "webm", "mp3", "m4a", "ogg", "wav", "m3u8", "ts", "mov": return .media
-            case "html", "htm": return request.method == "GET" ? .navigation : .ajax
+            // A page's path, unless the request asked for something else: every engine
+            // since about 2012 and the older ones rule 4 knows send a document's Accept
+            // with a navigation, so under another Accept (a script's `*/*`, an old Android
+            // browser's `text/xml, text/html, ..., */*;q=0.8`) the rules below decide.
+            case "html", "htm":
+                if request.method != "GET" { return .ajax }
+                if headers.acceptIsDocument != false { return .navigation }
             default: break
             }
         }

@@ -267,8 +267,11 @@ public struct WebViewEmulator: Sendable {
                 }
                 outcome.sentCookies = header.cookies
                 if let gap = e.evidenceGap {
-                    // E1-E6: the recorded Cookie header is no evidence; nothing to compare.
+                    // E1-E7: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
+                } else if provenance.inferred[e.sequence].contains(where: { $0.kind == .headerBeforeWrite }) {
+                    // E8: the header was built before a script's write; it shows no jar.
+                    outcome.note(Change(rule: "E8", note: .cookiesNotCompared(reason: "its Cookie header was built before a script's write, the request queued behind others")))
                 } else {
                     outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
                     if eventSourceUnbridged {
@@ -688,6 +691,8 @@ public struct WebViewEmulator: Sendable {
                 jars.widenDomain(to: event.cookie)
             case .forgotten:
                 jars.forget(event.cookie)
+            case .headerBeforeWrite:
+                continue
             case .scriptDeleted:
                 let origin = JarPair.Origin(rules: [], deletedByScriptAt: written)
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }

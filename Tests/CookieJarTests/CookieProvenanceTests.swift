@@ -72,6 +72,25 @@ struct CookieProvenanceTests {
         #expect(p.sent[2].map { "\($0.name):\($0.kind.rawValue)" } == ["ref:server-set"])
     }
 
+    @Test("E8: a request carrying a cookie's value from before a script's write seconds earlier had its header built before it: no write back, no deletion, and later requests need no new write; past the window it is a write")
+    func headerBuiltBeforeWrite() throws {
+        func flow(queuedAt offset: Double) -> Recording {
+            Recording(name: "p", sourceFormat: "test", exchanges: [
+                Self.exchange(0, at: 0, "https://news.example/", cookie: "visit=1"),
+                Self.exchange(1, at: 0.3, "https://news.example/feed", cookie: "visit=2; hit=1"),
+                Self.exchange(2, at: offset, "https://news.example/hero.jpg", cookie: "visit=1"),
+                Self.exchange(3, at: offset + 0.5, "https://news.example/more", cookie: "visit=2; hit=1"),
+            ])
+        }
+        let queued = CookieProvenance(recording: flow(queuedAt: 0.9))
+        #expect(queued.inferred[2].map(\.kind) == [.headerBeforeWrite])
+        #expect(queued.sent[2].map { "\($0.name):\($0.kind.rawValue):\($0.setBy ?? -1)" } == ["visit:pre-existing:0"])
+        #expect(queued.inferred[3].isEmpty, "\(queued.inferred[3])")
+        // Ten seconds on, the old value is a script putting it back, and hit is deleted.
+        let late = CookieProvenance(recording: flow(queuedAt: 10))
+        #expect(Set(late.inferred[2].map(\.kind)) == [.scriptSet, .scriptDeleted])
+    }
+
     @Test("a script's cookie carried to another host of its site is the site's domain cookie the script wrote once, unless a request to the site went without it after the write: then the other host's own cookie")
     func scriptCookieWidenedToTheSite() throws {
         let flow = [

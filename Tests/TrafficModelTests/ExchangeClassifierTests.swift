@@ -71,6 +71,20 @@ struct ExchangeClassifierTests {
         #expect(ExchangeClassifier.initiator(of: icon) == .native)
     }
 
+    @Test("rule 5: an .html path is a document only under a document's Accept or none; under another Accept the later rules decide")
+    func htmlPathWithAnotherAccept() {
+        let page = "http://www.site.example/home.html"
+        func initiator(_ accept: String?, contentType: String = "text/html") -> Initiator {
+            var e = exchange(url: "http://www.site.example/frag/0,7340,L-8,00.html", headers: (accept.map { [("Accept", $0)] } ?? []) + [("Referer", page)])
+            e.response.headers.append(HeaderField("Content-Type", contentType))
+            return ExchangeClassifier.initiator(of: e)
+        }
+        #expect(initiator("text/html,application/xhtml+xml") == .navigation)
+        #expect(initiator(nil) == .navigation, "no Accept recorded: the path decides")
+        #expect(initiator("text/xml, text/html, application/xhtml+xml, image/png, text/plain, */*;q=0.8") == .ajax, "an old Android browser's script request")
+        #expect(initiator("*/*", contentType: "application/javascript") == .script, "a JSONP script with an .html path")
+    }
+
     @Test("rule 1: the exporter's _resourceType wins")
     func resourceType() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "fetch", headers: [("Accept", "text/html")])) == .fetch)

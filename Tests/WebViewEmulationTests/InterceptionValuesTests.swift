@@ -26,10 +26,10 @@ struct InterceptionValuesTests {
         // Rules the emulator applies itself, whatever the preset: the jars' synchronisation
         // (J1-J4), the first-request, ITP and SameSite rules (N3-N6), WebKit's
         // ReadableStream refusal (S4), the native code's requests that pass no web view
-        // (NC1), WebSockets (WS1), EventSources (ES1). The evidence rules (E1-E7) act in
+        // (NC1), WebSockets (WS1), EventSources (ES1). The evidence rules (E1-E8) act in
         // cookie provenance and the comparison; the offline package (O1-O4) and prefetch
         // (PF1-PF3) rules when a run has them.
-        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "N5", "N6", "S4", "NC1", "WS1", "ES1", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "O1", "O2", "O3", "O4", "PF1", "PF2", "PF3", "W1"]
+        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "N5", "N6", "S4", "NC1", "WS1", "ES1", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "O1", "O2", "O3", "O4", "PF1", "PF2", "PF3", "W1"]
         var owned = emulator
         for p in Preset.builtIn { owned.formUnion(p.citedRules) }
         for m in Self.mitigations { owned.formUnion(m.citedRules) }

@@ -493,7 +493,7 @@ struct CLITests {
         #expect((presets.first { $0["name"] as? String == "tauri" }?["app"] as? [String: String])?["origin"] == "tauri://localhost")
         #expect((presets.first { $0["name"] as? String == "netease-schemehandler" }?["mitigations"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["body-bridge", "cookie-store-sync", "cookie-setter-hook"])
         let rules = try #require(object["rules"] as? [[String: Any]])
-        #expect(rules.count == 101)  // jar, strategy, bridge and mitigation rules (49), E1-E7, native code (NC1), WebSockets (WS1), EventSources (ES1), the app origin (A1-A4), the frameworks (29), the offline package (O1-O4), prefetch (PF1-PF3), HTTPDNS (D1-D5) and the web view pool (W1)
+        #expect(rules.count == 102)  // jar, strategy, bridge and mitigation rules (49), E1-E8, native code (NC1), WebSockets (WS1), EventSources (ES1), the app origin (A1-A4), the frameworks (29), the offline package (O1-O4), prefetch (PF1-PF3), HTTPDNS (D1-D5) and the web view pool (W1)
         #expect(rules.first { $0["id"] as? String == "P1" }?["confidence"] as? String == "source")
     }
 
