@@ -132,17 +132,19 @@ public struct HARImporter: Sendable {
         }
         try Self.checkShape(root, context: context)
         let recorder = Recorder(root: root, context: context)
+        let corrected = clock.settlePageTestStarts()
         let sessions = splittingSessions ? BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times) : .single(entries: clock.times.count)
         let sha256 = hashing.join()
         // Times in another unit than milliseconds: read again in it, classified afresh.
         let unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
         // A tool that is no browser: every request its own, classified afresh as such.
         let tool = Recorder.nonBrowserClient(root: root, context: context)
-        let unitNote = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? [])
-        if unit != nil || tool != nil {
+        let unitNote = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected)
+        if unit != nil || tool != nil || !corrected.isEmpty {
             if inOrder { for k in exchanges.indices { asRead[k].restore(&exchanges[k]) } }
             inOrder = false
             if let unit { for k in exchanges.indices { unit.apply(to: &exchanges[k]) } }
+            for (k, entry) in entries.enumerated() { if let t = corrected[entry] { exchanges[k].startedAt = t } }
         }
         let allNative = tool != nil
         guard sessions.isSplit else {
@@ -239,6 +241,7 @@ public struct HARImporter: Sendable {
         let sessions: BrowserSessions
         let unit: TimeUnit?
         let tool: String?
+        let corrected: [Int: Double]
         do {
             var reader = JSONReader(bytes)
             let root = try reader.forEachEntry { _, view, range in
@@ -252,6 +255,7 @@ public struct HARImporter: Sendable {
             release(offset + released..<raw.count)
             try Self.checkShape(root, context: context)
             recorder = Recorder(root: root, context: context)
+            corrected = clock.settlePageTestStarts()
             sessions = BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times)
             unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
             tool = Recorder.nonBrowserClient(root: root, context: context)
@@ -270,7 +274,7 @@ public struct HARImporter: Sendable {
                 unplaced += diagnostics.map { (index, $0) }
                 return
             }
-            if exchange.startedAt.isNaN { exchange.startedAt = times[index] }
+            if exchange.startedAt.isNaN || corrected[index] != nil { exchange.startedAt = times[index] }
             unit?.apply(to: &exchange)
             recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
@@ -302,7 +306,7 @@ public struct HARImporter: Sendable {
         for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
             perSession[sessions.sessionOfEntry[index]].append(diagnostic)
         }
-        let notes = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? [])
+        let notes = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected)
         return Streamed(sessions: sessions, notes: notes, unplaced: perSession)
     }
 
@@ -363,19 +367,59 @@ public struct HARImporter: Sendable {
         var pagerefs: [String?] = []
         /// Each entry's `time` as written (NaN when missing), whose unit `TimeUnit` checks.
         var durations: [Double] = []
+        /// Each entry's WebPagetest mark `_load_start` (milliseconds from its page's start).
+        var loadStarts: [Double?] = []
 
         mutating func add(_ entry: JSONNode) {
             var time = Double.nan
             var pageref: String?
             var duration = Double.nan
+            var loadStart: Double?
             if (try? entry.object()) != nil {
                 if let text = try? entry["startedDateTime"].optionalString(), let t = ISODate.parse(text) { time = t }
                 pageref = (try? entry["pageref"].optionalString()) ?? nil
                 duration = ((try? entry["time"].optionalNumber()) ?? nil) ?? .nan
+                loadStart = (try? entry["_load_start"].optionalNumber()) ?? nil
             }
             times.append(time.isNaN ? (times.last ?? 0) : time)
             pagerefs.append(pageref)
             durations.append(duration)
+            loadStarts.append(loadStart)
+        }
+
+        /// WebPagetest's stamps checked against its own marks: every entry of a page starts
+        /// at the page's start plus its `_load_start`, and the entries agree on that start
+        /// but one whose milliseconds WebPagetest rounded up to 1000 and wrote as
+        /// "07:52:29.1000" (29.1 s as ISO 8601 reads it, where it meant 30.000): read so, the
+        /// entry seems to leave 0.9 s early, before responses whose cookies it went without.
+        /// Such an entry's start is read from the page's start and its mark. The new start of
+        /// each entry changed, by index.
+        mutating func settlePageTestStarts() -> [Int: Double] {
+            var byPage: [String: [Int]] = [:]
+            for i in times.indices where loadStarts[i] != nil {
+                if let page = pagerefs[i] { byPage[page, default: []].append(i) }
+            }
+            var corrected: [Int: Double] = [:]
+            for entries in byPage.values where entries.count >= 3 {
+                let offsets = entries.map { times[$0] - loadStarts[$0]! / 1000 }.sorted()
+                let pageStart = offsets[offsets.count / 2]
+                for i in entries where abs(times[i] - loadStarts[i]! / 1000 - pageStart) > Self.markTolerance {
+                    times[i] = pageStart + loadStarts[i]! / 1000
+                    corrected[i] = times[i]
+                }
+            }
+            return corrected
+        }
+
+        /// How far a stamp may stray from its mark: WebPagetest writes both in whole
+        /// milliseconds.
+        static let markTolerance = 0.002
+
+        /// The note for entries `settlePageTestStarts` corrected.
+        static func note(_ corrected: [Int: Double]) -> [Diagnostic] {
+            guard !corrected.isEmpty else { return [] }
+            let list = corrected.keys.sorted().prefix(8).map(String.init).joined(separator: ", ")
+            return [Diagnostic(.timeCorrected, message: "\(corrected.count) entr\(corrected.count == 1 ? "y's" : "ies'") startedDateTime disagree\(corrected.count == 1 ? "s" : "") with WebPagetest's own mark of when it started (the page's start plus _load_start); read from the mark: entry \(list)\(corrected.count > 8 ? " and more" : "")")]
         }
     }
 

@@ -84,6 +84,9 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     /// a HAR whose entry times are in another unit than milliseconds (nanoseconds,
     /// microseconds), read in that unit
     case timeUnitCorrected = "time-unit-corrected"
+    /// HAR entries whose startedDateTime disagrees with the page-test tool's own mark of
+    /// when they started, read from the mark
+    case timeCorrected = "time-corrected"
 
     public var severity: Diagnostic.Severity {
         switch self {
@@ -124,6 +127,7 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .nonBrowserClient: return .note
         case .warmCache: return .note
         case .timeUnitCorrected: return .note
+        case .timeCorrected: return .note
         }
     }
 }

@@ -77,6 +77,28 @@ struct HARImporterTests {
         #expect(milliseconds.exchanges.map(\.duration) == [0.04, 0.04, 0.04] && !milliseconds.diagnostics.contains { $0.code == DiagnosticCode.timeUnitCorrected.rawValue })
     }
 
+    @Test("a WebPagetest stamp that disagrees with its own mark (milliseconds rounded up to 1000, written \"29.1000\") is read from the mark, with a note, read whole or streamed")
+    func pageTestStamps() throws {
+        // Page start 07:52:24.656; entries at _load_start 0, 1000, 4344 and 5344 ms. The last
+        // is stamped "29.1000", which ISO 8601 reads as 29.100 s; WebPagetest meant 30.000.
+        let stamps = [("24.656", 0), ("25.656", 1000), ("29.000", 4344), ("29.1000", 5344)]
+        let entries = stamps.enumerated().map { k, s in
+            entry(url: "https://a.example/\(k)", started: "2018-01-14T07:52:\(s.0)+00:00").replacingOccurrences(of: #""time": 12"#, with: #""pageref": "page_1_0_1", "_load_start": \#(s.1), "time": 12"#)
+        }
+        let json = #"{"log": {"version": "1.2", "creator": {"name": "WebPagetest", "version": "17.12"}, "pages": [{"id": "page_1_0_1", "title": "Run 1, First View", "startedDateTime": "2018-01-14T07:52:24.656+00:00"}], "entries": [\#(entries.joined(separator: ", "))]}}"#
+        let recording = try importing(json)
+        let start = 1_515_916_344.656  // 2018-01-14T07:52:24.656Z
+        #expect(recording.exchanges.map { (($0.startedAt - start) * 1000).rounded() } == [0, 1000, 4344, 5344])
+        let note = try #require(recording.diagnostics.first { $0.code == DiagnosticCode.timeCorrected.rawValue })
+        #expect(note.message.contains("entry 3"), "\(note.message)")
+        var streamed: [Exchange] = []
+        let bytes = Array(json.utf8)
+        let end = try bytes.withUnsafeBufferPointer { raw in
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _, _ in streamed.append(exchange) }
+        }
+        #expect(streamed.map { (($0.startedAt - start) * 1000).rounded() } == [0, 1000, 4344, 5344] && end.notes.contains(note))
+    }
+
     @Test("a REST client's export (Insomnia) is the tool's traffic, none a page's: every request native (NC1), said once, read whole or streamed")
     func nonBrowserClient() throws {
         func file(_ creator: String) -> String {
