@@ -33,6 +33,21 @@ struct WebViewEmulatorTests {
         ])
     }
 
+    @Test("P2: a third-party iframe's document and its own loads go through NSURLProtocol as a third-party page; a first-party iframe's image on another site's CDN is the first-party page's")
+    func thirdPartyPages() {
+        func doc(_ extra: [HeaderField] = []) -> HeaderList { HeaderList([HeaderField("Accept", "text/html"), HeaderField("Sec-Fetch-Dest", "iframe"), HeaderField("Sec-Fetch-Mode", "navigate")] + extra) }
+        func image(_ referer: String) -> HeaderList { [HeaderField("Accept", "image/webp,*/*;q=0.8"), HeaderField("Sec-Fetch-Dest", "image"), HeaderField("Referer", referer)] }
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://www.news.example/", headers: [HeaderField("Accept", "text/html"), HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate")]),
+            Self.exchange(1, at: 0.1, "GET", "https://ads.example/frame", headers: doc([HeaderField("Referer", "https://www.news.example/")])),
+            Self.exchange(2, at: 0.2, "GET", "https://cdn.ads.example/banner.png", headers: image("https://ads.example/frame")),
+            Self.exchange(3, at: 0.3, "GET", "https://www.news.example/teaser", headers: doc([HeaderField("Referer", "https://www.news.example/")])),
+            Self.exchange(4, at: 0.4, "GET", "https://img.cdn.example/teaser.jpg", headers: image("https://www.news.example/teaser")),
+        ])
+        let result = Self.run(flow, "urlprotocol-naive")
+        #expect(result.outcomes.map { $0.thirdPartyRules == ["P2"] } == [false, true, true, false, false], "\(result.outcomes.map(\.thirdPartyRules))")
+    }
+
     @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
     func forwarded307() {
         let result = Self.run(Self.post307, "urlprotocol-forwarded")
