@@ -505,6 +505,8 @@ public enum ExchangeClassifier {
         public private(set) var topSite: String?
         /// A document has settled `topSite`.
         var topSiteSettled = false
+        /// The recorder keeps `Origin`: an earlier request carried one.
+        var recordsOrigin = false
         /// The first exchange from the web view has stood in for the document's site.
         var topSiteGuessed = false
         /// The first hop of the main-frame document load that set `topSite`.
@@ -621,6 +623,15 @@ public enum ExchangeClassifier {
                 }
             }
             exchange.frame = Frame(kind: kind, thirdParty: Self.isThirdParty(site, top: topSite))
+            // Rule 9 without a Referer: a script's request to another site than the page's
+            // is a CORS request and carries Origin in every engine that sends one; where the
+            // recorder kept Origin on earlier requests, one to another site without it was
+            // an element's no-cors load (a JSONP script in an ad's frame), no XHR or fetch.
+            let hasOrigin = exchange.request.headers.first("Origin") != nil
+            if exchange.initiator == .ajax, recordsOrigin, !hasOrigin, exchange.frame.thirdParty, exchange.request.method == "GET" {
+                exchange.initiator = .other
+            }
+            if hasOrigin { recordsOrigin = true }
             if kind == .main && exchange.initiator != .native {
                 revisions += followMainFrame(&exchange, sequence: sequence, chainStart: claimedBy?.chainStart)
                 kind = exchange.frame.kind

@@ -85,6 +85,19 @@ struct ExchangeClassifierTests {
         #expect(initiator("*/*", contentType: "application/javascript") == .script, "a JSONP script with an .html path")
     }
 
+    @Test("rule 9 without a Referer: where the recorder keeps Origin, a GET to another site without it is an element's load, no XHR or fetch")
+    func noOriginWhereOriginIsKept() {
+        func flow(keepsOrigin: Bool) -> [Exchange] {
+            var list = [exchange(url: "https://www.news.example/", headers: [("Accept", "text/html"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")]),
+                        exchange(url: "https://api.news.example/v1", headers: [("Accept", "*/*"), ("Referer", "https://www.news.example/")] + (keepsOrigin ? [("Origin", "https://www.news.example")] : []), at: 1),
+                        exchange(url: "https://ads.example/ad?cback=window.parent.cb", headers: [("Accept", "*/*"), ("Cookie", "uid=1")], at: 2)]
+            ExchangeClassifier.classify(&list)
+            return list
+        }
+        #expect(flow(keepsOrigin: true)[2].initiator == .other)
+        #expect(flow(keepsOrigin: false)[2].initiator == .ajax, "a recorder that drops Origin says nothing by its absence")
+    }
+
     @Test("rule 1: the exporter's _resourceType wins")
     func resourceType() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "fetch", headers: [("Accept", "text/html")])) == .fetch)
