@@ -485,6 +485,8 @@ public enum ExchangeClassifier {
             /// The engine said what loaded it (Sec-Fetch-Dest or the exporter's resource
             /// type): a main frame's document for certain, never revised to an iframe's.
             var destinationNamed = false
+            /// The page whose Referer it carried, normalized.
+            var referer: String? = nil
             /// Whether a Referer names this document. Some browsers (Android 2's) send the
             /// document's `%20` as spaces: a Referer with a space is compared decoded.
             func isReferred(by from: String, decoded fromDecoded: inout String?) -> Bool {
@@ -498,6 +500,9 @@ public enum ExchangeClassifier {
         var pages: [MainDocument] = []
         /// Documents read as the main frame's that an earlier page went on loading past.
         var suspects: [MainDocument] = []
+        /// The page that last loaded documents at once (iframes), and until when the last
+        /// of them was in flight.
+        var framesLoading: (referer: String, until: Double)?
         /// Documents of either list kept, and requests remembered as referred by each.
         static let documentsKept = 8
         static let referrersKept = 4096
@@ -681,7 +686,9 @@ public enum ExchangeClassifier {
                     pages[pages.count - 1].endedAt = exchange.endedAt
                 } else {
                     let named = exchange.request.headers.contains("Sec-Fetch-Dest") || exchange.resourceType != nil
-                    pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt, destinationNamed: named))
+                    let referer = exchange.request.headers.firstValue("Referer", { normalizedReferer($0) })
+                    if !named, let referer, let revised = loadedAtOnce(&exchange, url: url, referer: referer) { return revised }
+                    pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt, destinationNamed: named, referer: referer))
                     if pages.count > Self.documentsKept { pages.removeFirst() }
                 }
                 return []
@@ -719,6 +726,29 @@ public enum ExchangeClassifier {
             guard let j = suspects.lastIndex(where: { $0.isReferred(by: from, decoded: &fromDecoded) }) else { return [] }
             exchange.frame.kind = .iframe
             return [.iframe(sequences: markIframe(suspects.remove(at: j)))]
+        }
+
+        /// A document the page loads while another it loaded is still in flight: a main
+        /// frame navigates once at a time, so both are its iframes (Safari's export names no
+        /// destination; mitmproxy.org's four github-btn.html frames start in one
+        /// millisecond), and so is each further one while they load. Nil when the document
+        /// may be the main frame's.
+        mutating func loadedAtOnce(_ exchange: inout Exchange, url: String, referer: String) -> [Revision]? {
+            var decoded: String?
+            if let loading = framesLoading, loading.referer == referer, exchange.startedAt < loading.until {
+                framesLoading?.until = max(loading.until, exchange.endedAt)
+                exchange.frame.kind = .iframe
+                iframeDocuments.insert(url)
+                return []
+            }
+            guard pages.count >= 2, let last = pages.last, !last.destinationNamed, last.sequences.count == 1, last.referer == referer,
+                  exchange.startedAt < last.endedAt, pages[pages.count - 2].isReferred(by: referer, decoded: &decoded)
+            else { return nil }
+            pages.removeLast()
+            exchange.frame.kind = .iframe
+            iframeDocuments.insert(url)
+            framesLoading = (referer, max(last.endedAt, exchange.endedAt))
+            return [.iframe(sequences: markIframe(last))]
         }
 
         /// `ExchangeClassifier.normalize` of a Referer, reused while the Referer repeats.

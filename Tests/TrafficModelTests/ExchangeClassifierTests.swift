@@ -98,6 +98,24 @@ struct ExchangeClassifierTests {
         #expect(flow(keepsOrigin: false)[2].initiator == .ajax, "a recorder that drops Origin says nothing by its absence")
     }
 
+    @Test("documents a page loads at once, with no destination named (Safari's export), are its iframes: a main frame navigates once at a time")
+    func documentsLoadedAtOnce() {
+        let page = "https://site.example/"
+        func doc(_ path: String, at offset: Double, referer: String? = page) -> Exchange {
+            var e = exchange(url: "https://site.example/\(path)", headers: [("Accept", "text/html,application/xhtml+xml")] + (referer.map { [("Referer", $0)] } ?? []), at: offset)
+            e.duration = 0.04
+            return e
+        }
+        var list = [doc("", at: 0, referer: nil), doc("btn.html?a", at: 0.14), doc("btn.html?b", at: 0.14), doc("btn.html?c", at: 0.141),
+                    exchange(url: "https://site.example/data.json", headers: [("Accept", "*/*"), ("Referer", page)], at: 0.18)]
+        ExchangeClassifier.classify(&list)
+        #expect(list.map(\.frame.kind) == [.main, .iframe, .iframe, .iframe, .main])
+        // One document at a time is the main frame moving on.
+        var one = [doc("", at: 0, referer: nil), doc("next.html", at: 1)]
+        ExchangeClassifier.classify(&one)
+        #expect(one.map(\.frame.kind) == [.main, .main])
+    }
+
     @Test("rule 1: the exporter's _resourceType wins")
     func resourceType() {
         #expect(ExchangeClassifier.initiator(of: exchange(resourceType: "fetch", headers: [("Accept", "text/html")])) == .fetch)
