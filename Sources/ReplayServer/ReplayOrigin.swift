@@ -14,6 +14,10 @@ import TrafficModel
 /// - The host: an absolute-form request (the server used as a forward proxy) names it; else
 ///   the Host header picks among recorded hosts; a Host that is the server itself matches
 ///   any recorded host.
+/// - A recording made with a warm cache answered some requests with 304 or from the
+///   browser's cache, without a body. A request with no validator (a fresh client's) gets
+///   another recorded answer to the same request that holds the body, when there is one;
+///   a 304 whose entry kept the cached body (Firefox writes it) is answered as a 200.
 public struct ReplayOrigin: Sendable {
     public struct Options: Sendable {
         public var ignoredParameters: Set<String>
@@ -80,9 +84,29 @@ public struct ReplayOrigin: Sendable {
 
     public func exchange(_ ref: Ref) -> Exchange { recordings[ref.recording].exchanges[ref.sequence] }
 
+    /// A response a client without the cached copy cannot use: a 304, or a cache hit whose
+    /// body the export left out.
+    public static func isBodiless(_ e: Exchange) -> Bool {
+        e.response.status == 304 || (e.evidenceGap == .fromCache && e.response.body.isEmpty)
+    }
+
+    /// A recorded 2xx answer with a body to the same request as `ref`, for a client that
+    /// holds no cached copy; nil when none was recorded.
+    public func withBody(insteadOf ref: Ref) -> Ref? {
+        let e = exchange(ref)
+        guard let target = e.request.target, let all = byRequest[Self.key(e.request.method, target, options)] else { return nil }
+        let host = Self.hostKey(target)
+        let full = all.filter { r in
+            let other = exchange(r).response
+            return (200..<300).contains(other.status) && !other.body.isEmpty
+        }
+        return full.first { RequestTarget(exchange($0).request.url).map(Self.hostKey) == host } ?? full.first
+    }
+
     /// Finds the recorded exchange that answers a request. `host` is the Host header (an
-    /// absolute-form target names its own).
-    public mutating func match(method: String, target: String, host: String?, body: Data) -> Ref? {
+    /// absolute-form target names its own). `conditional`: the request carries a validator
+    /// (If-None-Match, If-Modified-Since), so a 304 suits it.
+    public mutating func match(method: String, target: String, host: String?, body: Data, conditional: Bool = true) -> Ref? {
         let absolute = RequestTarget(target)
         let pathAndQuery = absolute?.pathAndQuery ?? (target.hasPrefix("/") ? target : "/" + target)
         let key = method.uppercased() + " " + Self.normalisedPathAndQuery(pathAndQuery, ignoring: options.ignoredParameters)
@@ -101,6 +125,7 @@ public struct ReplayOrigin: Sendable {
         // The first not yet served, in recorded order; past the last, the last again.
         let chosen = candidates.first { served[$0, default: 0] == 0 } ?? candidates.last!
         served[chosen, default: 0] += 1
+        if !conditional, Self.isBodiless(exchange(chosen)), let full = withBody(insteadOf: chosen) { return full }
         return chosen
     }
 }

@@ -92,22 +92,33 @@ public final class ReplayServer: Sendable {
     }
 
     let prepared: [ReplayOrigin.Ref: Prepared]
+    /// 304s whose entry kept the cached body, as the 200 a client without a validator gets.
+    let freshFrom304: [ReplayOrigin.Ref: Prepared]
 
     public init(origin: ReplayOrigin, configuration: Configuration = Configuration(), threads: Int = System.coreCount, onArrival: (@Sendable (Arrival) -> Void)? = nil, onFault: (@Sendable (String) -> Void)? = nil) {
         self.state = NIOLockedValueBox(State(origin: origin))
         var prepared: [ReplayOrigin.Ref: Prepared] = [:]
+        var freshFrom304: [ReplayOrigin.Ref: Prepared] = [:]
         let allocator = ByteBufferAllocator()
         for (r, recording) in origin.recordings.enumerated() {
             for e in recording.exchanges {
                 let response = e.response
-                prepared[ReplayOrigin.Ref(recording: r, sequence: e.sequence)] = Prepared(
+                let ref = ReplayOrigin.Ref(recording: r, sequence: e.sequence)
+                let ready = Prepared(
                     status: HTTPResponseStatus(statusCode: response.status == 0 ? 502 : response.status, reasonPhrase: response.statusText),
                     headers: Self.responseHeaders(response, hosts: origin.hosts, proxied: false),
                     proxiedHeaders: Self.responseHeaders(response, hosts: origin.hosts, proxied: true),
                     body: allocator.buffer(bytes: response.body))
+                prepared[ref] = ready
+                if response.status == 304, !response.body.isEmpty {
+                    var fresh = ready
+                    fresh.status = .ok
+                    freshFrom304[ref] = fresh
+                }
             }
         }
         self.prepared = prepared
+        self.freshFrom304 = freshFrom304
         self.configuration = configuration
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.channel = NIOLockedValueBox(nil)
@@ -188,15 +199,19 @@ public final class ReplayServer: Sendable {
         let proxied = asRecordedHost ?? (RequestTarget(target) != nil)
         let fields = HeaderList(headers.lazy.map { HeaderField($0.name, $0.value) })
         let time = Date().timeIntervalSince1970
+        // A client without a validator holds no cached copy: a 304 would leave it empty.
+        let conditional = headers.contains(name: "If-None-Match") || headers.contains(name: "If-Modified-Since")
         let (arrival, ref) = state.withLockedValue { state -> (Arrival, ReplayOrigin.Ref?) in
-            let ref = state.origin.match(method: method, target: target, host: host, body: body)
-            let status = ref.map { state.origin.exchange($0).response.status } ?? (configuration.onMiss == .badGateway ? 502 : 404)
+            let ref = state.origin.match(method: method, target: target, host: host, body: body, conditional: conditional)
+            let fresh = !conditional && ref.map { freshFrom304[$0] != nil } == true
+            let status = fresh ? 200 : ref.map { state.origin.exchange($0).response.status } ?? (configuration.onMiss == .badGateway ? 502 : 404)
             let arrival = Arrival(time: time, method: method, target: target, headers: fields, body: body, matched: ref, status: status)
             if configuration.keepsArrivals { state.arrivals.append(arrival) }
             return (arrival, ref)
         }
         onArrival?(arrival)
-        return (arrival, ref.flatMap { prepared[$0] }, proxied)
+        let answer = ref.flatMap { (conditional ? nil : freshFrom304[$0]) ?? prepared[$0] }
+        return (arrival, answer, proxied)
     }
 
     /// The recorded response as a client on this origin must see it: hop-by-hop and

@@ -103,14 +103,8 @@ extension H5Replay {
             if let summary = skipped?.summary { FileHandle.standardError.write(Data("\(summary)\n".utf8)) }
             if loaded.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to serve: every file given was skipped as unreadable") }
             try Self.finishCutOffSessions(store)
-            // What a fresh client will get without a body: the recording browser had it cached.
-            for recording in loaded {
-                let cached = recording.exchanges.filter { $0.response.status == 304 || ($0.evidenceGap == .fromCache && $0.response.body.isEmpty) }
-                guard !cached.isEmpty else { continue }
-                let shown = cached.prefix(3).map { "#\($0.sequence) \($0.request.method) \(RequestTarget.hostAndPath($0.request.url)) (\($0.response.status == 304 ? "304" : "from cache"))" }
-                FileHandle.standardError.write(Data("serve: \(recording.name) was recorded with a warm cache: \(cached.count) response(s) will reach a fresh client without a body: \(shown.joined(separator: ", "))\(cached.count > 3 ? ", ..." : "")\n".utf8))
-            }
             let origin = ReplayOrigin(recordings: loaded, options: .init(ignoredParameters: Set(ignoreParams), ignoreBody: ignoreBody))
+            Self.tellWarmCache(origin)
             let session = try store.beginServeSession(recordings: loaded.map(\.name), label: label)
             // Each arrival is stored as it comes, in order, off the event loops: a session of
             // hours keeps none in memory, and a kill loses at most what is being written.
@@ -182,6 +176,21 @@ extension H5Replay {
             }
             let findings = results.reduce(0) { $0 + $1.findings.count }
             say("observed run \(runID): \(results.count) recording(s), \(findings) finding(s), \(arrivals.count) arrival(s) kept (table `arrival`); `h5replay report --run \(runID)` shows them")
+        }
+
+        /// Says what a recording made with a warm cache gives a fresh client: a 304 or cache
+        /// hit with no body anywhere in the recordings reaches it empty; one another entry
+        /// holds the body for, or whose entry kept it, is answered with the body.
+        static func tellWarmCache(_ origin: ReplayOrigin) {
+            for (r, recording) in origin.recordings.enumerated() {
+                let cached = recording.exchanges.filter(ReplayOrigin.isBodiless)
+                guard !cached.isEmpty else { continue }
+                let empty = cached.filter { e in e.response.body.isEmpty && origin.withBody(insteadOf: ReplayOrigin.Ref(recording: r, sequence: e.sequence)) == nil }
+                let shown = empty.prefix(3).map { "#\($0.sequence) \($0.request.method) \(RequestTarget.hostAndPath($0.request.url)) (\($0.response.status == 304 ? "304" : "from cache"))" }
+                let filled = cached.count - empty.count
+                let rest = empty.isEmpty ? "none reaches a fresh client without a body" : "\(empty.count) will reach a fresh client without a body: \(shown.joined(separator: ", "))\(empty.count > 3 ? ", ..." : "")"
+                FileHandle.standardError.write(Data("serve: \(recording.name) was recorded with a warm cache: \(cached.count) response(s) were 304 or cache hits; \(filled) answered with a recorded body when the client sends no validator; \(rest)\n".utf8))
+            }
         }
 
         /// A session a kill cut off still has its arrivals: store its observed run now.

@@ -65,4 +65,26 @@ struct ReplayOriginTests {
         let proxied = ReplayServer.responseHeaders(response, hosts: ["shop.example.com"], proxied: true)
         #expect(proxied.first(name: "Location") == "https://shop.example.com/home?x=1")
     }
+
+    @Test("a warm-cache recording: a request without a validator gets the recorded body, from another entry or from a 304 entry that kept it; one with a validator gets the 304")
+    func warmCacheAnswers() {
+        var cached = Self.exchange(2, "GET", "https://shop.example.com/logo.png")
+        cached.evidenceGap = .fromCache
+        let recording = Recording(name: "warm", sourceFormat: "har", exchanges: [
+            Self.exchange(0, "GET", "https://shop.example.com/", status: 304, response: "<html>kept</html>"),
+            Self.exchange(1, "GET", "https://shop.example.com/app.js", status: 304),
+            cached,
+            Self.exchange(3, "GET", "https://shop.example.com/app.js", response: "full"),
+        ])
+        let server = ReplayServer(origin: ReplayOrigin(recordings: [recording]), threads: 1)
+        func answer(_ path: String, _ headers: [(String, String)] = []) -> (Int, String) {
+            let (_, prepared, _) = server.respond(method: "GET", target: path, headers: HTTPHeaders(headers), body: Data())
+            return (prepared.map { Int($0.status.code) } ?? 0, prepared.map { String(buffer: $0.body) } ?? "-")
+        }
+        #expect(answer("/") == (200, "<html>kept</html>"), "Firefox's 304 entry keeps the cached body")
+        #expect(answer("/", [("If-None-Match", "\"v1\"")]) == (304, "<html>kept</html>"))
+        #expect(answer("/app.js") == (200, "full"), "another entry holds the body")
+        #expect(answer("/logo.png") == (200, ""), "no body anywhere: the cache hit as recorded")
+        #expect(ReplayOrigin.isBodiless(recording.exchanges[2]) && !ReplayOrigin.isBodiless(recording.exchanges[3]))
+    }
 }
