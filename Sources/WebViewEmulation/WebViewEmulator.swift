@@ -261,9 +261,12 @@ public struct WebViewEmulator: Sendable {
                 }
                 // N4, A2, N5: cookies WebKit itself keeps off the request.
                 // A navigation of the main frame is first-party to where it goes, not third-party to the app.
-                let thirdPartyToApp = !plan.intercepted && profile.itp && !e.initiator.isDocument && context.appPage.map { !$0.serves(target) } == true
+                // An iframe's requests too: the top-level page is still the app's, and ITP
+                // judges a request by the top-level site, not by the frame that sends it.
+                let topAppPage = app != nil && e.sequence < appPageEnd ? app : nil
+                let thirdPartyToApp = !plan.intercepted && profile.itp && !(e.initiator.isDocument && e.frame.kind == .main) && topAppPage.map { !$0.serves(target) } == true
                 if !plan.intercepted && !header.givenToLoad {
-                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: context.appPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
+                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: topAppPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
                 }
                 outcome.sentCookies = header.cookies
                 if let gap = e.evidenceGap {

@@ -48,6 +48,18 @@ struct WebViewEmulatorTests {
         #expect(result.outcomes.map { $0.thirdPartyRules == ["P2"] } == [false, true, true, false, false], "\(result.outcomes.map(\.thirdPartyRules))")
     }
 
+    @Test("A2: from the app's page, an iframe's requests to a server are third-party too: ITP judges by the top-level site, not by the frame")
+    func iframeRequestsThirdPartyToTheApp() {
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://www.news.example/", headers: [HeaderField("Accept", "text/html"), HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate")]),
+            Self.exchange(1, at: 0.1, "GET", "https://panel.example/frame.html", headers: [HeaderField("Accept", "text/html"), HeaderField("Sec-Fetch-Dest", "iframe"), HeaderField("Sec-Fetch-Mode", "navigate"), HeaderField("Referer", "https://www.news.example/")]),
+            Self.exchange(2, at: 0.2, "GET", "https://ads.news.example/pixel.gif", headers: [HeaderField("Accept", "image/webp,*/*;q=0.8"), HeaderField("Sec-Fetch-Dest", "image"), HeaderField("Referer", "https://panel.example/frame.html"), HeaderField("Cookie", "member=1")]),
+        ])
+        let result = Self.run(flow, "capacitor")
+        #expect(result.outcomes[2].cookieDifferences.map(\.name) == ["member"])
+        #expect(result.outcomes[2].cookieDifferences.first?.rules.first == "A2", "\(result.outcomes[2].cookieDifferences)")
+    }
+
     @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
     func forwarded307() {
         let result = Self.run(Self.post307, "urlprotocol-forwarded")
