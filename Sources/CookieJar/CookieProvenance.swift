@@ -261,6 +261,8 @@ public struct CookieProvenance: Sendable, Hashable {
         /// back starts at the latest request that would have (`latestForgotten`).
         var forgottenAtHost: [String: Int] = [:]
         static let olderAnswersCapacity = 4096
+        /// Script writes remembered before those past `queuedHeaderWindow` are dropped.
+        static let scriptWritesKept = 1024
 
         /// What `PastRequest.lacks` looks at in a cookie.
         struct LackKey: Hashable {
@@ -394,6 +396,10 @@ public struct CookieProvenance: Sendable, Hashable {
                 if kind == .scriptSet {
                     let previous = replacing.map { expected[$0] }.map { old in
                         (value: old.value, kind: origin[old.key]?.kind ?? .serverSet, by: origin[old.key]?.by, hop: origin[old.key]?.hop)
+                    }
+                    // Writes past the window tell nothing more: memory stays bounded.
+                    if scriptWrites.count >= Self.scriptWritesKept {
+                        scriptWrites = scriptWrites.filter { time - $0.value.at <= CookieProvenance.queuedHeaderWindow }
                     }
                     scriptWrites[cookie.key] = (previous, time)
                 }
