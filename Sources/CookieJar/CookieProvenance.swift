@@ -517,6 +517,8 @@ public struct CookieProvenance: Sendable, Hashable {
         /// host-only one beside it, or after its deletion, and the recordings show it does
         /// not). The guess leaves the jar; the cookie there from the start is the domain's.
         mutating func widenGuess(of name: String, on host: String, to domain: String) {
+            // Only a guess can be widened: none held, nothing to look up.
+            guard guessCount > 0 else { return }
             let key = Cookie.Key(name: name, domain: host, path: "/")
             guard domain != host, let guess = jar.cookie(for: key), guess.hostOnly, origin[key]?.kind == .preExisting,
                   CookieStore.domainMatches(host, domain)
