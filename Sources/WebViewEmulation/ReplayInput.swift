@@ -61,6 +61,7 @@ public final class ReplayInput: Sendable {
             var crossOrigin = false
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
+            let thirdPartyPage = Self.fromThirdPartyPage(e, issuedUnder: issuedUnderTarget)
             var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
             if !e.request.body.isEmpty {
                 switch e.bodyKind {
@@ -74,7 +75,8 @@ public final class ReplayInput: Sendable {
                 }
             }
             facts.append(ExchangeFacts(
-                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, frameDocument: frameDocument,
+                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, frameDocument: frameDocument,
+                headerBeforeWrite: self.provenance.inferred[e.sequence].contains { $0.kind == .headerBeforeWrite },
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
                 opensProcessPool: hop == 0 && scenario.newProcessPool.contains { $0.matches(e) },
@@ -90,6 +92,16 @@ public final class ReplayInput: Sendable {
         self.firstDocument = firstDocument
         recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
         sessionStart = SessionStartCookies(self.provenance.startingCookies, scenario: scenario, exchanges: exchanges)
+    }
+
+    /// P2, S8: the request belongs to a third-party page: a third-party iframe's document,
+    /// or a request whose Referer names a page of another site than the top document's.
+    /// A first-party iframe's loads from other sites (its images on a CDN) are the
+    /// first-party page's, as they are in the main frame.
+    static func fromThirdPartyPage(_ e: Exchange, issuedUnder document: RequestTarget?) -> Bool {
+        guard e.frame.kind == .iframe, e.frame.thirdParty else { return false }
+        guard !e.initiator.isDocument, let top = document?.site, let referer = e.request.refererTarget?.site else { return true }
+        return referer != top
     }
 
     /// Whether WebKit counts the request as third-party to the top-level page (N4): an
@@ -200,6 +212,11 @@ public final class ExchangeFacts: Sendable {
     /// WebKit counts the request third-party to the top-level page (N4):
     /// `ReplayInput.thirdPartyToPage(_:issuedUnder:)`.
     public let thirdPartyToPage: Bool
+    /// The request belongs to a third-party page (P2, S8):
+    /// `ReplayInput.fromThirdPartyPage(_:issuedUnder:)`.
+    public let thirdPartyPage: Bool
+    /// Its Cookie header was built before a script's write (E8): not compared.
+    public let headerBeforeWrite: Bool
     /// The document of the frame that issued it.
     public let frameDocument: RequestTarget?
     /// The response's Set-Cookie headers, parsed (unparsable ones left out).
@@ -224,13 +241,16 @@ public final class ExchangeFacts: Sendable {
     /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
     public let alternatives: [(Exchange, String)]
 
-    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, frameDocument: RequestTarget?, setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
+    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: Bool = false,
+        setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
         formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
         alternatives: [(Exchange, String)] = [])
     {
         self.documentURL = documentURL
         self.crossOrigin = crossOrigin
         self.thirdPartyToPage = thirdPartyToPage
+        self.thirdPartyPage = thirdPartyPage
+        self.headerBeforeWrite = headerBeforeWrite
         self.frameDocument = frameDocument
         self.setCookies = setCookies
         self.previousHop = previousHop

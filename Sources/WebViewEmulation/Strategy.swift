@@ -108,18 +108,8 @@ public struct EmulationContext: Sendable {
     /// exchange by the replay input; nil when the context was built without one.
     public var nativeMultipart: NativeMultipart?
 
-    /// P2, S8: the request belongs to a third-party page: a third-party iframe's document,
-    /// or a request whose Referer names a page of another site than the top document's.
-    /// A first-party iframe's loads from other sites (its images on a CDN) are the
-    /// first-party page's, as they are in the main frame.
-    public func fromThirdPartyPage(_ exchange: Exchange) -> Bool {
-        guard exchange.frame.kind == .iframe, exchange.frame.thirdParty else { return false }
-        if exchange.initiator.isDocument { return true }
-        guard let top = documentURL.flatMap(RequestTarget.init)?.site,
-              let referer = exchange.request.headers.first("Referer").flatMap(RequestTarget.init)?.site
-        else { return true }
-        return referer != top
-    }
+    /// The request belongs to a third-party page (P2, S8): the exchange's facts say.
+    public var thirdPartyPage = false
 
     public init(profile: Profile, scenario: Scenario, documentURL: String? = nil, crossOrigin: Bool = false, uploadListener: Bool = false) {
         self.profile = profile
@@ -185,7 +175,7 @@ public struct URLProtocolStrategy: InterceptionStrategy {
             bodyLostBy: exchange.request.body.isEmpty ? nil : "P1",  // P1: no HTTPBody across IPC
             redirects: redirects, redirectRule: "P4")
         // P2: the registration is global; third-party pages go through it too.
-        if context.fromThirdPartyPage(exchange) { plan.thirdPartyBy = "P2" }
+        if context.thirdPartyPage { plan.thirdPartyBy = "P2" }
         // P5: clearing a video's src does not reach stopLoading.
         if exchange.initiator == .media { plan.notes.append(Change(rule: "P5", what: "cancelling this media load would not reach stopLoading")) }
         return plan
@@ -219,7 +209,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
             }
         }
         // S8: the handler serves only the web views it is configured on.
-        if context.thirdPartyInPlainWebView && context.fromThirdPartyPage(exchange) {
+        if context.thirdPartyInPlainWebView && context.thirdPartyPage {
             var plan = NativeStrategy().plan(for: exchange, in: context)
             plan.notes.append(Change(rule: "S8", what: "a third-party page in a plain web view is not intercepted"))
             return plan

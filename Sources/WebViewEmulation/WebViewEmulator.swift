@@ -93,6 +93,7 @@ public struct WebViewEmulator: Sendable {
             jars.completeSyncs(upTo: time)
             context.documentURL = facts.documentURL
             context.crossOrigin = facts.crossOrigin
+            context.thirdPartyPage = facts.thirdPartyPage
             context.uploadListener = facts.uploadListener
             context.nativeMultipart = facts.nativeMultipart
             context.appPage = nil
@@ -194,6 +195,7 @@ public struct WebViewEmulator: Sendable {
                     var headContext = EmulationContext(profile: profile, scenario: input.scenario)
                     (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
                     headContext.nativeMultipart = head.nativeMultipart
+                    headContext.thirdPartyPage = head.thirdPartyPage
                     plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
                 }
                 if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
@@ -272,7 +274,7 @@ public struct WebViewEmulator: Sendable {
                 if let gap = e.evidenceGap {
                     // E1-E7: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
-                } else if provenance.inferred[e.sequence].contains(where: { $0.kind == .headerBeforeWrite }) {
+                } else if facts.headerBeforeWrite {
                     // E8: the header was built before a script's write; it shows no jar.
                     outcome.note(Change(rule: "E8", note: .cookiesNotCompared(reason: "its Cookie header was built before a script's write, the request queued behind others")))
                 } else {
