@@ -133,18 +133,22 @@ public struct HARImporter: Sendable {
         try Self.checkShape(root, context: context)
         let recorder = Recorder(root: root, context: context)
         let corrected = clock.settlePageTestStarts()
+        let estimated = clock.estimatePlaceholders()
         let sessions = splittingSessions ? BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times) : .single(entries: clock.times.count)
         let sha256 = hashing.join()
         // Times in another unit than milliseconds: read again in it, classified afresh.
         let unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
         // A tool that is no browser: every request its own, classified afresh as such.
         let tool = Recorder.nonBrowserClient(root: root, context: context)
-        let unitNote = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected)
-        if unit != nil || tool != nil || !corrected.isEmpty {
+        let unitNote = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected) + EntryClock.placeholderNote(estimated)
+        if unit != nil || tool != nil || !corrected.isEmpty || !estimated.isEmpty {
             if inOrder { for k in exchanges.indices { asRead[k].restore(&exchanges[k]) } }
             inOrder = false
             if let unit { for k in exchanges.indices { unit.apply(to: &exchanges[k]) } }
-            for (k, entry) in entries.enumerated() { if let t = corrected[entry] { exchanges[k].startedAt = t } }
+            for (k, entry) in entries.enumerated() {
+                if let t = corrected[entry] { exchanges[k].startedAt = t }
+                if let d = estimated[entry] { Self.placeTiming(d, of: &exchanges[k]) }
+            }
         }
         let allNative = tool != nil
         guard sessions.isSplit else {
@@ -242,6 +246,7 @@ public struct HARImporter: Sendable {
         let unit: TimeUnit?
         let tool: String?
         let corrected: [Int: Double]
+        let estimated: [Int: Double]
         do {
             var reader = JSONReader(bytes)
             let root = try reader.forEachEntry { _, view, range in
@@ -256,6 +261,7 @@ public struct HARImporter: Sendable {
             try Self.checkShape(root, context: context)
             recorder = Recorder(root: root, context: context)
             corrected = clock.settlePageTestStarts()
+            estimated = clock.estimatePlaceholders()
             sessions = BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times)
             unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
             tool = Recorder.nonBrowserClient(root: root, context: context)
@@ -275,6 +281,7 @@ public struct HARImporter: Sendable {
                 return
             }
             if exchange.startedAt.isNaN || corrected[index] != nil { exchange.startedAt = times[index] }
+            if let d = estimated[index] { Self.placeTiming(d, of: &exchange) }
             unit?.apply(to: &exchange)
             recorder.settle(&exchange)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
@@ -306,8 +313,15 @@ public struct HARImporter: Sendable {
         for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
             perSession[sessions.sessionOfEntry[index]].append(diagnostic)
         }
-        let notes = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected)
+        let notes = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected) + EntryClock.placeholderNote(estimated)
         return Streamed(sessions: sessions, notes: notes, unplaced: perSession)
+    }
+
+    /// An entry with no measured time given `seconds` (`EntryClock.estimatePlaceholders`):
+    /// its response's head and end arrive then.
+    static func placeTiming(_ seconds: Double, of exchange: inout Exchange) {
+        exchange.duration = seconds
+        if exchange.response.status != 0 { exchange.responseStart = seconds }
     }
 
     /// What `stream` tells once every exchange is handed on.
@@ -369,6 +383,8 @@ public struct HARImporter: Sendable {
         var durations: [Double] = []
         /// Each entry's WebPagetest mark `_load_start` (milliseconds from its page's start).
         var loadStarts: [Double?] = []
+        /// Each WebPagetest entry's host and the milliseconds its marks span (`pageTestMarks`).
+        var pageTestSpans: [Int: (host: String, span: Double)] = [:]
 
         mutating func add(_ entry: JSONNode) {
             var time = Double.nan
@@ -380,11 +396,39 @@ public struct HARImporter: Sendable {
                 pageref = (try? entry["pageref"].optionalString()) ?? nil
                 duration = ((try? entry["time"].optionalNumber()) ?? nil) ?? .nan
                 loadStart = (try? entry["_load_start"].optionalNumber()) ?? nil
+                if loadStart != nil, let marks = HARImporter.pageTestMarks(entry),
+                   let url = (try? entry["request"]["url"].optionalString()) ?? nil, let host = RequestTarget(url)?.host {
+                    pageTestSpans[times.count] = (host, marks.end)
+                }
             }
             times.append(time.isNaN ? (times.last ?? 0) : time)
             pagerefs.append(pageref)
             durations.append(duration)
             loadStarts.append(loadStart)
+        }
+
+        /// WebPagetest writes 0 ms for every mark of an entry it could not time (its
+        /// `time`, `_ttfb_end` and `_load_end` all equal `_load_start`), though its response
+        /// came over the network, Set-Cookie and all: read so, the response arrives the
+        /// moment its request leaves, before requests sent a millisecond later that still
+        /// went without its cookies, and those read as a script's doing. Such a response
+        /// is taken to arrive after the median time of its host's timed entries (of all
+        /// timed entries when its host has none). Seconds, by entry index.
+        func estimatePlaceholders() -> [Int: Double] {
+            let placeholders = pageTestSpans.filter { $0.value.span == 0 }
+            guard !placeholders.isEmpty else { return [:] }
+            func median(_ spans: [Double]) -> Double? { spans.isEmpty ? nil : spans.sorted()[spans.count / 2] }
+            let timed = pageTestSpans.values.filter { $0.span > 0 }
+            let byHost = Dictionary(grouping: timed, by: \.host).mapValues { median($0.map(\.span)) }
+            guard let overall = median(timed.map(\.span)) else { return [:] }
+            return placeholders.mapValues { ((byHost[$0.host] ?? nil) ?? overall) / 1000 }
+        }
+
+        /// The note for entries `estimatePlaceholders` gave a time.
+        static func placeholderNote(_ estimated: [Int: Double]) -> [Diagnostic] {
+            guard !estimated.isEmpty else { return [] }
+            let list = estimated.keys.sorted().prefix(8).map { "entry \($0): \(Int(estimated[$0]! * 1000)) ms" }.joined(separator: ", ")
+            return [Diagnostic(.timeEstimated, message: "\(estimated.count) entr\(estimated.count == 1 ? "y carries" : "ies carry") WebPagetest's 0 ms placeholder for a time it did not measure; each response is taken to arrive after the median time of its host's timed entries (\(list)\(estimated.count > 8 ? ", and more" : ""))")]
         }
 
         /// WebPagetest's stamps checked against its own marks: every entry of a page starts

@@ -87,6 +87,9 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     /// HAR entries whose startedDateTime disagrees with the page-test tool's own mark of
     /// when they started, read from the mark
     case timeCorrected = "time-corrected"
+    /// HAR entries the page-test tool could not time (0 ms in every mark): their responses
+    /// are taken to arrive after the median time of their host's timed entries
+    case timeEstimated = "time-estimated"
 
     public var severity: Diagnostic.Severity {
         switch self {
@@ -127,7 +130,7 @@ public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
         case .nonBrowserClient: return .note
         case .warmCache: return .note
         case .timeUnitCorrected: return .note
-        case .timeCorrected: return .note
+        case .timeCorrected, .timeEstimated: return .note
         }
     }
 }

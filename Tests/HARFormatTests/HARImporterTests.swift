@@ -99,6 +99,31 @@ struct HARImporterTests {
         #expect(streamed.map { (($0.startedAt - start) * 1000).rounded() } == [0, 1000, 4344, 5344] && end.notes.contains(note))
     }
 
+    @Test("a WebPagetest entry it could not time (0 ms in every mark) gets its host's median time, so its response does not arrive the moment it left; read whole or streamed, with a note")
+    func pageTestPlaceholders() throws {
+        // Three timed entries of a.example (30, 40, 50 ms), one of b.example (10 ms), and a
+        // placeholder of each host.
+        let marks = [("a", 0, 30), ("a", 100, 40), ("a", 200, 50), ("b", 300, 10), ("a", 400, 0), ("b", 500, 0)]
+        let entries = marks.enumerated().map { k, m in
+            entry(url: "https://\(m.0).example/\(k)", started: "2018-01-14T07:52:\((24_656 + m.1) / 1000).\(String(format: "%03d", (24_656 + m.1) % 1000))+00:00")
+                .replacingOccurrences(of: #""time": 12"#, with: #""pageref": "page_1_0_1", "_load_start": \#(m.1), "_ttfb_end": \#(m.1 + m.2), "_load_end": \#(m.1 + m.2), "time": \#(m.2)"#)
+        }
+        let json = #"{"log": {"version": "1.2", "creator": {"name": "WebPagetest", "version": "17.12"}, "pages": [{"id": "page_1_0_1", "title": "Run 1, First View", "startedDateTime": "2018-01-14T07:52:24.656+00:00"}], "entries": [\#(entries.joined(separator: ", "))]}}"#
+        let recording = try importing(json)
+        let byPath = Dictionary(uniqueKeysWithValues: recording.exchanges.map { ($0.request.target!.path, $0) })
+        #expect(byPath["/4"]?.responseStart == 0.04 && byPath["/4"]?.duration == 0.04)
+        #expect(byPath["/5"]?.responseStart == 0.01)
+        #expect(byPath["/0"]?.responseStart == 0.03, "a timed entry keeps its own marks")
+        let note = try #require(recording.diagnostics.first { $0.code == DiagnosticCode.timeEstimated.rawValue })
+        #expect(note.message.contains("entry 4: 40 ms") && note.message.contains("entry 5: 10 ms"), "\(note.message)")
+        var streamed: [Exchange] = []
+        let bytes = Array(json.utf8)
+        let end = try bytes.withUnsafeBufferPointer { raw in
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _, _ in streamed.append(exchange) }
+        }
+        #expect(streamed.first { $0.request.target?.path == "/4" }?.responseStart == 0.04 && end.notes.contains(note))
+    }
+
     @Test("a REST client's export (Insomnia) is the tool's traffic, none a page's: every request native (NC1), said once, read whole or streamed")
     func nonBrowserClient() throws {
         func file(_ creator: String) -> String {
