@@ -43,10 +43,11 @@ public struct CookieProvenance: Sendable, Hashable {
             /// Nothing happened in the page: the write is the earlier one.
             case domainWidened = "domain-widened"
             /// Not an event but a reading of the request: it carried a cookie's value from
-            /// before a script's write seconds earlier (and went without what the write
-            /// added), so its Cookie header was built before the write, the request queued
-            /// or pipelined behind others (E8). What it carried or lacked says nothing of the
-            /// write; the cookie is the one it carried at its older value.
+            /// before a write seconds earlier (a script's, or a response's Set-Cookie), or
+            /// went without a cookie such a write added, so its Cookie header was built before
+            /// the write, the request queued or pipelined behind others (E8). What it carried
+            /// or lacked of that cookie says nothing of the write; the cookie is the one it
+            /// carried at its older value, or the one it lacked.
             case headerBeforeWrite = "header-before-write"
             /// Not an event of the page: the browser that recorded started afresh (a
             /// page-test tool's next run or repeat view) before a top-level load with no
@@ -244,9 +245,10 @@ public struct CookieProvenance: Sendable, Hashable {
         /// Responses whose Set-Cookie has not reached the jar: their head had not arrived
         /// when the last request left.
         var arriving = ArrivalQueue<(Exchange, RequestTarget, Bool)>()
-        /// Per cookie a script wrote: what the jar held before (nil for a new cookie), and
-        /// the time of the request that first carried the write (`headerBeforeWrite`).
-        var scriptWrites: [Cookie.Key: (previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at: Double)] = [:]
+        /// Per cookie a script wrote or a Set-Cookie changed: what the jar held before (nil
+        /// for a new cookie), and when the write happened (the time of the request that
+        /// first carried a script's, the arrival of a response's), for `headerBeforeWrite`.
+        var recentWrites: [Cookie.Key: (previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at: Double)] = [:]
         /// Guesses a domain Set-Cookie showed to be the domain's cookie (`widenGuess`), told
         /// with the next exchange's events.
         var widenedOnArrival: [Inference] = []
@@ -261,8 +263,8 @@ public struct CookieProvenance: Sendable, Hashable {
         /// back starts at the latest request that would have (`latestForgotten`).
         var forgottenAtHost: [String: Int] = [:]
         static let olderAnswersCapacity = 4096
-        /// Script writes remembered before those past `queuedHeaderWindow` are dropped.
-        static let scriptWritesKept = 1024
+        /// Writes remembered before those past `queuedHeaderWindow` are dropped.
+        static let recentWritesKept = 1024
 
         /// What `PastRequest.lacks` looks at in a cookie.
         struct LackKey: Hashable {
@@ -397,14 +399,11 @@ public struct CookieProvenance: Sendable, Hashable {
                     let previous = replacing.map { expected[$0] }.map { old in
                         (value: old.value, kind: origin[old.key]?.kind ?? .serverSet, by: origin[old.key]?.by, hop: origin[old.key]?.hop)
                     }
-                    // Writes past the window tell nothing more: memory stays bounded.
-                    if scriptWrites.count >= Self.scriptWritesKept {
-                        scriptWrites = scriptWrites.filter { time - $0.value.at <= CookieProvenance.queuedHeaderWindow }
-                    }
-                    scriptWrites[cookie.key] = (previous, time)
+                    noteWrite(cookie.key, replacing: previous, at: time)
                 }
                 jar.set(cookie, at: written)
-                let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
+                var window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
+                if let opened = window, let earlier = siblingWrite(name: name, value: value, on: target), earlier < opened { window = earlier }
                 events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
                 let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
                 origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
@@ -427,7 +426,12 @@ public struct CookieProvenance: Sendable, Hashable {
             // Nor, on a request whose header was built before a script's write (E8), of a
             // cookie that write or one as recent added.
             for (i, cookie) in expected.enumerated() where lackShowsDeletion && !accounted[i] && !cookie.httpOnly && (nativeOnly.isEmpty || !nativeOnly.contains(cookie.key))
-                && !recorded.contains(where: { $0.name == cookie.name }) && !(builtBeforeWrite && writtenRecently(cookie, at: time)) {
+                && !recorded.contains(where: { $0.name == cookie.name }) {
+                if builtBeforeWrite && writtenRecently(cookie, at: time) {
+                    // Its absence is from before the write too.
+                    events.append(Inference(kind: .headerBeforeWrite, cookie: cookie, windowStart: nil))
+                    continue
+                }
                 if let narrowed = narrowPath(of: cookie, lackedBy: target) {
                     events.append(Inference(kind: .pathNarrowed, cookie: narrowed, windowStart: nil))
                     continue
@@ -484,12 +488,18 @@ public struct CookieProvenance: Sendable, Hashable {
             // Each field parsed where it lies in the list, not first made a string.
             let (time, sequence, hop) = (exchange.responseArrivedAt, exchange.sequence, exchange.redirect?.hop)
             exchange.response.headers.forEachValue("Set-Cookie") { header in
-                switch jar.receive(bytes: header, from: target, at: time) {
+                guard let parsed = SetCookie.parse(bytes: header) else { return }
+                let (result, replaced) = jar.storeReplacing(parsed, from: target, at: time, api: .http)
+                switch result {
                 case .stored(let cookie):
                     let key = cookie.key
+                    var previous = replaced.flatMap { old in old.value == cookie.value ? nil : (value: old.value, kind: origin[key]?.kind ?? .serverSet, by: origin[key]?.by, hop: origin[key]?.hop) }
                     origin[key] = (.serverSet, sequence, hop, nil)
                     if native { nativeOnly.insert(key) } else if !nativeOnly.isEmpty { nativeOnly.remove(key) }
-                    if !cookie.hostOnly { widenGuess(of: cookie.name, on: target.host, to: cookie.domain) }
+                    if !cookie.hostOnly, let guess = widenGuess(of: cookie.name, on: target.host, to: cookie.domain), previous == nil, guess.value != cookie.value {
+                        previous = guess
+                    }
+                    if let previous { noteWrite(key, replacing: previous, at: time) }
                 case .deleted(let key):
                     widenGuess(of: key.name, on: target.host, to: key.domain)
                 case .ignored: break
@@ -497,18 +507,29 @@ public struct CookieProvenance: Sendable, Hashable {
             }
         }
 
-        /// The origin of the value a script's write replaced, when the request carried that
-        /// value within `queuedHeaderWindow` of the write: its header was built before it.
+        /// Remembers a write of `key` at `time` (`recentWrites`).
+        mutating func noteWrite(_ key: Cookie.Key, replacing previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at time: Double) {
+            // Writes past the window tell nothing more: memory stays bounded.
+            if recentWrites.count >= Self.recentWritesKept {
+                recentWrites = recentWrites.filter { time - $0.value.at <= CookieProvenance.queuedHeaderWindow }
+            }
+            recentWrites[key] = (previous, time)
+        }
+
+        /// The origin of the value a write replaced (a script's, or a Set-Cookie that
+        /// arrived), when the request carried that value within `queuedHeaderWindow` of the
+        /// write: its header was built before it.
         func carriedFromBeforeWrite(_ cookie: Cookie, value: String, at time: Double) -> (value: String, kind: Kind, by: Int?, hop: Int?)? {
-            guard let write = scriptWrites[cookie.key], let before = write.previous, before.value == value,
+            guard let write = recentWrites[cookie.key], let before = write.previous, before.value == value,
                   time - write.at <= CookieProvenance.queuedHeaderWindow
             else { return nil }
             return before
         }
 
-        /// Whether a script wrote the cookie within `queuedHeaderWindow` before `time`.
+        /// Whether a script or a Set-Cookie wrote the cookie within `queuedHeaderWindow`
+        /// before `time`.
         func writtenRecently(_ cookie: Cookie, at time: Double) -> Bool {
-            scriptWrites[cookie.key].map { time - $0.at <= CookieProvenance.queuedHeaderWindow } == true
+            recentWrites[cookie.key].map { time - $0.at <= CookieProvenance.queuedHeaderWindow } == true
         }
 
         /// A cookie guessed there from the start as host-only on `host`, where the server
@@ -516,19 +537,22 @@ public struct CookieProvenance: Sendable, Hashable {
         /// guess was that domain's cookie (a browser holding both would go on sending the
         /// host-only one beside it, or after its deletion, and the recordings show it does
         /// not). The guess leaves the jar; the cookie there from the start is the domain's.
-        mutating func widenGuess(of name: String, on host: String, to domain: String) {
+        /// Returns the guess's value and origin, nil when there was none.
+        @discardableResult
+        mutating func widenGuess(of name: String, on host: String, to domain: String) -> (value: String, kind: Kind, by: Int?, hop: Int?)? {
             // Only a guess can be widened: none held, nothing to look up.
-            guard guessCount > 0 else { return }
+            guard guessCount > 0 else { return nil }
             let key = Cookie.Key(name: name, domain: host, path: "/")
-            guard domain != host, let guess = jar.cookie(for: key), guess.hostOnly, origin[key]?.kind == .preExisting,
+            guard domain != host, let guess = jar.cookie(for: key), guess.hostOnly, let from = origin[key], from.kind == .preExisting,
                   CookieStore.domainMatches(host, domain)
-            else { return }
+            else { return nil }
             var widened = guess
             widened.domain = domain
             widened.hostOnly = false
             origin[key] = nil
             _ = jar.remove(key)
             widenedOnArrival.append(Inference(kind: .preExisting, cookie: widened, windowStart: nil))
+            return (guess.value, from.kind, from.by, from.hop)
         }
 
         /// A cookie there from the start was placed host-only on the first host that
@@ -549,10 +573,11 @@ public struct CookieProvenance: Sendable, Hashable {
             var kept: [Cookie.Key] = []
             for key in candidates {
                 guard let cookie = jar.cookie(for: key), cookie.value == value, cookie.hostOnly, cookie.path == "/",
-                    origin[key]?.kind == .preExisting
+                    let kind = origin[key]?.kind, kind != .serverSet
                 else { continue }
+                // Script writes stay for `widenScriptSet` and `siblingWrite`.
                 kept.append(key)
-                if guess == nil, CookieStore.domainMatches(cookie.domain, site) { guess = cookie }
+                if guess == nil, kind == .preExisting, CookieStore.domainMatches(cookie.domain, site) { guess = cookie }
             }
             guessCount -= candidates.count - kept.count
             guesses[named] = kept.isEmpty ? nil : kept
@@ -599,6 +624,26 @@ public struct CookieProvenance: Sendable, Hashable {
             }
             return nil
         }
+
+        /// When a script wrote this name and value on another host of `target`'s site, nil
+        /// when none is remembered. A value long enough to be a fingerprint (an analytics
+        /// script's visitor and timestamp fields) carried to a second host is that one
+        /// write reaching it, however late the recording first shows it there: the write
+        /// happened no later, so the window in which it happened opens there (requests to
+        /// this host that went without it in between, or with an older copy, had headers
+        /// the recording cannot explain, not a later write).
+        func siblingWrite(name: String, value: String, on target: RequestTarget) -> Double? {
+            guard value.utf8.count >= Self.fingerprintLength, guessCount > 0, let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
+            let site = target.site
+            var earliest: Double?
+            for key in candidates where key.domain != target.host && CookieStore.domainMatches(key.domain, site) && origin[key]?.kind == .scriptSet {
+                if let at = recentWrites[key]?.at, at < earliest ?? .infinity { earliest = at }
+            }
+            return earliest
+        }
+
+        /// The shortest cookie value taken as one write's fingerprint (`siblingWrite`).
+        static let fingerprintLength = 8
 
         /// Notes a cookie inferred there from the start, a guess `widenPreexisting` may widen.
         mutating func noteGuess(_ cookie: Cookie) {

@@ -76,7 +76,7 @@ public final class ReplayInput: Sendable {
             }
             facts.append(ExchangeFacts(
                 documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, frameDocument: frameDocument,
-                headerBeforeWrite: self.provenance.inferred[e.sequence].contains { $0.kind == .headerBeforeWrite },
+                headerBeforeWrite: self.provenance.inferred[e.sequence].filter { $0.kind == .headerBeforeWrite }.map(\.cookie.name),
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
                 opensProcessPool: hop == 0 && scenario.newProcessPool.contains { $0.matches(e) },
@@ -215,8 +215,9 @@ public final class ExchangeFacts: Sendable {
     /// The request belongs to a third-party page (P2, S8):
     /// `ReplayInput.fromThirdPartyPage(_:issuedUnder:)`.
     public let thirdPartyPage: Bool
-    /// Its Cookie header was built before a script's write (E8): not compared.
-    public let headerBeforeWrite: Bool
+    /// The cookies its Cookie header carried or lacked as they were before a recent
+    /// write (E8: the header was built before it): not compared.
+    public let headerBeforeWrite: [String]
     /// The document of the frame that issued it.
     public let frameDocument: RequestTarget?
     /// The response's Set-Cookie headers, parsed (unparsable ones left out).
@@ -241,7 +242,7 @@ public final class ExchangeFacts: Sendable {
     /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
     public let alternatives: [(Exchange, String)]
 
-    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: Bool = false,
+    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: [String] = [],
         setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
         formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
         alternatives: [(Exchange, String)] = [])

@@ -274,11 +274,14 @@ public struct WebViewEmulator: Sendable {
                 if let gap = e.evidenceGap {
                     // E1-E7: the recorded Cookie header is no evidence; nothing to compare.
                     outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
-                } else if facts.headerBeforeWrite {
-                    // E8: the header was built before a script's write; it shows no jar.
-                    outcome.note(Change(rule: "E8", note: .cookiesNotCompared(reason: "its Cookie header was built before a script's write, the request queued behind others")))
                 } else {
                     outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
+                    if !facts.headerBeforeWrite.isEmpty {
+                        // E8: those cookies are as they were before a recent write; the rest of the header still shows the jar.
+                        outcome.cookieDifferences.removeAll { facts.headerBeforeWrite.contains($0.name) }
+                        let names = facts.headerBeforeWrite.joined(separator: ", ")
+                        outcome.note(Change(rule: "E8", note: .cookiesNotCompared(reason: "\(names) as before a recent write: the Cookie header was built before it, the request queued behind others")))
+                    }
                     if eventSourceUnbridged {
                         for k in outcome.cookieDifferences.indices { outcome.cookieDifferences[k].rules.insert("ES1", at: min(1, outcome.cookieDifferences[k].rules.count)) }
                     }

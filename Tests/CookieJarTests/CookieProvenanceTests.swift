@@ -83,12 +83,33 @@ struct CookieProvenanceTests {
             ])
         }
         let queued = CookieProvenance(recording: flow(queuedAt: 0.9))
-        #expect(queued.inferred[2].map(\.kind) == [.headerBeforeWrite])
+        // visit carried from before the write, hit lacked from before it.
+        #expect(queued.inferred[2].map { "\($0.kind.rawValue):\($0.cookie.name)" } == ["header-before-write:visit", "header-before-write:hit"])
         #expect(queued.sent[2].map { "\($0.name):\($0.kind.rawValue):\($0.setBy ?? -1)" } == ["visit:pre-existing:0"])
         #expect(queued.inferred[3].isEmpty, "\(queued.inferred[3])")
         // Ten seconds on, the old value is a script putting it back, and hit is deleted.
         let late = CookieProvenance(recording: flow(queuedAt: 10))
         #expect(Set(late.inferred[2].map(\.kind)) == [.scriptSet, .scriptDeleted])
+    }
+
+    @Test("E8 for a Set-Cookie: a request carrying the value a response's Set-Cookie replaced moments before had its header built before it landed: no script write; past the window it is a script putting it back")
+    func headerBuiltBeforeSetCookie() throws {
+        func flow(queuedAt offset: Double) -> Recording {
+            Recording(name: "p", sourceFormat: "test", exchanges: [
+                Self.exchange(0, at: 0, "http://beacon.k.example/check", cookie: "SB=a118", setCookie: ["SB=a109; Domain=k.example; Path=/"]),
+                Self.exchange(1, at: offset, "http://api.k.example/um", cookie: "SB=a118"),
+                Self.exchange(2, at: offset + 0.5, "http://beacon.k.example/p.gif", cookie: "SB=a109"),
+            ])
+        }
+        let queued = CookieProvenance(recording: flow(queuedAt: 0.03))
+        // The guess on beacon. is the domain's cookie (widened), and the request to api.
+        // carried its value from before #0's Set-Cookie landed.
+        #expect(queued.inferred[1].map(\.kind) == [.preExisting, .headerBeforeWrite], "\(queued.inferred[1])")
+        #expect(queued.sent[1].map { "\($0.name):\($0.kind.rawValue):\($0.setBy ?? -1)" } == ["SB:pre-existing:0"])
+        #expect(queued.sent[2].map { "\($0.name):\($0.kind.rawValue):\($0.setBy ?? -1)" } == ["SB:server-set:0"])
+        #expect(queued.inferred[2].isEmpty, "\(queued.inferred[2])")
+        let late = CookieProvenance(recording: flow(queuedAt: 10))
+        #expect(late.inferred[1].map(\.kind).contains(.scriptSet), "\(late.inferred[1])")
     }
 
     @Test("a script's cookie carried to another host of its site is the site's domain cookie the script wrote once, unless a request to the site went without it after the write: then the other host's own cookie")
@@ -115,6 +136,24 @@ struct CookieProvenanceTests {
         for k in lacking.indices { lacking[k].sequence = k }
         let r = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: lacking))
         #expect(r.inferred[4].map(\.kind) == [.scriptSet] && r.inferred[4].first?.cookie.hostOnly == true)
+    }
+
+    @Test("a script's long value carried to another host of its site after a request there went without it: a write no later than the first host's, its window opening there; a short value is no fingerprint")
+    func siblingWriteOpensTheWindow() throws {
+        func flow(_ value: String) -> [Exchange] {
+            [
+                Self.exchange(0, at: 0, "https://www.shop.example/"),
+                Self.exchange(1, at: 1, "https://www.shop.example/a", cookie: "_utma=\(value)"),
+                Self.exchange(2, at: 1.7, "https://go.shop.example/frame"),
+                Self.exchange(3, at: 10, "https://go.shop.example/p.png", cookie: "_utma=\(value)"),
+            ]
+        }
+        let long = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("1.3899.1304342324.6")))
+        let write = try #require(long.inferred[3].first)
+        #expect(write.kind == .scriptSet && write.cookie.domain == "go.shop.example")
+        #expect(write.windowStart == Self.t0 + 1, "opened at www.'s write, not after go.'s request at 1.7")
+        let short = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("1")))
+        #expect(short.inferred[3].first?.windowStart == Self.t0 + 1.7)
     }
 
     @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start; after a request to its host without it, a write in between")
