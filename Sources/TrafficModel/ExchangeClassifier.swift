@@ -137,6 +137,13 @@ public enum ExchangeClassifier {
 
     /// A GET for an icon (`.ico`, or answered as one): the browser's favicon.
     /// Read in place: it is asked of every exchange.
+    /// Whether a response is an HTML document: its Content-Type says so, or, without one,
+    /// its body starts with `<`.
+    static func isHTML(_ response: RecordedResponse) -> Bool {
+        if let type = response.headers.first("Content-Type") { return type.asciiLowercased.contains("html") }
+        return response.body.first == UInt8(ascii: "<")
+    }
+
     static func isFavicon(_ exchange: Exchange) -> Bool {
         guard exchange.request.method == "GET", let target = exchange.request.target else { return false }
         let path = target.path.utf8
@@ -391,12 +398,19 @@ public enum ExchangeClassifier {
         public var site: String?
         /// `Sec-Fetch-Dest`, lowercased.
         public var destination: String?
+        /// A document's inline script calls, read while its body is at hand (a capture
+        /// import detaches bodies before classifying).
+        var pageCalls: PageScriptCalls?
 
         public init(_ exchange: inout Exchange) {
             if !exchange.request.bodyDetached { exchange.bodyKind = ExchangeClassifier.bodyKind(of: exchange.request) }
             initiator = ExchangeClassifier.initiator(of: exchange)
             site = ExchangeClassifier.site(of: exchange)
             destination = exchange.request.headers.first("Sec-Fetch-Dest")?.asciiLowercased
+            if initiator.isDocument, !exchange.response.isRedirect, ExchangeClassifier.isHTML(exchange.response) {
+                let calls = PageScriptCalls(html: exchange.response.body, url: exchange.request.url)
+                pageCalls = calls.isEmpty ? nil : calls
+            }
         }
     }
 
@@ -503,6 +517,8 @@ public enum ExchangeClassifier {
         /// The page that last loaded documents at once (iframes), and until when the last
         /// of them was in flight.
         var framesLoading: (referer: String, until: Double)?
+        /// The calls the current main-frame document's inline script makes.
+        var pageCalls: PageScriptCalls?
         /// Documents of either list kept, and requests remembered as referred by each.
         static let documentsKept = 8
         static let referrersKept = 4096
@@ -641,6 +657,7 @@ public enum ExchangeClassifier {
                 revisions += followMainFrame(&exchange, sequence: sequence, chainStart: claimedBy?.chainStart)
                 kind = exchange.frame.kind
             }
+            readPageScript(&exchange, frame: kind, traits: traits)
 
             // A 3xx waits for the request of its Location.
             if exchange.response.isRedirect, let location = exchange.response.location,
@@ -659,6 +676,17 @@ public enum ExchangeClassifier {
                 countAwaiting(at: parsed?.path, by: 1)
             }
             return revisions
+        }
+
+        /// A main-frame document's inline script names the API of its calls
+        /// (`PageScriptCalls`); a request of that page whose API the headers left unknown
+        /// takes the one named for its URL.
+        mutating func readPageScript(_ exchange: inout Exchange, frame: Frame.Kind, traits: Traits) {
+            if exchange.initiator.isDocument, frame == .main, !exchange.response.isRedirect {
+                pageCalls = traits.pageCalls
+            } else if exchange.initiator == .ajax, let calls = pageCalls, let target = exchange.request.target, let api = calls.api(for: target) {
+                exchange.initiator = api
+            }
         }
 
         /// How long after a document ended a request from the page before it shows that page

@@ -9,6 +9,26 @@ struct ExchangeClassifierTests {
             response: RecordedResponse(status: status, headers: location.map { [HeaderField("Location", $0)] } ?? []), resourceType: resourceType)
     }
 
+    @Test("a request the headers leave ajax takes the API the page's inline script calls its URL with: fetch(\"/api/pay\") or xhr.open(\"POST\", \"/api/order\"); a URL called both ways, or not named, stays ajax")
+    func apiFromThePagesScript() {
+        let html = """
+        <script>
+        var x = new XMLHttpRequest(); x.open("POST", "/api/order");
+        fetch('/api/pay', {method: "POST"}).then(function () { return fetch(`https://a.example/api/status?v=1`); });
+        fetch("/api/both"); x.open('GET', "/api/both");
+        fetch(url); fetch(`/api/${id}`);
+        </script>
+        """
+        var page = exchange(url: "https://a.example/shop/", headers: [("Accept", "text/html")])
+        page.response = RecordedResponse(status: 200, headers: [HeaderField("Content-Type", "text/html")], body: Data(html.utf8))
+        let ajax: [(String, String)] = [("Accept", "*/*"), ("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors")]
+        var list = [page] + ["/api/order", "/api/pay", "/api/status?v=2", "/api/both", "/api/other"].enumerated().map { k, path in
+            exchange("POST", url: "https://a.example" + path, headers: ajax, at: Double(k + 1))
+        }
+        ExchangeClassifier.classify(&list)
+        #expect(list.map(\.initiator) == [.navigation, .xhr, .fetch, .fetch, .ajax, .ajax])
+    }
+
     @Test("E6: a script's request to another origin in CORS mode without any cookie is no evidence of the jar; with a cookie, to its own origin, or a document, it is")
     func credentialsOmitted() {
         let page = "https://www.site.example"
