@@ -44,6 +44,9 @@ public final class ReplayInput: Sendable {
         for e in exchanges { if let next = e.redirect?.next { previousHop[next] = e.sequence } }
         var documentURL: String?
         var documentTarget: RequestTarget?
+        let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
+        let recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
+        let documentOrigins = Set(exchanges.lazy.filter(\.initiator.isDocument).compactMap { $0.request.target?.origin })
         for e in exchanges {
             let hop = e.redirect?.hop ?? 0
             // The request is issued under the document before it; a document load then
@@ -62,6 +65,7 @@ public final class ReplayInput: Sendable {
             if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
             let thirdPartyPage = Self.fromThirdPartyPage(e, issuedUnder: issuedUnderTarget)
+            let unseenPage = Self.fromUnseenPage(e, top: recordedPage, documents: documentOrigins)
             var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
             if !e.request.body.isEmpty {
                 switch e.bodyKind {
@@ -75,7 +79,7 @@ public final class ReplayInput: Sendable {
                 }
             }
             facts.append(ExchangeFacts(
-                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, frameDocument: frameDocument,
+                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, fromUnseenPage: unseenPage, frameDocument: frameDocument,
                 headerBeforeWrite: self.provenance.inferred[e.sequence].filter { $0.kind == .headerBeforeWrite }.map(\.cookie.name),
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
@@ -88,9 +92,8 @@ public final class ReplayInput: Sendable {
         }
         self.facts = facts
         prefetchPages = scenario.prefetch.map { Self.matchPrefetch($0, exchanges) } ?? []
-        let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
         self.firstDocument = firstDocument
-        recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
+        self.recordedPage = recordedPage
         sessionStart = SessionStartCookies(self.provenance.startingCookies, scenario: scenario, exchanges: exchanges)
     }
 
@@ -102,6 +105,14 @@ public final class ReplayInput: Sendable {
         guard e.frame.kind == .iframe, e.frame.thirdParty else { return false }
         guard !e.initiator.isDocument, let top = document?.site, let referer = e.request.refererTarget?.site else { return true }
         return referer != top
+    }
+
+    /// The request names (its Referer) a page of another site than the recorded page that
+    /// the recording never loaded: another tab's, or a page from before the recording
+    /// began. Which page was top-level when it left is unknown, so A2 does not judge it.
+    static func fromUnseenPage(_ e: Exchange, top: RequestTarget?, documents: Set<String>) -> Bool {
+        guard !e.initiator.isDocument, let top, let page = e.request.refererTarget, page.scheme == "http" || page.scheme == "https" else { return false }
+        return page.site != top.site && !documents.contains(page.origin)
     }
 
     /// Whether WebKit counts the request as third-party to the top-level page (N4): an
@@ -215,6 +226,9 @@ public final class ExchangeFacts: Sendable {
     /// The request belongs to a third-party page (P2, S8):
     /// `ReplayInput.fromThirdPartyPage(_:issuedUnder:)`.
     public let thirdPartyPage: Bool
+    /// The request names a page the recording never loaded, of another site than the
+    /// recorded page (`ReplayInput.fromUnseenPage`).
+    public let fromUnseenPage: Bool
     /// The cookies its Cookie header carried or lacked as they were before a recent
     /// write (E8: the header was built before it): not compared.
     public let headerBeforeWrite: [String]
@@ -242,7 +256,7 @@ public final class ExchangeFacts: Sendable {
     /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
     public let alternatives: [(Exchange, String)]
 
-    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: [String] = [],
+    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, fromUnseenPage: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: [String] = [],
         setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
         formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
         alternatives: [(Exchange, String)] = [])
@@ -251,6 +265,7 @@ public final class ExchangeFacts: Sendable {
         self.crossOrigin = crossOrigin
         self.thirdPartyToPage = thirdPartyToPage
         self.thirdPartyPage = thirdPartyPage
+        self.fromUnseenPage = fromUnseenPage
         self.headerBeforeWrite = headerBeforeWrite
         self.frameDocument = frameDocument
         self.setCookies = setCookies

@@ -266,7 +266,9 @@ public struct WebViewEmulator: Sendable {
                 // An iframe's requests too: the top-level page is still the app's, and ITP
                 // judges a request by the top-level site, not by the frame that sends it.
                 let topAppPage = app != nil && e.sequence < appPageEnd ? app : nil
-                let thirdPartyToApp = !plan.intercepted && profile.itp && !(e.initiator.isDocument && e.frame.kind == .main) && topAppPage.map { !$0.serves(target) } == true
+                // Not a request of a page the recording never loaded: its top-level site is unknown.
+                let thirdPartyToApp = !plan.intercepted && profile.itp && !(e.initiator.isDocument && e.frame.kind == .main) && !facts.fromUnseenPage
+                    && topAppPage.map { !$0.serves(target) } == true
                 if !plan.intercepted && !header.givenToLoad {
                     withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: topAppPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
                 }

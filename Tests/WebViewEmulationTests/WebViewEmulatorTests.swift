@@ -60,6 +60,22 @@ struct WebViewEmulatorTests {
         #expect(result.outcomes[2].cookieDifferences.first?.rules.first == "A2", "\(result.outcomes[2].cookieDifferences)")
     }
 
+    @Test("A2 judges the app page's requests, not those of a page the recording never loaded (another tab): its top-level site is unknown")
+    func unseenPagesNotJudgedByA2() {
+        func image(_ url: String, referer: String) -> HeaderList {
+            [HeaderField("Accept", "image/webp,*/*;q=0.8"), HeaderField("Sec-Fetch-Dest", "image"), HeaderField("Referer", referer), HeaderField("Cookie", "member=1")]
+        }
+        // No document: the page is the one the first request names.
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://api.tube.example/feed", headers: [HeaderField("Accept", "*/*"), HeaderField("Sec-Fetch-Dest", "empty"), HeaderField("Referer", "https://www.tube.example/")]),
+            Self.exchange(1, at: 0.1, "GET", "https://www.tutorials.example/logo.png", headers: image("https://www.tutorials.example/lesson", referer: "https://www.tutorials.example/lesson")),
+            Self.exchange(2, at: 0.2, "GET", "https://cdn.ads.example/p.gif", headers: image("https://cdn.ads.example/p.gif", referer: "https://www.tube.example/")),
+        ])
+        let result = Self.run(flow, "capacitor")
+        #expect(result.outcomes[1].cookieDifferences.isEmpty, "another tab's image: \(result.outcomes[1].cookieDifferences)")
+        #expect(result.outcomes[2].cookieDifferences.map(\.name) == ["member"], "the page's own image is judged: \(result.outcomes[2].cookieDifferences)")
+    }
+
     @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
     func forwarded307() {
         let result = Self.run(Self.post307, "urlprotocol-forwarded")
