@@ -35,7 +35,7 @@ public struct HARExporter: Sendable {
             if let error = failure ?? incomplete { response["_error"] = error }
             if let received = receivedBodyBytes, var content = response["content"] as? [String: Any] {
                 content["_receivedBytes"] = received
-                content["comment"] = "h5replay kept the first \(e.response.encodedLength ?? e.response.body.count) of \(received) body bytes received (--max-body-bytes)"
+                content["comment"] = "h5replay kept the first \(e.response.body.count) of \(received) body bytes received (--max-body-bytes)"
                 response["content"] = content
             }
             object["response"] = response

@@ -182,7 +182,7 @@ struct HARJournalNotesTests {
         let byURL = Dictionary(uniqueKeysWithValues: read.exchanges.map { ($0.request.url, $0) })
         #expect(byURL["https://a.example/big"]?.response.body == Data("0123456789".utf8))
         #expect(read.diagnostics.contains { $0.code == DiagnosticCode.responseIncomplete.rawValue && $0.message.contains("10 of 1000") })
-        #expect(read.diagnostics.contains { $0.code == DiagnosticCode.responseBodyLimit.rawValue && $0.message.contains("5000") })
+        #expect(read.diagnostics.contains { $0.code == DiagnosticCode.responseBodyLimit.rawValue && $0.message.contains("first 100 of 5000 body bytes") })
         #expect(byURL["https://a.example/chat"]?.webSocketMessages == Self.messages)
         #expect(byURL["https://a.example/big"]?.webSocketMessages.isEmpty == true)
     }

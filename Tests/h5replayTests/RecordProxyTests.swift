@@ -200,4 +200,81 @@ struct RecordProxyTests {
         }
         #expect(stored == Data("<!doctype html><titl".utf8))
     }
+
+    /// A WebSocket origin that greets in the same write as its 101, then echoes, and a
+    /// client through the proxy given as its argument (Python, raw sockets).
+    static let webSocketChat = #"""
+import base64, hashlib, socket, struct, sys, threading, os
+GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+def read_frame(sock):
+    h = sock.recv(2, socket.MSG_WAITALL)
+    if len(h) < 2: return None
+    op = h[0] & 15; masked = h[1] & 128; n = h[1] & 127
+    if n == 126: n = struct.unpack("!H", sock.recv(2, socket.MSG_WAITALL))[0]
+    key = sock.recv(4, socket.MSG_WAITALL) if masked else None
+    data = sock.recv(n, socket.MSG_WAITALL) if n else b""
+    if key: data = bytes(b ^ key[i % 4] for i, b in enumerate(data))
+    return op, data
+def frame(op, data, mask):
+    head = bytes([128 | op, (128 if mask else 0) | len(data)])
+    if not mask: return head + data
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(data))
+def serve(srv):
+    c, _ = srv.accept()
+    req = b""
+    while b"\r\n\r\n" not in req: req += c.recv(1024)
+    key = [l.split(b":", 1)[1].strip() for l in req.split(b"\r\n") if l.lower().startswith(b"sec-websocket-key")][0]
+    acc = base64.b64encode(hashlib.sha1(key + GUID).digest())
+    c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + acc + b"\r\n\r\n" + frame(1, b"welcome", False))
+    while True:
+        f = read_frame(c)
+        if f is None: break
+        op, data = f
+        if op == 8: c.sendall(frame(8, data, False)); break
+        c.sendall(frame(op, data, False))
+    c.close()
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+threading.Thread(target=serve, args=(srv,), daemon=True).start()
+oport = srv.getsockname()[1]; pport = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", pport))
+s.sendall(f"GET http://127.0.0.1:{oport}/chat HTTP/1.1\r\nHost: 127.0.0.1:{oport}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+resp = b""
+while b"\r\n\r\n" not in resp: resp += s.recv(1)
+ok = resp.startswith(b"HTTP/1.1 101") and read_frame(s) == (1, b"welcome")
+s.sendall(frame(1, b"hi there", True)); ok = ok and read_frame(s) == (1, b"hi there")
+s.sendall(frame(2, b"\x00\x01\xff", True)); ok = ok and read_frame(s) == (2, b"\x00\x01\xff")
+s.sendall(frame(8, b"\x03\xe8", True)); ok = ok and read_frame(s) == (8, b"\x03\xe8")
+sys.exit(0 if ok else 1)
+"""#
+
+    @Test("a WebSocket through record --proxy: a greeting sent with the 101 and the echoes reach the client; the journal holds the messages as Chrome's HAR does",
+          .enabled(if: available, "curl, openssl or python3 is missing (Tools/test installs them)"))
+    func webSocket() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (proxy, out, line, _) = try Self.start(CLITests.binary, ["record", "--proxy", "--port", "0", "--db", "p.sqlite", "--name", "ws", "--write-har", "ws.har"],
+                                                   in: dir, until: "recording through the proxy")
+        let port = try Self.proxyPort(line)
+        #expect(try RobustnessTests.run(ServeTests.which("python3")!, ["-c", Self.webSocketChat, String(port)]) == 0)
+        // The handshake is reported when the socket closes: wait for its line.
+        var seen = ""
+        while !seen.contains("WebSocket message(s)") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(proxy.processIdentifier, SIGINT)
+        let tail = seen + String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        proxy.waitUntilExit()
+        #expect(tail.contains("→ 101, 0 B, 5 WebSocket message(s)"), "\(tail)")
+        #expect(tail.contains("stored ws: 1 exchange(s)"), "\(tail)")
+        let har = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("ws.har"))) as? [String: Any]
+        let entry = try #require(((har?["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+        let messages = try #require(entry["_webSocketMessages"] as? [[String: Any]])
+        #expect(messages.map { "\($0["type"]!) \($0["opcode"]!) \($0["data"]!)" } == [
+            "receive 1 welcome", "send 1 hi there", "receive 1 hi there", "send 2 AAH/", "receive 2 AAH/",
+        ])
+        #expect(messages.allSatisfy { ($0["time"] as? Double).map { abs($0 - Date().timeIntervalSince1970) < 60 } == true })
+    }
 }
