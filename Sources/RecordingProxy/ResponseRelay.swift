@@ -37,6 +37,12 @@ extension ProxyHandler {
             startWebSocket(flight)
             return
         }
+        // The client left and the proxy closed the upstream, which ends a response
+        // delimited by the close: not a complete response, a cut.
+        if clientGone, flight.headRelayed {
+            upstreamFailed(ClientClosed(), afterHead: true)
+            return
+        }
         inFlight = nil
         let address = upstream?.channel.remoteAddress?.ipAddress
         if let context {

@@ -94,6 +94,24 @@ struct StreamingTests {
         #expect(cut.contains("10 of 1000 body bytes"), "\(cut)")
     }
 
+    @Test("a client that goes away mid-stream: the upstream is let go and the exchange is reported cut, with what had come")
+    func clientLeaves() throws {
+        let proxy = try ProxyUnderTest()
+        defer { proxy.stop() }
+        let origin = try ScriptedOrigin(Array(Self.events.dropLast()) + [.pause(10), .close])
+        defer { origin.stop() }
+        let client = try RawClient(port: proxy.port)
+        client.send("GET http://127.0.0.1:\(origin.port)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(client.wait { $0.text.contains("data: two") })
+        client.stop()
+        let item = try #require(proxy.exchanges(1, timeout: 3).first)
+        #expect(item.incomplete?.contains("the client closed the connection after") == true, "\(item.incomplete ?? "not cut")")
+        // The proxy learns that the client left when it next writes to it (a close and a
+        // half-close look alike until then): the recording holds what the upstream sent
+        // up to there.
+        #expect(String(decoding: item.exchange.response.body, as: UTF8.self).hasPrefix("data: one\n\ndata: two\n\n"))
+    }
+
     @Test("a body over the cap reaches the client whole; the recording keeps the cap's worth and the length received")
     func bodyOverCap() throws {
         let proxy = try ProxyUnderTest(maxBodyBytes: 100)
