@@ -51,8 +51,13 @@ public final class RecordingProxy: Sendable {
         public var noIntercept: [String]
         public var upstreamTrust: UpstreamTrust
         public var maxConnections: Int
+        /// The largest request body taken (a larger one is answered 413), and the most of a
+        /// response body, or of a WebSocket's message data, the recording keeps: the client
+        /// still gets every byte.
         public var maxBodyBytes: Int
         public var connectTimeout: TimeAmount
+        /// How long an upstream has to send its response's head; the body then takes as
+        /// long as it takes (an event stream, a long download).
         public var responseTimeout: TimeAmount
 
         public init(host: String = "127.0.0.1", port: Int = 8080, tls: TLSContexts, noIntercept: [String] = [], upstreamTrust: UpstreamTrust = .system,

@@ -45,20 +45,21 @@ extension ProxyHandler {
         }
         inFlight = nil
         let address = upstream?.channel.remoteAddress?.ipAddress
-        if let context {
-            let done = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
-            if flight.closeClient {
-                let channel = context.channel
-                done.futureResult.whenComplete { _ in channel.close(promise: nil) }
-            }
-        }
+        // The upstream is let go before the end is written: writing it may hand this
+        // handler the client's next pipelined request, which must not get this connection.
         if !(flight.response?.isKeepAlive ?? false) {
             upstream?.channel.close(promise: nil)
             upstream = nil
         }
         let exchange = flight.exchange(connectionID: connectionID, serverAddress: address, now: Date().timeIntervalSince1970)
         report(RecordingProxy.Proxied(exchange: exchange, receivedBodyBytes: flight.body.isCut ? flight.body.received : nil))
+        guard let context else { return }
+        let done = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        if flight.closeClient {
+            let channel = context.channel
+            done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
     }
 
     /// The upstream failed. Before the client has the head: a 502 naming the cause (no
