@@ -54,9 +54,14 @@ final class ProxyUnderTest: @unchecked Sendable {
 final class ScriptedOrigin: @unchecked Sendable {
     enum Step: Sendable {
         case send(String)
+        /// This many megabytes of "x", written as fast as the peer takes them.
+        case megabytes(Int)
         case pause(Double)
         case close
     }
+
+    /// Bytes of `.megabytes` the peer has taken (written to the socket).
+    let written = NIOLockedValueBox(0)
 
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     var channel: Channel!
@@ -65,8 +70,8 @@ final class ScriptedOrigin: @unchecked Sendable {
     init(_ script: [Step]) throws {
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Player(script)) }
+            .childChannelInitializer { [written] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Player(script, written: written)) }
             }
             .bind(host: "127.0.0.1", port: 0).wait()
     }
@@ -81,8 +86,12 @@ final class ScriptedOrigin: @unchecked Sendable {
         var request: [UInt8] = []
         var playing = false
         let script: [Step]
+        let written: NIOLockedValueBox<Int>
 
-        init(_ script: [Step]) { self.script = script }
+        init(_ script: [Step], written: NIOLockedValueBox<Int>) {
+            self.script = script
+            self.written = written
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             request += unwrapInboundIn(data).readableBytesView
@@ -97,6 +106,13 @@ final class ScriptedOrigin: @unchecked Sendable {
             switch step {
             case .send(let text):
                 channel.writeAndFlush(ByteBuffer(string: text)).whenComplete { _ in self.play(rest, channel: channel) }
+            case .megabytes(let count):
+                let megabyte = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1 << 20)
+                for n in 0..<count {
+                    channel.write(megabyte).whenSuccess { self.written.withLockedValue { $0 += 1 << 20 } }
+                    if n % 8 == 7 { channel.flush() }
+                }
+                channel.writeAndFlush(ByteBuffer()).whenComplete { _ in self.play(rest, channel: channel) }
             case .pause(let seconds):
                 channel.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { self.play(rest, channel: channel) }
             case .close:
@@ -164,9 +180,13 @@ final class RawClient: @unchecked Sendable {
     let channel: Channel
     let keeper = Keeper()
 
-    init(port: Int) throws {
+    /// `reading: false` reads nothing until `startReading` (a client slower than the
+    /// proxy); `keeping: false` counts the bytes without keeping them (a large body).
+    init(port: Int, reading: Bool = true, keeping: Bool = true) throws {
         let keeper = self.keeper
+        keeper.keeping = keeping
         channel = try ClientBootstrap(group: group)
+            .channelOption(ChannelOptions.autoRead, value: reading)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(keeper) }
             }
@@ -176,6 +196,11 @@ final class RawClient: @unchecked Sendable {
     func send(_ text: String) { send(Array(text.utf8)) }
     func send(_ bytes: [UInt8]) { channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil) }
 
+    func startReading() {
+        channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in self.channel.read() }
+    }
+
+    var count: Int { keeper.state.withLockedValue { $0.count } }
     var received: [UInt8] { keeper.state.withLockedValue { $0.bytes } }
     var text: String { String(decoding: received, as: UTF8.self) }
     var closed: Bool { keeper.state.withLockedValue { $0.closed } }
@@ -214,20 +239,29 @@ final class RawClient: @unchecked Sendable {
         try? group.syncShutdownGracefully()
     }
 
-    final class Keeper: ChannelInboundHandler, Sendable {
+    final class Keeper: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = ByteBuffer
         struct State {
             var bytes: [UInt8] = []
+            var count = 0
             var arrivals: [(time: Double, total: Int)] = []
             var closed = false
         }
         let state = NIOLockedValueBox(State())
+        /// Set before the connection opens.
+        var keeping = true
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            let bytes = Array(unwrapInboundIn(data).readableBytesView)
+            let buffer = unwrapInboundIn(data)
             let now = Date().timeIntervalSince1970
+            guard keeping else {
+                state.withLockedValue { $0.count += buffer.readableBytes }
+                return
+            }
+            let bytes = Array(buffer.readableBytesView)
             state.withLockedValue { state in
                 state.bytes += bytes
+                state.count = state.bytes.count
                 state.arrivals.append((now, state.bytes.count))
             }
         }

@@ -129,6 +129,28 @@ struct StreamingTests {
         #expect(item.incomplete == nil)
     }
 
+    @Test("back-pressure: the proxy reads the upstream no faster than a slow client takes the body, then delivers every byte")
+    func slowClient() throws {
+        let proxy = try ProxyUnderTest(maxBodyBytes: 1 << 20)
+        defer { proxy.stop() }
+        let megabytes = 320
+        let origin = try ScriptedOrigin([.send("HTTP/1.1 200 OK\r\nContent-Length: \(megabytes << 20)\r\n\r\n"), .megabytes(megabytes)])
+        defer { origin.stop() }
+        let client = try RawClient(port: proxy.port, reading: false, keeping: false)
+        defer { client.stop() }
+        client.send("GET http://127.0.0.1:\(origin.port)/download HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        // The client reads nothing: what the upstream gets rid of is bounded by the socket
+        // buffers on both hops (here up to 36 MB each), not by the body.
+        usleep(2_500_000)
+        let taken = origin.written.withLockedValue { $0 } >> 20
+        print("slow client: the upstream wrote \(taken) of \(megabytes) MB while the client read nothing")
+        #expect(taken < 160, "the proxy took \(taken) MB from the upstream for a client that read nothing")
+        client.startReading()
+        #expect(client.wait(60) { $0.count >= megabytes << 20 }, "the client got \(client.count >> 20) MB")
+        let item = try #require(proxy.exchanges(1).first)
+        #expect(item.receivedBodyBytes == megabytes << 20 && item.exchange.response.body.count == 1 << 20)
+    }
+
     @Test("an upstream that never answers within the timeout still gets the client a 502 naming the cause")
     func silentUpstream() throws {
         let proxy = try ProxyUnderTest()
