@@ -32,9 +32,10 @@ extension ProxyHandler {
         for name in ["Keep-Alive", "Proxy-Connection"] { headers.remove(name: name) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: flight.head.version, status: .switchingProtocols, headers: headers))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        // The largest frame either side may send: the recording's cap, within what the
-        // decoder takes.
-        let frameLimit = min(max(proxy.configuration.maxBodyBytes, 1 << 16), Int(UInt32.max))
+        // The largest frame either side may send (a frame is relayed once whole): 16 MB, or
+        // the recording's cap when larger, within what the decoder takes. A larger frame
+        // ends the WebSocket, with a line saying so.
+        let frameLimit = min(max(proxy.configuration.maxBodyBytes, 16 << 20), Int(UInt32.max))
         let (clientSide, upstreamSide) = WebSocketRelayHandler.pair(session)
         do {
             try context.pipeline.syncOperations.addHandlers([ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: frameLimit)), WebSocketFrameEncoder(), clientSide])
@@ -212,6 +213,9 @@ final class WebSocketRelayHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if connectionFault(error) != nil {
+            session.proxy.onFault("WebSocket \(session.flight.url): the \(direction == .send ? "client" : "upstream")'s side failed, both closed: \(error)")
+        }
         context.close(promise: nil)
     }
 }
