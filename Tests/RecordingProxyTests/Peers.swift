@@ -280,10 +280,10 @@ final class RawClient: @unchecked Sendable {
 /// WebSocket frames as a client writes them (masked) and as a server's are read (small,
 /// unmasked), for the raw client.
 enum Frames {
-    static func masked(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+    static func masked(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
         precondition(payload.count < 126)
         let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        return [0x80 | opcode, 0x80 | UInt8(payload.count)] + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+        return [(fin ? 0x80 : 0) | opcode, 0x80 | UInt8(payload.count)] + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
     }
 
     /// The frames in `bytes`, read from the start; stops at an incomplete one.

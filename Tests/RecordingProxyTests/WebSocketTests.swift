@@ -62,6 +62,33 @@ struct WebSocketTests {
         try Self.checkRecorded(proxy, url: url)
     }
 
+    @Test("a message sent in two frames is relayed frame by frame and recorded as one message")
+    func fragmented() throws {
+        let proxy = try ProxyUnderTest()
+        defer { proxy.stop() }
+        let origin = try EchoWebSocketOrigin()
+        defer { origin.stop() }
+        let client = try RawClient(port: proxy.port)
+        defer { client.stop() }
+        client.send("GET http://127.0.0.1:\(origin.port)/chat HTTP/1.1\r\nHost: 127.0.0.1\r\n" + Self.handshake)
+        #expect(client.wait { $0.text.contains("\r\n\r\n") })
+        let start = client.text.components(separatedBy: "\r\n\r\n")[0].utf8.count + 4
+        // The echo origin answers each data frame it reads as a whole message: the first
+        // fragment comes back alone, which shows the proxy relayed it before the last.
+        client.send(Frames.masked(opcode: 1, Array("frag".utf8), fin: false))
+        #expect(client.wait { Frames.read($0.received[start...]).count == 1 })
+        client.send(Frames.masked(opcode: 0, Array("mented".utf8)))
+        client.send(Frames.masked(opcode: 8, [0x03, 0xE8]))
+        #expect(client.wait { $0.closed })
+        let messages = try #require(proxy.exchanges(1).first).exchange.webSocketMessages
+        // A message is listed when its last frame crosses: the echo of the first fragment
+        // came back before the client finished its message.
+        #expect(messages.map(\.direction) == [.receive, .send])
+        #expect(messages.first { $0.direction == .send }?.data == Data("fragmented".utf8))
+        #expect(messages.first { $0.direction == .receive }?.data == Data("frag".utf8))
+        #expect(messages.allSatisfy { $0.opcode == 1 })
+    }
+
     @Test("over CONNECT with TLS intercepted: the same messages, echoed and recorded")
     func throughConnect() throws {
         let proxy = try ProxyUnderTest()
