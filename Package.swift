@@ -122,7 +122,8 @@ let package = Package(
             ]
         ),
         // `record --proxy`: a forward proxy for HTTP and HTTPS (CONNECT, TLS intercepted
-        // with the local CA) that hands each completed exchange to its caller.
+        // with the local CA) that streams each response to the client as it arrives, relays
+        // WebSockets after their 101 (NIOWebSocket), and hands each exchange to its caller.
         .target(
             name: "RecordingProxy",
             dependencies: [
@@ -130,6 +131,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
@@ -154,6 +156,19 @@ let package = Package(
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], exclude: ["Regressions"]),
         .testTarget(name: "ReplayServerTests", dependencies: ["ReplayServer", "LocalCA", "TrafficModel", "HARFormat", "Findings", .product(name: "NIOHTTP1", package: "swift-nio")]),
+        // The proxy in-process against NIO origins made in the tests: streaming, cut
+        // upstreams, WebSockets over HTTP and through CONNECT.
+        .testTarget(
+            name: "RecordingProxyTests",
+            dependencies: [
+                "RecordingProxy", "LocalCA", "TrafficModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "HTTPWireTests", dependencies: ["HTTPWire", "TrafficModel", "CZlib"]),
         .testTarget(name: "PacketCaptureTests", dependencies: ["PacketCapture", "HTTPWire", "TrafficModel", "CPcap"], exclude: ["Framing"]),
         .testTarget(name: "HARFormatTests", dependencies: ["HARFormat", "TrafficModel"]),

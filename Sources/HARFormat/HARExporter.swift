@@ -24,15 +24,33 @@ public struct HARExporter: Sendable {
     }
 
     /// One entry as a single line of JSON (no newline inside), for a journal written as
-    /// exchanges complete; `failure` (why no response came) goes in `response._error`, where
-    /// Chrome writes a failed request's net error.
-    public func entryLine(_ e: Exchange, failure: String? = nil) throws -> Data {
+    /// exchanges complete. `failure` (why no response came) and `incomplete` (why a response
+    /// stopped short: the upstream closed mid-body) go in `response._error`, where Chrome
+    /// writes a failed or cut load's net error. `receivedBodyBytes`, when the body kept is
+    /// only the first part of a longer one (over `--max-body-bytes`), is the whole length,
+    /// written as `content._receivedBytes` with a `comment` saying where the body was cut.
+    public func entryLine(_ e: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil) throws -> Data {
         var object = entry(e)
-        if let failure, var response = object["response"] as? [String: Any] {
-            response["_error"] = failure
+        if var response = object["response"] as? [String: Any] {
+            if let error = failure ?? incomplete { response["_error"] = error }
+            if let received = receivedBodyBytes, var content = response["content"] as? [String: Any] {
+                content["_receivedBytes"] = received
+                content["comment"] = "h5replay kept the first \(e.response.body.count) of \(received) body bytes received (--max-body-bytes)"
+                response["content"] = content
+            }
             object["response"] = response
         }
         return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// Chrome's `_webSocketMessages`: each message's direction, time in seconds since 1970,
+    /// opcode, and data (text as it is; binary as base64, as Chrome writes it).
+    static func webSocketMessages(_ messages: [WebSocketMessage]) -> [[String: Any]] {
+        messages.map { message in
+            let text = message.opcode == 1 ? String(validatingUTF8: message.data) : nil
+            return ["type": message.direction.rawValue, "time": message.time, "opcode": message.opcode,
+                    "data": text ?? message.data.base64EncodedString()]
+        }
     }
 
     private func entry(_ e: Exchange) -> [String: Any] {
@@ -98,6 +116,7 @@ public struct HARExporter: Sendable {
         }
         if let connection = e.connectionID { entry["connection"] = connection }
         if let address = e.serverAddress { entry["serverIPAddress"] = address }
+        if !e.webSocketMessages.isEmpty { entry["_webSocketMessages"] = Self.webSocketMessages(e.webSocketMessages) }
         return entry
     }
 

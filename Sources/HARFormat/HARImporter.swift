@@ -584,6 +584,15 @@ public struct HARImporter: Sendable {
             if status == 0, let error = try response["_error"].optionalString(), !error.isEmpty {
                 // Chrome's net error for a failed request, or the recording proxy's reason.
                 diagnostics.append(Diagnostic(.noResponse, sequence: sequence, message: "entry \(index) got no response: \(error)"))
+            } else if let error = try response["_error"].optionalString(), !error.isEmpty {
+                // A response that stopped short: Chrome's net error (ERR_CONTENT_LENGTH_MISMATCH),
+                // or the recording proxy's reason (the upstream closed mid-body).
+                diagnostics.append(Diagnostic(.responseIncomplete, sequence: sequence, message: "entry \(index): the response stopped short: \(error)"))
+            }
+            if let received = content["_receivedBytes"].number, received > Double(body.count) {
+                // The recording proxy kept the first --max-body-bytes of a longer body.
+                let note = (try? content["comment"].optionalString()) ?? nil
+                diagnostics.append(Diagnostic(.responseBodyLimit, sequence: sequence, message: "entry \(index): \(note ?? "the body is cut: \(Int(received)) bytes were received")"))
             }
             let bodySize = try response["bodySize"].optionalNumber()
             let redirectURL = try response["redirectURL"].optionalString()
@@ -610,8 +619,38 @@ public struct HARImporter: Sendable {
             response: recordedResponse,
             resourceType: try entry["_resourceType"].optionalString(),
             evidenceGap: try Self.evidenceGap(entry, status: recordedResponse.status, headers: requestHeaders),
-            responseStart: recordedResponse.status == 0 ? nil : marks.map { $0.head / 1000 } ?? Self.responseStart(entry["timings"], time: time)
+            responseStart: recordedResponse.status == 0 ? nil : marks.map { $0.head / 1000 } ?? Self.responseStart(entry["timings"], time: time),
+            webSocketMessages: Self.webSocketMessages(entry["_webSocketMessages"], index: index, diagnostics: &diagnostics)
         )
+    }
+
+    /// Chrome's `_webSocketMessages` (the recording proxy's journal writes them alike): per
+    /// message `type` (send or receive), `time` (seconds since 1970), `opcode` (1 text, 2
+    /// binary, base64) and `data`. A message that does not read so is left out, with a note
+    /// naming it; the entry is kept.
+    static func webSocketMessages(_ node: JSONNode, index: Int, diagnostics: inout [Diagnostic]) -> [WebSocketMessage] {
+        guard node.kind == .array else { return [] }
+        var messages: [WebSocketMessage] = []
+        var skipped: [String] = []
+        try? node.forEachOptionalElement { item in
+            let position = "entry \(index): _webSocketMessages[\(messages.count + skipped.count)]"
+            let type = ((try? item["type"].optionalString()) ?? nil).flatMap(WebSocketMessage.Direction.init(rawValue:))
+            let text = (try? item["data"].optionalString()) ?? nil
+            guard let type, let time = item["time"].number, time.isFinite, let opcode = item["opcode"].number, opcode == 1 || opcode == 2, let text else {
+                skipped.append(position)
+                return
+            }
+            let data = opcode == 2 ? Data(base64Encoded: text, options: .ignoreUnknownCharacters) : Data(text.utf8)
+            guard let data else {
+                skipped.append(position + " (binary data that is not base64)")
+                return
+            }
+            messages.append(WebSocketMessage(direction: type, time: time, opcode: Int(opcode), data: data))
+        }
+        if !skipped.isEmpty {
+            diagnostics.append(Diagnostic(.entrySkipped, sequence: index, message: "\(skipped.count) WebSocket message(s) not read (a type of send or receive, a numeric time, opcode 1 or 2 and string data are needed): \(skipped.prefix(3).joined(separator: ", "))"))
+        }
+        return messages
     }
 
     /// WebPagetest stamps `startedDateTime` when the request left (`_load_start`, in

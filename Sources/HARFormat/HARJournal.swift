@@ -26,10 +26,10 @@ public final class HARJournal: @unchecked Sendable {
         try handle.write(contentsOf: Data(head.utf8))
     }
 
-    /// Appends one exchange as one write.
-    public func append(_ exchange: Exchange, failure: String? = nil) throws {
+    /// Appends one exchange as one write (`HARExporter.entryLine` says what the notes become).
+    public func append(_ exchange: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil) throws {
         var line = Data(entries == 0 ? "\n".utf8 : ",\n".utf8)
-        line.append(try exporter.entryLine(exchange, failure: failure))
+        line.append(try exporter.entryLine(exchange, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes))
         try handle.write(contentsOf: line)
         entries += 1
     }

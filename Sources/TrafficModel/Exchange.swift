@@ -24,6 +24,9 @@ public struct Exchange: Sendable, Hashable, Codable {
         @usableFromInline var resourceType: String?
         @usableFromInline var evidenceGap: EvidenceGap?
         @usableFromInline var responseStart: Double?
+        /// Nil when the exchange carried no WebSocket messages (every exchange but a
+        /// handshake), so an exchange without them encodes and compares as before.
+        @usableFromInline var webSocketMessages: [WebSocketMessage]?
     }
 
     /// The fields' one reference: a buffer whose header is reached through a pointer, not
@@ -118,18 +121,26 @@ public struct Exchange: Sendable, Hashable, Codable {
         _modify { unique(); yield &header.pointee.responseStart }
     }
 
+    /// The messages a WebSocket carried after this handshake exchange's 101, in the order
+    /// they crossed (HAR's `_webSocketMessages`, as Chrome writes them); empty for any other
+    /// exchange. The store does not keep them (no column yet): they live in the HAR.
+    public var webSocketMessages: [WebSocketMessage] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.webSocketMessages } ?? [] }
+        set { unique(); header.pointee.webSocketMessages = newValue.isEmpty ? nil : newValue }
+    }
+
     public init(
         sequence: Int, startedAt: Double, duration: Double = 0, connectionID: String? = nil,
         serverAddress: String? = nil, request: RecordedRequest, response: RecordedResponse,
         initiator: Initiator = .other, frame: Frame = .main, bodyKind: BodyKind = .none,
         redirect: RedirectLink? = nil, resourceType: String? = nil, evidenceGap: EvidenceGap? = nil,
-        responseStart: Double? = nil
+        responseStart: Double? = nil, webSocketMessages: [WebSocketMessage] = []
     ) {
         box = Self.box(Fields(
             sequence: sequence, startedAt: startedAt, duration: duration, connectionID: connectionID,
             serverAddress: serverAddress, request: request, response: response, initiator: initiator,
             frame: frame, bodyKind: bodyKind, redirect: redirect, resourceType: resourceType, evidenceGap: evidenceGap,
-            responseStart: responseStart))
+            responseStart: responseStart, webSocketMessages: webSocketMessages.isEmpty ? nil : webSocketMessages))
     }
 
     public init(from decoder: Decoder) throws { box = Self.box(try Fields(from: decoder)) }
@@ -147,6 +158,30 @@ public struct Exchange: Sendable, Hashable, Codable {
     /// within the exchange's span); else when the response ended, the latest it can have.
     @inlinable public var responseArrivedAt: Double {
         startedAt + (responseStart.map { min(max($0, 0), max(duration, 0)) } ?? max(duration, 0))
+    }
+}
+
+/// One WebSocket message, as Chrome's HAR writes it in `_webSocketMessages`: which way it
+/// went, when (seconds since 1970), its opcode (1 text, 2 binary) and its payload.
+public struct WebSocketMessage: Sendable, Hashable, Codable {
+    public enum Direction: String, Sendable, Hashable, Codable {
+        /// From the client (the page) to the server.
+        case send
+        /// From the server to the client.
+        case receive
+    }
+
+    public var direction: Direction
+    public var time: Double
+    public var opcode: Int
+    /// The payload: UTF-8 text for opcode 1, bytes for opcode 2.
+    public var data: Data
+
+    public init(direction: Direction, time: Double, opcode: Int, data: Data) {
+        self.direction = direction
+        self.time = time
+        self.opcode = opcode
+        self.data = data
     }
 }
 

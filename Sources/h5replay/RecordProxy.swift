@@ -27,7 +27,7 @@ struct ProxyOptions: ParsableArguments {
     @Flag(help: "Do not check upstream certificates (test servers only).")
     var insecureUpstream = false
 
-    @Option(help: ArgumentHelp("Seconds an upstream has to answer completely before the client gets a 502.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds an upstream has to send its response's head before the client gets a 502 (the body then streams as long as it lasts).", valueName: "seconds"))
     var upstreamTimeout: Int = 60
 
     @Option(help: ArgumentHelp("Keep the journal, a HAR written as exchanges complete, at this path.", valueName: "file"))
@@ -77,14 +77,17 @@ extension H5Replay.Record {
         let onExchange: @Sendable (RecordingProxy.Proxied) -> Void = { item in
             writes.async {
                 do {
-                    try journal.append(item.exchange, failure: item.failure)
+                    try journal.append(item.exchange, failure: item.failure, incomplete: item.incomplete, receivedBodyBytes: item.receivedBodyBytes)
                 } catch {
                     if !failure.said { FileHandle.standardError.write(Data("record: cannot write \(journalPath): \(error)\n".utf8)) }
                     failure.said = true
                 }
                 guard !quiet else { return }
                 let e = item.exchange
-                let verdict = item.failure.map { "no response: \($0)" } ?? "\(e.response.status), \(e.response.body.count) B"
+                var verdict = item.failure.map { "no response: \($0)" } ?? "\(e.response.status), \(e.response.body.count) B"
+                if let received = item.receivedBodyBytes { verdict += " (kept of \(received) B received: --max-body-bytes)" }
+                if !e.webSocketMessages.isEmpty { verdict += ", \(e.webSocketMessages.count) WebSocket message(s)" }
+                if let cut = item.incomplete { verdict += "; cut short: \(cut)" }
                 FileHandle.standardOutput.write(Data("#\(journal.count) \(e.request.method) \(e.request.url)  \(e.request.body.count) B → \(verdict)\n".utf8))
             }
         }

@@ -153,3 +153,61 @@ struct HARJournalTests {
         #expect(recovered.exchanges.map(\.request.body) == [Data("n=0".utf8), Data("n=1".utf8)])
     }
 }
+
+@Suite("HAR journal: what the recording proxy notes beside an exchange")
+struct HARJournalNotesTests {
+    static let messages = [
+        WebSocketMessage(direction: .send, time: 1_700_000_001.5, opcode: 1, data: Data("hello".utf8)),
+        WebSocketMessage(direction: .receive, time: 1_700_000_001.75, opcode: 2, data: Data([0, 1, 0xFF])),
+    ]
+
+    @Test("a cut response, a body kept up to the cap and a WebSocket's messages are read back from the journal")
+    func notesRoundTrip() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-notes-\(UUID().uuidString).har").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let journal = try HARJournal(path: path, toolVersion: "test")
+        let cut = Exchange(sequence: 0, startedAt: 1_700_000_000, request: RecordedRequest(method: "GET", url: "https://a.example/big"),
+                           response: RecordedResponse(status: 200, body: Data("0123456789".utf8)))
+        try journal.append(cut, incomplete: "the upstream a.example closed the connection after 10 of 1000 body bytes, before the response ended")
+        let capped = Exchange(sequence: 1, startedAt: 1_700_000_000.5, request: RecordedRequest(method: "GET", url: "https://a.example/download"),
+                              response: RecordedResponse(status: 200, body: Data(repeating: 7, count: 100)))
+        try journal.append(capped, receivedBodyBytes: 5000)
+        let socket = Exchange(sequence: 2, startedAt: 1_700_000_001, request: RecordedRequest(method: "GET", url: "https://a.example/chat", headers: [HeaderField("Upgrade", "websocket")]),
+                              response: RecordedResponse(status: 101, headers: [HeaderField("Upgrade", "websocket")]), webSocketMessages: Self.messages)
+        try journal.append(socket)
+        try journal.finish()
+
+        let read = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: path)), file: path, name: "notes")
+        #expect(read.exchanges.count == 3)
+        let byURL = Dictionary(uniqueKeysWithValues: read.exchanges.map { ($0.request.url, $0) })
+        #expect(byURL["https://a.example/big"]?.response.body == Data("0123456789".utf8))
+        #expect(read.diagnostics.contains { $0.code == DiagnosticCode.responseIncomplete.rawValue && $0.message.contains("10 of 1000") })
+        #expect(read.diagnostics.contains { $0.code == DiagnosticCode.responseBodyLimit.rawValue && $0.message.contains("first 100 of 5000 body bytes") })
+        #expect(byURL["https://a.example/chat"]?.webSocketMessages == Self.messages)
+        #expect(byURL["https://a.example/big"]?.webSocketMessages.isEmpty == true)
+    }
+
+    @Test("Chrome's _webSocketMessages are read; a message that does not read is left out with a note")
+    func chromeMessages() throws {
+        let har = #"""
+            {"log": {"version": "1.2", "creator": {"name": "WebInspector", "version": "537.36"}, "pages": [], "entries": [
+              {"startedDateTime": "2024-05-01T10:00:00.000Z", "time": 12, "_resourceType": "websocket",
+               "request": {"method": "GET", "url": "wss://chat.example/socket", "httpVersion": "HTTP/1.1", "headers": [{"name": "Upgrade", "value": "websocket"}], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+               "response": {"status": 101, "statusText": "Switching Protocols", "httpVersion": "HTTP/1.1", "headers": [], "cookies": [], "content": {"size": 0, "mimeType": "x-unknown"}, "redirectURL": "", "headersSize": -1, "bodySize": 0},
+               "cache": {}, "timings": {"send": 0, "wait": 12, "receive": 0},
+               "_webSocketMessages": [
+                 {"type": "send", "time": 1714557600.5, "opcode": 1, "data": "{\"hello\":1}"},
+                 {"type": "receive", "time": 1714557600.6, "opcode": 2, "data": "AAH/"},
+                 {"type": "sideways", "time": 1714557600.7, "opcode": 1, "data": "?"}
+               ]}
+            ]}}
+            """#
+        let read = try HARImporter().recording(from: Data(har.utf8), file: "chrome.har", name: "chrome")
+        let messages = try #require(read.exchanges.first).webSocketMessages
+        #expect(messages == [
+            WebSocketMessage(direction: .send, time: 1714557600.5, opcode: 1, data: Data(#"{"hello":1}"#.utf8)),
+            WebSocketMessage(direction: .receive, time: 1714557600.6, opcode: 2, data: Data([0, 1, 0xFF])),
+        ])
+        #expect(read.diagnostics.contains { $0.message.contains("_webSocketMessages[2]") })
+    }
+}
