@@ -724,7 +724,10 @@ public struct WebViewEmulator: Sendable {
                 case .blocked(let name, let rule):
                     jars.block(name, from: .web, by: rule)
                 case .written(let cookie, let rules):
-                    jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: rules, injectedAtDocumentStart: true), syncDelay: nil, syncRule: "J1")
+                    // A document.cookie write cannot replace an HttpOnly cookie (RFC 6265bis
+                    // section 5.7): the server's HttpOnly cookie in WebJar stays.
+                    if jars.web.cookie(for: cookie.key)?.httpOnly == true { continue }
+                    jars.put(cookie, in: .web, at: time, origin: JarPair.Origin(rules: rules, injectedAtDocumentStart: true), syncDelay: profile.scriptWriteDelay, syncRule: "J3")
                 }
             }
         }

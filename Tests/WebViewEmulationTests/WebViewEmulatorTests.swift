@@ -76,6 +76,21 @@ struct WebViewEmulatorTests {
         #expect(result.outcomes[2].cookieDifferences.map(\.name) == ["member"], "the page's own image is judged: \(result.outcomes[2].cookieDifferences)")
     }
 
+    @Test("C5: the document-start script's writes are document.cookie writes: an older value it writes over a fresh Set-Cookie goes stale in both jars (J3), and an HttpOnly cookie is not replaced")
+    func injectionIsAScriptWrite() {
+        let page = HeaderList([HeaderField("Accept", "text/html"), HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate"), HeaderField("Cookie", "tok=old; sid=s0")])
+        func api(_ path: String) -> HeaderList { [HeaderField("Accept", "*/*"), HeaderField("Sec-Fetch-Dest", "empty"), HeaderField("Referer", "https://shop.example/"), HeaderField("Cookie", "tok=new; sid=s1")] }
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://shop.example/", headers: page, responseHeaders: [HeaderField("Set-Cookie", "tok=new; Path=/"), HeaderField("Set-Cookie", "sid=s1; Path=/; HttpOnly")]),
+            Self.exchange(1, at: 0.2, "GET", "https://shop.example/api", headers: api("/api")),
+            Self.exchange(2, at: 5, "GET", "https://shop.example/more", headers: api("/more")),
+        ])
+        let result = Self.run(flow, "plain-cookie-sync")
+        #expect(result.outcomes[1].cookieDifferences.map(\.name) == ["tok"], "sid is HttpOnly: the script cannot replace it; \(result.outcomes[1].cookieDifferences)")
+        #expect(result.outcomes[1].cookieDifferences.first?.sentValue == "old")
+        #expect(result.divergences.isEmpty, "the injected value reached NativeJar too: \(result.divergences)")
+    }
+
     @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
     func forwarded307() {
         let result = Self.run(Self.post307, "urlprotocol-forwarded")
