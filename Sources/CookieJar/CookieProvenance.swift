@@ -61,6 +61,13 @@ public struct CookieProvenance: Sendable, Hashable {
         /// would have carried it and did not) and before the request; nil when no earlier
         /// request bounds it.
         public var windowStart: Double?
+        /// The script wrote the cookie no later than this: another host of the site carried
+        /// the same value then (`Walker.siblingCarried`); nil when none did.
+        public var writtenBy: Double?
+
+        public init(kind: Kind, cookie: Cookie, windowStart: Double?, writtenBy: Double? = nil) {
+            (self.kind, self.cookie, self.windowStart, self.writtenBy) = (kind, cookie, windowStart, writtenBy)
+        }
     }
 
     /// Per exchange (index = sequence): the cookies its request carries.
@@ -249,6 +256,8 @@ public struct CookieProvenance: Sendable, Hashable {
         /// for a new cookie), and when the write happened (the time of the request that
         /// first carried a script's, the arrival of a response's), for `headerBeforeWrite`.
         var recentWrites: [Cookie.Key: (previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at: Double)] = [:]
+        /// When each inferred cookie was first carried (`noteCarried`).
+        var firstCarried: [Cookie.Key: Double] = [:]
         /// Guesses a domain Set-Cookie showed to be the domain's cookie (`widenGuess`), told
         /// with the next exchange's events.
         var widenedOnArrival: [Inference] = []
@@ -402,9 +411,10 @@ public struct CookieProvenance: Sendable, Hashable {
                     noteWrite(cookie.key, replacing: previous, at: time)
                 }
                 jar.set(cookie, at: written)
-                var window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
-                if let opened = window, let earlier = siblingWrite(name: name, value: value, on: target), earlier < opened { window = earlier }
-                events.append(Inference(kind: kind, cookie: cookie, windowStart: window))
+                let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
+                let writtenBy = kind == .scriptSet ? siblingCarried(name: name, value: value, on: target).flatMap { $0 < time ? $0 : nil } : nil
+                events.append(Inference(kind: kind, cookie: cookie, windowStart: window, writtenBy: writtenBy))
+                noteCarried(cookie.key, at: time)
                 let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
                 origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
                 noteGuess(cookie)
@@ -575,7 +585,7 @@ public struct CookieProvenance: Sendable, Hashable {
                 guard let cookie = jar.cookie(for: key), cookie.value == value, cookie.hostOnly, cookie.path == "/",
                     let kind = origin[key]?.kind, kind != .serverSet
                 else { continue }
-                // Script writes stay for `widenScriptSet` and `siblingWrite`.
+                // Script writes stay for `widenScriptSet` and `siblingCarried`.
                 kept.append(key)
                 if guess == nil, kind == .preExisting, CookieStore.domainMatches(cookie.domain, site) { guess = cookie }
             }
@@ -625,25 +635,38 @@ public struct CookieProvenance: Sendable, Hashable {
             return nil
         }
 
-        /// When a script wrote this name and value on another host of `target`'s site, nil
-        /// when none is remembered. A value long enough to be a fingerprint (an analytics
-        /// script's visitor and timestamp fields) carried to a second host is that one
-        /// write reaching it, however late the recording first shows it there: the write
-        /// happened no later, so the window in which it happened opens there (requests to
-        /// this host that went without it in between, or with an older copy, had headers
-        /// the recording cannot explain, not a later write).
-        func siblingWrite(name: String, value: String, on target: RequestTarget) -> Double? {
+        /// When another host of `target`'s site first carried this name and value as a
+        /// cookie the jar could not explain (inferred there from the start, or written by
+        /// script), nil when none did. A value long enough to be a fingerprint (an analytics
+        /// script's visitor and timestamp fields) carried to a second host is that one write
+        /// reaching it, however late the recording first shows it there: the write happened
+        /// no later than the first host carried it (requests to this host that went without
+        /// it in between, or with an older copy, had headers the recording cannot explain,
+        /// not a later write).
+        func siblingCarried(name: String, value: String, on target: RequestTarget) -> Double? {
             guard value.utf8.count >= Self.fingerprintLength, guessCount > 0, let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
             let site = target.site
             var earliest: Double?
-            for key in candidates where key.domain != target.host && CookieStore.domainMatches(key.domain, site) && origin[key]?.kind == .scriptSet {
-                if let at = recentWrites[key]?.at, at < earliest ?? .infinity { earliest = at }
+            for key in candidates where key.domain != target.host && CookieStore.domainMatches(key.domain, site) {
+                if let at = firstCarried[key], at < earliest ?? .infinity { earliest = at }
             }
             return earliest
         }
 
-        /// The shortest cookie value taken as one write's fingerprint (`siblingWrite`).
+        /// Remembers when an inferred cookie was first carried (`siblingCarried`).
+        mutating func noteCarried(_ key: Cookie.Key, at time: Double) {
+            if firstCarried.count >= Self.firstCarriedKept {
+                // Only what a guess still names can be asked for.
+                let named = Set(guesses.values.joined())
+                firstCarried = firstCarried.filter { named.contains($0.key) }
+            }
+            if firstCarried[key] == nil { firstCarried[key] = time }
+        }
+
+        /// The shortest cookie value taken as one write's fingerprint (`siblingCarried`).
         static let fingerprintLength = 8
+        /// Inferred cookies remembered before those no guess names are dropped.
+        static let firstCarriedKept = 4096
 
         /// Notes a cookie inferred there from the start, a guess `widenPreexisting` may widen.
         mutating func noteGuess(_ cookie: Cookie) {

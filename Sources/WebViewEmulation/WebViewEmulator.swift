@@ -667,12 +667,14 @@ public struct WebViewEmulator: Sendable {
             case .preExisting:
                 continue
             case .scriptSet:
-                let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: written)
+                // Another host of the site carried its value earlier: the write came by then.
+                let writtenAt = min(written, event.writtenBy ?? written)
+                let origin = JarPair.Origin(rules: [], scriptWindowStart: event.windowStart, writtenAt: writtenAt)
                 if writerNamed, let page, Site.of(host: event.cookie.domain) != page.site {
-                    jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                    jars.put(event.cookie, in: .web, at: writtenAt, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
                     continue
                 }
-                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)) }
+                let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: writtenAt, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)) }
                 // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of
                 // WebJar; CAPC2: one that writes elsewhere may copy it back later.
                 let keptOut = effects.lazy.compactMap { effect -> (rule: RuleID, copiedBack: JarCopy?)? in
@@ -689,7 +691,7 @@ public struct WebViewEmulator: Sendable {
                 } else if let keptOut {
                     jars.block(event.cookie.name, from: .web, by: keptOut.rule)
                 } else {
-                    jars.put(event.cookie, in: .web, at: written, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
+                    jars.put(event.cookie, in: .web, at: writtenAt, origin: origin, syncDelay: profile.scriptWriteDelay, syncRule: "J3")
                 }
                 for effect in effects {
                     if let copy = effect.copy { jars.copy(event.cookie, to: copy.to, due: copy.due, rule: copy.rule, origin: origin) }

@@ -138,22 +138,25 @@ struct CookieProvenanceTests {
         #expect(r.inferred[4].map(\.kind) == [.scriptSet] && r.inferred[4].first?.cookie.hostOnly == true)
     }
 
-    @Test("a script's long value carried to another host of its site after a request there went without it: a write no later than the first host's, its window opening there; a short value is no fingerprint")
-    func siblingWriteOpensTheWindow() throws {
+    @Test("a long value another host of the site carried first, then carried here after a request here went without it: a write here no later than the first host carried it; a short value is no fingerprint")
+    func siblingCarriedBoundsTheWrite() throws {
         func flow(_ value: String) -> [Exchange] {
             [
                 Self.exchange(0, at: 0, "https://www.shop.example/"),
                 Self.exchange(1, at: 1, "https://www.shop.example/a", cookie: "_utma=\(value)"),
-                Self.exchange(2, at: 1.7, "https://go.shop.example/frame"),
+                Self.exchange(2, at: 1.5, "https://go.shop.example/frame"),
                 Self.exchange(3, at: 10, "https://go.shop.example/p.png", cookie: "_utma=\(value)"),
             ]
         }
+        // go.'s request at 1.5 went without it, so it is no domain cookie www. had: a write
+        // on go. whose window opens at 1.5, yet www. showed the value at 1.
         let long = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("1.3899.1304342324.6")))
         let write = try #require(long.inferred[3].first)
         #expect(write.kind == .scriptSet && write.cookie.domain == "go.shop.example")
-        #expect(write.windowStart == Self.t0 + 1, "opened at www.'s write, not after go.'s request at 1.7")
+        #expect(write.windowStart == Self.t0 + 1.5, "after go.'s request that went without it")
+        #expect(write.writtenBy == Self.t0 + 1, "no later than www. carried it")
         let short = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("1")))
-        #expect(short.inferred[3].first?.windowStart == Self.t0 + 1.7)
+        #expect(short.inferred[3].first?.writtenBy == nil)
     }
 
     @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start; after a request to its host without it, a write in between")
