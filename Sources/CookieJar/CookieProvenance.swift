@@ -462,6 +462,7 @@ public struct CookieProvenance: Sendable, Hashable {
                     events.append(Inference(kind: .forgotten, cookie: cookie, windowStart: nil))
                 }
             }
+            settleShortWrites(&events, on: target)
             arriving.hold((exchange, target, false), of: exchange)
             if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
             return (carried, events)
@@ -643,14 +644,25 @@ public struct CookieProvenance: Sendable, Hashable {
         /// no later than the first host carried it (requests to this host that went without
         /// it in between, or with an older copy, had headers the recording cannot explain,
         /// not a later write).
-        func siblingCarried(name: String, value: String, on target: RequestTarget) -> Double? {
-            guard value.utf8.count >= Self.fingerprintLength, guessCount > 0, let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
+        func siblingCarried(name: String, value: String, on target: RequestTarget, fingerprint: Bool = true) -> Double? {
+            guard !fingerprint || value.utf8.count >= Self.fingerprintLength, guessCount > 0, let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
             let site = target.site
             var earliest: Double?
             for key in candidates where key.domain != target.host && CookieStore.domainMatches(key.domain, site) {
                 if let at = firstCarried[key], at < earliest ?? .infinity { earliest = at }
             }
             return earliest
+        }
+
+        /// A short value (GA's `__utmt=1`) is no fingerprint on its own, but one the same
+        /// request of another host carried first beside this request's fingerprinted writes
+        /// came with them: it was written no later either.
+        func settleShortWrites(_ events: inout [Inference], on target: RequestTarget) {
+            guard let batch = events.lazy.compactMap(\.writtenBy).min() else { return }
+            for k in events.indices where events[k].kind == .scriptSet && events[k].writtenBy == nil {
+                let cookie = events[k].cookie
+                if siblingCarried(name: cookie.name, value: cookie.value, on: target, fingerprint: false) == batch { events[k].writtenBy = batch }
+            }
         }
 
         /// Remembers when an inferred cookie was first carried (`siblingCarried`).

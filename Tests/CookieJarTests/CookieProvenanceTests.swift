@@ -157,6 +157,14 @@ struct CookieProvenanceTests {
         #expect(write.writtenBy == Self.t0 + 1, "no later than www. carried it")
         let short = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("1")))
         #expect(short.inferred[3].first?.writtenBy == nil)
+        // A short value beside a fingerprinted one, both first carried by www.'s #1, came
+        // with it.
+        let together = flow("1.3899.1304342324.6").map { e -> Exchange in
+            guard let cookie = e.request.headers.first("Cookie") else { return e }
+            return Self.exchange(e.sequence, at: e.startedAt - Self.t0, e.request.url, cookie: cookie + "; _utmt=1")
+        }
+        let both = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: together))
+        #expect(both.inferred[3].map { "\($0.cookie.name):\($0.writtenBy.map { $0 - Self.t0 } ?? -1)" } == ["_utma:1.0", "_utmt:1.0"], "\(both.inferred[3])")
     }
 
     @Test("a cookie first carried to a third party the page's document sent the request to was written by no script of either: its source is unknown, there from the start; after a request to its host without it, a write in between")
