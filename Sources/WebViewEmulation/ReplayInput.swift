@@ -62,7 +62,15 @@ public final class ReplayInput: Sendable {
             // iframe read as the main frame's next page is not every later request's writer.)
             let frameDocument = e.request.refererTarget ?? documentTarget
             var crossOrigin = false
-            if let document = issuedUnderTarget, let target = e.request.target { crossOrigin = !document.hasSameOrigin(as: target) }
+            if let target = e.request.target {
+                // The Origin a request carries names the document that sent it: an iframe's
+                // (a chat widget's frame posting to its own server) rather than the page's.
+                if let sender = Self.namedOrigin(e.request) {
+                    crossOrigin = !sender.hasSameOrigin(as: target)
+                } else if let document = issuedUnderTarget {
+                    crossOrigin = !document.hasSameOrigin(as: target)
+                }
+            }
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
             let thirdPartyPage = Self.fromThirdPartyPage(e, issuedUnder: issuedUnderTarget)
             let unseenPage = Self.fromUnseenPage(e, top: recordedPage, documents: documentOrigins)
@@ -105,6 +113,12 @@ public final class ReplayInput: Sendable {
         guard e.frame.kind == .iframe, e.frame.thirdParty else { return false }
         guard !e.initiator.isDocument, let top = document?.site, let referer = e.request.refererTarget?.site else { return true }
         return referer != top
+    }
+
+    /// The origin a request's `Origin` header names, nil without one or for `null`.
+    static func namedOrigin(_ request: RecordedRequest) -> RequestTarget? {
+        guard let origin = request.headers.first("Origin"), origin.hasPrefix("http") else { return nil }
+        return RequestTarget(origin + "/")
     }
 
     /// The request names (its Referer) a page of another site than the recorded page that
