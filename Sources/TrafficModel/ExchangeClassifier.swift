@@ -82,7 +82,7 @@ public enum ExchangeClassifier {
         // 4. Accept: text/html, or what a browser of before 2012 sent for a document.
         if headers.acceptIsDocument == true {
             if request.method == "GET" { return .navigation }
-            if isFormPost(request) { return .formSubmission }
+            if isFormPost(request) { return sentByScript(request) ? .ajax : .formSubmission }
         }
         // 5. Path extension, else an ajax request of unknown API.
         // The last "." byte: an extension with any non-ASCII in it matches no case below,
@@ -292,6 +292,19 @@ public enum ExchangeClassifier {
         case "eventsource": return .eventSource
         default: return nil  // "other", "manifest"...: fall through to the headers.
         }
+    }
+
+    /// What a form's submission never carries but a script's request may: a header of the
+    /// page's own (`X-IsAJAXForm`; not the `X-Forwarded-*` a proxy adds), or a charset on a
+    /// URL-encoded or plain-text body (the browser sends a form's type bare; jQuery and
+    /// Firefox's XHR add `;charset=UTF-8`). An old browser's XHR sent a document's Accept.
+    static func sentByScript(_ request: RecordedRequest) -> Bool {
+        var scripted = false
+        request.headers.forEach { name, value in
+            if name.hasCaseInsensitivePrefix("x-") && !name.hasCaseInsensitivePrefix("x-forwarded-") && !name.equalsCaseInsensitive("x-real-ip") { scripted = true }
+            if name.equalsCaseInsensitive("content-type"), !value.hasCaseInsensitivePrefix("multipart/"), value.containsCaseInsensitive("charset=") { scripted = true }
+        }
+        return scripted
     }
 
     static func isFormPost(_ request: RecordedRequest) -> Bool {

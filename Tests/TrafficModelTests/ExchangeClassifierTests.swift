@@ -29,6 +29,21 @@ struct ExchangeClassifierTests {
         #expect(list.map(\.initiator) == [.navigation, .xhr, .fetch, .fetch, .ajax, .ajax])
     }
 
+    @Test("a form-encoded POST under a document's Accept is a form's submission, unless it carries what a form never does: a page's own X- header or a charset on its type (an old Firefox's XHR)")
+    func scriptedPostIsNoForm() {
+        let accept = ("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+        func initiator(_ headers: [(String, String)]) -> Initiator {
+            var list = [exchange("POST", url: "https://a.example/track", headers: [accept] + headers, body: "a=1")]
+            ExchangeClassifier.classify(&list)
+            return list[0].initiator
+        }
+        #expect(initiator([("Content-Type", "application/x-www-form-urlencoded")]) == .formSubmission)
+        #expect(initiator([("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")]) == .ajax)
+        #expect(initiator([("Content-Type", "application/x-www-form-urlencoded"), ("X-IsAJAXForm", "1")]) == .ajax)
+        #expect(initiator([("Content-Type", "application/x-www-form-urlencoded"), ("X-Forwarded-Proto", "https")]) == .formSubmission, "a proxy's header")
+        #expect(initiator([("Content-Type", "multipart/form-data; boundary=x; charset=UTF-8")]) == .formSubmission)
+    }
+
     @Test("E6: a script's request to another origin in CORS mode without any cookie is no evidence of the jar; with a cookie, to its own origin, or a document, it is")
     func credentialsOmitted() {
         let page = "https://www.site.example"
