@@ -141,11 +141,13 @@ public enum CORSCheck {
         }
     }
 
-    /// Headers the engine sets itself, never a reason for a preflight.
+    /// Headers the engine sets itself, never a reason for a preflight: among them the
+    /// validators its HTTP cache adds to revalidate a stored response (If-Modified-Since,
+    /// If-None-Match), after the CORS check and so never preflighted.
     static let engineHeaders: Set<String> = [
         "accept-charset", "accept-encoding", "connection", "content-length", "cookie", "date", "dnt", "expect", "host",
         "keep-alive", "origin", "referer", "te", "trailer", "transfer-encoding", "upgrade", "via", "user-agent",
-        "priority", "pragma", "cache-control",
+        "priority", "pragma", "cache-control", "if-modified-since", "if-none-match",
     ]
     /// The CORS-safelisted request headers (Fetch standard), Content-Type checked apart.
     static let safelisted: Set<String> = ["accept", "accept-language", "content-language", "range"]
