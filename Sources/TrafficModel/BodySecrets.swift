@@ -57,7 +57,7 @@ extension SecretNames {
 
     /// A JSON body with each secret member's value (a string or a number, at any depth)
     /// replaced; nil when it does not parse or nothing is secret.
-    func redactJSON(_ body: Data) -> Data? {
+    public func redactJSON(_ body: Data) -> Data? {
         guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else { return nil }
         var changed = false
         func walk(_ value: Any, key: String?) -> Any {
