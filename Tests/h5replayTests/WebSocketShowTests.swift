@@ -50,6 +50,18 @@ struct WebSocketShowTests {
         #expect(secrets.stdout.contains(#""token":"\#(Self.token)""#))
     }
 
+    @Test("a sanitized export replaces the secrets in WebSocket messages as in request bodies; --include-secrets keeps them")
+    func export() throws {
+        let dir = try Self.imported()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(try CLITests.h5replay(["export", "chat", "--har", "-o", "clean.har", "--db", "s.sqlite"], in: dir).status == 0)
+        let clean = try String(contentsOf: dir.appendingPathComponent("clean.har"), encoding: .utf8)
+        #expect(clean.contains("_webSocketMessages") && clean.contains("redacted-21-"))
+        #expect(!clean.contains(Self.token))
+        #expect(try CLITests.h5replay(["export", "chat", "--har", "-o", "exact.har", "--include-secrets", "--db", "s.sqlite"], in: dir).status == 0)
+        #expect(try String(contentsOf: dir.appendingPathComponent("exact.har"), encoding: .utf8).contains(Self.token))
+    }
+
     @Test("show --format json gives each message's direction, time, offset, opcode, length, hash and preview")
     func json() throws {
         let dir = try Self.imported()
