@@ -139,7 +139,8 @@ final class WebSocketPlayback: ChannelInboundHandler, @unchecked Sendable {
         case .connectionClose:
             // Echo the close, then end the connection.
             let close = WebSocketFrame(fin: true, opcode: .connectionClose, data: frame.unmaskedData)
-            context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in context.close(promise: nil) }
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in channel.close(promise: nil) }
             return
         default:
             return
