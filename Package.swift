@@ -118,7 +118,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // `record --proxy`: a forward proxy for HTTP and HTTPS (CONNECT, TLS intercepted
@@ -131,6 +133,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
@@ -155,7 +158,16 @@ let package = Package(
         .testTarget(name: "TrafficModelTests", dependencies: ["TrafficModel"]),
         .target(name: "FuzzHarness", dependencies: ["HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "TrafficModel"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], exclude: ["Regressions"]),
-        .testTarget(name: "ReplayServerTests", dependencies: ["ReplayServer", "LocalCA", "TrafficModel", "HARFormat", "Findings", .product(name: "NIOHTTP1", package: "swift-nio")]),
+        .testTarget(
+            name: "ReplayServerTests",
+            dependencies: [
+                "ReplayServer", "LocalCA", "TrafficModel", "HARFormat", "Findings",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The proxy in-process against NIO origins made in the tests: streaming, cut
         // upstreams, WebSockets over HTTP and through CONNECT.
         .testTarget(

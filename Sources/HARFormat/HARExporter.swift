@@ -30,7 +30,12 @@ public struct HARExporter: Sendable {
     /// only the first part of a longer one (over `--max-body-bytes`), is the whole length,
     /// written as `content._receivedBytes` with a `comment` saying where the body was cut.
     public func entryLine(_ e: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil) throws -> Data {
-        var object = entry(e)
+        try JSONSerialization.data(withJSONObject: notedEntry(e, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes), options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// `entryLine`'s object, the response body's text in it unless `bodyText` is false.
+    func notedEntry(_ e: Exchange, failure: String?, incomplete: String?, receivedBodyBytes: Int?, bodyText: Bool = true) -> [String: Any] {
+        var object = entry(e, bodyText: bodyText)
         if var response = object["response"] as? [String: Any] {
             if let error = failure ?? incomplete { response["_error"] = error }
             if let received = receivedBodyBytes, var content = response["content"] as? [String: Any] {
@@ -40,7 +45,7 @@ public struct HARExporter: Sendable {
             }
             object["response"] = response
         }
-        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return object
     }
 
     /// Chrome's `_webSocketMessages`: each message's direction, time in seconds since 1970,
@@ -53,7 +58,10 @@ public struct HARExporter: Sendable {
         }
     }
 
-    private func entry(_ e: Exchange) -> [String: Any] {
+    private func entry(_ e: Exchange) -> [String: Any] { entry(e, bodyText: true) }
+
+    /// `bodyText` false leaves the response body's `text` out (`StreamedBody` writes it).
+    func entry(_ e: Exchange, bodyText: Bool) -> [String: Any] {
         var request: [String: Any] = [
             "method": e.request.method,
             "url": e.request.url,
@@ -78,7 +86,7 @@ public struct HARExporter: Sendable {
             "size": e.response.body.count,
             "mimeType": e.response.headers.first("Content-Type") ?? "",
         ]
-        if !e.response.bodyMissing {
+        if !e.response.bodyMissing, bodyText {
             if let text = String(validatingUTF8: e.response.body) {
                 content["text"] = text
             } else {

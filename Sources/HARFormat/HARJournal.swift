@@ -26,11 +26,20 @@ public final class HARJournal: @unchecked Sendable {
         try handle.write(contentsOf: Data(head.utf8))
     }
 
-    /// Appends one exchange as one write (`HARExporter.entryLine` says what the notes become).
+    /// Appends one exchange as one line (`HARExporter.entryLine` says what the notes become):
+    /// one write, or for a response body of a megabyte or more, the body streamed into the
+    /// line a slice at a time (`StreamedBody`). A line cut short by a kill is dropped by
+    /// `recover`.
     public func append(_ exchange: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil) throws {
-        var line = Data(entries == 0 ? "\n".utf8 : ",\n".utf8)
-        line.append(try exporter.entryLine(exchange, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes))
-        try handle.write(contentsOf: line)
+        let separator = Data(entries == 0 ? "\n".utf8 : ",\n".utf8)
+        if exchange.response.body.count >= StreamedBody.threshold, !exchange.response.bodyMissing {
+            let streamed = try StreamedBody(exchange, exporter: exporter, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes)
+            try handle.write(contentsOf: separator + streamed.before)
+            try streamed.write(exchange.response.body) { try handle.write(contentsOf: $0) }
+            try handle.write(contentsOf: streamed.after)
+        } else {
+            try handle.write(contentsOf: separator + (try exporter.entryLine(exchange, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes)))
+        }
         entries += 1
     }
 

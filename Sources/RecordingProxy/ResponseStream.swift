@@ -1,6 +1,7 @@
 import Foundation
 import HTTPWire
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import TrafficModel
 
@@ -130,7 +131,8 @@ final class InFlight {
     func recordedResponse() -> RecordedResponse {
         guard let response else { return RecordedResponse(status: 0, bodyMissing: true) }
         let headers = HeaderList(response.headers.lazy.map { HeaderField($0.name, $0.value) })
-        var bytes = Data(body.kept.readableBytesView)
+        // The kept bytes shared, not copied: a body at the cap would be held twice.
+        var bytes = body.kept.getData(at: body.kept.readerIndex, length: body.kept.readableBytes, byteTransferStrategy: .noCopy) ?? Data()
         if let coding = response.headers.first(name: "Content-Encoding"),
            let decoded = try? ContentDecoder().decodeIfEncoded([UInt8](bytes), contentEncoding: coding) {
             bytes = Data(decoded.bytes)

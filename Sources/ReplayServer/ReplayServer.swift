@@ -19,6 +19,17 @@ public struct Arrival: Sendable {
     public var matched: ReplayOrigin.Ref?
     public var status: Int
 
+    /// The method of a WebSocket client message's arrival (`WebSocketPlayback`): its target
+    /// the handshake's, its body the payload, its headers `:opcode`, `:message` (the
+    /// client's messages before it) and `:recorded` (same, differs or extra).
+    public static let webSocketMethod = "WEBSOCKET"
+
+    /// What a WebSocket message's arrival says of itself, for a log line; nil for a request.
+    public var webSocketNote: String? {
+        guard method == Self.webSocketMethod else { return nil }
+        return "message \(headers.first(":message") ?? "?") \(headers.first(":recorded") ?? "")"
+    }
+
     public init(time: Double, method: String, target: String, headers: HeaderList, body: Data, matched: ReplayOrigin.Ref?, status: Int) {
         self.time = time
         self.method = method
@@ -54,9 +65,13 @@ public final class ReplayServer: Sendable {
         /// Whether `arrivals` keeps every arrival; off when the caller stores each as it
         /// comes (`onArrival`), so a long session stays flat in memory.
         public var keepsArrivals: Bool
+        /// The longest wait, in seconds, between two recorded server messages of a
+        /// WebSocket played back: a recorded gap longer than this is cut to it.
+        public var webSocketMaxGap: Double
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, onMiss: MissPolicy = .notFound, tls: TLSContexts? = nil, maxConnections: Int = 1024, maxBodyBytes: Int = 64 << 20, keepsArrivals: Bool = true) {
+        public init(host: String = "127.0.0.1", port: Int = 8080, onMiss: MissPolicy = .notFound, tls: TLSContexts? = nil, maxConnections: Int = 1024, maxBodyBytes: Int = 64 << 20, keepsArrivals: Bool = true, webSocketMaxGap: Double = 10) {
             self.keepsArrivals = keepsArrivals
+            self.webSocketMaxGap = webSocketMaxGap
             self.host = host
             self.port = port
             self.onMiss = onMiss
@@ -89,6 +104,10 @@ public final class ReplayServer: Sendable {
         var headers: HTTPHeaders
         var proxiedHeaders: HTTPHeaders
         var body: ByteBuffer
+        /// A recorded WebSocket handshake (a 101): its messages, played back after it.
+        var webSocket: [WebSocketMessage]?
+        /// A recorded `text/event-stream` body, event by event.
+        var events: [ByteBuffer]?
     }
 
     let prepared: [ReplayOrigin.Ref: Prepared]
@@ -108,7 +127,9 @@ public final class ReplayServer: Sendable {
                     status: HTTPResponseStatus(statusCode: response.status == 0 ? 502 : response.status, reasonPhrase: response.statusText),
                     headers: Self.responseHeaders(response, hosts: origin.hosts, proxied: false),
                     proxiedHeaders: Self.responseHeaders(response, hosts: origin.hosts, proxied: true),
-                    body: allocator.buffer(bytes: response.body))
+                    body: allocator.buffer(bytes: response.body),
+                    webSocket: response.status == 101 ? e.webSocketMessages : nil,
+                    events: EventStream.isEventStream(response) ? EventStream.events(response.body, allocator: allocator) : nil)
                 prepared[ref] = ready
                 if response.status == 304, !response.body.isEmpty {
                     var fresh = ready
@@ -134,11 +155,8 @@ public final class ReplayServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 guard self.admit(channel) else { return channel.close() }
-                guard let tls = self.configuration.tls else {
-                    return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
-                        channel.pipeline.addHandler(ReplayHandler(server: self, tunnelHost: nil))
-                    }
-                }
+                // The HTTP handlers as a layer a WebSocket's 101 can take away.
+                guard let tls = self.configuration.tls else { return self.addHTTP(to: channel, tunnelHost: nil) }
                 let fallback = self.configuration.host == "0.0.0.0" || self.configuration.host == "::" ? "localhost" : self.configuration.host
                 return channel.pipeline.addHandler(ProtocolSniffer(
                     tls: { channel in
@@ -212,6 +230,12 @@ public final class ReplayServer: Sendable {
         onArrival?(arrival)
         let answer = ref.flatMap { (conditional ? nil : freshFrom304[$0]) ?? prepared[$0] }
         return (arrival, answer, proxied)
+    }
+
+    /// Keeps an arrival made outside `respond` (a WebSocket's client message) and reports it.
+    func record(_ arrival: Arrival) {
+        if configuration.keepsArrivals { state.withLockedValue { $0.arrivals.append(arrival) } }
+        onArrival?(arrival)
     }
 
     /// The recorded response as a client on this origin must see it: hop-by-hop and
@@ -293,7 +317,7 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
         }
         let bytes = Data(body.readableBytesView)
         let target = tunnelHost.map { "https://\($0)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
-        let (_, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
+        let (arrival, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
                                                     asRecordedHost: tunnelHost == nil ? nil : tunnelIsRecorded)
         let keepAlive = head.isKeepAlive
         guard let response else {
@@ -309,7 +333,15 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
             return
         }
         var headers = proxied ? response.proxiedHeaders : response.headers
+        if let messages = response.webSocket, let ref = arrival.matched {
+            startWebSocket(context: context, head: head, recorded: headers, messages: messages, ref: ref, target: target)
+            return
+        }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        if let events = response.events, head.method != .HEAD {
+            writeEvents(context, HTTPResponseHead(version: head.version, status: response.status, headers: headers), events, keepAlive: keepAlive)
+            return
+        }
         write(context, HTTPResponseHead(version: head.version, status: response.status, headers: headers), response.body, keepAlive: keepAlive, isHead: head.method == .HEAD)
     }
 

@@ -11,6 +11,7 @@ struct ExchangeRows {
     let body: RawInsert
     let sent: RawInsert
     let inferred: RawInsert
+    let message: RawInsert
     /// Response bodies met before: each is hashed and stored once.
     var repeated = RepeatedBodies()
 
@@ -38,6 +39,9 @@ struct ExchangeRows {
         inferred = try RawInsert(
             db, head: "\(verb) INTO cookie_inference (recording_id, sequence, position, name, kind, domain, path, window_start) VALUES",
             tuple: "(?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
+        message = try RawInsert(
+            db, head: "\(verb) INTO websocket_message (recording_id, sequence, position, direction, time, opcode, data_sha256, length) VALUES",
+            tuple: "(?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
     }
 
     /// Writes the body, exchange and provenance rows still pending: before anything reads
@@ -47,6 +51,7 @@ struct ExchangeRows {
         try exchange.flush()
         try sent.flush()
         try inferred.flush()
+        try message.flush()
     }
 
     func insertBody(_ data: Data, sha256: String) throws {
@@ -110,6 +115,24 @@ struct ExchangeRows {
         x.bind(30, e.responseStart)
         x.bind(28, e.resourceType)
         try x.run()
+        try insertMessages(e.webSocketMessages, sequence: e.sequence, recordingID: recordingID)
+    }
+
+    /// A WebSocket handshake's messages, in the order they crossed, each payload a body.
+    mutating func insertMessages(_ messages: [WebSocketMessage], sequence: Int, recordingID: Int64) throws {
+        for (position, m) in messages.enumerated() {
+            let (fingerprint, metBefore) = repeated.fingerprint(of: m.data)
+            if !metBefore { try insertBody(m.data, sha256: fingerprint.sha256) }
+            message.bind(1, recordingID)
+            message.bind(2, sequence)
+            message.bind(3, position)
+            message.bind(4, m.direction.rawValue)
+            message.bind(5, m.time)
+            message.bind(6, m.opcode)
+            message.bind(7, fingerprint.sha256)
+            message.bind(8, m.data.count)
+            try message.run()
+        }
     }
 
     func insertProvenance(sequence: Int, sent cookies: [CookieProvenance.SentCookie], inferred events: [CookieProvenance.Inference], recordingID: Int64) throws {

@@ -296,6 +296,7 @@ public struct ReportStore: Sendable {
                     return gap
                 }, responseStart: r.responseStart))
         }
+        try loadMessages(db, recordingID: id, into: &exchanges, body: body)
         let diagnostics = try DiagnosticRow.fetchAll(db, sql: "SELECT * FROM diagnostic WHERE recording_id = ? ORDER BY id", arguments: [id]).map { d in
             guard let severity = Diagnostic.Severity(rawValue: d.severity) else {
                 throw StoreError.unknownValue(table: "diagnostic", row: d.id ?? 0, column: "severity", value: d.severity)
@@ -303,6 +304,24 @@ public struct ReportStore: Sendable {
             return Diagnostic(severity, code: d.code, sequence: d.sequence, message: d.message)
         }
         return Recording(name: row.name, sourceFormat: row.sourceFormat, sourcePath: row.sourcePath, sourceSHA256: row.sourceSHA256, exchanges: exchanges, diagnostics: diagnostics)
+    }
+
+    /// Each WebSocket handshake's messages (v21), in the order they crossed.
+    static func loadMessages(_ db: Database, recordingID: Int64, into exchanges: inout [Exchange], body: (String, Int) throws -> Data) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT sequence, direction, time, opcode, data_sha256, length FROM websocket_message WHERE recording_id = ? ORDER BY sequence, position", arguments: [recordingID])
+        var bySequence: [Int: [WebSocketMessage]] = [:]
+        while let r = try rows.next() {
+            let sequence: Int = r[0], raw: String = r[1]
+            guard let direction = WebSocketMessage.Direction(rawValue: raw) else {
+                throw StoreError.unknownValue(table: "websocket_message", row: Int64(sequence), column: "direction", value: raw)
+            }
+            bySequence[sequence, default: []].append(WebSocketMessage(direction: direction, time: r[2], opcode: r[3], data: try body(r[4], r[5])))
+        }
+        for (sequence, messages) in bySequence {
+            // Sequences are the exchanges' positions (RecordingWriter.add).
+            guard let i = exchanges.firstIndex(where: { $0.sequence == sequence }) else { continue }
+            exchanges[i].webSocketMessages = messages
+        }
     }
 
     // MARK: - Cookie provenance

@@ -486,6 +486,31 @@ enum Schema {
                   PRIMARY KEY (run_id, recording_name)) WITHOUT ROWID
                 """)
         }
+        migrator.registerMigration("v21: WebSocket messages") { db in
+            // Each message of a recorded WebSocket (HAR's `_webSocketMessages`), under its
+            // handshake's exchange in the order it crossed: which way (send: the client's,
+            // receive: the server's), when (seconds since 1970), the opcode (1 text, 2
+            // binary) and the payload, stored as a body so that repeated messages (a
+            // heartbeat) are stored once.
+            //
+            // A recording stored before kept its handshakes without their messages. One
+            // holding a handshake (status 101) forgets its source's hash, so that importing
+            // the file again with --replace stores it whole instead of leaving it unchanged.
+            try db.execute(sql: """
+                CREATE TABLE websocket_message (
+                  recording_id INTEGER NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+                  sequence INTEGER NOT NULL,
+                  position INTEGER NOT NULL,
+                  direction TEXT NOT NULL,
+                  time REAL NOT NULL,
+                  opcode INTEGER NOT NULL,
+                  data_sha256 TEXT NOT NULL REFERENCES body(sha256),
+                  length INTEGER NOT NULL,
+                  PRIMARY KEY (recording_id, sequence, position)) WITHOUT ROWID;
+                UPDATE recording SET source_sha256 = NULL
+                  WHERE id IN (SELECT DISTINCT recording_id FROM exchange WHERE status = 101);
+                """)
+        }
         return migrator
     }
 }

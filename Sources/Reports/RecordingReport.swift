@@ -11,7 +11,9 @@ import WebViewEmulation
 /// [{sequence, startedAt, initiator, frame, method, url, status, bodyKind,
 /// requestBodyLength, requestBodySHA256, responseBodyLength, responseBodySHA256,
 /// responseEncodedLength, redirect, cookies: [{name, provenance, setBy, setByHop, value}],
-/// inferred: [{name, kind, domain, path, windowStart}]}], "diagnostics": [...],
+/// inferred: [{name, kind, domain, path, windowStart}], and on a WebSocket handshake
+/// webSocketMessages: [{direction, time, offset, opcode, length, sha256, preview}]}],
+/// "diagnostics": [...],
 /// "framework": {name, version, evidence, presets} or null}`: the framework the recording
 /// was made inside, when it shows one; `version` only when it shows that too.
 /// Response figures are for the body after content decoding.
@@ -63,7 +65,8 @@ public struct RecordingReport: Sendable {
                 "responseEncodedLength": e.response.encodedLength ?? NSNull(), "responseBodyMissing": e.response.bodyMissing,
                 "redirect": redirect, "cookies": cookies, "inferred": inferred,
                 "cookieEvidence": e.evidenceGap.map { ["taken": false, "rule": $0.rule, "reason": $0.reason] as [String: Any] } ?? ["taken": true],
-            ].merging(headers ? ["headers": headerObject(e)] : [:]) { a, _ in a })
+            ].merging(headers ? ["headers": headerObject(e)] : [:]) { a, _ in a }
+             .merging(messageObjects(e)) { a, _ in a })
         }
         let diagnostics: [[String: Any]] = r.diagnostics.map {
             ["severity": $0.severity.rawValue, "code": $0.code, "sequence": $0.sequence ?? NSNull(), "message": redactor.text($0.message)]
@@ -74,6 +77,13 @@ public struct RecordingReport: Sendable {
         let object: [String: Any] = ["recording": recording, "exchanges": exchanges, "diagnostics": diagnostics, "framework": framework]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `webSocketMessages` for a handshake that has messages; nothing for another exchange.
+    private func messageObjects(_ e: Exchange) -> [String: Any] {
+        guard !e.webSocketMessages.isEmpty else { return [:] }
+        let view = WebSocketMessageView(redactor: redactor)
+        return ["webSocketMessages": e.webSocketMessages.map { view.object($0, start: e.startedAt) }]
     }
 
     /// The JSON of `show --headers` for one exchange.
@@ -124,6 +134,8 @@ public struct RecordingReport: Sendable {
                 if let w = i.windowStart { line += String(format: ", written within %.3f s before this request", e.startedAt - w) }
                 out += line + "\n"
             }
+            let messages = WebSocketMessageView(redactor: redactor)
+            for m in e.webSocketMessages { out += messages.line(m, start: e.startedAt) + "\n" }
         }
         if !r.diagnostics.isEmpty {
             out += "\nDiagnostics:\n"

@@ -40,6 +40,23 @@ extension SecretNames {
         })
     }
 
+    /// A WebSocket's text messages as a request body of their kind is sanitized: in a JSON
+    /// message each secret member's value replaced, and a secret query value in a URL it
+    /// quotes; binary messages and other text as they were.
+    public func redactMessageSecrets(_ e: inout Exchange) {
+        guard !e.webSocketMessages.isEmpty else { return }
+        e.webSocketMessages = e.webSocketMessages.map { m in
+            guard m.opcode == 1 else { return m }
+            var out = m
+            if let redacted = redactJSON(m.data) {
+                out.data = redacted
+            } else if let text = String(data: m.data, encoding: .utf8), text.contains("?") {
+                out.data = Data(text.split(separator: " ", omittingEmptySubsequences: false).map { mapSecretQueryValues(String($0), Self.token) }.joined(separator: " ").utf8)
+            }
+            return out
+        }
+    }
+
     /// `a=1&password=hunter2` with the secret values replaced; nil when nothing is secret.
     func redactForm(_ body: Data) -> Data? {
         guard let text = String(data: body, encoding: .utf8) else { return nil }
@@ -57,7 +74,7 @@ extension SecretNames {
 
     /// A JSON body with each secret member's value (a string or a number, at any depth)
     /// replaced; nil when it does not parse or nothing is secret.
-    func redactJSON(_ body: Data) -> Data? {
+    public func redactJSON(_ body: Data) -> Data? {
         guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else { return nil }
         var changed = false
         func walk(_ value: Any, key: String?) -> Any {

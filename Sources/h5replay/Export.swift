@@ -57,7 +57,10 @@ extension H5Replay {
             if !includeSecrets {
                 let names = SecretNames.configured(headers: secretHeader, queryParameters: secretQuery)
                 names.redactAtRest(&loaded)
-                for k in loaded.exchanges.indices { names.redactBodySecrets(&loaded.exchanges[k].request) }
+                for k in loaded.exchanges.indices {
+                    names.redactBodySecrets(&loaded.exchanges[k].request)
+                    names.redactMessageSecrets(&loaded.exchanges[k])
+                }
             }
             let data = try HARExporter(toolVersion: H5Replay.version).data(for: loaded)
             do {

@@ -113,7 +113,8 @@ extension H5Replay {
             let quiet = self.quiet
             let onArrival: @Sendable (Arrival) -> Void = { arrival in
                 if !quiet {
-                    let verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
+                    var verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
+                    if let note = arrival.webSocketNote { verdict += ", \(note)" }
                     FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
                 }
                 writer.add(ReportStore.ArrivalRecord(time: arrival.time, method: arrival.method, target: arrival.target, headers: arrival.headers, body: arrival.body,

@@ -276,5 +276,10 @@ sys.exit(0 if ok else 1)
             "receive 1 welcome", "send 1 hi there", "receive 1 hi there", "send 2 AAH/", "receive 2 AAH/",
         ])
         #expect(messages.allSatisfy { ($0["time"] as? Double).map { abs($0 - Date().timeIntervalSince1970) < 60 } == true })
+        // The store keeps them too: `show` lists each under the handshake.
+        let shown = try CLITests.h5replay(["show", "ws", "--db", "p.sqlite"], in: dir)
+        let lines = shown.stdout.split(separator: "\n").filter { $0.contains(" ws ") }
+        #expect(lines.map { $0.split(separator: " ")[1] } == ["receive", "send", "receive", "send", "receive"], "\(shown.stdout)")
+        #expect(lines.last?.hasSuffix("00 01 ff") == true)
     }
 }

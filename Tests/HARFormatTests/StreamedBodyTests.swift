@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import TrafficModel
+@testable import HARFormat
+
+@Suite("HAR journal: a large body streamed into its entry")
+struct StreamedBodyTests {
+    /// Bytes that are not UTF-8, over several slices.
+    static let binary = Data((0..<(3 * StreamedBody.slice + 5)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
+    /// UTF-8 text whose characters (1 to 4 bytes) straddle every slice boundary, with
+    /// characters JSON escapes: quotes, backslashes, line ends, control bytes, a slash.
+    static let text: Data = {
+        let unit = "a\"b\\c\nd\u{1}é漢😀</"
+        var s = ""
+        while s.utf8.count < 2 * StreamedBody.slice + 11 { s += unit }
+        return Data(s.utf8)
+    }()
+
+    static func exchange(_ body: Data, sequence: Int) -> Exchange {
+        Exchange(sequence: sequence, startedAt: 1_700_000_000 + Double(sequence), request: RecordedRequest(method: "GET", url: "https://a.example/big/\(sequence)"),
+                 response: RecordedResponse(status: 200, headers: [HeaderField("Content-Type", "application/octet-stream")], body: body))
+    }
+
+    @Test("each streamed line is the line written whole, byte for byte, and reads back to the same body", arguments: ["binary", "text"])
+    func sameLine(kind: String) throws {
+        let body = kind == "binary" ? Self.binary : Self.text
+        #expect(body.count >= StreamedBody.threshold)
+        #expect(StreamedBody.isUTF8(body) == (kind == "text"))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-streamed-\(UUID().uuidString).har").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let journal = try HARJournal(path: path, toolVersion: "test")
+        let small = Self.exchange(Data("small".utf8), sequence: 0), large = Self.exchange(body, sequence: 1)
+        try journal.append(small)
+        try journal.append(large, receivedBodyBytes: body.count * 4)
+        try journal.finish()
+        let lines = try Data(contentsOf: URL(fileURLWithPath: path)).split(separator: UInt8(ascii: "\n"))
+        let whole = try HARExporter(toolVersion: "test").entryLine(large, receivedBodyBytes: body.count * 4)
+        #expect(lines.count == 4)
+        #expect(lines.count == 4 && Data(lines[2]) == whole)
+        let read = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: path)), file: path, name: "big")
+        #expect(read.exchanges.map(\.response.body) == [Data("small".utf8), body])
+    }
+}
