@@ -80,10 +80,13 @@ public struct BodyBridge: Mitigation {
             // B8: sendBeacon is not covered; whatever the strategy did stands.
             if !outcome.bodyRules.isEmpty { outcome.bodyRules.append("B8") }
             return
-        case .formSubmission:
-            // B3: a user-clicked submit has no hook; a recorded submission counts as clicked.
+        case .formSubmission where !(request.context.submittedByScript && covers.contains(.formSubmit)):
+            // B3: a user-clicked submit has no hook; a recorded submission counts as
+            // clicked unless its page's script submitted it (`form.submit()`, hooked).
             if !outcome.bodyRules.isEmpty { outcome.bodyRules.append("B3") }
             return
+        case .formSubmission:
+            guard request.plan.intercepted, !recorded.isEmpty else { return }
         default:
             // Only a request with a body goes through the bridge.
             guard covered(exchange.initiator), request.plan.intercepted, !recorded.isEmpty else { return }

@@ -44,6 +44,7 @@ public final class ReplayInput: Sendable {
         for e in exchanges { if let next = e.redirect?.next { previousHop[next] = e.sequence } }
         var documentURL: String?
         var documentTarget: RequestTarget?
+        var documentSequence: Int?
         let firstDocument = exchanges.first { $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence
         let recordedPage = Self.recordedPage(exchanges, firstDocument: firstDocument)
         let documentOrigins = Set(exchanges.lazy.filter(\.initiator.isDocument).compactMap { $0.request.target?.origin })
@@ -51,11 +52,12 @@ public final class ReplayInput: Sendable {
             let hop = e.redirect?.hop ?? 0
             // The request is issued under the document before it; a document load then
             // becomes the document of what follows.
-            let issuedUnder = documentURL, issuedUnderTarget = documentTarget
+            let issuedUnder = documentURL, issuedUnderTarget = documentTarget, issuedUnderSequence = documentSequence
             // Each hop of a main-frame document load moves the page on: it ends at the last.
             if e.initiator.isDocument && e.frame.kind == .main {
                 documentURL = e.request.url
                 documentTarget = e.request.target
+                documentSequence = e.sequence
             }
             // The document whose script wrote what the request carries: the one that sent
             // it, as its Referer says; without one, the main frame's last document. (An ad
@@ -74,6 +76,7 @@ public final class ReplayInput: Sendable {
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
             let thirdPartyPage = Self.fromThirdPartyPage(e, issuedUnder: issuedUnderTarget)
             let unseenPage = Self.fromUnseenPage(e, top: recordedPage, documents: documentOrigins)
+            let submittedByScript = e.initiator == .formSubmission && Self.submittedByScript(e, page: issuedUnderSequence.map { exchanges[$0] })
             var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
             if !e.request.body.isEmpty {
                 switch e.bodyKind {
@@ -87,7 +90,7 @@ public final class ReplayInput: Sendable {
                 }
             }
             facts.append(ExchangeFacts(
-                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, fromUnseenPage: unseenPage, frameDocument: frameDocument,
+                documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, fromUnseenPage: unseenPage, submittedByScript: submittedByScript, frameDocument: frameDocument,
                 headerBeforeWrite: self.provenance.inferred[e.sequence].filter { $0.kind == .headerBeforeWrite }.map(\.cookie.name),
                 setCookies: e.evidenceGap == .fromCache ? [] : e.response.headers.all("Set-Cookie").compactMap(SetCookie.parse),
                 previousHop: previousHop[e.sequence],
@@ -113,6 +116,15 @@ public final class ReplayInput: Sendable {
         guard e.frame.kind == .iframe, e.frame.thirdParty else { return false }
         guard !e.initiator.isDocument, let top = document?.site, let referer = e.request.refererTarget?.site else { return true }
         return referer != top
+    }
+
+    /// A form's submission the page's own script made: the page's HTML calls `.submit()`
+    /// and the request does not say a user's gesture started it (`Sec-Fetch-User: ?1`,
+    /// which Chromium sends on a clicked submit; WebKit sends none, so its HTML alone
+    /// tells).
+    static func submittedByScript(_ e: Exchange, page: Exchange?) -> Bool {
+        guard let page, e.request.headers.first("Sec-Fetch-User") != "?1" else { return false }
+        return page.response.body.range(of: Data(".submit()".utf8)) != nil
     }
 
     /// The origin a request's `Origin` header names, nil without one or for `null`.
@@ -243,6 +255,8 @@ public final class ExchangeFacts: Sendable {
     /// The request names a page the recording never loaded, of another site than the
     /// recorded page (`ReplayInput.fromUnseenPage`).
     public let fromUnseenPage: Bool
+    /// A form's submission its page's script made (`ReplayInput.submittedByScript`).
+    public let submittedByScript: Bool
     /// The cookies its Cookie header carried or lacked as they were before a recent
     /// write (E8: the header was built before it): not compared.
     public let headerBeforeWrite: [String]
@@ -270,7 +284,7 @@ public final class ExchangeFacts: Sendable {
     /// cannot tell (`alternatives(of:binaryKindGiven:)`); empty when it can.
     public let alternatives: [(Exchange, String)]
 
-    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, fromUnseenPage: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: [String] = [],
+    public init(documentURL: String?, crossOrigin: Bool, thirdPartyToPage: Bool, thirdPartyPage: Bool = false, fromUnseenPage: Bool = false, submittedByScript: Bool = false, frameDocument: RequestTarget?, headerBeforeWrite: [String] = [],
         setCookies: [SetCookie], previousHop: Int?, opensProcessPool: Bool, reusedWebView: Bool, uploadListener: Bool,
         formDataRebuilt: BodyFingerprint? = nil, nativeMultipart: NativeMultipart? = nil, urlSearchParamsRejoined: BodyFingerprint? = nil, offline: OfflineVerdict? = nil,
         alternatives: [(Exchange, String)] = [])
@@ -280,6 +294,7 @@ public final class ExchangeFacts: Sendable {
         self.thirdPartyToPage = thirdPartyToPage
         self.thirdPartyPage = thirdPartyPage
         self.fromUnseenPage = fromUnseenPage
+        self.submittedByScript = submittedByScript
         self.headerBeforeWrite = headerBeforeWrite
         self.frameDocument = frameDocument
         self.setCookies = setCookies

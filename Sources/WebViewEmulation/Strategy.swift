@@ -110,6 +110,8 @@ public struct EmulationContext: Sendable {
 
     /// The request belongs to a third-party page (P2, S8): the exchange's facts say.
     public var thirdPartyPage = false
+    /// A form's submission its page's script made (`form.submit()`): the exchange's facts say.
+    public var submittedByScript = false
 
     public init(profile: Profile, scenario: Scenario, documentURL: String? = nil, crossOrigin: Bool = false, uploadListener: Bool = false) {
         self.profile = profile

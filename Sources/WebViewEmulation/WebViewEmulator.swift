@@ -94,6 +94,7 @@ public struct WebViewEmulator: Sendable {
             context.documentURL = facts.documentURL
             context.crossOrigin = facts.crossOrigin
             context.thirdPartyPage = facts.thirdPartyPage
+            context.submittedByScript = facts.submittedByScript
             context.uploadListener = facts.uploadListener
             context.nativeMultipart = facts.nativeMultipart
             context.appPage = nil
