@@ -1,3 +1,7 @@
+// FuzzHarness: what each libFuzzer driver in Fuzz/ does with one input (the HTTP parser, the
+// capture and HAR importers, the cookie parsers), kept in a library so that FuzzHarnessTests
+// runs every saved crash input through the same code.
+
 import CookieJar
 import Foundation
 import HARFormat

@@ -119,6 +119,7 @@ public struct BrowserSessions: Sendable {
     }
 }
 
+// swift-format-ignore: NoAccessLevelOnExtensionDeclaration
 private extension Character {
     var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -1,3 +1,8 @@
+// LocalCA: h5replay's own certificate authority and the HTTPS plumbing both servers share.
+// The root CA (made once, its key readable by its owner alone), a leaf certificate minted
+// per host, TLS server contexts chosen by SNI, and the HTTP/1.1 pieces `serve --tls` and the
+// recording proxy both use (connection limit, the CONNECT switch, request collection).
+
 import Crypto
 import Foundation
 import NIOConcurrencyHelpers

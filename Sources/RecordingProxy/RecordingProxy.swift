@@ -1,3 +1,8 @@
+// RecordingProxy: `record --proxy`. A forward proxy for HTTP and HTTPS on SwiftNIO (CONNECT
+// tunnels intercepted with a leaf from LocalCA, or passed through) that streams each
+// response to the client as it arrives, relays WebSockets after their 101, and hands each
+// completed exchange to its caller, which stores it.
+
 import Foundation
 import HTTPWire
 import LocalCA

@@ -1,3 +1,8 @@
+// ReplayServer: `serve`. A real HTTP/1.1 origin on SwiftNIO, over TLS and through CONNECT
+// with LocalCA's certificates, that answers each arrival with the recorded response it
+// matches (`ReplayOrigin`), records every `Arrival`, and makes of them an observed run that
+// Findings holds against the recording (`ObservedRun`).
+
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,3 +1,8 @@
+// ReportStore: storage only. The SQLite database through GRDB: its schema, migrations (SQL
+// alone) and views; recordings, runs, outcomes and findings written (whole, or row by row
+// with `RecordingWriter`) and read back; shard databases merged. It reads no input file and
+// replays nothing.
+
 import CookieJar
 import Findings
 import Foundation

@@ -251,6 +251,7 @@ extension HeaderList: Hashable {
 extension HeaderList: Codable {
     /// Encoded as the array of fields it holds, as `[HeaderField]` was.
     public init(from decoder: Decoder) throws {
+        // swift-format-ignore: UseShorthandTypeNames
         self.init(try Array<HeaderField>(from: decoder))
     }
 

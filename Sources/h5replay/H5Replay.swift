@@ -1,3 +1,7 @@
+// h5replay: the command line. One file per subcommand (import, record, serve, ca, replay,
+// report, gate, merge, show, export, presets), each parsing its options with ArgumentParser
+// and handing the work to the library modules.
+
 import ArgumentParser
 import Foundation
 import TrafficModel
