@@ -258,6 +258,8 @@ public struct CookieProvenance: Sendable, Hashable {
         var recentWrites: [Cookie.Key: (previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at: Double)] = [:]
         /// When each inferred cookie was first carried (`noteCarried`).
         var firstCarried: [Cookie.Key: Double] = [:]
+        /// The sizes at which `recentWrites` and `firstCarried` are next pruned.
+        var recentWritesLimit = recentWritesKept, firstCarriedLimit = firstCarriedKept
         /// Guesses a domain Set-Cookie showed to be the domain's cookie (`widenGuess`), told
         /// with the next exchange's events.
         var widenedOnArrival: [Inference] = []
@@ -520,9 +522,12 @@ public struct CookieProvenance: Sendable, Hashable {
 
         /// Remembers a write of `key` at `time` (`recentWrites`).
         mutating func noteWrite(_ key: Cookie.Key, replacing previous: (value: String, kind: Kind, by: Int?, hop: Int?)?, at time: Double) {
-            // Writes past the window tell nothing more: memory stays bounded.
-            if recentWrites.count >= Self.recentWritesKept {
+            // Writes past the window tell nothing more: memory stays bounded. A burst of
+            // more writes than that within the window raises the bar, so the filter runs
+            // once per doubling, not on every write.
+            if recentWrites.count >= recentWritesLimit {
                 recentWrites = recentWrites.filter { time - $0.value.at <= CookieProvenance.queuedHeaderWindow }
+                recentWritesLimit = max(Self.recentWritesKept, 2 * recentWrites.count)
             }
             recentWrites[key] = (previous, time)
         }
@@ -667,10 +672,12 @@ public struct CookieProvenance: Sendable, Hashable {
 
         /// Remembers when an inferred cookie was first carried (`siblingCarried`).
         mutating func noteCarried(_ key: Cookie.Key, at time: Double) {
-            if firstCarried.count >= Self.firstCarriedKept {
-                // Only what a guess still names can be asked for.
+            if firstCarried.count >= firstCarriedLimit {
+                // Only what a guess still names can be asked for; as for `recentWrites`, the
+                // bar rises with what stays.
                 let named = Set(guesses.values.joined())
                 firstCarried = firstCarried.filter { named.contains($0.key) }
+                firstCarriedLimit = max(Self.firstCarriedKept, 2 * firstCarried.count)
             }
             if firstCarried[key] == nil { firstCarried[key] = time }
         }

@@ -475,6 +475,24 @@ struct CookieProvenanceTests {
         }
     }
 
+    @Test("the writes E8 reads are let go past its window, and a burst of more than the bound within the window keeps them all, pruned once per doubling")
+    func recentWritesBounded() throws {
+        var walker = CookieProvenance.Walker(recentCapacity: 4096)
+        var sequence = 0
+        func serve(_ k: Int, at time: Double) throws {
+            defer { sequence += 1 }
+            _ = try walker.add(Self.exchange(sequence, at: time, "https://www.site\(k).example/", cookie: "v=old", setCookie: ["v=new\(k)"]))
+        }
+        // One Set-Cookie change a second: the window holds a few, the map stays bounded.
+        let bound = CookieProvenance.Walker.recentWritesKept
+        for k in 0..<(bound + 100) { try serve(k, at: Double(k)) }
+        #expect(walker.recentWrites.count <= bound)
+        // More changes than the bound within a second: all in the window, all kept, and the
+        // bar rose instead of filtering on every write.
+        for k in 0..<(bound + 100) { try serve(bound + 100 + k, at: 5_000 + Double(k) / 10_000) }
+        #expect(walker.recentWrites.count > bound && walker.recentWritesLimit > bound, "\(walker.recentWrites.count), bar \(walker.recentWritesLimit)")
+    }
+
     @Test("guesses whose cookies scripts deleted are let go: the walker's index of them stays within twice the jar, and widening still finds the live ones")
     func staleGuessesLetGo() throws {
         var walker = CookieProvenance.Walker(recentCapacity: 4096)
