@@ -105,7 +105,8 @@ public struct HARImporter: Sendable {
                     guard var exchange = built.exchange.take() else { return }
                     if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
                     if inOrder {
-                        if let last = exchanges.last, exchange.startedAt < last.startedAt {
+                        if let last = exchanges.last, exchange.startedAt < last.startedAt
+                            || (exchange.startedAt == last.startedAt && clock.issued[index] < clock.issued[entries[entries.count - 1]]) {
                             inOrder = false
                             for k in exchanges.indices { asRead[k].restore(&exchanges[k]) }
                             asRead = []
@@ -152,7 +153,7 @@ public struct HARImporter: Sendable {
         }
         let allNative = tool != nil
         guard sessions.isSplit else {
-            let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, entryCount: clock.times.count, recorder: recorder, allNative: allNative)
+            let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, issued: clock.issued, recorder: recorder, allNative: allNative)
             return [Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: unitNote + placed)]
         }
         // Each session classified on its own, from the exchanges as built.
@@ -168,7 +169,7 @@ public struct HARImporter: Sendable {
         exchanges = []
         return sessions.labels.indices.map { session in
             let theirs = diagnostics.filter { $0.sequence.map { sessions.sessionOfEntry[$0] == session } ?? true }
-            let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, entryCount: clock.times.count, recorder: recorder, allNative: allNative)
+            let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, issued: clock.issued, recorder: recorder, allNative: allNative)
             let note = sessions.note(session: session)
             return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: [note] + unitNote + placed)
         }
@@ -186,9 +187,9 @@ public struct HARImporter: Sendable {
     /// `exchanges` (taken, so that numbering changes each in place) were built from
     /// `entries` (file indices); when `inOrder`, they are already numbered and classified,
     /// with the classifier's `classified` diagnostics.
-    private func assemble(_ exchanges: inout [Exchange], entries: [Int], inOrder: Bool, classified: [Diagnostic], diagnostics: [Diagnostic], entryCount: Int, recorder: Recorder, allNative: Bool) -> ([Exchange], [Diagnostic]) {
+    private func assemble(_ exchanges: inout [Exchange], entries: [Int], inOrder: Bool, classified: [Diagnostic], diagnostics: [Diagnostic], issued: [IssueOrder], recorder: Recorder, allNative: Bool) -> ([Exchange], [Diagnostic]) {
         var sorted: [Exchange]
-        var position = [Int](repeating: -1, count: entryCount)
+        var position = [Int](repeating: -1, count: issued.count)
         // Classification's word on the recording as a whole (NC1's native requests).
         let classifiedNotes: [Diagnostic]
         if inOrder {
@@ -197,7 +198,9 @@ public struct HARImporter: Sendable {
             classifiedNotes = classified
             for (k, entry) in entries.enumerated() { position[entry] = k }
         } else {
-            let order = exchanges.indices.sorted { (exchanges[$0].startedAt, $0) < (exchanges[$1].startedAt, $1) }
+            let order = exchanges.indices.sorted {
+                (exchanges[$0].startedAt, issued[entries[$0]], $0) < (exchanges[$1].startedAt, issued[entries[$1]], $1)
+            }
             sorted = order.map { exchanges[$0] }
             // Each exchange held once again, so that numbering it changes it in place.
             exchanges = []
@@ -269,7 +272,7 @@ public struct HARImporter: Sendable {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
         let times = clock.times
-        let order = ranges.indices.sorted { (times[$0], $0) < (times[$1], $1) }
+        let order = ranges.indices.sorted { clock.precedes($0, $1) }
         var unplaced: [(Int, Diagnostic)] = []
         var tokens: [JSONTape.Token] = []
         let batch = EntryBatch(importer: self, file: file)
@@ -385,6 +388,13 @@ public struct HARImporter: Sendable {
         var loadStarts: [Double?] = []
         /// Each WebPagetest entry's host and the milliseconds its marks span (`pageTestMarks`).
         var pageTestSpans: [Int: (host: String, span: Double)] = [:]
+        /// Each entry's place in its browser's issue order (`IssueOrder`), which breaks ties
+        /// between entries stamped in the same millisecond.
+        var issued: [IssueOrder] = []
+
+        /// Whether entry `i` comes before entry `j` in time: by stamp, then by the order the
+        /// browser issued them, then by file order.
+        func precedes(_ i: Int, _ j: Int) -> Bool { (times[i], issued[i], i) < (times[j], issued[j], j) }
 
         mutating func add(_ entry: JSONNode) {
             var time = Double.nan
@@ -402,6 +412,7 @@ public struct HARImporter: Sendable {
                 }
             }
             times.append(time.isNaN ? (times.last ?? 0) : time)
+            issued.append(IssueOrder(entry))
             pagerefs.append(pageref)
             durations.append(duration)
             loadStarts.append(loadStart)
@@ -978,4 +989,29 @@ public struct HARImporter: Sendable {
             return nil
         }
     }
+}
+
+/// Where a browser's export numbers its requests, the order it issued them in: Chrome's
+/// request ids ("119464.217", a redirect's hop "119464.217-1"; chrome-har's `_requestId`,
+/// WebPagetest's `_request_id`) count up within a process. Exporters write entries stamped
+/// in the same millisecond in any order (WebPagetest by its own index), so a burst of
+/// requests around a script's cookie write would otherwise read out of order. An entry
+/// without an id orders before one with; ids of different processes by the process.
+struct IssueOrder: Comparable {
+    var process = ""
+    var number = 0
+    var hop = 0
+
+    init(_ entry: JSONNode) {
+        let field = (try? entry["_requestId"].optionalString()) ?? nil
+        guard let id = field ?? ((try? entry["_request_id"].optionalString()) ?? nil),
+              let dot = id.lastIndex(of: ".") else { return }
+        let rest = id[id.index(after: dot)...]
+        let parts = rest.split(separator: "-", maxSplits: 1)
+        guard let number = parts.first.flatMap({ Int($0) }) else { return }
+        (process, self.number) = (String(id[..<dot]), number)
+        hop = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    }
+
+    static func < (a: IssueOrder, b: IssueOrder) -> Bool { (a.process, a.number, a.hop) < (b.process, b.number, b.hop) }
 }

@@ -166,9 +166,11 @@ struct JarPair {
         }
     }
 
-    /// Removes a cookie from `side` and schedules the deletion to the other jar.
+    /// Removes a cookie from `side` and schedules the deletion to the other jar. A jar that
+    /// does not hold the cookie is not changed by the deletion, so no observer hears of it
+    /// and nothing crosses to the other jar (J2 carries changes, not requests).
     mutating func delete(_ cookie: Cookie, in side: JarSide, at time: Double, origin: Origin, syncDelay: Double?, syncRule: RuleID) {
-        self[side].remove(cookie.key)
+        guard self[side].remove(cookie.key) != nil else { return }
         record(JarEvent(time: time, jar: side, name: cookie.name, domain: cookie.domain, path: cookie.path, change: .deleted, rule: origin.rules.last, note: origin.source))
         if let (delay, rule) = linked(syncRule, delay: syncDelay, to: side.other, deletion: true, name: cookie.name) {
             schedule(PendingSync(due: time + delay, to: side.other, cookie: cookie, isDeletion: true, rule: rule, origin: origin))

@@ -480,15 +480,16 @@ public struct WebViewEmulator: Sendable {
     func withhold(_ header: inout CookieHeaderChoice, from e: Exchange, issuedUnder documentURL: String?, appPage: AppShell?, keptOffByITP: Bool, thirdPartyToApp: Bool, target: RequestTarget) {
         // N4: a cookie the jar lacks is missing by ITP's rule too (its Set-Cookie was not stored).
         if keptOffByITP { header.rule = "N4" }
-        guard !header.cookies.isEmpty else { return }
         if keptOffByITP || thirdPartyToApp {
             let (rule, why): (RuleID, String) = keptOffByITP
                 ? ("N4", "WebKit keeps a third-party cookie off the request: \(target.site) is another site than the page's and ITP is on")
                 : ("A2", "WebKit keeps a third-party cookie off the request: the page is on \(appPage!.origin) and ITP is on")
-            for c in header.cookies { header.withheld[c.name] = (rule, why) }
+            // Every cookie is kept off, held or not: what the jars hold cannot change that.
+            header.allWithheld = (rule, why)
             header.cookies = []
             return
         }
+        guard !header.cookies.isEmpty else { return }
         // N5: a cross-site POST navigation carries no Lax cookie (no SameSite counts as Lax from iOS 18).
         guard e.initiator.isDocument, e.frame.kind == .main, (e.redirect?.hop ?? 0) == 0, e.request.method.uppercased() == "POST" else { return }
         let crossSite: Bool
@@ -762,7 +763,7 @@ public struct WebViewEmulator: Sendable {
         guard !unmatchedRecorded.isEmpty || matched.count < sentCookies.count else { return [] }
         var out: [CookieDifference] = []
         for (name, value) in unmatchedRecorded {
-            if let (rule, why) = header.withheld[name] {
+            if let (rule, why) = header.withheld[name] ?? header.allWithheld {
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: nil, rules: [rule], certain: true, explanation: why))
                 continue
             }
@@ -960,4 +961,6 @@ struct CookieHeaderChoice {
     var givenToLoad = false
     /// Cookies of the jar WebKit keeps off the request, by name: the rule and why (N4, A2, N5).
     var withheld = [String: (rule: RuleID, why: String)]()
+    /// Set where WebKit keeps every cookie off the request (N4, A2): the rule and why.
+    var allWithheld: (rule: RuleID, why: String)?
 }

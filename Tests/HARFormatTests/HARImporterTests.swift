@@ -124,6 +124,26 @@ struct HARImporterTests {
         #expect(streamed.first { $0.request.target?.path == "/4" }?.responseStart == 0.04 && end.notes.contains(note))
     }
 
+    @Test("entries stamped in the same millisecond take the order the browser issued them in (its request ids), not the file's, read whole or streamed")
+    func sameMillisecondIssueOrder() throws {
+        // As WebPagetest writes a burst: file order .221, .220, .217, .219, all at one stamp,
+        // and a later redirect hop of .217.
+        let ids = ["95262.221", "95262.220", "95262.217", "95262.219"]
+        var entries = ids.map { id in
+            entry(url: "https://a.example/\(id)", started: "2018-01-14T07:52:29.457+00:00").replacingOccurrences(of: #""time": 12"#, with: #""_request_id": "\#(id)", "time": 12"#)
+        }
+        entries.append(entry(url: "https://a.example/hop", started: "2018-01-14T07:52:29.457+00:00").replacingOccurrences(of: #""time": 12"#, with: #""_requestId": "95262.217-1", "time": 12"#))
+        let json = har(entries.joined(separator: ", "))
+        let expected = ["/95262.217", "/hop", "/95262.219", "/95262.220", "/95262.221"]
+        #expect(try importing(json).exchanges.map { $0.request.target!.path } == expected)
+        var streamed: [String] = []
+        let bytes = Array(json.utf8)
+        _ = try bytes.withUnsafeBufferPointer { raw in
+            try HARImporter().stream(raw, file: "test.har", release: { _ in }) { exchange, _, _, _ in streamed.append(exchange.request.target!.path) }
+        }
+        #expect(streamed == expected)
+    }
+
     @Test("a REST client's export (Insomnia) is the tool's traffic, none a page's: every request native (NC1), said once, read whole or streamed")
     func nonBrowserClient() throws {
         func file(_ creator: String) -> String {

@@ -91,6 +91,26 @@ struct WebViewEmulatorTests {
         #expect(result.divergences.isEmpty, "the injected value reached NativeJar too: \(result.divergences)")
     }
 
+    @Test("J2: a page's deletion of a cookie its jar does not hold yet (NSURLProtocol's Set-Cookie still on its way from NativeJar) changes nothing, so no deletion crosses: NativeJar keeps sending it, and the jars agree at the end")
+    func deletionOfUnheldCookie() {
+        func image(_ cookie: String?) -> HeaderList {
+            HeaderList([HeaderField("Accept", "image/webp,*/*"), HeaderField("Sec-Fetch-Dest", "image"), HeaderField("Referer", "https://a.example/")] + (cookie.map { [HeaderField("Cookie", $0)] } ?? []))
+        }
+        let flow = Self.recording([
+            Self.exchange(0, at: 0, "GET", "https://a.example/", headers: [HeaderField("Accept", "text/html"), HeaderField("Sec-Fetch-Dest", "document"), HeaderField("Sec-Fetch-Mode", "navigate")],
+                responseHeaders: [HeaderField("Set-Cookie", "beacon=1; Path=/")]),
+            Self.exchange(1, at: 0.1, "GET", "https://a.example/a.png", headers: image("beacon=1")),
+            // The page's script read the cookie and deleted it before this request.
+            Self.exchange(2, at: 0.2, "GET", "https://a.example/b.png", headers: image(nil)),
+            Self.exchange(3, at: 8, "GET", "https://a.example/c.png", headers: image(nil)),
+        ])
+        let result = Self.run(flow, "urlprotocol-naive")
+        let late = result.outcomes[3].cookieDifferences
+        #expect(late.map(\.name) == ["beacon"] && !late[0].rules.contains("J2"), "NativeJar still holds it: \(late)")
+        #expect(result.divergences.isEmpty, "both jars hold it at the end: \(result.divergences)")
+        #expect(Self.run(flow, "plain").outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
+    }
+
     @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
     func forwarded307() {
         let result = Self.run(Self.post307, "urlprotocol-forwarded")
