@@ -28,6 +28,9 @@ public struct Finding: Sendable, Hashable, Codable {
         /// The web view's own: the run's baseline preset finds the same on this exchange.
         /// Optional so that findings encoded before it decode as they were.
         @usableFromInline var baseline: Bool? = nil
+        /// What the finding rests on that the recording does not say outright. Optional so
+        /// that findings encoded before it decode as they were.
+        @usableFromInline var inferences: [FindingInference]? = nil
         /// A message stored whole by an earlier version, read back as it was.
         @usableFromInline var storedMessage: String? = nil
     }
@@ -149,6 +152,12 @@ public struct Finding: Sendable, Hashable, Codable {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.baseline ?? false } }
         set { unique(); header.pointee.baseline = newValue ? true : nil }
     }
+    /// What the finding rests on that the recording does not say outright: a cookie's
+    /// source, the sending frame or API, each with what contradicts it.
+    public var inferences: [FindingInference] {
+        get { box.withUnsafeMutablePointerToHeader { $0.pointee.inferences } ?? [] }
+        set { unique(); header.pointee.inferences = newValue.isEmpty ? nil : newValue }
+    }
     /// A message stored whole by an earlier version, read back as it was.
     var storedMessage: String? {
         get { box.withUnsafeMutablePointerToHeader { $0.pointee.storedMessage } }
@@ -159,7 +168,7 @@ public struct Finding: Sendable, Hashable, Codable {
     /// confidence, built from the detail and the rule catalogue when asked for.
     public var message: String {
         if let storedMessage { return storedMessage }
-        return FindingText.message(detail: detail, rules: rules, alternative: alternative)
+        return FindingText.message(detail: detail, rules: rules, alternative: alternative, inferences: inferences)
     }
 
     public init(code: FindingCode, severity: Severity, preset: String, recording: String, sequence: Int, method: String, url: String, subject: String?, rules: [RuleID], confidence: Confidence, expected: FindingFields, actual: FindingFields, detail: FindingDetail, alternative: String? = nil) {
@@ -212,9 +221,10 @@ public struct Finding: Sendable, Hashable, Codable {
 public enum FindingText {
     /// "...: NSURLProtocol interception drops request bodies (P1, source)."; after a detail
     /// that already has a colon, "; because ...".
-    public static func message(detail: String, rules: [RuleID], alternative: String?, catalog: RuleCatalog = .bundled) -> String {
+    public static func message(detail: String, rules: [RuleID], alternative: String?, inferences: [FindingInference] = [], catalog: RuleCatalog = .bundled) -> String {
         var text = detail + because(rules, after: detail, catalog: catalog) + "."
         if let alternative { text += " The recording does not say what the page used; this is the worse case, \(alternative)." }
+        if !inferences.isEmpty { text += " It rests on inferences: " + inferences.map(\.sentence).joined(separator: "; ") + "." }
         return text
     }
 

@@ -28,13 +28,18 @@ public struct FindingDetector: Sendable {
         let exchanges = recording.exchanges
         var made = [Int: String]()
         let ranks = known?.ranks
+        var serverSet = known?.serverSet
         for outcome in result.outcomes {
             let before = out.count
             defer {
-                // Say so when the model evaluated several possibilities and kept the worse.
-                if let alternative = outcome.alternative {
+                // Say so when the model evaluated several possibilities and kept the worse,
+                // and what the exchange's sender and frame rest on.
+                if out.count > before {
+                    let alternative = outcome.alternative
+                    let inferred = FindingInference.ofExchange(exchanges[outcome.sequence])
                     for i in before..<out.count where out[i].sequence == outcome.sequence {
-                        out[i].alternative = alternative
+                        if let alternative { out[i].alternative = alternative }
+                        if !inferred.isEmpty { out[i].inferences = inferred + out[i].inferences }
                     }
                 }
             }
@@ -155,7 +160,8 @@ public struct FindingDetector: Sendable {
             func emit(_ code: FindingCode, _ differences: [CookieDifference]) {
                 let kept = differences.allSatisfy({ $0.likelihood >= minLikelihood }) ? differences : differences.filter { $0.likelihood >= minLikelihood }
                 guard !kept.isEmpty else { return }
-                out.append(cookieFinding(code, kept, e, label: label, rank: rank, preset: result.preset, recording: recording.name))
+                if serverSet == nil, kept.contains(where: { $0.recordedSource != nil }) { serverSet = Subjects.serverSet(recording) }
+                out.append(cookieFinding(code, kept, e, label: label, rank: rank, preset: result.preset, recording: recording.name, serverSet: serverSet ?? [:]))
             }
             // The first difference's code read in place, not the difference copied.
             if !differences.isEmpty, case let firstCode = Self.code(of: differences[0]), differences.allSatisfy({ Self.code(of: $0) == firstCode }) {
@@ -229,7 +235,7 @@ public struct FindingDetector: Sendable {
 
     /// One finding for the cookies of one exchange and code: severity from the code, or
     /// from the likelihood when no cookie of it is certain.
-    func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, rank: Rank, preset: String, recording: String) -> Finding {
+    func cookieFinding(_ code: FindingCode, _ differences: [CookieDifference], _ e: Exchange, label: String, rank: Rank, preset: String, recording: String, serverSet: [String: Int] = [:]) -> Finding {
         // The first cookie's fields read in place: a copy of it is a retain of each.
         let name = differences[0].name
         let names = differences.map { $0.name }
@@ -267,7 +273,19 @@ public struct FindingDetector: Sendable {
         }
         // The scenario names no cookie (most runs): no closure over the detector to make.
         if !importantCookies.isEmpty, names.contains(where: { isImportant($0) }) { finding.rank = .important }
+        Self.restOn(differences, serverSet: serverSet, finding: &finding)
         return finding
+    }
+
+    /// The cookie sources a finding rests on; one the recording contradicts makes the
+    /// finding less likely, a warning at most.
+    static func restOn(_ differences: [CookieDifference], serverSet: [String: Int], finding: inout Finding) {
+        guard differences.contains(where: { $0.recordedSource != nil }) else { return }
+        let inferences = differences.compactMap { FindingInference.ofCookie($0, serverSet: serverSet) }
+        finding.inferences = inferences
+        guard inferences.contains(where: { $0.contradictedBy != nil }) else { return }
+        finding.likelihood = min(finding.likelihood ?? 1, FindingInference.contradictedLikelihood)
+        if finding.severity > .warning { finding.severity = .warning }
     }
 
     /// Builds a finding: severity from the code, capped at warning when a rule is folklore;
@@ -299,11 +317,31 @@ public struct FindingDetector: Sendable {
         public var labels: [String]
         public var ranks: [Rank]
 
+        /// Each "name=value" a response of the recording set, and the first exchange that
+        /// set it: what contradicts a value inferred written by script.
+        public var serverSet: [String: Int]
+
         public init(_ recording: Recording) {
+            serverSet = Self.serverSet(recording)
             labels = recording.exchanges.map(FindingDetector.label)
             // Reading the Referer of a third-party frame's request takes more than the rest
             // of a finding's rank: once per exchange, not per finding and preset.
             ranks = recording.exchanges.map(Rank.of)
+        }
+
+        /// Each "name=value" the recording's responses set (a Set-Cookie of several lines
+        /// is several cookies), with the first exchange that set it.
+        static func serverSet(_ recording: Recording) -> [String: Int] {
+            var out: [String: Int] = [:]
+            for e in recording.exchanges {
+                for header in e.response.headers where header.name.lowercased() == "set-cookie" {
+                    for line in header.value.split(separator: "\n") {
+                        let pair = line.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+                        if pair.contains("="), out[pair] == nil { out[pair] = e.sequence }
+                    }
+                }
+            }
+            return out
         }
     }
 

@@ -131,11 +131,11 @@ extension ReportStore {
                     findingCount += 1
                     try db.execute(sql: """
                         INSERT INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, subject,
-                          rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values, baseline)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values, baseline, inferences)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [runID, f["preset"], f["code"], f["severity"], f["recording_name"], f["sequence"], f["method"], f["url"], f["subject"],
                             f["rules"], f["confidence"], f["message"], f["expected"], f["actual"], f["detail"], f["alternative"], f["subjects"], f["likelihood"], f["rank"],
-                            f["detail_form"], f["detail_values"], f["baseline"]])
+                            f["detail_form"], f["detail_values"], f["baseline"], f["inferences"]])
                 }
                 for e in shard.jarEvents where keep(e) {
                     try db.execute(sql: """

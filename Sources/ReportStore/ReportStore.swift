@@ -511,8 +511,8 @@ public struct ReportStore: Sendable {
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             findingInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO finding (run_id, preset, code, severity, recording_name, sequence, method, url, subject,
-                  rules, confidence, message, expected, actual, detail_form, detail_values, alternative, subjects, likelihood, rank, baseline) VALUES
-                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
+                  rules, confidence, message, expected, actual, detail_form, detail_values, alternative, subjects, likelihood, rank, baseline, inferences) VALUES
+                """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
             eventInsert = try RawInsert(db, head: """
                 INSERT OR FAIL INTO jar_event (run_id, recording_name, preset, time, jar, name, domain, path, change, rule, what) VALUES
                 """, tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: Self.rowsPerStatement)
@@ -583,6 +583,8 @@ public struct ReportStore: Sendable {
                     i.bind(16, f.alternative)
                     i.bind(17) { ReportStore.appendStringArrayJSON(f.subjects, to: $0) }
                     i.bind(18, f.likelihood); i.bind(19, f.rank.rawValue); i.bind(20, f.baseline ? 1 : 0)
+                    let inferences = f.inferences
+                    if inferences.isEmpty { i.bind(21, nil as String?) } else { i.bind(21) { ReportStore.appendStringArrayJSON(inferences.map(\.stored), to: $0) } }
                     try i.run()
                 }
             }
@@ -763,6 +765,12 @@ public struct ReportStore: Sendable {
         // Rows written before ranks were kept read as subresources.
         finding.rank = try row.rank.map { try value(Rank.self, $0, column: "rank") } ?? .subresource
         finding.baseline = row.baseline
+        if let inferences = row.inferences {
+            guard let lines = decodeStrings(inferences) else {
+                throw StoreError.unknownValue(table: "finding", row: row.id ?? 0, column: "inferences", value: inferences)
+            }
+            finding.inferences = lines.compactMap(FindingInference.init(stored:))
+        }
         return finding
     }
 

@@ -204,9 +204,11 @@ struct FindingRow: FetchableRecord {
     var detailValues: String?
     /// The baseline preset found the same (v18; false for rows written before).
     var baseline: Bool
+    /// `FindingInference.stored` lines, a JSON array (v22; nil for none).
+    var inferences: String?
 
     /// The columns `init(row:)` reads, in its order.
-    static let selection = "id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values, baseline"
+    static let selection = "id, run_id, preset, code, severity, recording_name, sequence, method, url, subject, rules, confidence, message, expected, actual, detail, alternative, subjects, likelihood, rank, detail_form, detail_values, baseline, inferences"
 
     /// A run's findings by recording, preset, exchange and code, then as stored.
     static func fetchAll(_ db: Database, run: Int64) throws -> [FindingRow] {
@@ -237,5 +239,6 @@ struct FindingRow: FetchableRecord {
         detailForm = try row.decode(atIndex: 20)
         detailValues = try row.decode(atIndex: 21)
         baseline = try row.decode(atIndex: 22)
+        inferences = try row.decode(atIndex: 23)
     }
 }

@@ -511,6 +511,12 @@ enum Schema {
                   WHERE id IN (SELECT DISTINCT recording_id FROM exchange WHERE status = 101);
                 """)
         }
+        migrator.registerMigration("v22: what each finding rests on") { db in
+            // The inferences a finding rests on (a cookie's source, the sending frame or API),
+            // a JSON array of `FindingInference.stored` lines; NULL for none and for findings
+            // stored before.
+            try db.execute(sql: "ALTER TABLE finding ADD COLUMN inferences TEXT")
+        }
         return migrator
     }
 }

@@ -111,6 +111,10 @@ public struct JSONReport: Sendable {
                         ("likelihood", f.likelihood.map { .double($0) } ?? .null), ("rank", .string(f.rank.rawValue)),
                         ("rules", .array(f.rules.map { .string($0.rawValue) })), ("confidence", .string(f.confidence.rawValue)),
                         ("message", .string(f.message)), ("baseline", .bool(f.baseline)),
+                        ("inferences", .array(f.inferences.map { i in
+                            .object([("kind", .string(i.kind.rawValue)), ("subject", .string(redactor.text(i.subject))), ("inferred", .string(i.inferred)),
+                                ("contradictedBy", i.contradictedBy.map { .string($0) } ?? .null)])
+                        })),
                         ("expected", .object(redactor.fields(f.expected).map { ($0.key, .string($0.value)) })),
                         ("actual", .object(redactor.fields(f.actual).map { ($0.key, .string($0.value)) })),
                     ])

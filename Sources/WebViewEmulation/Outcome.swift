@@ -368,6 +368,10 @@ public struct CookieDifference: Sendable, Hashable {
     public var explanation: String
     /// The cookie was set by a redirect (3xx) response.
     public var setByRedirect: Bool = false
+    /// Where the recorded cookie came from when no response of the recording set it: an
+    /// inference (`CookieProvenance.Kind`'s raw value: script-set, pre-existing) and the
+    /// exchange that first carried it. Nil for a cookie a Set-Cookie set.
+    public var recordedSource: RecordedSource? = nil
 
     public init(name: String, recordedValue: String?, sentValue: String?, rules: [RuleID], certain: Bool, explanation: String, setByRedirect: Bool = false) {
         self.name = name
@@ -377,6 +381,19 @@ public struct CookieDifference: Sendable, Hashable {
         self.certain = certain
         self.explanation = explanation
         self.setByRedirect = setByRedirect
+    }
+}
+
+/// Where a recorded cookie came from when the recording does not show it: inferred.
+public struct RecordedSource: Sendable, Hashable {
+    /// `CookieProvenance.Kind`'s raw value: script-set or pre-existing.
+    public var kind: String
+    /// The exchange that first carried the cookie.
+    public var firstCarriedBy: Int?
+
+    public init(kind: String, firstCarriedBy: Int?) {
+        self.kind = kind
+        self.firstCarriedBy = firstCarriedBy
     }
 }
 

@@ -741,7 +741,7 @@ public struct WebViewEmulator: Sendable {
 
     private func cookieDifferences(recorded: [CookieProvenance.SentCookie], header: CookieHeaderChoice, jars: JarPair, time: Double, sessionStart: Double) -> [CookieDifference] {
         let side = header.side, requestRule = header.rule
-        var unmatchedRecorded: [(String, String)] = []
+        var unmatchedRecorded: [(String, String, CookieProvenance.SentCookie)] = []
         // The cookies sent that a recorded one accounts for, marked in place rather than
         // removed from a copy of the header's list.
         let sentCookies = header.cookies
@@ -757,16 +757,19 @@ public struct WebViewEmulator: Sendable {
             if let i = firstUnmatched(matched, { $0.name == name && $0.value == value }) {
                 matched.mark(i)
             } else {
-                unmatchedRecorded.append((name, value))
+                unmatchedRecorded.append((name, value, sent))
             }
         }
         guard !unmatchedRecorded.isEmpty || matched.count < sentCookies.count else { return [] }
         var out: [CookieDifference] = []
-        for (name, value) in unmatchedRecorded {
+        for (name, value, sent) in unmatchedRecorded {
             if let (rule, why) = header.withheld[name] ?? header.allWithheld {
                 out.append(CookieDifference(name: name, recordedValue: value, sentValue: nil, rules: [rule], certain: true, explanation: why))
                 continue
             }
+            // What the recording's side of the difference rests on, when it was inferred.
+            let before = out.count
+            defer { if sent.kind != .serverSet, out.count > before { out[before].recordedSource = RecordedSource(kind: sent.kind.rawValue, firstCarriedBy: sent.setBy) } }
             let sentInstead = firstUnmatched(matched) { $0.name == name }
             let sentValue = sentInstead.map { sentCookies[$0].value }
             if let i = sentInstead { matched.mark(i) }

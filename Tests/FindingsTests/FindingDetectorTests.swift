@@ -28,6 +28,34 @@ struct FindingDetectorTests {
         #expect(f.message == "The XHR POST m.example.com/api/order reaches the server with an empty body (52 bytes recorded): NSURLProtocol interception drops request bodies (P1, source).")
     }
 
+    @Test("a finding names what it rests on: a cookie inferred written by script, and the sender and frame a recording without Sec-Fetch-Dest leaves to inference; a value a response of the recording set contradicts the script write and makes the finding a less likely warning")
+    func inferences() throws {
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("Recordings/script-cookie-api.har"))
+        var recording = try HARImporter().recording(from: data, file: "script-cookie-api", name: "script-cookie-api")
+        func missing(_ recording: Recording) throws -> Finding {
+            let result = WebViewEmulator(preset: Preset.named("urlprotocol-naive")!, profile: Profile(simulator: true)).run(recording, provenance: CookieProvenance(recording: recording))
+            return try #require(FindingDetector().findings(for: recording, result: result).first { $0.code == .cookieMissing && $0.subjects == ["ab_bucket"] })
+        }
+        let plain = try missing(recording)
+        let cookie = try #require(plain.inferences.first { $0.kind == .cookieSource })
+        #expect(cookie.subject == "ab_bucket" && cookie.inferred == "written by the page's script (first carried by #2)" && cookie.contradictedBy == nil)
+        #expect(!plain.inferences.contains { $0.kind == .initiator }, "the recording names the destination (Sec-Fetch-Dest)")
+        #expect(plain.message.contains("It rests on inferences: ") && plain.message.contains("cookie ab_bucket: written by the page's script"), "\(plain.message)")
+        #expect(plain.severity == .error && plain.likelihood == nil)
+
+        // Another site's response set the very value: the script may have copied it, but
+        // the write the finding rests on is no longer the only reading.
+        recording.exchanges[1].response.headers.append(HeaderField("Set-Cookie", "ab_bucket=B; Path=/"))
+        recording.exchanges[1].request.url = "https://cdn.other.example/js/main.js"
+        recording.exchanges[2].request.headers.removeAll { $0.name.hasPrefix("Sec-Fetch") }
+        let contradicted = try missing(recording)
+        #expect(contradicted.inferences.first == FindingInference(kind: .initiator, subject: "#2", inferred: "xhr, read from its headers (the recording names no destination)"))
+        let source = try #require(contradicted.inferences.first { $0.kind == .cookieSource })
+        #expect(source.contradictedBy == "#1's response set that value")
+        #expect(contradicted.severity == .warning && contradicted.likelihood == FindingInference.contradictedLikelihood)
+        #expect(contradicted.message.contains("though #1's response set that value"))
+    }
+
     @Test("REDIRECT_HIDDEN is an error for a document")
     func redirectHidden() throws {
         let findings = try Self.findings("login-redirect", "schemehandler-naive")

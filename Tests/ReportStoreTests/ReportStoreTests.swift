@@ -93,7 +93,7 @@ struct ReportStoreTests {
     @Test("a run is stored in one transaction with its outcomes and findings, and reads back")
     func run() throws {
         let store = try ReportStore.inMemory()
-        let recordings = try ["xhr-json-post", "login-redirect"].map(Self.recording)
+        let recordings = try ["xhr-json-post", "login-redirect", "script-cookie-api"].map(Self.recording)
         for r in recordings { try store.save(r) }
         let runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
         let id = try runner.run(recordings, in: store, label: "nightly", toolVersion: "t", gitRevision: nil)
@@ -104,9 +104,12 @@ struct ReportStoreTests {
         let expected = runner.replay(recordings).flatMap(\.findings)
         #expect(Set(findings.map(\.identity)) == Set(expected.map(\.identity)))
         #expect(findings.count == expected.count)
+        // What each finding rests on reads back as it was found.
+        let byIdentity = Dictionary(expected.map { ($0.identity, $0.inferences) }, uniquingKeysWith: { a, _ in a })
+        #expect(findings.contains { !$0.inferences.isEmpty } && findings.allSatisfy { byIdentity[$0.identity] == $0.inferences })
         let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outcome WHERE run_id = ?", arguments: [id])! }
-        #expect(outcomes == (3 + 4) * Preset.builtIn.count)
-        #expect(try store.recordingNames(run: id) == ["login-redirect", "xhr-json-post"])
+        #expect(outcomes == (3 + 4 + 3) * Preset.builtIn.count)
+        #expect(try store.recordingNames(run: id) == ["login-redirect", "script-cookie-api", "xhr-json-post"])
     }
 
     @Test("the report's findings, the matrix's join and the new-findings lookup read one index, with no sort")

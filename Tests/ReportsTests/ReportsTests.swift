@@ -139,6 +139,7 @@ struct ReportsTests {
         finding.subjects = [odd, "second"]
         finding.likelihood = 0.019999980926513672
         finding.subject = nil
+        finding.inferences = [FindingInference(kind: .cookieSource, subject: odd, inferred: "written by the page's script", contradictedBy: "#3's response set that value")]
         model.findings.append(finding)
         for showSecrets in [true, false] {
             let report = JSONReport(showSecrets: showSecrets)
@@ -156,7 +157,9 @@ struct ReportsTests {
                     "preset": f.preset, "code": f.code.rawValue, "severity": f.severity.rawValue, "recording": f.recording, "sequence": f.sequence,
                     "method": f.method, "url": f.url, "subject": f.subject ?? NSNull(), "subjects": f.subjects.map(report.redactor.text),
                     "likelihood": f.likelihood ?? NSNull(), "rank": f.rank.rawValue, "rules": f.rules.map(\.rawValue), "confidence": f.confidence.rawValue,
-                    "message": f.message, "baseline": f.baseline, "expected": report.redactor.fields(f.expected).dictionary, "actual": report.redactor.fields(f.actual).dictionary,
+                    "message": f.message, "baseline": f.baseline,
+                    "inferences": f.inferences.map { ["kind": $0.kind.rawValue, "subject": report.redactor.text($0.subject), "inferred": $0.inferred, "contradictedBy": $0.contradictedBy ?? NSNull()] as [String: Any] },
+                    "expected": report.redactor.fields(f.expected).dictionary, "actual": report.redactor.fields(f.actual).dictionary,
                 ]
             }
             let run = redacted.run
