@@ -507,6 +507,8 @@ public enum ExchangeClassifier {
         struct MainDocument: Sendable {
             var url: String
             var sequences: [Int]
+            /// When its load (the first hop of its chain) started.
+            var startedAt: Double
             var endedAt: Double
             var referrers: [Int] = []
             /// The engine said what loaded it (Sec-Fetch-Dest or the exporter's resource
@@ -707,6 +709,11 @@ public enum ExchangeClassifier {
         /// next document arrives.
         static let pageGoneAfter = 0.5
 
+        /// The least time between a page's navigation to another and its return (a back
+        /// navigation restoring it from the back-forward cache): the new page must be shown
+        /// and the person act. An earlier page loading again sooner never left.
+        static let backNavigationTakes = 1.5
+
         /// Follows the main frame's documents. Without Sec-Fetch-Dest (older browsers and
         /// captures, cache hits) an iframe's document reads as the main frame's next page.
         /// A request from an earlier page, well after that document ended, shows that page
@@ -729,7 +736,7 @@ public enum ExchangeClassifier {
                     let named = exchange.request.headers.contains("Sec-Fetch-Dest") || exchange.resourceType != nil
                     let referer = exchange.request.headers.firstValue("Referer", { normalizedReferer($0) })
                     if !named, let referer, let revised = loadedAtOnce(&exchange, url: url, referer: referer) { return revised }
-                    pages.append(MainDocument(url: url, sequences: [sequence], endedAt: exchange.endedAt, destinationNamed: named, referer: referer))
+                    pages.append(MainDocument(url: url, sequences: [sequence], startedAt: exchange.startedAt, endedAt: exchange.endedAt, destinationNamed: named, referer: referer))
                     if pages.count > Self.documentsKept { pages.removeFirst() }
                 }
                 return []
@@ -755,6 +762,11 @@ public enum ExchangeClassifier {
                         // loading past it: an iframe with nothing of its own to load (an ad's
                         // or a widget's frame). A page left and restored later would have
                         // been the page of something while it was shown.
+                        revised += markIframe(document)
+                    } else if !document.destinationNamed && exchange.startedAt - document.startedAt < Self.backNavigationTakes {
+                        // The page before went on loading sooner than anyone navigates to a
+                        // page and back: it never left, and this was an iframe's document
+                        // loading its own things beside it (an ad tag's frame).
                         revised += markIframe(document)
                     } else {
                         suspects.append(document)

@@ -77,8 +77,8 @@ enum BatchClassifier {
         // redirects and each document the engine names top-level.
         var topChain = exchanges.firstIndex { $0.initiator.isDocument && $0.initiator != .native }.map { exchanges[$0].redirect?.chainStart ?? $0 }
         var iframeDocuments = Set<String>()
-        var pages: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int], named: Bool)] = []
-        var suspects: [(url: String, sequences: [Int], endedAt: Double, referrers: [Int], named: Bool)] = []
+        var pages: [(url: String, sequences: [Int], startedAt: Double, endedAt: Double, referrers: [Int], named: Bool)] = []
+        var suspects: [(url: String, sequences: [Int], startedAt: Double, endedAt: Double, referrers: [Int], named: Bool)] = []
         for i in exchanges.indices {
             let e = exchanges[i]
             var kind = Frame.Kind.main
@@ -107,7 +107,7 @@ enum BatchClassifier {
                     pages[pages.count - 1].endedAt = e.endedAt
                 } else {
                     let named = e.request.headers.first("Sec-Fetch-Dest") != nil || e.resourceType != nil
-                    pages = Array((pages + [(normalize(e.request.url), [i], e.endedAt, [], named)]).suffix(8))
+                    pages = Array((pages + [(normalize(e.request.url), [i], e.startedAt, e.endedAt, [], named)]).suffix(8))
                 }
             } else if let referer = e.request.headers.first("Referer").map(normalize), let current = pages.last {
                 // A Referer with spaces (Android 2 sends `%20` so) names a document decoded.
@@ -124,7 +124,15 @@ enum BatchClassifier {
                             iframeDocuments.insert(document.url)
                             iframeDocuments.insert(document.url.removingPercentEncoding ?? document.url)
                         }
-                        suspects = Array((suspects + pages[(k + 1)...].filter { !$0.referrers.isEmpty || $0.named }).suffix(8))
+                        // One that loaded its own things, the page resuming sooner than a
+                        // navigation there and back takes, is an iframe's with what it referred.
+                        let quick = pages[(k + 1)...].filter { !$0.referrers.isEmpty && !$0.named && e.startedAt - $0.startedAt < 1.5 }
+                        for document in quick {
+                            for s in document.sequences + document.referrers { exchanges[s].frame.kind = .iframe }
+                            iframeDocuments.insert(document.url)
+                            iframeDocuments.insert(document.url.removingPercentEncoding ?? document.url)
+                        }
+                        suspects = Array((suspects + pages[(k + 1)...].filter { $0.named || (!$0.referrers.isEmpty && e.startedAt - $0.startedAt >= 1.5) }).suffix(8))
                         pages = Array(pages[...k])
                     }
                 } else if let j = suspects.lastIndex(where: { names($0.url) }) {
@@ -262,6 +270,18 @@ struct StreamingClassifierTests {
         ExchangeClassifier.classify(&navigated)
         #expect(navigated[5].initiator == .beacon)
         #expect(navigated.allSatisfy { $0.frame.kind == .main })
+    }
+
+    @Test("a document that loaded its own things, whose earlier page went on loading sooner than anyone navigates there and back, is an iframe's with what it referred (an ad tag's frame); later, it stays a suspect")
+    func iframeBackTooSoon() {
+        // The frame document at 1 s loads an image at 1.2 s; the page loads again after.
+        func flow(pageAgainAt time: Double) -> [Exchange] {
+            var flow = Self.frames(pageAgain: [(time, HeaderField("Accept", "image/png"))])
+            ExchangeClassifier.classify(&flow)
+            return flow
+        }
+        #expect(flow(pageAgainAt: 2.3).map(\.frame.kind) == [.main, .main, .iframe, .iframe, .main])
+        #expect(flow(pageAgainAt: 4).allSatisfy { $0.frame.kind == .main }, "a page left and restored later")
     }
 
     @Test("a document the page went on loading past, that nothing named as its page, is an iframe's (an ad's frame with nothing to load); one the engine named a document stays the main frame's")
