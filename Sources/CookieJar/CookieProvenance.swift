@@ -650,7 +650,7 @@ public struct CookieProvenance: Sendable, Hashable {
         /// it in between, or with an older copy, had headers the recording cannot explain,
         /// not a later write).
         func siblingCarried(name: String, value: String, on target: RequestTarget, fingerprint: Bool = true) -> Double? {
-            guard !fingerprint || value.utf8.count >= Self.fingerprintLength, guessCount > 0, let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
+            guard !fingerprint || Self.isFingerprint(name: name, value: value), guessCount > 0, let candidates = guesses[NameValue(name: name, value: value)] else { return nil }
             let site = target.site
             var earliest: Double?
             for key in candidates where key.domain != target.host && CookieStore.domainMatches(key.domain, site) {
@@ -684,6 +684,13 @@ public struct CookieProvenance: Sendable, Hashable {
 
         /// The shortest cookie value taken as one write's fingerprint (`siblingCarried`).
         static let fingerprintLength = 8
+        /// The shortest name and value together taken as one, when the value is shorter: a
+        /// site's own cookie (`circgroup=digi2`), not a flag any script sets (`__utmt=1`).
+        static let namedFingerprintLength = 12
+
+        static func isFingerprint(name: String, value: String) -> Bool {
+            value.utf8.count >= fingerprintLength || name.utf8.count + value.utf8.count >= namedFingerprintLength
+        }
         /// Inferred cookies remembered before those no guess names are dropped.
         static let firstCarriedKept = 4096
 

@@ -138,14 +138,14 @@ struct CookieProvenanceTests {
         #expect(r.inferred[4].map(\.kind) == [.scriptSet] && r.inferred[4].first?.cookie.hostOnly == true)
     }
 
-    @Test("a long value another host of the site carried first, then carried here after a request here went without it: a write here no later than the first host carried it; a short value is no fingerprint")
+    @Test("a long value another host of the site carried first, then carried here after a request here went without it: a write here no later than the first host carried it; a short value is no fingerprint, but for a long enough name")
     func siblingCarriedBoundsTheWrite() throws {
-        func flow(_ value: String) -> [Exchange] {
+        func flow(_ value: String, name: String = "_utma") -> [Exchange] {
             [
                 Self.exchange(0, at: 0, "https://www.shop.example/"),
-                Self.exchange(1, at: 1, "https://www.shop.example/a", cookie: "_utma=\(value)"),
+                Self.exchange(1, at: 1, "https://www.shop.example/a", cookie: "\(name)=\(value)"),
                 Self.exchange(2, at: 1.5, "https://go.shop.example/frame"),
-                Self.exchange(3, at: 10, "https://go.shop.example/p.png", cookie: "_utma=\(value)"),
+                Self.exchange(3, at: 10, "https://go.shop.example/p.png", cookie: "\(name)=\(value)"),
             ]
         }
         // go.'s request at 1.5 went without it, so it is no domain cookie www. had: a write
@@ -157,6 +157,9 @@ struct CookieProvenanceTests {
         #expect(write.writtenBy == Self.t0 + 1, "no later than www. carried it")
         let short = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("1")))
         #expect(short.inferred[3].first?.writtenBy == nil)
+        // A site's own cookie (nytimes.com's circgroup=digi2): the name and value together are one write's.
+        let named = CookieProvenance(recording: Recording(name: "p", sourceFormat: "test", exchanges: flow("digi2", name: "circgroup")))
+        #expect(named.inferred[3].first?.writtenBy == Self.t0 + 1)
         // A short value beside a fingerprinted one, both first carried by www.'s #1, came
         // with it.
         let together = flow("1.3899.1304342324.6").map { e -> Exchange in
