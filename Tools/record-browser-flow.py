@@ -9,6 +9,8 @@ Scenarios:
                  with fetch, reads a JSON API, and sets a cookie with document.cookie
   form-redirect  a page that submits a login form (POST) answered by a 302 with
                  Set-Cookie, then a page whose script fetches with that cookie
+  event-stream   a page whose script logs in with fetch (Set-Cookie), then opens an
+                 EventSource that carries the session cookie and reads two events
 
 The origin runs on 127.0.0.1; headless Chromium (Debian's `chromium`) loads the page with
 a virtual-time budget so that its scripts finish, or, with `--browser webkitgtk`,
@@ -51,6 +53,20 @@ x.send(JSON.stringify({order: 42, items: ["a", "b"]}));
 <script>fetch("/api/profile", {credentials: "same-origin"}).then(function (r) { return r.text(); })
 .then(function (t) { document.getElementById("out").textContent = t; document.title = "done"; });</script></body></html>""",
     },
+    "event-stream": {
+        "/": b"""<!doctype html><html><head><title>prices</title></head><body><p id=out>...</p>
+<script>
+fetch("/api/login", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({user: "alice"})})
+  .then(function () {
+    var seen = [];
+    var source = new EventSource("/events");
+    source.onmessage = function (m) {
+      seen.push(m.data);
+      if (seen.length == 2) { source.close(); document.getElementById("out").textContent = seen.join(","); document.title = "done"; }
+    };
+  });
+</script></body></html>""",
+    },
 }
 
 
@@ -72,9 +88,28 @@ class Origin(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def events(self):
+        # A server-sent event stream: no length, each event written as it comes, the
+        # connection left open until the page closes it.
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        try:
+            for price in ("101.5", "101.7", "101.9"):
+                self.wfile.write(("data: %s\n\n" % price).encode())
+                self.wfile.flush()
+                time.sleep(0.2)
+            time.sleep(2)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
     def do_GET(self):
         pages = PAGES[self.scenario]
-        if self.path in pages:
+        if self.path == "/events":
+            self.events()
+        elif self.path in pages:
             self.reply(200, pages[self.path], "text/html; charset=utf-8")
         elif self.path.startswith("/api/"):
             self.reply(200, json.dumps({"path": self.path, "cookie": self.headers.get("Cookie", "")}).encode())
@@ -83,7 +118,9 @@ class Origin(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        if self.path == "/login":
+        if self.path == "/api/login":
+            self.reply(200, b'{"ok": true}', "application/json", [("Set-Cookie", "session=s-%d; Path=/; HttpOnly" % len(body))])
+        elif self.path == "/login":
             self.reply(302, b"", "text/html", [("Location", "/home"), ("Set-Cookie", "session=s-%d; Path=/; HttpOnly" % len(body))])
         else:
             self.reply(200, json.dumps({"received": len(body)}).encode())

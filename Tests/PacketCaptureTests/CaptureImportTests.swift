@@ -573,6 +573,26 @@ struct IPAddressTextTests {
         #expect(cut.last?.coding == nil && cut.last.map { $0.bytes.count == $0.fingerprint.length && Data(text).starts(with: $0.bytes) } == true)
     }
 
+    @Test("an EventSource in a capture is an exchange: the stream's head and its events as far as the capture kept them, marked incomplete when it never ended, initiator eventSource")
+    func eventStream() throws {
+        var b = CaptureBuilder()
+        b.segment(from: 1, seq: 100, flags: 0x02)
+        b.segment(from: 2, seq: 900, flags: 0x12)
+        let request = Array("GET /prices HTTP/1.1\r\nHost: m.example.com\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\nReferer: https://m.example.com/\r\nCookie: sid=1\r\n\r\n".utf8)
+        b.segment(from: 1, seq: 101, payload: request)
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        let first = Array("d\r\ndata: 101.5\n\n\r\n".utf8), second = Array("d\r\ndata: 101.7\n\n\r\n".utf8)
+        b.segment(from: 2, seq: 901, payload: head + first)
+        b.segment(from: 2, seq: 901 + UInt32(head.count + first.count), payload: second)
+        // The capture stops with the stream still open: no last chunk, no FIN.
+        let (recordings, _) = try b.importing()
+        let e = try #require(recordings.first?.exchanges.first)
+        #expect(recordings[0].exchanges.count == 1)
+        #expect(e.response.status == 200 && e.initiator == .eventSource, "\(e.initiator)")
+        #expect(String(decoding: e.response.body, as: UTF8.self) == "data: 101.5\n\ndata: 101.7\n\n")
+        #expect(recordings[0].diagnostics.contains { $0.sequence == 0 }, "the open stream is said: \(recordings[0].diagnostics)")
+    }
+
     @Test("a WebSocket handshake in a capture is an exchange (101, initiator websocket), its frames after it a tunnel, not HTTP")
     func websocketHandshake() throws {
         var b = CaptureBuilder()

@@ -32,7 +32,7 @@ struct RealWorldCorpusTests {
             out += names.filter { $0.hasSuffix(ext) && $0 != "empty.pcap" }.sorted().map { dir.appendingPathComponent($0).path }
         }
         if !out.isEmpty {
-            out += ["browser-form-redirect.pcap", "browser-xhr-fetch.pcap"].map { root.appendingPathComponent("Recordings/\($0)").path }
+            out += ["browser-event-stream.pcap", "browser-form-redirect.pcap", "browser-xhr-fetch.pcap"].map { root.appendingPathComponent("Recordings/\($0)").path }
         }
         return out
     }

@@ -32,7 +32,7 @@ struct RealWorldReviewTests {
             // empty.pcap holds no packet: the import refuses it, as its own test checks.
             out += found.filter { f in extensions.contains { f.hasSuffix($0) } && !f.hasSuffix("empty.pcap") }.map { "\(dir)/\($0)" }
         }
-        out += ["browser-form-redirect", "browser-xhr-fetch", "webkit-form-redirect", "webkit-xhr-fetch"].map { "Recordings/\($0).pcap" }
+        out += ["browser-event-stream", "browser-form-redirect", "browser-xhr-fetch", "webkit-form-redirect", "webkit-xhr-fetch"].map { "Recordings/\($0).pcap" }
         return out.sorted()
     }
 
