@@ -67,6 +67,8 @@ public struct ReplayRunner: Sendable {
             var runResult = ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
             runResult.coverage = Self.coverage(of: result, in: input.recording)
             runResult.pageExchanges = pages[r]
+            let preset = presets[p]
+            runResult.idle = preset.name != baselinePreset && !Self.exercised(preset, in: result)
             results.set(index, runResult)
         }
         var out = results.values
@@ -74,6 +76,19 @@ public struct ReplayRunner: Sendable {
             for r in inputs.indices { Self.markBaseline(&out[r * presets.count ..< (r + 1) * presets.count], baseline: b) }
         }
         return out
+    }
+
+    /// Whether the recording exercised anything of the preset: an exchange through its
+    /// interceptor, a page on its app shell, or a change, difference or jar event citing a
+    /// rule of its mitigations. A clean cell of a preset it did not reads `n/a`.
+    static func exercised(_ preset: Preset, in result: EmulationResult) -> Bool {
+        if result.interceptedExchanges > 0 || preset.app != nil { return true }
+        let cited = Set(preset.mitigations.flatMap(\.citedRules))
+        guard !cited.isEmpty else { return false }
+        if result.jarEvents.contains(where: { $0.rule.map(cited.contains) ?? false }) { return true }
+        return result.outcomes.contains { outcome in
+            outcome.changes.contains { cited.contains($0.rule) } || outcome.cookieDifferences.contains { $0.rules.contains(where: cited.contains) }
+        }
     }
 
     /// Marks the findings of one recording's results (one per preset, in preset order)

@@ -401,6 +401,9 @@ public struct ReportStore: Sendable {
         /// none, nothing a preset does to the web view's traffic was compared. Nil: not
         /// counted.
         public var pageExchanges: Int?
+        /// Nothing of the preset was exercised: no exchange went through its interceptor or
+        /// app shell and it has no mitigation, so its clean cell says nothing (`n/a`).
+        public var idle = false
 
         public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding], jarEvents: [JarEvent] = [], replayed: Bool? = nil) {
             self.recording = recording
@@ -542,6 +545,9 @@ public struct ReportStore: Sendable {
                 let result = results[r]
                 if listed.insert(result.recording).inserted {
                     try db.execute(sql: "INSERT OR IGNORE INTO run_recording (run_id, recording_name, empty, page_exchanges) VALUES (?, ?, ?, ?)", arguments: [runID, result.recording, !result.replayed, result.pageExchanges])
+                }
+                if result.idle {
+                    try db.execute(sql: "INSERT OR IGNORE INTO idle_cell (run_id, recording_name, preset) VALUES (?, ?, ?)", arguments: [runID, result.recording, result.preset])
                 }
                 for e in result.jarEvents {
                     let i = eventInsert
@@ -813,6 +819,13 @@ public struct ReportStore: Sendable {
     public func nativeOnlyRecordings(run: Int64) throws -> Set<String> {
         try writer.read { db in
             Set(try String.fetchAll(db, sql: "SELECT recording_name FROM run_recording WHERE run_id = ? AND empty = 0 AND page_exchanges = 0", arguments: [run]))
+        }
+    }
+
+    /// The run's cells (recording and preset) whose preset nothing of the recording exercised.
+    public func idleCells(run: Int64) throws -> [(recording: String, preset: String)] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT recording_name, preset FROM idle_cell WHERE run_id = ?", arguments: [run]).map { ($0[0], $0[1]) }
         }
     }
 

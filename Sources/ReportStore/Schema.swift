@@ -517,6 +517,17 @@ enum Schema {
             // stored before.
             try db.execute(sql: "ALTER TABLE finding ADD COLUMN inferences TEXT")
         }
+        migrator.registerMigration("v23: cells whose preset the recording never exercised") { db in
+            // A preset with no mitigation whose interceptor and app shell no exchange of the
+            // recording went through: its clean cell reads `n/a`, not `ok`.
+            try db.execute(sql: """
+                CREATE TABLE idle_cell (
+                  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+                  recording_name TEXT NOT NULL,
+                  preset TEXT NOT NULL,
+                  PRIMARY KEY (run_id, recording_name, preset)) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 }

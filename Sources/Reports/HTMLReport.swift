@@ -128,7 +128,7 @@ public struct HTMLReport: Sendable {
             out += "<tr><th><a href=\"#\(anchor(r))\">\(h(r))</a></th>"
             for p in model.presets {
                 let c = model.cell(recording: r, preset: p)
-                let notCompared = model.notCompared(recording: r)
+                let notCompared = model.notCompared(recording: r, preset: p)
                 let cls = notCompared != nil ? "empty" : c.errors > 0 ? "error" : c.warnings > 0 ? "warning" : c.infos > 0 ? "info" : "ok"
                 let text = notCompared ?? (c.isClean ? "ok" : [c.errors > 0 ? "\(c.errors) error" : nil, c.warnings > 0 ? "\(c.warnings) warning" : nil, c.infos > 0 ? "\(c.infos) info" : nil].compactMap { $0 }.joined(separator: ", "))
                 let codes = Set((byCell[ReportModel.cellKey(recording: r, preset: p)] ?? []).map(\.code.rawValue)).sorted().joined(separator: " ")

@@ -97,7 +97,7 @@ public struct JSONReport: Sendable {
                         ("recording", .string(recording)), ("preset", .string(preset)),
                         ("errors", .int(cell.errors)), ("warnings", .int(cell.warnings)), ("infos", .int(cell.infos)),
                         ("baselineShared", .int(cell.shared)), ("empty", .bool(model.isEmpty(recording: recording))),
-                        ("compared", .bool(model.notCompared(recording: recording) == nil)),
+                        ("compared", .bool(model.notCompared(recording: recording, preset: preset) == nil)),
                     ])
                 }
             }),

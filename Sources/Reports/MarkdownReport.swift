@@ -50,7 +50,7 @@ public struct MarkdownReport: Sendable {
             out += "| \(escape(recording)) |"
             for preset in model.presets {
                 let c = model.cell(recording: recording, preset: preset)
-                out += model.notCompared(recording: recording).map { " ➖ \($0) |" } ?? (c.isClean ? " ✅ ok |" : " \(c.errors > 0 ? "❌" : "⚠️") \(c.errors)E \(c.warnings)W \(c.infos)I |")
+                out += model.notCompared(recording: recording, preset: preset).map { " ➖ \($0) |" } ?? (c.isClean ? " ✅ ok |" : " \(c.errors > 0 ? "❌" : "⚠️") \(c.errors)E \(c.warnings)W \(c.infos)I |")
             }
             out += "\n"
         }

@@ -35,11 +35,21 @@ public struct ReportModel: Sendable {
     /// Recordings whose every exchange the app's native code sent (NC1): no preset's
     /// treatment of the web view's traffic was compared, so their cells read `n/a`.
     public var nativeOnlyRecordings: Set<String> = []
+    /// Cells ("recording\u{1F}preset") whose preset nothing of the recording exercised (no
+    /// exchange through its interceptor or app shell, no mitigation): clean, they read `n/a`.
+    public var idleCells: Set<String> = []
 
     /// What a cell says instead of its counts, when it has nothing to count: `empty` for a
     /// recording with no exchange, `n/a` for one the web view sent nothing of.
     public func notCompared(recording: String) -> String? {
         emptyRecordings.contains(recording) ? "empty" : nativeOnlyRecordings.contains(recording) ? "n/a" : nil
+    }
+
+    /// What one cell says instead of its counts: the recording's word, or `n/a` for a clean
+    /// cell whose preset the recording never exercised.
+    public func notCompared(recording: String, preset: String) -> String? {
+        if let whole = notCompared(recording: recording) { return whole }
+        return idleCells.contains(Self.cellKey(recording: recording, preset: preset)) && cell(recording: recording, preset: preset).isClean ? "n/a" : nil
     }
 
     /// The same run with only the recordings named: their matrix rows, findings and
@@ -49,6 +59,7 @@ public struct ReportModel: Sendable {
         model.coverage = coverage.filter { names.contains($0.key) }
         model.emptyRecordings = emptyRecordings.intersection(names)
         model.nativeOnlyRecordings = nativeOnlyRecordings.intersection(names)
+        model.idleCells = idleCells.filter { key in names.contains(String(key.prefix { $0 != "\u{1F}" })) }
         return model
     }
 
@@ -167,6 +178,7 @@ public struct ReportModel: Sendable {
         var empty: Set<String> = []
         /// Recordings whose exchanges were all the app's native code's.
         var nativeOnly: Set<String> = []
+        var idle: Set<String> = []
         var coverage: [String: [String: [CoverageItem]]] = [:]
         /// Every result's findings, when all are kept.
         var results: [ReportStore.RunResult] = []
@@ -183,6 +195,7 @@ public struct ReportModel: Sendable {
         public mutating func add(_ result: ReportStore.RunResult) {
             if result.replayed { replayed.insert(result.recording) } else { empty.insert(result.recording) }
             if result.replayed, result.pageExchanges == 0 { nativeOnly.insert(result.recording) }
+            if result.idle { idle.insert(ReportModel.cellKey(recording: result.recording, preset: result.preset)) }
             if !result.coverage.isEmpty { coverage[result.recording, default: [:]][result.preset] = result.coverage }
             for f in result.findings { tally.add(f) }
             guard let limit = shownPerCode else {
@@ -221,6 +234,7 @@ public struct ReportModel: Sendable {
             model.coverage = coverage
             model.emptyRecordings = empty.subtracting(replayed)
             model.nativeOnlyRecordings = nativeOnly
+            model.idleCells = idle
             return model
         }
     }
@@ -232,6 +246,7 @@ public struct ReportModel: Sendable {
         model.coverage = try store.coverage(run: runID)
         model.emptyRecordings = try store.emptyRecordings(run: runID)
         model.nativeOnlyRecordings = try store.nativeOnlyRecordings(run: runID)
+        model.idleCells = Set(try store.idleCells(run: runID).map { cellKey(recording: $0.recording, preset: $0.preset) })
         return model
     }
 

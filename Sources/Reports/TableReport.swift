@@ -146,7 +146,7 @@ public struct TableReport: Sendable {
                 out += recording.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                 for (preset, width) in zip(presets, widths) {
                     let cell = model.cell(recording: recording, preset: preset)
-                    let text = model.notCompared(recording: recording) ?? (cell.isClean ? "ok" : "\(cell.errors)E \(cell.warnings)W \(cell.infos)I")
+                    let text = model.notCompared(recording: recording, preset: preset) ?? (cell.isClean ? "ok" : "\(cell.errors)E \(cell.warnings)W \(cell.infos)I")
                     let padded = text.padding(toLength: width, withPad: " ", startingAt: 0)
                     out += "  " + (cell.errors > 0 ? paint(padded, severity: .error) : cell.warnings > 0 ? paint(padded, severity: .warning) : padded)
                 }

@@ -486,6 +486,9 @@ public struct EmulationResult: Sendable {
     public var jarEvents: [JarEvent]
     /// Each prefetched API call, when the run has a prefetch config.
     public var prefetch: [PrefetchOutcome]
+    /// How many exchanges went through the preset's interceptor or its app shell: none
+    /// means the strategy was never exercised by this recording.
+    public var interceptedExchanges = 0
 
     public init(preset: String, outcomes: [Outcome], divergences: [JarDivergence], jarEvents: [JarEvent], prefetch: [PrefetchOutcome] = []) {
         self.preset = preset

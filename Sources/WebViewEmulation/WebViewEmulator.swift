@@ -71,6 +71,8 @@ public struct WebViewEmulator: Sendable {
         }
         // A4: loads answered from the bundle, by the sequence of their first hop.
         var bundledChains = Set<Int>()
+        // Exchanges the preset's interceptor or app shell handled (`interceptedExchanges`).
+        var intercepted = 0
 
         // One context for the whole flow, its per-exchange facts set afresh for each
         // exchange: a copy per exchange cost more than the assignments.
@@ -150,6 +152,7 @@ public struct WebViewEmulator: Sendable {
                 // A4: a script, stylesheet, image, font or media file of the page's own
                 // origin is a file of the bundle, at a URL relative to the app's origin.
                 bundledChains.insert(chainStart)
+                intercepted += 1
                 outcome.note(Change(rule: "A4", note: .bundledFile(origin: app.origin)))
                 outcomes.append(outcome)
                 continue
@@ -204,6 +207,7 @@ public struct WebViewEmulator: Sendable {
                 }
             }
 
+            if plan.intercepted || app != nil { intercepted += 1 }
             if let verdict = facts.offline {
                 if verdict == .miss {
                     outcome.offline = .miss
@@ -366,7 +370,9 @@ public struct WebViewEmulator: Sendable {
         // TAU3: jars that never exchange cookies are not expected to agree.
         var separate = false
         if case .separate = jars.link { separate = true }
-        return EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
+        var result = EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
+        result.interceptedExchanges = intercepted
+        return result
     }
 
     /// A4: whether `e` is a load the bundled page makes of its own files, at the page's

@@ -160,6 +160,23 @@ struct CLITests {
         #expect(typo.status == 2 && typo.stderr.contains("did you mean login-redirect?"), "\(typo.stderr)")
     }
 
+    @Test("a cell whose preset the recording never exercised (no exchange through its interceptor or app shell, no rule of its mitigations) reads n/a, not ok; the baseline's cells stay ok")
+    func idleCells() throws {
+        let dir = try Self.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // send-beacon has no XHR or fetch: flutter_inappwebview's ajax interception never acts.
+        let replay = try Self.h5replay(["replay", "Recordings/send-beacon.har", "--preset", "plain,flutter-inappwebview-intercept,urlprotocol-naive"], in: dir)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let object = try Self.json(try Self.h5replay(["report", "--format", "json"], in: dir).stdout)
+        let matrix = try #require(object["matrix"] as? [[String: Any]])
+        let compared = Dictionary(uniqueKeysWithValues: matrix.compactMap { c in (c["preset"] as? String).map { ($0, c["compared"] as? Bool) } })
+        #expect(compared == ["plain": true, "flutter-inappwebview-intercept": false, "urlprotocol-naive": true], "\(matrix)")
+        let row = replay.stdout.split(separator: "\n").first { $0.hasPrefix("send-beacon") }.map(String.init) ?? ""
+        #expect(row.split(separator: " ").map(String.init) == ["send-beacon", "ok", "n/a", "1E", "0W", "0I"], "\(replay.stdout)")
+        let markdown = try Self.h5replay(["report", "--format", "markdown"], in: dir).stdout
+        #expect(markdown.contains("| send-beacon | ✅ ok | ➖ n/a |"), "\(markdown)")
+    }
+
     @Test("`show --headers` prints each exchange's recorded headers, secrets redacted, and what a jar does with each Set-Cookie: stored, or refused and why")
     func showHeaders() throws {
         let dir = try Self.workspace()
