@@ -46,7 +46,13 @@ struct ConfigProblem: Swift.Error {
     var place: String {
         var out = ""
         for key in path {
-            if let index = key.intValue { out += "[\(index)]" } else { out += out.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+            if let index = key.intValue {
+                out += "[\(index)]"
+            } else if key.stringValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) {
+                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            } else {
+                out += "[\"\(key.stringValue)\"]"  // a URL or host name as a key
+            }
         }
         return out.isEmpty ? "(file)" : out
     }
@@ -111,6 +117,12 @@ extension KeyedDecodingContainer where Key == ConfigKey {
     }
 
     func has(_ key: String) -> Bool { contains(ConfigKey(key)) }
+
+    /// The value at `key` when it is there and of the type, nil otherwise (the sidecar
+    /// files pass over what they do not use).
+    func lenient<T: Decodable>(_ type: T.Type, _ key: String) -> T? {
+        (try? decodeIfPresent(type, forKey: ConfigKey(key))) ?? nil
+    }
 
     /// A problem with the value at `key`.
     func problem(_ key: String, _ text: String) -> ConfigProblem {

@@ -78,7 +78,10 @@ extension HTTPDNS: PresetPart {
     }
 
     public init(options o: Options) throws {
-        guard let hosts = o.hosts, !hosts.isEmpty, hosts.values.allSatisfy(Scenario.isIP) else { throw ConfigProblem(at: "hosts", "an object of host name to IP address") }
+        guard let hosts = o.hosts, !hosts.isEmpty else { throw ConfigProblem(at: "hosts", "an object of host name to IP address") }
+        for (name, ip) in hosts.sorted(by: { $0.key < $1.key }) where !Scenario.isIP(ip) {
+            throw ConfigProblem([ConfigKey("hosts"), ConfigKey(name)], "\"\(ip)\" is not an IPv4 or IPv6 address")
+        }
         self.init(hosts: hosts, certificateHostCheck: o.certificateHostCheck ?? true, sni: o.sni ?? true, copiesCookies: o.copiesCookies ?? false)
     }
 }

@@ -119,3 +119,14 @@ public struct MitigationSpec: Decodable, Sendable {
         value = try PresetRegistry.decode(decoder, among: PresetRegistry.mitigations, role: "mitigation")
     }
 }
+
+/// One registered kind's options where a file other than a preset file takes them (a
+/// scenario's `httpdns`), with the same checks and words.
+struct PartSpec<Part: PresetPart>: Decodable {
+    let value: Part
+
+    init(from decoder: any Decoder) throws {
+        try ConfigDecoding.only(Part.Options.keys, in: decoder.container(keyedBy: ConfigKey.self))
+        value = try PresetRegistry.built(Part.self, decoder)
+    }
+}

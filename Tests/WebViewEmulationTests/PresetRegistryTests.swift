@@ -47,6 +47,24 @@ struct PresetRegistryTests {
         }
     }
 
+    @Test("a scenario file decodes the same way: the file, the JSON path and the fix; its httpdns is the mitigation's options")
+    func scenarioErrors() {
+        let cases = [
+            (#"{"httpdns": {"hosts": {"a.example": "nine"}}}"#, #"s.json: httpdns.hosts["a.example"]: "nine" is not an IPv4 or IPv6 address"#),
+            (#"{"httpdns": {"hosts": {"a.example": "192.0.2.1"}, "sni": "no"}}"#, "s.json: httpdns.sni: expected true or false"),
+            (#"{"exchanges": [{"url": "*", "bodyKind": "blob"}]}"#, "s.json: exchanges[0].bodyKind: one of "),
+            (#"{"newProcessPool": [{"method": "GET"}]}"#, "s.json: newProcessPool[0].url: a URL pattern is required"),
+            (#"{"preexisting": "both"}"#, "s.json: preexisting: unknown key; known: "),
+        ]
+        for (json, message) in cases {
+            #expect {
+                try Scenario.load(Data(json.utf8), file: "s.json")
+            } throws: { error in
+                String(describing: error).hasPrefix(message)
+            }
+        }
+    }
+
     @Test("docs/presets/README.md names every kind and every option")
     func documented() throws {
         let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/presets/README.md")
