@@ -219,7 +219,7 @@ public struct BodyBridge: Mitigation {
 }
 
 extension BodyBridge: PresetPart {
-    public static let kindName = "body-bridge"
+    public static var kindName: String { "body-bridge" }
 
     public struct Options: PartOptions {
         public var covers: [String]?

@@ -60,7 +60,7 @@ public struct BodyInHeader: Mitigation {
 }
 
 extension BodyInHeader: PresetPart {
-    public static let kindName = "body-in-header"
+    public static var kindName: String { "body-in-header" }
 
     public struct Options: PartOptions {
         public var header: String?

@@ -196,13 +196,13 @@ public struct TauriHTTPPluginStrategy: InterceptionStrategy {
 }
 
 extension CapacitorHttpStrategy: PresetPart {
-    public static let kindName = "capacitor-http"
+    public static var kindName: String { "capacitor-http" }
     public static var component: Component? { .capacitor }
     public init(options: NoOptions) {}
 }
 
 extension TauriHTTPPluginStrategy: PresetPart {
-    public static let kindName = "tauri-http-plugin"
+    public static var kindName: String { "tauri-http-plugin" }
     public static var component: Component? { .tauri }
     public init(options: NoOptions) {}
 }

@@ -22,7 +22,7 @@ public struct CookieHeaderOnLoad: Mitigation {
 }
 
 extension CookieHeaderOnLoad: PresetPart {
-    public static let kindName = "cookie-header-on-load"
+    public static var kindName: String { "cookie-header-on-load" }
 
     public struct Options: PartOptions {
         public var carriedOnRedirect: Bool?

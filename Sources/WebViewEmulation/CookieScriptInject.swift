@@ -32,6 +32,6 @@ public struct CookieScriptInject: Mitigation {
 }
 
 extension CookieScriptInject: PresetPart {
-    public static let kindName = "cookie-script-inject"
+    public static var kindName: String { "cookie-script-inject" }
     public init(options: NoOptions) {}
 }

@@ -27,7 +27,7 @@ public struct CookieSetterHook: Mitigation {
 }
 
 extension CookieSetterHook: PresetPart {
-    public static let kindName = "cookie-setter-hook"
+    public static var kindName: String { "cookie-setter-hook" }
 
     public struct Options: PartOptions {
         public var synchronous: Bool?

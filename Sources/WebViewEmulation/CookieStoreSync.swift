@@ -16,6 +16,6 @@ public struct CookieStoreSync: Mitigation {
 }
 
 extension CookieStoreSync: PresetPart {
-    public static let kindName = "cookie-store-sync"
+    public static var kindName: String { "cookie-store-sync" }
     public init(options: NoOptions) {}
 }

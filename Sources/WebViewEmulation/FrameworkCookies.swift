@@ -129,13 +129,13 @@ public struct AjaxInterception: Mitigation {
 // MARK: - as a preset file writes them
 
 extension CapacitorCookies: PresetPart {
-    public static let kindName = "capacitor-cookies"
+    public static var kindName: String { "capacitor-cookies" }
     public static var component: Component? { .capacitor }
     public init(options: NoOptions) {}
 }
 
 extension ScriptCookiesLost: PresetPart {
-    public static let kindName = "script-cookies-lost"
+    public static var kindName: String { "script-cookies-lost" }
 
     public struct Options: PartOptions {
         /// CDV2 (Cordova, the default) or ION2 (Ionic WebView).
@@ -152,18 +152,18 @@ extension ScriptCookiesLost: PresetPart {
 }
 
 extension FirstLaunchCookiesIgnored: PresetPart {
-    public static let kindName = "first-launch-cookies-ignored"
+    public static var kindName: String { "first-launch-cookies-ignored" }
     public init(options: NoOptions) { self.init() }
 }
 
 extension SharedCookies: PresetPart {
-    public static let kindName = "shared-cookies"
+    public static var kindName: String { "shared-cookies" }
     public static var component: Component? { .reactNativeWebView }
     public init(options: NoOptions) {}
 }
 
 extension AjaxInterception: PresetPart {
-    public static let kindName = "ajax-interception"
+    public static var kindName: String { "ajax-interception" }
     public static var component: Component? { .flutterInAppWebView }
     public init(options: NoOptions) {}
 }

@@ -64,7 +64,7 @@ public struct HTTPDNS: Mitigation, Hashable {
 }
 
 extension HTTPDNS: PresetPart {
-    public static let kindName = "httpdns"
+    public static var kindName: String { "httpdns" }
     public static var example: HTTPDNS { HTTPDNS(hosts: ["a.example": "192.0.2.1"]) }
 
     public struct Options: PartOptions {

@@ -284,12 +284,12 @@ public struct JSProxyStrategy: InterceptionStrategy {
 // MARK: - as a preset file writes them
 
 extension NativeStrategy: PresetPart {
-    public static let kindName = "native"
+    public static var kindName: String { "native" }
     public init(options: NoOptions) {}
 }
 
 extension URLProtocolStrategy: PresetPart {
-    public static let kindName = "urlprotocol"
+    public static var kindName: String { "urlprotocol" }
 
     public struct Options: PartOptions {
         public var redirects: String?
@@ -307,7 +307,7 @@ extension URLProtocolStrategy: PresetPart {
 }
 
 extension SchemeHandlerStrategy: PresetPart {
-    public static let kindName = "schemehandler"
+    public static var kindName: String { "schemehandler" }
 
     public struct Options: PartOptions {
         public var redirects: String?
@@ -326,7 +326,7 @@ extension SchemeHandlerStrategy: PresetPart {
 }
 
 extension JSProxyStrategy: PresetPart {
-    public static let kindName = "jsproxy"
+    public static var kindName: String { "jsproxy" }
 
     public struct Options: PartOptions {
         /// The strategy for what the bridge does not carry; native when left out.
