@@ -63,11 +63,11 @@ public enum PresetFile {
             do {
                 while !list.isAtEnd { out.append(try list.decode(PresetSpec.self)) }
             } catch var problem as ConfigProblem where single {
-                problem.path.removeFirst()
+                problem.path = Array(problem.path.dropFirst())
                 throw problem
             } catch let error as DecodingError where single {
                 var problem = ConfigProblem(error)
-                problem.path.removeFirst()
+                problem.path = Array(problem.path.dropFirst())
                 throw problem
             }
             presets = out

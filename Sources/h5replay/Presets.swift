@@ -101,7 +101,7 @@ extension H5Replay {
         /// The kinds `PresetRegistry` registers, as a preset file writes them.
         static func printKinds() {
             func line<V>(_ kind: PresetRegistry.Kind<V>) -> String {
-                "  \(kind.name)\(kind.keys.isEmpty ? "" : " (\(kind.keys.joined(separator: ", ")))")\(kind.component.map { "; \($0.rawValue)" } ?? "")"
+                "  \(kind.name)\(kind.keys.isEmpty ? "" : " (\(kind.keys.joined(separator: ", ")))")\(kind.component.map { "; replays \($0.rawValue) releases" } ?? "")"
             }
             print("Strategies (\"strategy\": {\"kind\": ...}):")
             for kind in PresetRegistry.strategies { print(line(kind)) }
