@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "WebViewEmulation",
             dependencies: ["TrafficModel", "CookieJar"],
-            resources: [.copy("Resources/rules.json")],
+            resources: [.copy("Resources/rules.json"), .copy("Resources/presets")],
             swiftSettings: crossModule
         ),
         .target(name: "Findings", dependencies: ["TrafficModel", "WebViewEmulation"], swiftSettings: crossModule),

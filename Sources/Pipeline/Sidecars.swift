@@ -26,8 +26,8 @@ public enum Sidecars {
     public static func loadScenario(_ path: String) throws -> Scenario {
         do {
             return try Scenario.load(Data(contentsOf: URL(fileURLWithPath: path)), file: path)
-        } catch let error as Scenario.FileError {
-            throw InputError(error.description)
+        } catch let error as InputError {
+            throw error
         } catch {
             throw InputError(file: path, problem: "cannot read the scenario: \((error as NSError).localizedDescription)")
         }

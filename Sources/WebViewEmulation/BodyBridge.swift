@@ -34,7 +34,6 @@ public struct BodyBridge: Mitigation {
         self.markerHeader = markerHeader
     }
 
-    public var kind: String { "body-bridge" }
     public var options: [String: String] {
         var o = ["covers": covers.map(\.rawValue).sorted().joined(separator: "+"), "id": idParameter, "strips-id": String(stripsID), "when": when.rawValue, "frames": relaysFrames ? "relayed" : "main only"]
         if rebuildsFormData { o["formdata"] = "rebuilt" }
@@ -216,5 +215,36 @@ public struct BodyBridge: Mitigation {
             return decode(kv[0]) + "=" + (kv.count > 1 ? decode(kv[1]) : "")
         }
         return Data(pairs.joined(separator: "&").utf8)
+    }
+}
+
+extension BodyBridge: PresetPart {
+    public static var kindName: String { "body-bridge" }
+
+    public struct Options: PartOptions {
+        public var covers: [String]?
+        public var idParameter: String?
+        public var stripsId: Bool?
+        public var when: String?
+        public var relaysFrames: Bool?
+        public var rebuildsFormData: Bool?
+        public var rejoinsURLSearchParams: Bool?
+        public var markerHeader: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case covers, idParameter, stripsId, when, relaysFrames, rebuildsFormData, rejoinsURLSearchParams, markerHeader }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options o: Options) throws {
+        var covers: Set<Coverage> = [.xhr, .fetch]
+        if let names = o.covers {
+            covers = []
+            for name in names {
+                guard let c = Coverage(rawValue: name) else { throw ConfigProblem(at: "covers", "\"\(name)\" is not one of xhr, fetch, form.submit") }
+                covers.insert(c)
+            }
+        }
+        guard let when = When(rawValue: o.when ?? "always") else { throw ConfigProblem(at: "when", "always or below-11.3-or-blob") }
+        self.init(covers: covers, idParameter: o.idParameter ?? "requestId", stripsID: o.stripsId ?? false, when: when, relaysFrames: o.relaysFrames ?? false,
+            rebuildsFormData: o.rebuildsFormData ?? false, rejoinsURLSearchParams: o.rejoinsURLSearchParams ?? false, markerHeader: o.markerHeader)
     }
 }

@@ -16,7 +16,6 @@ public struct BodyInHeader: Mitigation {
         self.sizeLimit = sizeLimit
     }
 
-    public var kind: String { "body-in-header" }
     public var options: [String: String] { ["header": headerName, "binary": base64Binary ? "base64" : "lost", "limit": String(sizeLimit)] }
 
     public var citedRules: [RuleID] { ["H1", "H2", "H3", "H4", "H5"] }
@@ -57,5 +56,21 @@ public struct BodyInHeader: Mitigation {
         outcome.deliveredBody = exchange.request.bodyFingerprint
         outcome.bodyRules = []
         outcome.note(Change(rule: "H1", note: .bodyRestoredFromHeader(headerName)))
+    }
+}
+
+extension BodyInHeader: PresetPart {
+    public static var kindName: String { "body-in-header" }
+
+    public struct Options: PartOptions {
+        public var header: String?
+        public var base64Binary: Bool?
+        public var sizeLimit: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case header, base64Binary, sizeLimit }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options o: Options) {
+        self.init(headerName: o.header ?? "bodyParam", base64Binary: o.base64Binary ?? false, sizeLimit: Int(o.sizeLimit ?? Double(2 << 20)))
     }
 }

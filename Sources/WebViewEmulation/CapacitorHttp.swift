@@ -12,7 +12,6 @@ import TrafficModel
 public struct CapacitorHttpStrategy: InterceptionStrategy {
     public init() {}
 
-    public var kind: String { "capacitor-http" }
     /// NativeJar, which the requests it sends read, learns WebJar's cookies through the
     /// Capacitor shell's cookie observer (`AppShell.capacitor`, CAP3).
     public var jarLink: JarLink { .system }
@@ -183,7 +182,6 @@ struct MultipartParts: Sequence {
 public struct TauriHTTPPluginStrategy: InterceptionStrategy {
     public init() {}
 
-    public var kind: String { "tauri-http-plugin" }
     /// TAU3: the plugin's jar never exchanges cookies with WebKit's.
     public var jarLink: JarLink { .separate(rule: "TAU3") }
     public var options: [String: String] { ["hooks": "fetch"] }
@@ -195,4 +193,16 @@ public struct TauriHTTPPluginStrategy: InterceptionStrategy {
         }
         return TransportPlan(requestJar: .native, requestJarRule: "TAU3", responseJar: .native, responseJarRule: "TAU3", bodyLostBy: nil, redirects: .reported, redirectRule: "TAU3")
     }
+}
+
+extension CapacitorHttpStrategy: PresetPart {
+    public static var kindName: String { "capacitor-http" }
+    public static var component: Component? { .capacitor }
+    public init(options: NoOptions) {}
+}
+
+extension TauriHTTPPluginStrategy: PresetPart {
+    public static var kindName: String { "tauri-http-plugin" }
+    public static var component: Component? { .tauri }
+    public init(options: NoOptions) {}
 }

@@ -9,7 +9,6 @@ public struct CookieHeaderOnLoad: Mitigation {
         self.carriedOnRedirect = carriedOnRedirect
     }
 
-    public var kind: String { "cookie-header-on-load" }
     public var options: [String: String] { ["redirects": carriedOnRedirect ? "carried" : "dropped"] }
     public var citedRules: [RuleID] { ["C1", "C2"] }
 
@@ -19,5 +18,19 @@ public struct CookieHeaderOnLoad: Mitigation {
             if load.hop == 0 { return LoadCookieHeader(source: .nativeJarNow, rule: "C1") }
             return carriedOnRedirect ? LoadCookieHeader(source: .headerOfLoad, rule: "C2") : nil
         })
+    }
+}
+
+extension CookieHeaderOnLoad: PresetPart {
+    public static var kindName: String { "cookie-header-on-load" }
+
+    public struct Options: PartOptions {
+        public var carriedOnRedirect: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case carriedOnRedirect }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options: Options) {
+        self.init(carriedOnRedirect: options.carriedOnRedirect ?? true)
     }
 }

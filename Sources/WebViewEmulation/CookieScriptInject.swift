@@ -5,7 +5,6 @@ import TrafficModel
 /// (C3-C6).
 public struct CookieScriptInject: Mitigation {
     public init() {}
-    public var kind: String { "cookie-script-inject" }
     public var options: [String: String] { [:] }
     public var citedRules: [RuleID] { ["C3", "C4", "C5", "C6"] }
 
@@ -30,4 +29,9 @@ public struct CookieScriptInject: Mitigation {
             return .written(cookie, rules: rules)
         }
     }
+}
+
+extension CookieScriptInject: PresetPart {
+    public static var kindName: String { "cookie-script-inject" }
+    public init(options: NoOptions) {}
 }

@@ -12,7 +12,6 @@ public struct CookieSetterHook: Mitigation {
         self.checksDomain = checksDomain
     }
 
-    public var kind: String { "cookie-setter-hook" }
     public var options: [String: String] { ["mode": synchronous ? "sync" : "async", "domain-check": String(checksDomain)] }
     public var citedRules: [RuleID] { ["C8", "C9"] }
 
@@ -24,5 +23,20 @@ public struct CookieSetterHook: Mitigation {
             let crossSite = !checksDomain && write.page.map { Site.of(host: write.cookie.domain) != $0.site } == true
             return ScriptWriteEffect(copy: JarCopy(to: .native, due: write.time + delay, rule: "C8"), acceptedCrossSite: crossSite)
         })
+    }
+}
+
+extension CookieSetterHook: PresetPart {
+    public static var kindName: String { "cookie-setter-hook" }
+
+    public struct Options: PartOptions {
+        public var synchronous: Bool?
+        public var checksDomain: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case synchronous, checksDomain }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options: Options) {
+        self.init(synchronous: options.synchronous ?? false, checksDomain: options.checksDomain ?? false)
     }
 }

@@ -3,7 +3,6 @@ import TrafficModel
 /// `WKHTTPCookieStore.setCookie` for every Set-Cookie the interceptor sees (C7).
 public struct CookieStoreSync: Mitigation {
     public init() {}
-    public var kind: String { "cookie-store-sync" }
     public var options: [String: String] { [:] }
     public var citedRules: [RuleID] { ["C7"] }
 
@@ -14,4 +13,9 @@ public struct CookieStoreSync: Mitigation {
             return JarCopy(to: .web, due: stored.time + stored.profile.cookieStoreSyncDelay, rule: "C7")
         })
     }
+}
+
+extension CookieStoreSync: PresetPart {
+    public static var kindName: String { "cookie-store-sync" }
+    public init(options: NoOptions) {}
 }

@@ -7,7 +7,6 @@ import TrafficModel
 /// WebKit's own (CAP2).
 public struct CapacitorCookies: Mitigation {
     public init() {}
-    public var kind: String { "capacitor-cookies" }
     public var options: [String: String] { [:] }
     public var citedRules: [RuleID] { ["CAP2", "CAPC1", "CAPC2", "CAPC3"] }
 
@@ -46,7 +45,6 @@ public struct ScriptCookiesLost: Mitigation {
         self.rule = rule
     }
 
-    public var kind: String { "script-cookies-lost" }
     public var options: [String: String] { ["rule": rule.rawValue] }
     public var citedRules: [RuleID] { [rule] }
 
@@ -68,7 +66,6 @@ public struct FirstLaunchCookiesIgnored: Mitigation {
         self.rule = rule
     }
 
-    public var kind: String { "first-launch-cookies-ignored" }
     public var options: [String: String] { ["rule": rule.rawValue] }
     public var citedRules: [RuleID] { [rule] }
 
@@ -83,7 +80,6 @@ public struct FirstLaunchCookiesIgnored: Mitigation {
 /// deletions (RNW2).
 public struct SharedCookies: Mitigation {
     public init() {}
-    public var kind: String { "shared-cookies" }
     public var options: [String: String] { [:] }
     public var citedRules: [RuleID] { ["RNW1", "RNW2"] }
 
@@ -110,7 +106,6 @@ public struct AjaxInterception: Mitigation {
     /// The Content-Type WebKit gives a URLSearchParams body.
     static let urlSearchParamsType = "application/x-www-form-urlencoded;charset=UTF-8"
 
-    public var kind: String { "ajax-interception" }
     public var options: [String: String] { ["bodies": "unchanged"] }
     public var citedRules: [RuleID] { ["FIA1", "FIA2", "FIA3"] }
 
@@ -129,4 +124,46 @@ public struct AjaxInterception: Mitigation {
             }
         })
     }
+}
+
+// MARK: - as a preset file writes them
+
+extension CapacitorCookies: PresetPart {
+    public static var kindName: String { "capacitor-cookies" }
+    public static var component: Component? { .capacitor }
+    public init(options: NoOptions) {}
+}
+
+extension ScriptCookiesLost: PresetPart {
+    public static var kindName: String { "script-cookies-lost" }
+
+    public struct Options: PartOptions {
+        /// CDV2 (Cordova, the default) or ION2 (Ionic WebView).
+        public var rule: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case rule }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options: Options) throws {
+        let rule = options.rule ?? "CDV2"
+        guard rule == "CDV2" || rule == "ION2" else { throw ConfigProblem(at: "rule", "CDV2 (Cordova) or ION2 (Ionic WebView)") }
+        self.init(rule: RuleID(rule))
+    }
+}
+
+extension FirstLaunchCookiesIgnored: PresetPart {
+    public static var kindName: String { "first-launch-cookies-ignored" }
+    public init(options: NoOptions) { self.init() }
+}
+
+extension SharedCookies: PresetPart {
+    public static var kindName: String { "shared-cookies" }
+    public static var component: Component? { .reactNativeWebView }
+    public init(options: NoOptions) {}
+}
+
+extension AjaxInterception: PresetPart {
+    public static var kindName: String { "ajax-interception" }
+    public static var component: Component? { .flutterInAppWebView }
+    public init(options: NoOptions) {}
 }

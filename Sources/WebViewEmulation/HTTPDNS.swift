@@ -22,7 +22,6 @@ public struct HTTPDNS: Mitigation, Hashable {
         self.copiesCookies = copiesCookies
     }
 
-    public var kind: String { "httpdns" }
     public var options: [String: String] {
         ["hosts": hosts.keys.sorted().map { "\($0)=\(hosts[$0]!)" }.joined(separator: "+"), "certificate-host-check": String(certificateHostCheck), "sni": String(sni), "cookies": copiesCookies ? "copied" : "by IP"]
     }
@@ -61,5 +60,28 @@ public struct HTTPDNS: Mitigation, Hashable {
                 outcome.deliveredHostRule = "D1"
             }
         })
+    }
+}
+
+extension HTTPDNS: PresetPart {
+    public static var kindName: String { "httpdns" }
+    public static var example: HTTPDNS { HTTPDNS(hosts: ["a.example": "192.0.2.1"]) }
+
+    public struct Options: PartOptions {
+        /// Host name to IP address.
+        public var hosts: [String: String]?
+        public var certificateHostCheck: Bool?
+        public var sni: Bool?
+        public var copiesCookies: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case hosts, certificateHostCheck, sni, copiesCookies }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options o: Options) throws {
+        guard let hosts = o.hosts, !hosts.isEmpty else { throw ConfigProblem(at: "hosts", "an object of host name to IP address") }
+        for (name, ip) in hosts.sorted(by: { $0.key < $1.key }) where !Scenario.isIP(ip) {
+            throw ConfigProblem([ConfigKey("hosts"), ConfigKey(name)], "\"\(ip)\" is not an IPv4 or IPv6 address")
+        }
+        self.init(hosts: hosts, certificateHostCheck: o.certificateHostCheck ?? true, sni: o.sni ?? true, copiesCookies: o.copiesCookies ?? false)
     }
 }

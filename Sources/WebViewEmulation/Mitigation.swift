@@ -7,7 +7,9 @@ import TrafficModel
 /// A mitigation acts only at the moments the model knows, through the hooks it returns in
 /// `hooks`; each hook says what it changed and names the rule that justifies it. There is
 /// no default: a mitigation states which hooks it has, and every rule it can cite.
-/// Adding one is one file (the value and its hooks) and one line in a preset.
+/// Adding one is one file (the value, its hooks, and how a preset file writes it: its
+/// `PresetPart` conformance) and one line in `PresetRegistry.mitigations`; a preset file
+/// then names it by its kind (docs/presets/README.md).
 public protocol Mitigation: Sendable {
     /// `body-bridge`, `cookie-header-on-load`...
     var kind: String { get }

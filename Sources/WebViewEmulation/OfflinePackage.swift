@@ -5,7 +5,8 @@ import TrafficModel
 /// resource URL with its `version`, `md5`, `download` URL and `ctype`, inside the
 /// `{"code": 200, "data": {...}}` envelope or without it. With the package's files (a
 /// folder of them, named by their download URL as the app keys its cache), what a hit
-/// serves is the file itself.
+/// serves is the file itself. Read through `Decodable` as preset files are: a problem names
+/// the file, the JSON path and the fix.
 public struct OfflinePackage: Sendable, Hashable {
     public struct Resource: Sendable, Hashable {
         public var url: String
@@ -48,24 +49,34 @@ public struct OfflinePackage: Sendable, Hashable {
     /// Reads a resource map, naming the file and the JSON path of any problem; `files`
     /// are the package's files by download URL.
     public static func load(_ data: Data, file: String, files: [String: BodyFingerprint]? = nil) throws -> OfflinePackage {
-        let root = try SidecarJSON.object(data, file: file)
-        let (body, base) = SidecarJSON.unwrapped(root)
-        guard let map = body["resourcemap"] else { throw InputError(file: file, place: base + "resourcemap", problem: "a resource map needs \"resourcemap\": {URL: {md5, download, ...}}") }
-        guard let entries = map as? [String: Any] else { throw InputError(file: file, place: base + "resourcemap", problem: "expected an object keyed by resource URL") }
+        let map = try ConfigDecoding.decode(SidecarEnvelope<ResourceMap>.self, from: data, file: file).body
+        return OfflinePackage(resources: map.resources, files: files, file: file)
+    }
+
+    /// A resource map's object: `{"resourcemap": {URL: {md5, download, version, ctype}}}`.
+    struct ResourceMap: Decodable {
         var resources: [Resource] = []
-        for (url, value) in entries.sorted(by: { $0.key < $1.key }) {
-            let place = base + "resourcemap[\"\(url)\"]"
-            guard let target = RequestTarget(url), target.scheme == "http" || target.scheme == "https" else {
-                throw InputError(file: file, place: place, problem: "the key is not an http(s) URL")
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: ConfigKey.self)
+            guard c.has("resourcemap") else { throw c.problem("resourcemap", "a resource map needs \"resourcemap\": {URL: {md5, download, ...}}") }
+            guard let entries = try? c.nestedContainer(keyedBy: ConfigKey.self, forKey: ConfigKey("resourcemap")) else {
+                throw c.problem("resourcemap", "expected an object keyed by resource URL")
             }
-            guard let o = value as? [String: Any] else { throw InputError(file: file, place: place, problem: "expected an object with md5, download, version, ctype") }
-            guard let md5 = o["md5"] as? String, md5.count == 32, md5.allSatisfy(\.isHexDigit) else {
-                throw InputError(file: file, place: place + ".md5", problem: "an md5 is 32 hex digits")
+            for key in entries.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+                resources.append(try Self.resource(key.stringValue, in: entries))
             }
-            let version = (o["version"] as? String) ?? (o["version"] as? NSNumber)?.stringValue
-            resources.append(Resource(url: url, version: version, md5: md5, download: o["download"] as? String, contentType: o["ctype"] as? String))
         }
-        return OfflinePackage(resources: resources, files: files, file: file)
+
+        static func resource(_ url: String, in entries: KeyedDecodingContainer<ConfigKey>) throws -> Resource {
+            guard let target = RequestTarget(url), target.scheme == "http" || target.scheme == "https" else { throw entries.problem(url, "the key is not an http(s) URL") }
+            guard let o = try? entries.nestedContainer(keyedBy: ConfigKey.self, forKey: ConfigKey(url)) else {
+                throw entries.problem(url, "expected an object with md5, download, version, ctype")
+            }
+            guard let md5 = o.lenient(String.self, "md5"), md5.count == 32, md5.allSatisfy(\.isHexDigit) else { throw o.problem("md5", "an md5 is 32 hex digits") }
+            let version = o.lenient(String.self, "version") ?? o.lenient(Int.self, "version").map(String.init) ?? o.lenient(Double.self, "version").map { NSNumber(value: $0).stringValue }
+            return Resource(url: url, version: version, md5: md5, download: o.lenient(String.self, "download"), contentType: o.lenient(String.self, "ctype"))
+        }
     }
 }
 
@@ -81,18 +92,17 @@ public enum OfflineVerdict: String, Sendable, Hashable, Codable, CaseIterable {
     case notInterceptable = "not-interceptable"
 }
 
-/// Reading the JSON of a resource map or a prefetch config, which come with the
-/// `{"code": 200, "data": {...}}` envelope of the app's config API or without it.
-enum SidecarJSON {
-    static func object(_ data: Data, file: String) throws -> [String: Any] {
-        guard let json = try? JSONSerialization.jsonObject(with: data) else { throw InputError(file: file, place: "(file)", problem: "not valid JSON") }
-        guard let object = json as? [String: Any] else { throw InputError(file: file, place: "(file)", problem: "expected a JSON object") }
-        return object
-    }
+/// A resource map or a prefetch config, inside the `{"code": 200, "data": {...}}`
+/// envelope of the app's config API or without it; a path into the envelope starts `data.`.
+struct SidecarEnvelope<Body: Decodable>: Decodable {
+    let body: Body
 
-    /// The object inside the envelope, and the path prefix that names it.
-    static func unwrapped(_ object: [String: Any]) -> ([String: Any], String) {
-        if let data = object["data"] as? [String: Any], object["code"] != nil { return (data, "data.") }
-        return (object, "")
+    init(from decoder: any Decoder) throws {
+        guard let c = try? decoder.container(keyedBy: ConfigKey.self) else { throw ConfigProblem([], "expected a JSON object") }
+        if c.has("code"), (try? c.nestedContainer(keyedBy: ConfigKey.self, forKey: ConfigKey("data"))) != nil {
+            body = try c.decode(Body.self, forKey: ConfigKey("data"))
+        } else {
+            body = try Body(from: decoder)
+        }
     }
 }

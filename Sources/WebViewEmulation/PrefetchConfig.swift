@@ -3,7 +3,8 @@ import TrafficModel
 
 /// A prefetch config, in the format the article iOS秒开H5实战总结 (2021-05-07) shows (section 2): for each page URL, the API
 /// calls native code makes before the page does (`api`, `method`, `urlParam`, `bodyParam`,
-/// `body`), inside the `{"code": 200, "data": {...}}` envelope or without it.
+/// `body`), inside the `{"code": 200, "data": {...}}` envelope or without it. Read through
+/// `Decodable` as preset files are: a problem names the file, the JSON path and the fix.
 public struct PrefetchConfig: Sendable, Hashable {
     public struct Interface: Sendable, Hashable {
         public var api: String
@@ -88,41 +89,97 @@ public struct PrefetchConfig: Sendable, Hashable {
 
     /// Reads a prefetch config, naming the file and the JSON path of any problem.
     public static func load(_ data: Data, file: String) throws -> PrefetchConfig {
-        let root = try SidecarJSON.object(data, file: file)
-        let (body, base) = SidecarJSON.unwrapped(root)
-        guard let list = body["config"] as? [Any] else { throw InputError(file: file, place: base + "config", problem: "a prefetch config needs \"config\": [{url, interfaces}]") }
+        PrefetchConfig(entries: try ConfigDecoding.decode(SidecarEnvelope<Entries>.self, from: data, file: file).body.entries, file: file)
+    }
+
+    /// A prefetch config's object: `{"config": [{url, interfaces}]}`.
+    struct Entries: Decodable {
         var entries: [Entry] = []
-        for (i, item) in list.enumerated() {
-            let place = base + "config[\(i)]"
-            guard let o = item as? [String: Any] else { throw InputError(file: file, place: place, problem: "expected an object with url and interfaces") }
-            guard let url = o["url"] as? String, let target = RequestTarget(url), target.scheme == "http" || target.scheme == "https" else {
-                throw InputError(file: file, place: place + ".url", problem: "an http(s) page URL is required")
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: ConfigKey.self)
+            guard var list = try? c.nestedUnkeyedContainer(forKey: ConfigKey("config")) else {
+                throw c.problem("config", "a prefetch config needs \"config\": [{url, interfaces}]")
             }
-            guard let interfaces = o["interfaces"] as? [Any] else { throw InputError(file: file, place: place + ".interfaces", problem: "expected an array of {api, method, urlParam, bodyParam, body}") }
-            var parsed: [Interface] = []
-            for (k, f) in interfaces.enumerated() {
-                let at = place + ".interfaces[\(k)]"
-                guard let fo = f as? [String: Any] else { throw InputError(file: file, place: at, problem: "expected an object") }
-                guard let api = fo["api"] as? String, let t = RequestTarget(api), t.scheme == "http" || t.scheme == "https" else {
-                    throw InputError(file: file, place: at + ".api", problem: "an http(s) API URL is required")
-                }
-                let method = ((fo["method"] as? String) ?? "GET").uppercased()
-                guard method == "GET" || method == "POST" else { throw InputError(file: file, place: at + ".method", problem: "GET or POST") }
-                var bodyText: String?
-                if let b = fo["body"] {
-                    guard let bo = b as? [String: Any] else { throw InputError(file: file, place: at + ".body", problem: "the body is a JSON object") }
-                    bodyText = canonical(bo)
-                }
-                func flag(_ key: String) throws -> Bool {
-                    guard let v = fo[key] else { return false }
-                    guard let b = v as? Bool else { throw InputError(file: file, place: at + "." + key, problem: "true or false") }
-                    return b
-                }
-                parsed.append(Interface(api: api, method: method, urlParam: try flag("urlParam"), bodyParam: try flag("bodyParam"), body: bodyText))
+            while !list.isAtEnd {
+                let place = list.codingPath + [IndexKey(list.currentIndex)]
+                guard let o = try? list.nestedContainer(keyedBy: ConfigKey.self) else { throw ConfigProblem(place, "expected an object with url and interfaces") }
+                entries.append(try Self.entry(o))
             }
-            entries.append(Entry(page: withoutQuery(url), interfaces: parsed))
         }
-        return PrefetchConfig(entries: entries, file: file)
+
+        static func entry(_ o: KeyedDecodingContainer<ConfigKey>) throws -> Entry {
+            guard let url = o.lenient(String.self, "url"), let target = RequestTarget(url), target.scheme == "http" || target.scheme == "https" else {
+                throw o.problem("url", "an http(s) page URL is required")
+            }
+            guard var list = try? o.nestedUnkeyedContainer(forKey: ConfigKey("interfaces")) else {
+                throw o.problem("interfaces", "expected an array of {api, method, urlParam, bodyParam, body}")
+            }
+            var interfaces: [Interface] = []
+            while !list.isAtEnd {
+                let place = list.codingPath + [IndexKey(list.currentIndex)]
+                guard let f = try? list.nestedContainer(keyedBy: ConfigKey.self) else { throw ConfigProblem(place, "expected an object") }
+                interfaces.append(try interface(f))
+            }
+            return Entry(page: withoutQuery(url), interfaces: interfaces)
+        }
+
+        static func interface(_ f: KeyedDecodingContainer<ConfigKey>) throws -> Interface {
+            guard let api = f.lenient(String.self, "api"), let t = RequestTarget(api), t.scheme == "http" || t.scheme == "https" else {
+                throw f.problem("api", "an http(s) API URL is required")
+            }
+            let method = (f.lenient(String.self, "method") ?? "GET").uppercased()
+            guard method == "GET" || method == "POST" else { throw f.problem("method", "GET or POST") }
+            var body: String?
+            if f.has("body") {
+                guard let object = f.lenient(JSONObject.self, "body") else { throw f.problem("body", "the body is a JSON object") }
+                body = canonical(object.value)
+            }
+            func flag(_ key: String) throws -> Bool {
+                guard f.has(key) else { return false }
+                guard let b = f.lenient(Bool.self, key) else { throw f.problem(key, "true or false") }
+                return b
+            }
+            return Interface(api: api, method: method, urlParam: try flag("urlParam"), bodyParam: try flag("bodyParam"), body: body)
+        }
+    }
+}
+
+/// A JSON object as `JSONSerialization` gives it, for a value kept as written (a prefetch
+/// body, made canonical).
+struct JSONObject: Decodable {
+    let value: [String: Any]
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: ConfigKey.self)
+        var out: [String: Any] = [:]
+        for key in c.allKeys { out[key.stringValue] = try c.decode(JSONAny.self, forKey: key).value }
+        value = out
+    }
+}
+
+/// Any JSON value, as `JSONSerialization` gives it.
+struct JSONAny: Decodable {
+    let value: Any
+
+    init(from decoder: any Decoder) throws {
+        if let object = try? JSONObject(from: decoder) {
+            value = object.value
+        } else if var list = try? decoder.unkeyedContainer() {
+            var out: [Any] = []
+            while !list.isAtEnd { out.append(try list.decode(JSONAny.self).value) }
+            value = out
+        } else {
+            value = try Self.scalar(decoder.singleValueContainer())
+        }
+    }
+
+    static func scalar(_ c: any SingleValueDecodingContainer) throws -> Any {
+        if c.decodeNil() { return NSNull() }
+        if let b = try? c.decode(Bool.self) { return b }
+        if let i = try? c.decode(Int.self) { return i }
+        if let d = try? c.decode(Double.self) { return d }
+        return try c.decode(String.self)
     }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A named strategy with its mitigations: one column of the side-by-side matrix
 /// (docs/model.md, "Presets").
 public struct Preset: Sendable {
@@ -167,80 +169,21 @@ public struct Preset: Sendable {
         strategy.citedRules + mitigations.flatMap(\.citedRules) + (app?.citedRules ?? [])
     }
 
-    /// The framework presets: how each framework serves the page and carries its traffic,
-    /// with the configuration the name says (rules CAP1-TAU3, each with its source).
-    public static let frameworks: [Preset] = [
-        Preset(name: "capacitor", summary: "Capacitor: the page served from capacitor://localhost, no plugins (every API call cross-origin)",
-            framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: NativeStrategy(), mitigations: []),
-        Preset(name: "capacitor-http", summary: "Capacitor with CapacitorHttp: GET through the scheme handler's URLSession, other methods over the JS bridge, NativeJar copied into WebJar after each of those",
-            framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: CapacitorHttpStrategy(), mitigations: []),
-        Preset(name: "capacitor-http-cookies", summary: "Capacitor with CapacitorHttp and CapacitorCookies: document.cookie into NativeJar, NativeJar copied into WebJar after each bridge response and script write",
-            framework: "Capacitor", component: .capacitor, app: .capacitor, strategy: CapacitorHttpStrategy()) {
-            CapacitorCookies()
-        },
-        Preset(name: "cordova-schemehandler", summary: "cordova-ios 6+ with scheme=app: the page at app://localhost, document.cookie not stored, multipart uploads through cordova-plugin-webview-proxy lost",
-            framework: "Cordova", component: .cordovaIOS, app: AppShell(scheme: "app", originRule: "CDV1", handlerBodies: .formDataWithFileLost, handlerBodiesRule: "CDV3"), strategy: NativeStrategy()) {
-            ScriptCookiesLost(rule: "CDV2")
-        },
-        Preset(name: "ionic-webview", summary: "cordova-plugin-ionic-webview: the page at ionic://localhost, cookies set from JavaScript not stored, Set-Cookie ignored on a first launch",
-            framework: "Ionic WebView", component: .ionicWebView, app: AppShell(scheme: "ionic", originRule: "ION1"), strategy: NativeStrategy()) {
-            ScriptCookiesLost(rule: "ION2")
-            FirstLaunchCookiesIgnored(rule: "ION3")
-        },
-        Preset(name: "flutter-inappwebview-intercept", summary: "flutter_inappwebview with ajax and fetch interception on, bodies passed through unchanged",
-            framework: "Flutter", component: .flutterInAppWebView, strategy: NativeStrategy()) {
-            AjaxInterception()
-        },
-        Preset(name: "react-native-webview-shared-cookies", summary: "react-native-webview with sharedCookiesEnabled: NativeJar copied in before the load, additions copied back, deletions never",
-            framework: "React Native", component: .reactNativeWebView, strategy: NativeStrategy()) {
-            SharedCookies()
-        },
-        Preset(name: "tauri", summary: "Tauri on iOS: the page at tauri://localhost, fetch through the HTTP plugin with its own cookie jar; under `tauri ios dev` (the scenario's devServer) POSTs to the app origin lose their body",
-            framework: "Tauri", component: .tauri, app: AppShell(scheme: "tauri", originRule: "TAU1", handlerBodies: .postLostUnderDevServer, handlerBodiesRule: "TAU2"), strategy: TauriHTTPPluginStrategy(), mitigations: []),
-    ]
-
-    /// The built-in presets, in matrix order: docs/model.md, "Presets", and
-    /// `urlprotocol-forwarded` for P4's forwarded form.
-    public static let builtIn: [Preset] = [
-        Preset(name: "plain", summary: "WKWebView without interception", strategy: NativeStrategy()),
-        Preset(name: "plain-cookie-sync", summary: "WKWebView with the engineering articles' cookie recipes: Cookie header on loadRequest, document-start cookie script (C1-C6)",
-            strategy: NativeStrategy()) {
-            CookieHeaderOnLoad()
-            CookieScriptInject()
-        },
-        Preset(name: "urlprotocol-naive", summary: "NSURLProtocol through the private registerSchemeForCustomProtocol:, redirects followed silently (the notes headed 记录一下 WKWebView 相关使用, untitled and undated sample)", strategy: URLProtocolStrategy(redirects: .silent)),
-        Preset(name: "urlprotocol-forwarded", summary: "NSURLProtocol that forwards redirects with wasRedirectedToRequest:", strategy: URLProtocolStrategy(redirects: .forwarded)),
-        Preset(name: "kkjsbridge-protocolhook", summary: "KKJSBridge ProtocolHook: NSURLProtocol plus a body bridge and an async cookie setter hook (the article 一站式解决WKWebView各类问题 (2019-08-30))",
-            component: .kkjsbridge, strategy: URLProtocolStrategy(redirects: .silent)) {
-            BodyBridge(covers: [.xhr, .fetch, .formSubmit], idParameter: "KKJSBridge-RequestId", rebuildsFormData: true)
-            CookieSetterHook(synchronous: false)
-        },
-        // X1: KKJSBridgeAjaxHook.ts base64-encodes ArrayBuffer and Blob bodies of asynchronous XHRs.
-        Preset(name: "kkjsbridge-ajaxhook", summary: "KKJSBridge AjaxHook: XHR proxied through the JS bridge, binary bodies base64-encoded, with the cookie recipes (the article 一站式解决WKWebView各类问题 (2019-08-30))",
-            component: .kkjsbridge, strategy: JSProxyStrategy(serialisesBinary: true)) {
-            CookieHeaderOnLoad()
-            CookieScriptInject()
-            CookieSetterHook(synchronous: false)
-        },
-        Preset(name: "netease-schemehandler", summary: "NetEase: WKURLSchemeHandler that reloads redirected documents, a body bridge below 11.3 or for Blobs, cookie store sync and a sync setter hook (the article WKWebView使用过程中遇到的坑 (2022-01-18))",
-            strategy: SchemeHandlerStrategy(redirects: .reloadDocument)) {
-            BodyBridge(covers: [.xhr, .fetch], idParameter: "identifier", when: .below113OrBlob, rejoinsURLSearchParams: true)
-            CookieStoreSync()
-            CookieSetterHook(synchronous: true)
-        },
-        Preset(name: "yanxuan-xcache", summary: "Yanxuan XCache: NSURLProtocol with a body bridge that marks requests by header, a sync setter hook and cookie store sync (the article iOS秒开H5实战总结 (2021-05-07))",
-            strategy: URLProtocolStrategy(redirects: .silent)) {
-            BodyBridge(covers: [.xhr, .fetch], idParameter: "yx-wkwebview-request-id", markerHeader: "x-wkwebview-request-type")
-            CookieSetterHook(synchronous: true)
-            CookieStoreSync()
-        },
-        Preset(name: "postscheme-header", summary: "NSURLProtocol with the body moved into a header and a Cookie header on loadRequest (the notes headed 记录一下 WKWebView 相关使用, untitled and undated)",
-            strategy: URLProtocolStrategy(redirects: .silent)) {
-            BodyInHeader()
-            CookieHeaderOnLoad()
-        },
-        Preset(name: "schemehandler-naive", summary: "WKURLSchemeHandler for http/https, redirects followed silently", strategy: SchemeHandlerStrategy(redirects: .silent)),
-    ] + frameworks
+    /// The built-in presets, in matrix order: one file each in `Resources/presets/`, in the
+    /// format users write (docs/presets/README.md), decoded once at first use; the number
+    /// a file's name starts with is its column.
+    public static let builtIn: [Preset] = {
+        guard let folder = Bundle.module.url(forResource: "presets", withExtension: nil),
+            let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
+        else { fatalError("h5replay is installed without its presets resource") }
+        do {
+            return try names.filter { $0.hasSuffix(".json") }.sorted().flatMap { name in
+                try PresetFile.load(Data(contentsOf: folder.appendingPathComponent(name)), file: "presets/\(name)")
+            }
+        } catch {
+            fatalError("a built-in preset does not load: \(error)")
+        }
+    }()
 
     public static func named(_ name: String) -> Preset? { builtIn.first { $0.name == name } }
 

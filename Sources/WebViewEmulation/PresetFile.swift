@@ -1,7 +1,8 @@
 import Foundation
 import TrafficModel
 
-/// Preset and profile files: how a team describes its own app without touching Swift.
+/// Preset and profile files: how a team describes its own app without touching Swift, in
+/// the format the built-in presets are written in (`Resources/presets/`).
 ///
 /// A preset file is a JSON object (or an array of them):
 ///
@@ -11,37 +12,25 @@ import TrafficModel
 ///                      {"kind": "cookie-setter-hook", "synchronous": true, "checksDomain": true}],
 ///      "profile": {"jarSyncDelay": 0.3}}
 ///
-/// Strategy kinds: `native`; `urlprotocol` (redirects `silent` or `forwarded`);
-/// `schemehandler` (redirects `silent`, `reload-document` or `spi`); `jsproxy` (`base`: a
-/// strategy, `hooksFetch`, `serialisesBinary`). Mitigation kinds: `body-bridge`
-/// (`covers`, `idParameter`, `stripsId`, `when`: `always` or `below-11.3-or-blob`,
-/// `relaysFrames`, `rebuildsFormData`, `rejoinsURLSearchParams`, `markerHeader`),
-/// `body-in-header` (`header`, `base64Binary`, `sizeLimit`), `cookie-header-on-load`
-/// (`carriedOnRedirect`), `cookie-script-inject`, `cookie-store-sync`,
-/// `cookie-setter-hook` (`synchronous`, `checksDomain`).
-/// Framework kinds: strategies `capacitor-http` and `tauri-http-plugin`; mitigations
-/// `capacitor-cookies`, `script-cookies-lost` (`rule`), `shared-cookies`,
-/// `first-launch-cookies-ignored`, `ajax-interception` and `httpdns` (`hosts`: name to IP,
-/// `certificateHostCheck`, `sni`, `copiesCookies`). A framework that serves the page from its own scheme says so with
-/// `"app": {"framework": "capacitor", "scheme": "capacitor", "hostname": "localhost",
-/// "handlerBodies": "kept"}` (`framework`: capacitor, cordova, ionic-webview, tauri or
-/// other; `handlerBodies`: kept, formdata-file-lost, post-lost or
+/// The strategy and mitigation kinds, and the options each takes, are those
+/// `PresetRegistry` lists: each kind's options decode as its `Options` (`Decodable`) and
+/// build the value in the kind's own file. A framework that serves the page from its own
+/// scheme says so with `"app": {"framework": "capacitor", "scheme": "capacitor",
+/// "hostname": "localhost", "handlerBodies": "kept"}` (`framework`: capacitor, cordova,
+/// ionic-webview, tauri or other; `handlerBodies`: kept, formdata-file-lost, post-lost or
 /// post-lost-under-dev-server, the scenario's `devServer` saying when; Cordova's `https`
 /// scheme falls back to `app`, CDV1; `"cookieObserver": true` for a Capacitor app that
 /// keeps the web view's cookie observer alive itself, which no release does, CAP3).
-/// `"version": "7.4.2"` replays a framework preset at that release (the framework is the
-/// app's, or the one the strategy or a mitigation belongs to); without it, the newest the
-/// model knows.
-/// A profile object (in a preset, or a `--profile-file`) overrides any of `ios`,
-/// `simulator`, `jarSyncDelay`, `jarDeletionDelay`, `scriptWriteDelay` (null: never),
-/// `cookieStoreSyncDelay`, `cookieSetterHookDelay`, `itp`.
+/// `"version": "7.4.2"` replays a framework preset at that release (the framework is
+/// `component`, else the app's, else the one the strategy or a mitigation belongs to);
+/// without it, the newest the model knows. `framework` is the group `h5replay presets`
+/// lists it under. A profile object (in a preset, or a `--profile-file`) overrides any of
+/// `ios`, `simulator`, `jarSyncDelay`, `jarDeletionDelay`, `scriptWriteDelay` (null:
+/// never), `cookieStoreSyncDelay`, `cookieSetterHookDelay`, `itp`. docs/presets/README.md
+/// lists every kind with its options.
 public enum PresetFile {
-    public struct Error: Swift.Error, CustomStringConvertible, Sendable {
-        public let file: String
-        public let place: String
-        public let problem: String
-        public var description: String { "\(file): \(place): \(problem)" }
-    }
+    /// A preset file's problem: the file, the key path and the fix.
+    public typealias Error = InputError
 
     public static func load(_ data: Data, file: String) throws -> [Preset] {
         var notes: [String] = []
@@ -51,249 +40,165 @@ public enum PresetFile {
     /// The presets of a file, and a note for each `version` newer than the model knows
     /// (replayed as the newest).
     public static func load(_ data: Data, file: String, notes: inout [String]) throws -> [Preset] {
-        guard let json = try? JSONSerialization.jsonObject(with: data) else { throw Error(file: file, place: "(file)", problem: "not valid JSON") }
-        let objects: [[String: Any]]
-        if let one = json as? [String: Any] {
-            objects = [one]
-        } else if let many = json as? [[String: Any]] {
-            objects = many
-        } else {
-            throw Error(file: file, place: "(file)", problem: "expected a preset object or an array of them")
-        }
-        return try objects.enumerated().map { i, o in
-            let (preset, note) = try self.preset(o, file: file, place: objects.count > 1 ? "[\(i)]" : "")
-            if let note { notes.append("\(file): \(note)") }
-            return preset
+        let contents = try ConfigDecoding.decode(Contents.self, from: data, file: file)
+        return contents.presets.map { spec in
+            if let note = spec.note { notes.append("\(file): \(note)") }
+            return spec.preset(file: file)
         }
     }
 
-    /// The framework a preset file's preset belongs to: its app's, else its strategy's or a
-    /// mitigation's.
-    static func component(app: String?, strategy: any InterceptionStrategy, mitigations: [any Mitigation]) -> Component? {
-        let byApp: [String: Component] = ["capacitor": .capacitor, "cordova": .cordovaIOS, "ionic-webview": .ionicWebView, "tauri": .tauri]
-        let byKind: [String: Component] = ["capacitor-http": .capacitor, "tauri-http-plugin": .tauri, "capacitor-cookies": .capacitor,
-            "ajax-interception": .flutterInAppWebView, "shared-cookies": .reactNativeWebView]
-        return app.flatMap { byApp[$0] } ?? byKind[strategy.kind] ?? mitigations.lazy.compactMap { byKind[$0.kind] }.first
+    /// A preset object, or an array of them; the array's index left out of the key paths
+    /// when it holds one.
+    struct Contents: Decodable {
+        let presets: [PresetSpec]
+
+        init(from decoder: any Decoder) throws {
+            if (try? decoder.container(keyedBy: ConfigKey.self)) != nil {
+                presets = [try PresetSpec(from: decoder)]
+                return
+            }
+            guard var list = try? decoder.unkeyedContainer() else { throw ConfigProblem([], "expected a preset object or an array of them") }
+            let single = list.count == 1
+            var out: [PresetSpec] = []
+            do {
+                while !list.isAtEnd { out.append(try list.decode(PresetSpec.self)) }
+            } catch var problem as ConfigProblem where single {
+                problem.path = Array(problem.path.dropFirst())
+                throw problem
+            } catch let error as DecodingError where single {
+                var problem = ConfigProblem(error)
+                problem.path = Array(problem.path.dropFirst())
+                throw problem
+            }
+            presets = out
+        }
     }
 
-    static func preset(_ o: [String: Any], file: String, place: String) throws -> (Preset, note: String?) {
-        let r = Reader(object: o, file: file, place: place)
-        try r.only(["name", "summary", "strategy", "mitigations", "profile", "app", "framework", "version", "comment"])
-        let name = try r.string("name")
-        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
-            throw Error(file: file, place: r.path("name"), problem: "a preset name is letters, digits, '-', '_' or '.'")
+    /// The framework a preset file's preset belongs to: the one it names, else its app's,
+    /// else its strategy's or a mitigation's.
+    static func component(named: Component?, app: String?, strategy: any InterceptionStrategy, mitigations: [any Mitigation]) -> Component? {
+        named ?? app.flatMap { AppSpec.frameworks[$0]?.component } ?? PresetRegistry.component(ofKind: strategy.kind)
+            ?? mitigations.lazy.compactMap { PresetRegistry.component(ofKind: $0.kind) }.first
+    }
+}
+
+/// One preset of a preset file, decoded and checked: everything a `Preset` needs.
+struct PresetSpec: Decodable {
+    static let keys = ["name", "summary", "strategy", "mitigations", "profile", "app", "framework", "component", "version", "comment"]
+    let preset: Preset
+    /// Set when the version asked for is newer than the model knows.
+    let note: String?
+    private let summary: String?
+
+    func preset(file: String) -> Preset {
+        guard summary == nil else { return preset }
+        var out = preset
+        out.summary = "from \((file as NSString).lastPathComponent)"
+        return out
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: ConfigKey.self)
+        try ConfigDecoding.only(Self.keys, in: c)
+        let name = try Self.name(c)
+        guard c.has("strategy"), (try? c.nestedContainer(keyedBy: ConfigKey.self, forKey: ConfigKey("strategy"))) != nil else {
+            throw c.problem("strategy", "an object with a kind is required")
         }
-        guard let strategyObject = o["strategy"] as? [String: Any] else { throw Error(file: file, place: r.path("strategy"), problem: "an object with a kind is required") }
-        let strategy = try self.strategy(strategyObject, file: file, place: r.path("strategy"))
-        var mitigations: [any Mitigation] = []
-        if let list = o["mitigations"] {
-            guard let items = list as? [[String: Any]] else { throw Error(file: file, place: r.path("mitigations"), problem: "expected an array of objects") }
-            for (i, item) in items.enumerated() { mitigations.append(try mitigation(item, file: file, place: r.path("mitigations[\(i)]"))) }
-        }
-        var app: AppShell?
-        if let a = o["app"] {
-            guard let ao = a as? [String: Any] else { throw Error(file: file, place: r.path("app"), problem: "expected an object with a scheme") }
-            app = try appShell(ao, file: file, place: r.path("app"))
-        }
-        if app == nil, let i = mitigations.firstIndex(where: { $0.kind == "script-cookies-lost" }) {
+        let strategy = try c.decode(StrategySpec.self, forKey: ConfigKey("strategy")).value
+        let mitigations = try c.optional([MitigationSpec].self, "mitigations")?.map(\.value) ?? []
+        let app = try c.optional(AppSpec.self, "app")
+        if app == nil, let i = mitigations.firstIndex(where: { $0.kind == ScriptCookiesLost.kindName }) {
             // CDV2, ION2 are about a page on the app's own scheme: without one they never apply.
-            throw Error(file: file, place: r.path("mitigations[\(i)]"), problem: "script-cookies-lost applies to the app's own page; add an \"app\" (for Cordova: {\"framework\": \"cordova\", \"scheme\": \"app\"})")
+            throw ConfigProblem(c.codingPath + [ConfigKey("mitigations"), IndexKey(i)], "script-cookies-lost applies to the app's own page; add an \"app\" (for Cordova: {\"framework\": \"cordova\", \"scheme\": \"app\"})")
         }
-        var preset = Preset(name: name, summary: try r.optionalString("summary") ?? "from \((file as NSString).lastPathComponent)", framework: try r.optionalString("framework"), app: app, strategy: strategy, mitigations: mitigations)
-        if let profile = o["profile"] {
-            guard let p = profile as? [String: Any] else { throw Error(file: file, place: r.path("profile"), problem: "expected an object") }
-            preset.profileOverride = try ProfileOverride.parse(p, file: file, place: r.path("profile"))
-        }
-        if let component = component(app: (o["app"] as? [String: Any])?["framework"] as? String, strategy: strategy, mitigations: mitigations) {
+        summary = try c.optional(String.self, "summary")
+        var preset = Preset(name: name, summary: summary ?? "", framework: try c.optional(String.self, "framework"), app: app?.shell, strategy: strategy, mitigations: mitigations)
+        preset.profileOverride = try c.optional(ProfileOverride.self, "profile")
+        if let component = PresetFile.component(named: try Self.component(c), app: app?.framework, strategy: strategy, mitigations: mitigations) {
             preset.release = Preset.Release(component: component, baseName: name)
         }
-        guard let text = try r.optionalString("version") else { return (preset, nil) }
-        guard preset.release != nil else {
-            throw Error(file: file, place: r.path("version"), problem: "a version picks a framework's release; this preset names no framework (an app, or a framework's strategy or mitigation)")
-        }
-        guard let version = SemanticVersion(text) else { throw Error(file: file, place: r.path("version"), problem: "a release such as 7.4.2") }
-        do {
-            let (versioned, note) = try preset.at(version, typed: name)
-            return (versioned, note)
-        } catch let error as Preset.VersionRequest {
-            throw Error(file: file, place: r.path("version"), problem: error.description)
-        }
+        (self.preset, note) = try Self.versioned(preset, c)
     }
 
-    /// The framework's origin rule, by the name a preset file gives it.
-    static let originRules: [String: (rule: RuleID, scheme: String)] = [
-        "capacitor": ("CAP1", "capacitor"), "cordova": ("CDV1", "app"), "ionic-webview": ("ION1", "ionic"), "tauri": ("TAU1", "tauri"), "other": ("A1", ""),
-    ]
+    static func name(_ c: KeyedDecodingContainer<ConfigKey>) throws -> String {
+        let name = try c.requiredString("name")
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+            throw c.problem("name", "a preset name is letters, digits, '-', '_' or '.'")
+        }
+        return name
+    }
 
-    static func appShell(_ o: [String: Any], file: String, place: String) throws -> AppShell {
-        let r = Reader(object: o, file: file, place: place)
-        try r.only(["framework", "scheme", "hostname", "handlerBodies", "cookieObserver", "comment"])
-        let framework = try r.optionalString("framework") ?? "other"
-        guard let (rule, defaultScheme) = originRules[framework] else {
-            throw Error(file: file, place: r.path("framework"), problem: "one of \(originRules.keys.sorted().joined(separator: ", "))")
+    /// `component`: the framework whose releases the preset replays, when neither its app
+    /// nor its kinds say (KKJSBridge).
+    static func component(_ c: KeyedDecodingContainer<ConfigKey>) throws -> Component? {
+        guard let text = try c.optional(String.self, "component") else { return nil }
+        guard let component = Component(rawValue: text), component != .ios else {
+            throw c.problem("component", "one of \(Component.allCases.filter { $0 != .ios }.map(\.rawValue).joined(separator: ", "))")
+        }
+        return component
+    }
+
+    /// The preset at the `version` asked for, if any.
+    static func versioned(_ preset: Preset, _ c: KeyedDecodingContainer<ConfigKey>) throws -> (Preset, String?) {
+        guard let text = try c.optional(String.self, "version") else { return (preset, nil) }
+        guard preset.release != nil else {
+            throw c.problem("version", "a version picks a framework's release; this preset names no framework (an app, or a framework's strategy or mitigation)")
+        }
+        guard let version = SemanticVersion(text) else { throw c.problem("version", "a release such as 7.4.2") }
+        do {
+            return try preset.at(version, typed: preset.name)
+        } catch let error as Preset.VersionRequest {
+            throw c.problem("version", error.description)
+        }
+    }
+}
+
+/// The `app` object of a preset file: the custom scheme a framework serves the page from.
+struct AppSpec: Decodable {
+    static let keys = ["framework", "scheme", "hostname", "handlerBodies", "cookieObserver", "comment"]
+    /// The framework's origin rule, default scheme and release component, by the name a
+    /// preset file gives it.
+    static let frameworks: [String: (rule: RuleID, scheme: String, component: Component?)] = [
+        "capacitor": ("CAP1", "capacitor", .capacitor), "cordova": ("CDV1", "app", .cordovaIOS), "ionic-webview": ("ION1", "ionic", .ionicWebView),
+        "tauri": ("TAU1", "tauri", .tauri), "other": ("A1", "", nil),
+    ]
+    let framework: String
+    let shell: AppShell
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: ConfigKey.self)
+        try ConfigDecoding.only(Self.keys, in: c)
+        framework = try c.optional(String.self, "framework") ?? "other"
+        guard let (rule, defaultScheme, _) = Self.frameworks[framework] else {
+            throw c.problem("framework", "one of \(Self.frameworks.keys.sorted().joined(separator: ", "))")
         }
         // CAP3: Capacitor registers a cookie observer (PR #6086) that nothing retains, so it
         // never fires; an app that keeps one alive itself says `"cookieObserver": true`.
-        let observer = try r.optionalBool("cookieObserver")
+        let observer = try c.optional(Bool.self, "cookieObserver")
         if observer != nil && framework != "capacitor" {
-            throw Error(file: file, place: r.path("cookieObserver"), problem: "only Capacitor's web view has a cookie observer (CAP3); leave it out for \(framework)")
+            throw c.problem("cookieObserver", "only Capacitor's web view has a cookie observer (CAP3); leave it out for \(framework)")
         }
-        var scheme = try r.optionalString("scheme") ?? defaultScheme
+        let scheme = try Self.scheme(c, framework: framework, default: defaultScheme)
+        let bodiesText = try c.optional(String.self, "handlerBodies") ?? "kept"
+        guard let bodies = AppShell.HandlerBodies(rawValue: bodiesText) else {
+            throw c.problem("handlerBodies", "kept, formdata-file-lost, post-lost or post-lost-under-dev-server")
+        }
+        let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost || bodies == .postLostUnderDevServer ? "TAU2" : nil
+        shell = AppShell(scheme: scheme, host: try c.optional(String.self, "hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule,
+            jarLink: framework == "capacitor" && observer == true ? AppShell.capacitorCookieObserver : nil)
+    }
+
+    static func scheme(_ c: KeyedDecodingContainer<ConfigKey>, framework: String, default defaultScheme: String) throws -> String {
+        var scheme = try c.optional(String.self, "scheme") ?? defaultScheme
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else {
-            throw Error(file: file, place: r.path("scheme"), problem: "a URL scheme such as capacitor or app")
+            throw c.problem("scheme", "a URL scheme such as capacitor or app")
         }
         // CDV1: cordova-ios falls back to app:// when the scheme is set to https.
         if framework == "cordova" && (scheme == "https" || scheme == "http") { scheme = "app" }
         guard scheme != "http" && scheme != "https" else {
-            throw Error(file: file, place: r.path("scheme"), problem: "a page on http(s) is not on an app scheme; leave app out")
+            throw c.problem("scheme", "a page on http(s) is not on an app scheme; leave app out")
         }
-        let bodiesText = try r.optionalString("handlerBodies") ?? "kept"
-        guard let bodies = AppShell.HandlerBodies(rawValue: bodiesText) else {
-            throw Error(file: file, place: r.path("handlerBodies"), problem: "kept, formdata-file-lost, post-lost or post-lost-under-dev-server")
-        }
-        let bodiesRule: RuleID? = bodies == .formDataWithFileLost ? "CDV3" : bodies == .postLost || bodies == .postLostUnderDevServer ? "TAU2" : nil
-        return AppShell(scheme: scheme, host: try r.optionalString("hostname") ?? "localhost", originRule: rule, handlerBodies: bodies, handlerBodiesRule: bodiesRule,
-            jarLink: framework == "capacitor" && observer == true ? AppShell.capacitorCookieObserver : nil)
-    }
-
-    static func strategy(_ o: [String: Any], file: String, place: String) throws -> any InterceptionStrategy {
-        let r = Reader(object: o, file: file, place: place)
-        switch try r.string("kind") {
-        case "native":
-            try r.only(["kind"])
-            return NativeStrategy()
-        case "urlprotocol":
-            try r.only(["kind", "redirects"])
-            switch try r.optionalString("redirects") ?? "silent" {
-            case "silent": return URLProtocolStrategy(redirects: .silent)
-            case "forwarded": return URLProtocolStrategy(redirects: .forwarded)
-            default: throw Error(file: file, place: r.path("redirects"), problem: "urlprotocol redirects are silent or forwarded (P4)")
-            }
-        case "schemehandler":
-            try r.only(["kind", "redirects"])
-            switch try r.optionalString("redirects") ?? "silent" {
-            case "silent": return SchemeHandlerStrategy(redirects: .silent)
-            case "reload-document": return SchemeHandlerStrategy(redirects: .reloadDocument)
-            case "spi": return SchemeHandlerStrategy(redirects: .engine)
-            default: throw Error(file: file, place: r.path("redirects"), problem: "schemehandler redirects are silent, reload-document or spi (S5)")
-            }
-        case "jsproxy":
-            try r.only(["kind", "base", "hooksFetch", "serialisesBinary"])
-            var base: any InterceptionStrategy = NativeStrategy()
-            if let b = o["base"] {
-                guard let bo = b as? [String: Any] else { throw Error(file: file, place: r.path("base"), problem: "expected a strategy object") }
-                base = try strategy(bo, file: file, place: r.path("base"))
-            }
-            return JSProxyStrategy(base: base, hooksFetch: try r.optionalBool("hooksFetch") ?? false, serialisesBinary: try r.optionalBool("serialisesBinary") ?? false)
-        case "capacitor-http":
-            try r.only(["kind"])
-            return CapacitorHttpStrategy()
-        case "tauri-http-plugin":
-            try r.only(["kind"])
-            return TauriHTTPPluginStrategy()
-        case let other:
-            throw Error(file: file, place: r.path("kind"), problem: "unknown strategy \"\(other)\"; known: native, urlprotocol, schemehandler, jsproxy, capacitor-http, tauri-http-plugin")
-        }
-    }
-
-    static func mitigation(_ o: [String: Any], file: String, place: String) throws -> any Mitigation {
-        let r = Reader(object: o, file: file, place: place)
-        switch try r.string("kind") {
-        case "body-bridge":
-            try r.only(["kind", "covers", "idParameter", "stripsId", "when", "relaysFrames", "rebuildsFormData", "rejoinsURLSearchParams", "markerHeader"])
-            var covers: Set<BodyBridge.Coverage> = [.xhr, .fetch]
-            if let list = o["covers"] {
-                guard let names = list as? [String] else { throw Error(file: file, place: r.path("covers"), problem: "expected an array of xhr, fetch, form.submit") }
-                covers = []
-                for n in names {
-                    guard let c = BodyBridge.Coverage(rawValue: n) else { throw Error(file: file, place: r.path("covers"), problem: "\"\(n)\" is not one of xhr, fetch, form.submit") }
-                    covers.insert(c)
-                }
-            }
-            let whenText = try r.optionalString("when") ?? "always"
-            guard let when = BodyBridge.When(rawValue: whenText) else { throw Error(file: file, place: r.path("when"), problem: "always or below-11.3-or-blob") }
-            return BodyBridge(covers: covers, idParameter: try r.optionalString("idParameter") ?? "requestId", stripsID: try r.optionalBool("stripsId") ?? false, when: when,
-                relaysFrames: try r.optionalBool("relaysFrames") ?? false, rebuildsFormData: try r.optionalBool("rebuildsFormData") ?? false,
-                rejoinsURLSearchParams: try r.optionalBool("rejoinsURLSearchParams") ?? false, markerHeader: try r.optionalString("markerHeader"))
-        case "body-in-header":
-            try r.only(["kind", "header", "base64Binary", "sizeLimit"])
-            return BodyInHeader(headerName: try r.optionalString("header") ?? "bodyParam", base64Binary: try r.optionalBool("base64Binary") ?? false, sizeLimit: Int(try r.optionalNumber("sizeLimit") ?? Double(2 << 20)))
-        case "cookie-header-on-load":
-            try r.only(["kind", "carriedOnRedirect"])
-            return CookieHeaderOnLoad(carriedOnRedirect: try r.optionalBool("carriedOnRedirect") ?? true)
-        case "cookie-script-inject":
-            try r.only(["kind"])
-            return CookieScriptInject()
-        case "cookie-store-sync":
-            try r.only(["kind"])
-            return CookieStoreSync()
-        case "cookie-setter-hook":
-            try r.only(["kind", "synchronous", "checksDomain"])
-            return CookieSetterHook(synchronous: try r.optionalBool("synchronous") ?? false, checksDomain: try r.optionalBool("checksDomain") ?? false)
-        case "capacitor-cookies":
-            try r.only(["kind"])
-            return CapacitorCookies()
-        case "script-cookies-lost":
-            try r.only(["kind", "rule"])
-            let rule = try r.optionalString("rule") ?? "CDV2"
-            guard rule == "CDV2" || rule == "ION2" else { throw Error(file: file, place: r.path("rule"), problem: "CDV2 (Cordova) or ION2 (Ionic WebView)") }
-            return ScriptCookiesLost(rule: RuleID(rule))
-        case "shared-cookies":
-            try r.only(["kind"])
-            return SharedCookies()
-        case "httpdns":
-            try r.only(["kind", "hosts", "certificateHostCheck", "sni", "copiesCookies"])
-            guard let hosts = o["hosts"] as? [String: String], !hosts.isEmpty, hosts.values.allSatisfy(Scenario.isIP) else {
-                throw Error(file: file, place: r.path("hosts"), problem: "an object of host name to IP address")
-            }
-            return HTTPDNS(hosts: hosts, certificateHostCheck: try r.optionalBool("certificateHostCheck") ?? true, sni: try r.optionalBool("sni") ?? true, copiesCookies: try r.optionalBool("copiesCookies") ?? false)
-        case "first-launch-cookies-ignored":
-            try r.only(["kind"])
-            return FirstLaunchCookiesIgnored()
-        case "ajax-interception":
-            try r.only(["kind"])
-            return AjaxInterception()
-        case let other:
-            throw Error(file: file, place: r.path("kind"), problem: "unknown mitigation \"\(other)\"; known: body-bridge, body-in-header, cookie-header-on-load, cookie-script-inject, cookie-store-sync, cookie-setter-hook, capacitor-cookies, script-cookies-lost, shared-cookies, first-launch-cookies-ignored, ajax-interception, httpdns")
-        }
-    }
-
-    /// Typed reads from a JSON object, naming the key path in every error.
-    struct Reader {
-        let object: [String: Any]
-        let file: String
-        let place: String
-
-        func path(_ key: String) -> String { place.isEmpty ? key : "\(place).\(key)" }
-
-        func only(_ keys: Set<String>) throws {
-            for key in object.keys where !keys.contains(key) {
-                throw Error(file: file, place: path(key), problem: "unknown key; known: \(keys.sorted().joined(separator: ", "))")
-            }
-        }
-
-        func string(_ key: String) throws -> String {
-            guard let s = object[key] as? String else { throw Error(file: file, place: path(key), problem: "a string is required") }
-            return s
-        }
-
-        func optionalString(_ key: String) throws -> String? {
-            guard let v = object[key], !(v is NSNull) else { return nil }
-            guard let s = v as? String else { throw Error(file: file, place: path(key), problem: "expected a string") }
-            return s
-        }
-
-        func optionalBool(_ key: String) throws -> Bool? {
-            guard let v = object[key], !(v is NSNull) else { return nil }
-            guard let b = v as? Bool else { throw Error(file: file, place: path(key), problem: "expected true or false") }
-            return b
-        }
-
-        func optionalNumber(_ key: String) throws -> Double? {
-            guard let v = object[key], !(v is NSNull) else { return nil }
-            guard let n = v as? NSNumber, !(v is Bool) else { throw Error(file: file, place: path(key), problem: "expected a number") }
-            return n.doubleValue
-        }
+        return scheme
     }
 }
 
@@ -313,28 +218,43 @@ public struct ProfileOverride: Sendable, Hashable {
 
     /// Reads a profile object, naming the key of any error.
     public static func parse(_ o: [String: Any], file: String, place: String = "") throws -> ProfileOverride {
-        let r = PresetFile.Reader(object: o, file: file, place: place)
-        try r.only(["ios", "simulator", "jarSyncDelay", "jarDeletionDelay", "scriptWriteDelay", "cookieStoreSyncDelay", "cookieSetterHookDelay", "itp", "comment"])
-        var p = ProfileOverride()
-        if let text = try r.optionalString("ios") {
-            guard let v = IOSVersion(text), v.isKnown else {
-                throw PresetFile.Error(file: file, place: r.path("ios"), problem: "one of \(IOSVersion.supported.map(\.description).joined(separator: ", "))")
-            }
-            p.ios = v
+        let data = try JSONSerialization.data(withJSONObject: o)
+        do {
+            return try ConfigDecoding.decode(ProfileOverride.self, from: data, file: file)
+        } catch var error as InputError where !place.isEmpty {
+            error.place = error.place.map { "\(place).\($0)" } ?? place
+            throw error
         }
-        p.simulator = try r.optionalBool("simulator")
+    }
+
+    /// Reads a profile file.
+    public static func load(_ data: Data, file: String) throws -> ProfileOverride {
+        try ConfigDecoding.decode(ProfileOverride.self, from: data, file: file)
+    }
+}
+
+extension ProfileOverride: Decodable {
+    static let keys = ["ios", "simulator", "jarSyncDelay", "jarDeletionDelay", "scriptWriteDelay", "cookieStoreSyncDelay", "cookieSetterHookDelay", "itp", "comment"]
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: ConfigKey.self)
+        try ConfigDecoding.only(Self.keys, in: c)
+        if let text = try c.optional(String.self, "ios") {
+            guard let v = IOSVersion(text), v.isKnown else { throw c.problem("ios", "one of \(IOSVersion.supported.map(\.description).joined(separator: ", "))") }
+            ios = v
+        }
+        simulator = try c.optional(Bool.self, "simulator")
         func seconds(_ key: String) throws -> Double? {
-            guard let v = try r.optionalNumber(key) else { return nil }
-            guard v >= 0 else { throw PresetFile.Error(file: file, place: r.path(key), problem: "a delay in seconds, not negative") }
+            guard let v = try c.optional(Double.self, key) else { return nil }
+            guard v >= 0 else { throw c.problem(key, "a delay in seconds, not negative") }
             return v
         }
-        p.jarSyncDelay = try seconds("jarSyncDelay")
-        p.jarDeletionDelay = try seconds("jarDeletionDelay")
-        if o.keys.contains("scriptWriteDelay") { p.scriptWriteDelay = .some(try seconds("scriptWriteDelay")) }
-        p.cookieStoreSyncDelay = try seconds("cookieStoreSyncDelay")
-        p.cookieSetterHookDelay = try seconds("cookieSetterHookDelay")
-        p.itp = try r.optionalBool("itp")
-        return p
+        jarSyncDelay = try seconds("jarSyncDelay")
+        jarDeletionDelay = try seconds("jarDeletionDelay")
+        if c.has("scriptWriteDelay") { scriptWriteDelay = .some(try seconds("scriptWriteDelay")) }
+        cookieStoreSyncDelay = try seconds("cookieStoreSyncDelay")
+        cookieSetterHookDelay = try seconds("cookieSetterHookDelay")
+        itp = try c.optional(Bool.self, "itp")
     }
 }
 

@@ -19,6 +19,10 @@ import TrafficModel
 ///      "devServer": true,
 ///      "httpdns": {"hosts": {"m.example.com": "203.0.113.7"}, "certificateHostCheck": true, "sni": true},
 ///      "reusedWebView": [{"url": "*/orders*"}]}
+///
+/// It is read through `Decodable` as preset files are: a problem is an `InputError` naming
+/// the file, the JSON path and the fix, and `httpdns` takes the options, checks and words
+/// of the preset files' `httpdns` mitigation.
 public struct Scenario: Sendable, Hashable {
     /// Per-exchange facts the wire does not show, matched by method and URL pattern.
     public struct Override: Sendable, Hashable {
@@ -127,107 +131,92 @@ public struct Scenario: Sendable, Hashable {
         overrides.contains { $0.matches(e) && $0.uploadListener == true }
     }
 
-    public struct FileError: Error, CustomStringConvertible, Sendable {
-        public let file: String
-        public let problem: String
-        public var description: String { "\(file): \(problem)" }
-    }
+    /// A scenario file's problem: the file, the key path and the fix.
+    public typealias FileError = InputError
 
     /// Reads a scenario file; unknown keys are errors, so a typo does not pass silently.
     public static func load(_ data: Data, file: String) throws -> Scenario {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw FileError(file: file, problem: "not a JSON object")
-        }
+        try ConfigDecoding.decode(FileContents.self, from: data, file: file).scenario
+    }
+
+    /// A scenario file's object, decoded and checked.
+    struct FileContents: Decodable {
+        static let keys = ["preexistingCookies", "binaryBodies", "firstPartySites", "thirdPartyWebView", "exchanges", "newProcessPool", "importantCookies",
+            "firstLaunch", "devServer", "httpdns", "reusedWebView", "comment", "description"]
         var scenario = Scenario()
-        for (key, value) in object {
-            switch key {
-            case "preexistingCookies":
-                guard let text = value as? String, let jar = PreexistingJar(rawValue: text) else {
-                    throw FileError(file: file, problem: "preexistingCookies: expected \"native\", \"web\" or \"both\"")
-                }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: ConfigKey.self)
+            try ConfigDecoding.only(Self.keys, in: c)
+            if let jar = try c.optional(String.self, "preexistingCookies") {
+                guard let jar = PreexistingJar(rawValue: jar) else { throw c.problem("preexistingCookies", "expected \"native\", \"web\" or \"both\"") }
                 scenario.preexisting = jar
-            case "binaryBodies":
-                guard let text = value as? String, text == "blob" || text == "arraybuffer" else {
-                    throw FileError(file: file, problem: "binaryBodies: expected \"blob\" or \"arraybuffer\"")
-                }
+            }
+            try readPages(c)
+            scenario.overrides = try c.optional([OverrideSpec].self, "exchanges")?.map(\.value) ?? []
+            scenario.newProcessPool = try c.optional([LoadSpec].self, "newProcessPool")?.map(\.value) ?? []
+            scenario.reusedWebView = try c.optional([LoadSpec].self, "reusedWebView")?.map(\.value) ?? []
+            if let names = try c.optional([String].self, "importantCookies") {
+                guard !names.contains(where: \.isEmpty) else { throw c.problem("importantCookies", "expected an array of cookie names or patterns (\"session*\")") }
+                scenario.importantCookies = names
+            }
+            // The same options, checks and words as the `httpdns` mitigation of a preset file.
+            scenario.httpdns = try c.optional(PartSpec<HTTPDNS>.self, "httpdns")?.value
+            scenario.firstLaunch = try c.optional(Bool.self, "firstLaunch") ?? false
+            scenario.devServer = try c.optional(Bool.self, "devServer") ?? false
+        }
+
+        /// What the file says of the page: its binary bodies, its first-party sites, where
+        /// third-party pages run.
+        mutating func readPages(_ c: KeyedDecodingContainer<ConfigKey>) throws {
+            if let text = try c.optional(String.self, "binaryBodies") {
+                guard text == "blob" || text == "arraybuffer" else { throw c.problem("binaryBodies", "expected \"blob\" or \"arraybuffer\"") }
                 scenario.binaryAsBlob = text == "blob"
                 scenario.binaryKindGiven = true
-            case "firstPartySites":
-                guard let sites = value as? [String] else { throw FileError(file: file, problem: "firstPartySites: expected an array of sites") }
-                scenario.firstPartySites = sites.map { $0.lowercased() }
-            case "thirdPartyWebView":
-                guard let text = value as? String, text == "same" || text == "plain" else {
-                    throw FileError(file: file, problem: "thirdPartyWebView: expected \"same\" or \"plain\"")
-                }
+            }
+            scenario.firstPartySites = try c.optional([String].self, "firstPartySites")?.map { $0.lowercased() } ?? []
+            if let text = try c.optional(String.self, "thirdPartyWebView") {
+                guard text == "same" || text == "plain" else { throw c.problem("thirdPartyWebView", "expected \"same\" or \"plain\"") }
                 scenario.thirdPartyInPlainWebView = text == "plain"
-            case "exchanges":
-                guard let items = value as? [[String: Any]] else { throw FileError(file: file, problem: "exchanges: expected an array of objects") }
-                for (i, item) in items.enumerated() {
-                    let place = "exchanges[\(i)]"
-                    guard let url = item["url"] as? String else { throw FileError(file: file, problem: "\(place).url: a URL pattern is required") }
-                    var o = Override(method: item["method"] as? String, urlPattern: url)
-                    for key in item.keys where !["method", "url", "initiator", "bodyKind", "uploadListener"].contains(key) {
-                        throw FileError(file: file, problem: "\(place): unknown key \"\(key)\"; known keys: method, url, initiator, bodyKind, uploadListener")
-                    }
-                    if let text = item["initiator"] {
-                        guard let t = text as? String, let v = Initiator(rawValue: t) else {
-                            throw FileError(file: file, problem: "\(place).initiator: one of \(Initiator.allCases.map(\.rawValue).joined(separator: ", "))")
-                        }
-                        o.initiator = v
-                    }
-                    if let text = item["bodyKind"] {
-                        guard let t = text as? String, let v = BodyKind(rawValue: t) else {
-                            throw FileError(file: file, problem: "\(place).bodyKind: one of \(BodyKind.allCases.map(\.rawValue).joined(separator: ", "))")
-                        }
-                        o.bodyKind = v
-                    }
-                    if let flag = item["uploadListener"] {
-                        guard let b = flag as? Bool else { throw FileError(file: file, problem: "\(place).uploadListener: true or false") }
-                        o.uploadListener = b
-                    }
-                    scenario.overrides.append(o)
-                }
-            case "newProcessPool":
-                guard let items = value as? [[String: Any]] else { throw FileError(file: file, problem: "newProcessPool: expected an array of {method, url}") }
-                for (i, item) in items.enumerated() {
-                    guard let url = item["url"] as? String else { throw FileError(file: file, problem: "newProcessPool[\(i)].url: a URL pattern is required") }
-                    scenario.newProcessPool.append(Override(method: item["method"] as? String, urlPattern: url))
-                }
-            case "importantCookies":
-                guard let names = value as? [String], !names.contains(where: \.isEmpty) else {
-                    throw FileError(file: file, problem: "importantCookies: expected an array of cookie names or patterns (\"session*\")")
-                }
-                scenario.importantCookies = names
-            case "httpdns":
-                guard let o = value as? [String: Any], let hosts = o["hosts"] as? [String: String], !hosts.isEmpty else {
-                    throw FileError(file: file, problem: "httpdns: expected {\"hosts\": {\"name\": \"IP\"}, \"certificateHostCheck\": true, \"sni\": true}")
-                }
-                for (name, ip) in hosts where !Self.isIP(ip) {
-                    throw FileError(file: file, problem: "httpdns.hosts.\(name): \"\(ip)\" is not an IPv4 or IPv6 address")
-                }
-                for key in o.keys where !["hosts", "certificateHostCheck", "sni", "copiesCookies"].contains(key) {
-                    throw FileError(file: file, problem: "httpdns: unknown key \"\(key)\"; known keys: hosts, certificateHostCheck, sni, copiesCookies")
-                }
-                scenario.httpdns = HTTPDNS(hosts: hosts, certificateHostCheck: o["certificateHostCheck"] as? Bool ?? true, sni: o["sni"] as? Bool ?? true, copiesCookies: o["copiesCookies"] as? Bool ?? false)
-            case "reusedWebView":
-                guard let items = value as? [[String: Any]] else { throw FileError(file: file, problem: "reusedWebView: expected an array of {method, url}") }
-                for (i, item) in items.enumerated() {
-                    guard let url = item["url"] as? String else { throw FileError(file: file, problem: "reusedWebView[\(i)].url: a URL pattern is required") }
-                    scenario.reusedWebView.append(Override(method: item["method"] as? String, urlPattern: url))
-                }
-            case "firstLaunch":
-                guard let flag = value as? Bool else { throw FileError(file: file, problem: "firstLaunch: true or false") }
-                scenario.firstLaunch = flag
-            case "devServer":
-                guard let flag = value as? Bool else { throw FileError(file: file, problem: "devServer: true or false") }
-                scenario.devServer = flag
-            case "comment", "description":
-                continue
-            default:
-                throw FileError(file: file, problem: "unknown key \"\(key)\"; known keys: preexistingCookies, binaryBodies, firstPartySites, thirdPartyWebView, exchanges, newProcessPool, importantCookies, firstLaunch, devServer, httpdns, reusedWebView, comment")
             }
         }
-        return scenario
+    }
+
+    /// An `exchanges` entry: facts pinned on the exchanges a method and URL pattern match.
+    struct OverrideSpec: Decodable {
+        let value: Override
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: ConfigKey.self)
+            try ConfigDecoding.only(["method", "url", "initiator", "bodyKind", "uploadListener"], in: c)
+            var o = try LoadSpec(c).value
+            if let text = try c.optional(String.self, "initiator") {
+                guard let v = Initiator(rawValue: text) else { throw c.problem("initiator", "one of \(Initiator.allCases.map(\.rawValue).joined(separator: ", "))") }
+                o.initiator = v
+            }
+            if let text = try c.optional(String.self, "bodyKind") {
+                guard let v = BodyKind(rawValue: text) else { throw c.problem("bodyKind", "one of \(BodyKind.allCases.map(\.rawValue).joined(separator: ", "))") }
+                o.bodyKind = v
+            }
+            o.uploadListener = try c.optional(Bool.self, "uploadListener")
+            value = o
+        }
+    }
+
+    /// A `newProcessPool` or `reusedWebView` entry: the loads a method and URL pattern match.
+    struct LoadSpec: Decodable {
+        let value: Override
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: ConfigKey.self)
+            try ConfigDecoding.only(["method", "url"], in: c)
+            try self.init(c)
+        }
+
+        init(_ c: KeyedDecodingContainer<ConfigKey>) throws {
+            guard let url = (try? c.optional(String.self, "url")) ?? nil else { throw c.problem("url", "a URL pattern is required") }
+            value = Override(method: try c.optional(String.self, "method"), urlPattern: url)
+        }
     }
 
     /// An IPv4 dotted quad or an IPv6 address (hex groups and colons).

@@ -143,7 +143,6 @@ public protocol InterceptionStrategy: Sendable {
 /// Plain WKWebView, no interception (N1, N2; N3 and N4 act through the jars).
 public struct NativeStrategy: InterceptionStrategy {
     public init() {}
-    public var kind: String { "native" }
     public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["N1", "N2"] }
     public var options: [String: String] { [:] }
@@ -165,7 +164,6 @@ public struct URLProtocolStrategy: InterceptionStrategy {
         self.redirects = redirects
     }
 
-    public var kind: String { "urlprotocol" }
     public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["P1", "P2", "P3", "P4", "P5"] }
     public var options: [String: String] { ["redirects": redirects.rawValue] }
@@ -196,7 +194,6 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
         self.redirects = redirects
     }
 
-    public var kind: String { "schemehandler" }
     public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["S1", "S2", "S3", "S5", "S6", "S7", "S8"] + NativeStrategy().citedRules }
     public var options: [String: String] { ["redirects": redirects == .engine ? "spi" : redirects.rawValue] }
@@ -247,7 +244,6 @@ public struct JSProxyStrategy: InterceptionStrategy {
         self.serialisesBinary = serialisesBinary
     }
 
-    public var kind: String { "jsproxy" }
     public var jarLink: JarLink { .system }
     public var citedRules: [RuleID] { ["X1", "X2", "X3"] + base.citedRules }
     public var options: [String: String] { ["base": base.kind, "fetch": hooksFetch ? "hooked" : "not hooked", "binary-bodies": serialisesBinary ? "serialised" : "lost"] }
@@ -283,4 +279,65 @@ public struct JSProxyStrategy: InterceptionStrategy {
     }
 
     static let binaryTypes = ["image/", "audio/", "video/", "application/octet-stream", "application/pdf", "application/zip", "application/x-protobuf", "application/protobuf", "font/"]
+}
+
+// MARK: - as a preset file writes them
+
+extension NativeStrategy: PresetPart {
+    public static var kindName: String { "native" }
+    public init(options: NoOptions) {}
+}
+
+extension URLProtocolStrategy: PresetPart {
+    public static var kindName: String { "urlprotocol" }
+
+    public struct Options: PartOptions {
+        public var redirects: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case redirects }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options: Options) throws {
+        switch options.redirects ?? "silent" {
+        case "silent": self.init(redirects: .silent)
+        case "forwarded": self.init(redirects: .forwarded)
+        default: throw ConfigProblem(at: "redirects", "urlprotocol redirects are silent or forwarded (P4)")
+        }
+    }
+}
+
+extension SchemeHandlerStrategy: PresetPart {
+    public static var kindName: String { "schemehandler" }
+
+    public struct Options: PartOptions {
+        public var redirects: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case redirects }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options: Options) throws {
+        switch options.redirects ?? "silent" {
+        case "silent": self.init(redirects: .silent)
+        case "reload-document": self.init(redirects: .reloadDocument)
+        case "spi": self.init(redirects: .engine)
+        default: throw ConfigProblem(at: "redirects", "schemehandler redirects are silent, reload-document or spi (S5)")
+        }
+    }
+}
+
+extension JSProxyStrategy: PresetPart {
+    public static var kindName: String { "jsproxy" }
+
+    public struct Options: PartOptions {
+        /// The strategy for what the bridge does not carry; native when left out.
+        public var base: StrategySpec?
+        public var hooksFetch: Bool?
+        public var serialisesBinary: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable { case base, hooksFetch, serialisesBinary }
+        public static let keys = CodingKeys.allCases.map(\.stringValue)
+    }
+
+    public init(options: Options) {
+        self.init(base: options.base?.value ?? NativeStrategy(), hooksFetch: options.hooksFetch ?? false, serialisesBinary: options.serialisesBinary ?? false)
+    }
 }

@@ -105,8 +105,6 @@ struct ProfileOptions: ParsableArguments {
                 throw InputError("\(profileFile): expected a JSON object")
             }
             return base.applying(try ProfileOverride.parse(object, file: profileFile))
-        } catch let error as PresetFile.Error {
-            throw InputError(error.description)
         } catch let error as InputError {
             throw error
         } catch {
@@ -371,31 +369,5 @@ struct Likelihood: ExpressibleByArgument {
     init(_ value: Double) { self.value = value }
 }
 
-/// "Did you mean ...?": the known name nearest a mistyped one, when it is near enough to be
-/// the one meant (an edit distance of at most a third of its length, or one that starts
-/// with what was typed).
-enum Suggestion {
-    static func closest(to typed: String, among known: [String]) -> String? {
-        let typed = typed.lowercased()
-        let scored = known.map { ($0, distance(typed, $0.lowercased())) }.sorted { $0.1 < $1.1 }
-        guard let best = scored.first else { return nil }
-        if best.1 <= max(2, typed.count / 3) { return best.0 }
-        return known.first { $0.lowercased().hasPrefix(typed) && typed.count >= 3 }
-    }
-
-    /// Levenshtein distance over characters.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: b.count, by: 1) {
-                let kept = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = kept
-            }
-        }
-        return row[b.count]
-    }
-}
+/// "Did you mean ...?": the one the preset files' kinds use too.
+typealias Suggestion = NameSuggestion

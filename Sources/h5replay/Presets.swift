@@ -12,6 +12,9 @@ extension H5Replay {
         @Flag(help: "Print every rule with its confidence and source.")
         var rules = false
 
+        @Flag(help: "Print the strategy and mitigation kinds a preset file can name, with their options.")
+        var kinds = false
+
         @Flag(help: "Print JSON instead of text.")
         var json = false
 
@@ -19,6 +22,7 @@ extension H5Replay {
         var presetFiles: [String] = []
 
         func run() async throws {
+            if kinds { return Self.printKinds() }
             let presets = try PresetOptions.available(presetFiles)
             if json {
                 let presets = presets.map {
@@ -92,6 +96,18 @@ extension H5Replay {
                     print("      holds for \(component) \(range)\(bound?.from.map { "; from: \($0)" } ?? "")\(bound?.until.map { "; until: \($0)" } ?? "")")
                 }
             }
+        }
+
+        /// The kinds `PresetRegistry` registers, as a preset file writes them.
+        static func printKinds() {
+            func line<V>(_ kind: PresetRegistry.Kind<V>) -> String {
+                "  \(kind.name)\(kind.keys.isEmpty ? "" : " (\(kind.keys.joined(separator: ", ")))")\(kind.component.map { "; replays \($0.rawValue) releases" } ?? "")"
+            }
+            print("Strategies (\"strategy\": {\"kind\": ...}):")
+            for kind in PresetRegistry.strategies { print(line(kind)) }
+            print("\nMitigations (\"mitigations\": [{\"kind\": ...}]):")
+            for kind in PresetRegistry.mitigations { print(line(kind)) }
+            print("\ndocs/presets/README.md says what each option does.")
         }
 
         /// `capacitor 4.8.2 to 8.4.2, replays 8.4.2; changes: CAPH1 >=5.7.1, CAPH3 >=6.0.0 <7.4.3`.

@@ -7,10 +7,8 @@ import TrafficModel
 /// strategy and mitigation names the rules it can cite.
 @Suite("Interception values and their hooks")
 struct InterceptionValuesTests {
-    static let mitigations: [any Mitigation] = [
-        BodyBridge(idParameter: "rid"), BodyInHeader(), CookieHeaderOnLoad(), CookieScriptInject(), CookieStoreSync(), CookieSetterHook(synchronous: true),
-        CapacitorCookies(), ScriptCookiesLost(rule: "CDV2"), FirstLaunchCookiesIgnored(), SharedCookies(), AjaxInterception(), HTTPDNS(hosts: ["a.example": "192.0.2.1"]),
-    ]
+    /// Every mitigation a preset file can name: the registry's list.
+    static let mitigations: [any Mitigation] = PresetRegistry.exampleMitigations
 
     @Test("every mitigation acts at one moment at least and cites rules of the catalogue")
     func hooksAndRules() {
@@ -33,6 +31,7 @@ struct InterceptionValuesTests {
         var owned = emulator
         for p in Preset.builtIn { owned.formUnion(p.citedRules) }
         for m in Self.mitigations { owned.formUnion(m.citedRules) }
+        for s in PresetRegistry.exampleStrategies { owned.formUnion(s.citedRules) }
         let orphans = RuleCatalog.bundled.rules.map(\.id).filter { !owned.contains($0) }
         #expect(orphans.isEmpty, "rules no value can cite: \(orphans.map(\.rawValue))")
     }
