@@ -64,10 +64,27 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
     /// The client went away: its upstream is closed, and a response being relayed is
     /// reported as cut (UpstreamReader sees the close).
     func channelInactive(context: ChannelHandlerContext) {
+        clientLeft()
+        context.fireChannelInactive()
+    }
+
+    /// The client closed its side of an HTTP/1.1 connection. From here a close and a
+    /// half-close look alike, and no HTTP client half-closes while it waits for its answer:
+    /// it went away, and the exchange in flight is aborted at once rather than when the
+    /// next write to the client fails (an HTTP/2 stream's client resets it instead).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ChannelEvent, case .inputClosed = event, layer != nil else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        clientLeft()
+        context.close(promise: nil)
+    }
+
+    func clientLeft() {
         clientGone = true
         upstream?.channel.close(promise: nil)
         upstream = nil
-        context.fireChannelInactive()
     }
 
     /// Back-pressure: the upstream is read no faster than the client takes the bytes.
@@ -272,8 +289,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
             return "the upstream \(origin.authority)'s certificate is not trusted (--upstream-ca FILE adds a root; --insecure-upstream skips the check) [\(text)]"
         }
         if error is UpstreamReader.Closed { return "the upstream \(origin.authority) closed the connection before it answered" }
-        if error is ClientClosed { return "the client closed the connection before the upstream \(origin.authority) answered" }
+        if error is ClientClosed { return "aborted: the client closed the connection before the upstream \(origin.authority) answered" }
         return "upstream \(origin.authority): \(text)"
+    }
+
+    /// Whether the upstream failed by taking too long (a 504, not a 502).
+    static func isTimeout(_ error: Error) -> Bool {
+        if let channelError = error as? ChannelError, case .connectTimeout = channelError { return true }
+        return error is UpstreamReader.Timeout
     }
 
     struct ClientClosed: Error {}

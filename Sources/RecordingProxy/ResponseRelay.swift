@@ -62,8 +62,8 @@ extension ProxyHandler {
         }
     }
 
-    /// The upstream failed. Before the client has the head: a 502 naming the cause (no
-    /// answer to pass on). After: the cut is passed on as it happened, the bytes that came
+    /// The upstream failed. Before the client has the head: a 504 for a timeout, else a
+    /// 502, naming the upstream and the cause (no answer to pass on). After: the cut is passed on as it happened, the bytes that came
     /// then a close, and the exchange is reported as incomplete.
     func upstreamFailed(_ error: Error, afterHead: Bool) {
         guard let flight = inFlight else { return }
@@ -86,7 +86,7 @@ extension ProxyHandler {
         let why = Self.explain(cause, origin: flight.origin)
         if !clientGone, let context {
             proxy.onFault("\(flight.head.method.rawValue) \(flight.url): \(why)")
-            answer(context, flight.head, .badGateway, "h5replay record --proxy: \(why)\n")
+            answer(context, flight.head, Self.isTimeout(cause) ? .gatewayTimeout : .badGateway, "h5replay record --proxy: \(why)\n")
         }
         flight.response = nil
         report(RecordingProxy.Proxied(exchange: flight.exchange(connectionID: connectionID, serverAddress: address, now: now), failure: why))
