@@ -167,7 +167,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
 
     func answer(_ context: ChannelHandlerContext, _ head: HTTPRequestHead, _ status: HTTPResponseStatus, _ text: String, close: Bool = false) {
         var headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.utf8.count))])
-        let keepAlive = head.isKeepAlive && !close
+        let keepAlive = (head.isKeepAlive || HTTP2Serving.isHTTP2(head.version)) && !close
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
@@ -236,10 +236,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
         context.write(wrapOutboundOut(.head(established)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // One connection ID for the tunnel, shared by its HTTP/2 streams.
+        let connectionID = proxy.nextConnectionID()
         layer.switchToTunnel(channel) {
-            proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) }) { channel, _, _ in
-                proxy.addHTTP(to: channel, tunnel: origin)
-            }
+            proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) },
+                                              then: { channel, _, _ in proxy.addHTTP(to: channel, tunnel: origin, connectionID: connectionID) },
+                                              stream: { stream, _, _ in proxy.addStream(stream, tunnel: origin, connectionID: connectionID) })
         }.whenFailure { error in
             proxy.onFault("CONNECT \(authority): \(Self.explain(error, origin: origin))")
             channel.close(promise: nil)
@@ -278,7 +280,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
 
     // MARK: - Words
 
-    static func version(_ v: HTTPVersion) -> String { "HTTP/\(v.major).\(v.minor)" }
+    /// As HAR writes it; HTTP/2 as the importer reads Chrome's `h2`.
+    static func version(_ v: HTTPVersion) -> String { HTTP2Serving.isHTTP2(v) ? "HTTP/2" : "HTTP/\(v.major).\(v.minor)" }
 
     static func explain(_ error: Error, origin: ProxyHandler.Origin) -> String {
         let text = String(describing: error)

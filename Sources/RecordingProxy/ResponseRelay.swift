@@ -1,4 +1,5 @@
 import Foundation
+import LocalCA
 import NIOCore
 import NIOHTTP1
 import TrafficModel
@@ -99,6 +100,11 @@ extension ProxyHandler {
     static func clientHead(_ head: HTTPResponseHead, for request: HTTPRequestHead) -> (HTTPResponseHead, close: Bool) {
         var headers = head.headers
         for name in ["Keep-Alive", "Proxy-Connection"] { headers.remove(name: name) }
+        if HTTP2Serving.isHTTP2(request.version) {
+            // A stream ends with its response, framed by HTTP/2 itself: no connection fields.
+            for name in ["Connection", "Transfer-Encoding", "Upgrade"] { headers.remove(name: name) }
+            return (HTTPResponseHead(version: request.version, status: head.status, headers: headers), false)
+        }
         let hasLength = headers.contains(name: "Content-Length")
         let code = head.status.code
         let mayHaveBody = !(100..<200).contains(code) && code != 204 && code != 304
