@@ -43,11 +43,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
     /// below holds the next request until this response's end is written).
     var inFlight: InFlight?
     var clientGone = false
+    /// On an HTTP/2 stream: the upstream connections the client connection's streams share.
+    let pool: UpstreamPool?
 
-    init(proxy: RecordingProxy, tunnel: Origin?, connectionID: String) {
+    init(proxy: RecordingProxy, tunnel: Origin?, connectionID: String, pool: UpstreamPool? = nil) {
         self.proxy = proxy
         self.tunnel = tunnel
         self.connectionID = connectionID
+        self.pool = pool
         self.collector = RequestCollector(maxBodyBytes: proxy.configuration.maxBodyBytes)
     }
 
@@ -186,7 +189,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
             return loop.makeSucceededFuture(upstream)
         }
         upstream?.channel.close(promise: nil)
-        upstream = nil
+        upstream = pool?.take(origin)
+        if let upstream { return loop.makeSucceededFuture(upstream) }
         let reader = UpstreamReader()
         let encoder = HTTPRequestEncoder()
         // Bytes after a 101 are the WebSocket's first frames: kept for its decoder.
@@ -238,10 +242,12 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         // One connection ID for the tunnel, shared by its HTTP/2 streams.
         let connectionID = proxy.nextConnectionID()
+        let pool = NIOLoopBound(UpstreamPool(), eventLoop: context.eventLoop)
+        channel.closeFuture.whenComplete { _ in pool.value.closeAll() }
         layer.switchToTunnel(channel) {
             proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) },
                                               then: { channel, _, _ in proxy.addHTTP(to: channel, tunnel: origin, connectionID: connectionID) },
-                                              stream: { stream, _, _ in proxy.addStream(stream, tunnel: origin, connectionID: connectionID) })
+                                              stream: { stream, _, _ in proxy.addStream(stream, tunnel: origin, connectionID: connectionID, pool: pool.value) })
         }.whenFailure { error in
             proxy.onFault("CONNECT \(authority): \(Self.explain(error, origin: origin))")
             channel.close(promise: nil)

@@ -25,12 +25,13 @@ import TrafficModel
 /// of their content coding, as a capture import stores them). A WebSocket's 101 turns the
 /// connection into a relay of frames (WebSocketRelay.swift), reported when it closes.
 /// A client that picks h2 inside an intercepted tunnel gets HTTP/2 (LocalCA's
-/// HTTP2Serving): each stream has a handler and an HTTP/1.1 upstream connection of its own.
+/// HTTP2Serving): each stream has a handler and an HTTP/1.1 upstream connection of its own
+/// while it lasts, kept alive for the connection's next stream (UpstreamPool.swift).
 ///
 /// Files: this one (configuration, listening), ProxyHandler.swift (a client connection:
 /// requests, CONNECT), ResponseStream.swift (an upstream response read as it comes, and
 /// the recording's copy of it), ResponseRelay.swift (the response written to the client),
-/// WebSocketRelay.swift, Tunnel.swift (pass-through CONNECT).
+/// WebSocketRelay.swift, Tunnel.swift (pass-through CONNECT), UpstreamPool.swift.
 public final class RecordingProxy: Sendable {
     /// How upstream certificates are checked.
     public enum UpstreamTrust: Sendable {
@@ -182,10 +183,11 @@ public final class RecordingProxy: Sendable {
     }
 
     /// One HTTP/2 stream of an intercepted tunnel whose client chose h2: a proxy handler of
-    /// its own above the stream's codec, with an upstream connection of its own (HTTP/1.1).
-    func addStream(_ stream: Channel, tunnel: ProxyHandler.Origin, connectionID: String) -> EventLoopFuture<Void> {
+    /// its own above the stream's codec, forwarding over an HTTP/1.1 upstream connection
+    /// of its own while its response lasts (taken from and given back to `pool`).
+    func addStream(_ stream: Channel, tunnel: ProxyHandler.Origin, connectionID: String, pool: UpstreamPool) -> EventLoopFuture<Void> {
         stream.eventLoop.makeCompletedFuture {
-            try stream.pipeline.syncOperations.addHandler(ProxyHandler(proxy: self, tunnel: tunnel, connectionID: connectionID))
+            try stream.pipeline.syncOperations.addHandler(ProxyHandler(proxy: self, tunnel: tunnel, connectionID: connectionID, pool: pool))
         }
     }
 }

@@ -51,6 +51,10 @@ extension ProxyHandler {
         if !(flight.response?.isKeepAlive ?? false) {
             upstream?.channel.close(promise: nil)
             upstream = nil
+        } else if let pool, let kept = upstream {
+            // A stream ends with its response: its connection goes to the next stream.
+            pool.put(kept)
+            upstream = nil
         }
         let exchange = flight.exchange(connectionID: connectionID, serverAddress: address, now: Date().timeIntervalSince1970)
         report(RecordingProxy.Proxied(exchange: exchange, receivedBodyBytes: flight.body.isCut ? flight.body.received : nil))

@@ -23,7 +23,7 @@ struct HTTP2Tests {
         return (process.terminationStatus, text)
     }
 
-    @Test("curl --http2 through CONNECT: h2 with the client, two requests on one connection, each recorded as HTTP/2 from the client and HTTP/1.1 upstream",
+    @Test("curl --http2 through CONNECT: h2 with the client, two requests on one connection and one upstream connection, each recorded as HTTP/2 from the client and HTTP/1.1 upstream",
           .enabled(if: curl != nil, "curl is not installed"))
     func curlOverH2() throws {
         let proxy = try ProxyUnderTest()
@@ -47,8 +47,10 @@ struct HTTP2Tests {
             #expect(item.exchange.response.body == Data("hello".utf8))
             #expect(item.failure == nil && item.incomplete == nil)
         }
-        // Both streams rode one client connection: one connection ID.
+        // Both streams rode one client connection (one connection ID), and the second
+        // took the upstream connection the first left idle.
         #expect(Set(reported.map(\.exchange.connectionID)).count == 1)
+        #expect(origin.accepted.withLockedValue { $0 } == 1, "\(origin.accepted.withLockedValue { $0 }) upstream connections for two streams")
     }
 
     @Test("curl --http2 to an upstream that refuses: the stream gets the 502 naming it", .enabled(if: curl != nil, "curl is not installed"))

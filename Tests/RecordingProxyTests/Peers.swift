@@ -51,8 +51,8 @@ final class ProxyUnderTest: @unchecked Sendable {
 }
 
 /// An origin that, once a request's head has arrived, plays a script: bytes written as
-/// they are, pauses, and a close; over TLS when given a context. It counts the requests
-/// that arrived and the connections that closed.
+/// they are, pauses, and a close (each request on a connection plays it anew); over TLS
+/// when given a context. It counts the connections accepted and closed, and the requests.
 final class ScriptedOrigin: @unchecked Sendable {
     enum Step: Sendable {
         case send(String)
@@ -66,6 +66,7 @@ final class ScriptedOrigin: @unchecked Sendable {
     let written = NIOLockedValueBox(0)
     let requests = NIOLockedValueBox(0)
     let closed = NIOLockedValueBox(0)
+    let accepted = NIOLockedValueBox(0)
 
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     var channel: Channel!
@@ -74,8 +75,9 @@ final class ScriptedOrigin: @unchecked Sendable {
     init(_ script: [Step], tls: NIOSSLContext? = nil) throws {
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { [written, requests, closed] channel in
-                channel.eventLoop.makeCompletedFuture {
+            .childChannelInitializer { [written, requests, closed, accepted] channel in
+                accepted.withLockedValue { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
                     try sync.addHandler(Player(script, written: written, requests: requests, closed: closed))
@@ -105,10 +107,17 @@ final class ScriptedOrigin: @unchecked Sendable {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             request += unwrapInboundIn(data).readableBytesView
-            guard !playing, String(decoding: request, as: UTF8.self).contains("\r\n\r\n") else { return }
+            startIfAsked(context.channel)
+        }
+
+        /// Plays the script once a request's head is there (and not already playing); the
+        /// next request on the connection plays it again.
+        func startIfAsked(_ channel: Channel) {
+            guard !playing, let end = String(decoding: request, as: UTF8.self).range(of: "\r\n\r\n") else { return }
+            request.removeFirst(String(decoding: request, as: UTF8.self)[..<end.upperBound].utf8.count)
             playing = true
             requests.withLockedValue { $0 += 1 }
-            play(ArraySlice(script), channel: context.channel)
+            play(ArraySlice(script), channel: channel)
         }
 
         func channelInactive(context: ChannelHandlerContext) {
@@ -121,7 +130,11 @@ final class ScriptedOrigin: @unchecked Sendable {
         }
 
         func play(_ steps: ArraySlice<Step>, channel: Channel) {
-            guard let step = steps.first else { return }
+            guard let step = steps.first else {
+                playing = false
+                startIfAsked(channel)
+                return
+            }
             let rest = steps.dropFirst()
             switch step {
             case .send(let text):
