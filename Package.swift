@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
@@ -90,8 +91,9 @@ let package = Package(
             swiftSettings: crossModule
         ),
         // h5replay's local root CA, the leaf certificates it mints per host, the TLS server
-        // side that presents them, and the HTTP/1.1 plumbing around it (connection limit,
-        // the CONNECT switch) that serve --tls and the recording proxy share.
+        // side that presents them (h2 or http/1.1 by ALPN), and the HTTP plumbing around it
+        // (connection limit, the CONNECT switch, HTTP/2 streams as HTTP/1-style channels)
+        // that serve --tls and the recording proxy share.
         .target(
             name: "LocalCA",
             dependencies: [
@@ -104,9 +106,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]
         ),
-        // `serve`'s HTTP/1.1 origin (SwiftNIO), over TLS too.
+        // `serve`'s HTTP/1.1 origin (SwiftNIO), over TLS too (and HTTP/2 there).
         .target(
             name: "ReplayServer",
             dependencies: [
@@ -120,8 +123,9 @@ let package = Package(
             ]
         ),
         // `record --proxy`: a forward proxy for HTTP and HTTPS (CONNECT, TLS intercepted
-        // with the local CA) that streams each response to the client as it arrives, relays
-        // WebSockets after their 101 (NIOWebSocket), and hands each exchange to its caller.
+        // with the local CA, HTTP/2 with a client that offers it) that streams each response
+        // to the client as it arrives, relays WebSockets after their 101 (NIOWebSocket), and
+        // hands each exchange to its caller.
         .target(
             name: "RecordingProxy",
             dependencies: [

@@ -1,7 +1,8 @@
 // LocalCA: h5replay's own certificate authority and the HTTPS plumbing both servers share.
 // The root CA (made once, its key readable by its owner alone), a leaf certificate minted
-// per host, TLS server contexts chosen by SNI, and the HTTP/1.1 pieces `serve --tls` and the
-// recording proxy both use (connection limit, the CONNECT switch, request collection).
+// per host, TLS server contexts chosen by SNI offering h2 and http/1.1, and the HTTP pieces
+// `serve --tls` and the recording proxy both use (connection limit, the CONNECT switch,
+// request collection, each HTTP/2 stream as an HTTP/1-style channel).
 
 import Crypto
 import Foundation

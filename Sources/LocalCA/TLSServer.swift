@@ -4,8 +4,8 @@ import NIOSSL
 import NIOTLS
 
 /// Server-side TLS for `serve --tls` and the recording proxy: one NIOSSLContext per host,
-/// each presenting a leaf the local CA minted for that host, offering `http/1.1` alone by
-/// ALPN (an HTTP/2-only client finds no protocol in common and closes).
+/// each presenting a leaf the local CA minted for that host, offering `h2` and `http/1.1`
+/// by ALPN (a client that offers neither, or no ALPN at all, speaks HTTP/1.1).
 public final class TLSContexts: Sendable {
     public let ca: LocalCA
     let contexts: NIOLockedValueBox<[String: NIOSSLContext]>
@@ -26,7 +26,7 @@ public final class TLSContexts: Sendable {
                 .certificate(try NIOSSLCertificate(bytes: leaf.issuerDER, format: .der)),
             ],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: leaf.keyDER, format: .der)))
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = ["h2", "http/1.1"]
         configuration.minimumTLSVersion = .tlsv12
         let context = try NIOSSLContext(configuration: configuration)
         contexts.withLockedValue { $0[host] = context }
@@ -35,15 +35,18 @@ public final class TLSContexts: Sendable {
 
     /// Adds, after the handlers already in `channel`'s pipeline, a reader of the TLS
     /// ClientHello's server name, then the TLS server for that name (or `fallbackHost` when
-    /// the client sent none) and whatever `then` adds above it (the HTTP handlers).
-    /// `then` is told the host the certificate names and whether the client asked for it.
-    public func addServer(to channel: Channel, fallbackHost: String, onError: @escaping @Sendable (String) -> Void, then: @escaping @Sendable (Channel, _ host: String, _ sentSNI: Bool) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
+    /// the client sent none), and once the handshake has agreed on a protocol, what goes
+    /// above it: `then` adds the HTTP/1.1 handlers to the connection, or, where the client
+    /// chose h2, `stream` is called for each HTTP/2 stream (HTTP2Serving.swift). Both are
+    /// told the host the certificate names and whether the client asked for it.
+    public func addServer(to channel: Channel, fallbackHost: String, onError: @escaping @Sendable (String) -> Void,
+                          then: @escaping @Sendable (Channel, _ host: String, _ sentSNI: Bool) -> EventLoopFuture<Void>,
+                          stream: @escaping @Sendable (Channel, _ host: String, _ sentSNI: Bool) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
         let sni = ByteToMessageHandler(SNIHandler { [self] result in
-            let host: String
-            let sent: Bool
+            let (host, sent): (String, Bool)
             switch result {
-            case .hostname(let name): host = name; sent = true
-            case .fallback: host = fallbackHost; sent = false
+            case .hostname(let name): (host, sent) = (name, true)
+            case .fallback: (host, sent) = (fallbackHost, false)
             }
             let context: NIOSSLContext
             do {
@@ -52,12 +55,13 @@ public final class TLSContexts: Sendable {
                 onError("TLS: no certificate for \(host): \(error)")
                 return channel.close()
             }
-            do {
-                try channel.pipeline.syncOperations.addHandlers([NIOSSLServerHandler(context: context), TLSErrorLogger(host: host, onError: onError)])
-            } catch {
-                return channel.eventLoop.makeFailedFuture(error)
+            let alpn = ApplicationProtocolNegotiationHandler { result, channel in
+                guard case .negotiated("h2") = result else { return then(channel, host, sent) }
+                return HTTP2Serving.add(to: channel, onError: onError) { stream($0, host, sent) }
             }
-            return then(channel, host, sent)
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandlers([NIOSSLServerHandler(context: context), TLSErrorLogger(host: host, onError: onError), alpn])
+            }
         })
         return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(sni) }
     }
@@ -94,7 +98,7 @@ public final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandle
             return "the client refused the certificate: it does not trust the h5replay CA (`h5replay ca show` says how) [\(reason)]"
         }
         if text.contains("WRONG_VERSION_NUMBER") || text.contains("HTTP_REQUEST") { return "the client does not speak TLS here [\(reason)]" }
-        if text.contains("NO_APPLICATION_PROTOCOL") { return "the client offers no protocol but HTTP/2; only HTTP/1.1 is served [\(reason)]" }
+        if text.contains("NO_APPLICATION_PROTOCOL") { return "the client offers by ALPN neither h2 nor http/1.1, the protocols served [\(reason)]" }
         if text.contains("handshakeFailed") {
             return "the TLS handshake failed, most often because the client does not trust the h5replay CA (`h5replay ca show`) [\(reason)]"
         }

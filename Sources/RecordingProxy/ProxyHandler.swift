@@ -43,11 +43,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
     /// below holds the next request until this response's end is written).
     var inFlight: InFlight?
     var clientGone = false
+    /// On an HTTP/2 stream: the upstream connections the client connection's streams share.
+    let pool: UpstreamPool?
 
-    init(proxy: RecordingProxy, tunnel: Origin?, connectionID: String) {
+    init(proxy: RecordingProxy, tunnel: Origin?, connectionID: String, pool: UpstreamPool? = nil) {
         self.proxy = proxy
         self.tunnel = tunnel
         self.connectionID = connectionID
+        self.pool = pool
         self.collector = RequestCollector(maxBodyBytes: proxy.configuration.maxBodyBytes)
     }
 
@@ -64,10 +67,27 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
     /// The client went away: its upstream is closed, and a response being relayed is
     /// reported as cut (UpstreamReader sees the close).
     func channelInactive(context: ChannelHandlerContext) {
+        clientLeft()
+        context.fireChannelInactive()
+    }
+
+    /// The client closed its side of an HTTP/1.1 connection. From here a close and a
+    /// half-close look alike, and no HTTP client half-closes while it waits for its answer:
+    /// it went away, and the exchange in flight is aborted at once rather than when the
+    /// next write to the client fails (an HTTP/2 stream's client resets it instead).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ChannelEvent, case .inputClosed = event, layer != nil else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        clientLeft()
+        context.close(promise: nil)
+    }
+
+    func clientLeft() {
         clientGone = true
         upstream?.channel.close(promise: nil)
         upstream = nil
-        context.fireChannelInactive()
     }
 
     /// Back-pressure: the upstream is read no faster than the client takes the bytes.
@@ -150,7 +170,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
 
     func answer(_ context: ChannelHandlerContext, _ head: HTTPRequestHead, _ status: HTTPResponseStatus, _ text: String, close: Bool = false) {
         var headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.utf8.count))])
-        let keepAlive = head.isKeepAlive && !close
+        let keepAlive = (head.isKeepAlive || HTTP2Serving.isHTTP2(head.version)) && !close
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
@@ -169,7 +189,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
             return loop.makeSucceededFuture(upstream)
         }
         upstream?.channel.close(promise: nil)
-        upstream = nil
+        upstream = pool?.take(origin)
+        if let upstream { return loop.makeSucceededFuture(upstream) }
         let reader = UpstreamReader()
         let encoder = HTTPRequestEncoder()
         // Bytes after a 101 are the WebSocket's first frames: kept for its decoder.
@@ -219,10 +240,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         let established = HTTPResponseHead(version: head.version, status: .ok, headers: HTTPHeaders([("Content-Length", "0")]))
         context.write(wrapOutboundOut(.head(established)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // One connection ID for the tunnel, shared by its HTTP/2 streams.
+        let connectionID = proxy.nextConnectionID()
+        let pool = NIOLoopBound(UpstreamPool(), eventLoop: context.eventLoop)
+        channel.closeFuture.whenComplete { _ in pool.value.closeAll() }
         layer.switchToTunnel(channel) {
-            proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) }) { channel, _, _ in
-                proxy.addHTTP(to: channel, tunnel: origin)
-            }
+            proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) },
+                                              then: { channel, _, _ in proxy.addHTTP(to: channel, tunnel: origin, connectionID: connectionID) },
+                                              stream: { stream, _, _ in proxy.addStream(stream, tunnel: origin, connectionID: connectionID, pool: pool.value) })
         }.whenFailure { error in
             proxy.onFault("CONNECT \(authority): \(Self.explain(error, origin: origin))")
             channel.close(promise: nil)
@@ -261,7 +286,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
 
     // MARK: - Words
 
-    static func version(_ v: HTTPVersion) -> String { "HTTP/\(v.major).\(v.minor)" }
+    /// As HAR writes it; HTTP/2 as the importer reads Chrome's `h2`.
+    static func version(_ v: HTTPVersion) -> String { HTTP2Serving.isHTTP2(v) ? "HTTP/2" : "HTTP/\(v.major).\(v.minor)" }
 
     static func explain(_ error: Error, origin: ProxyHandler.Origin) -> String {
         let text = String(describing: error)
@@ -272,8 +298,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
             return "the upstream \(origin.authority)'s certificate is not trusted (--upstream-ca FILE adds a root; --insecure-upstream skips the check) [\(text)]"
         }
         if error is UpstreamReader.Closed { return "the upstream \(origin.authority) closed the connection before it answered" }
-        if error is ClientClosed { return "the client closed the connection before the upstream \(origin.authority) answered" }
+        if error is ClientClosed { return "aborted: the client closed the connection before the upstream \(origin.authority) answered" }
         return "upstream \(origin.authority): \(text)"
+    }
+
+    /// Whether the upstream failed by taking too long (a 504, not a 502).
+    static func isTimeout(_ error: Error) -> Bool {
+        if let channelError = error as? ChannelError, case .connectTimeout = channelError { return true }
+        return error is UpstreamReader.Timeout
     }
 
     struct ClientClosed: Error {}

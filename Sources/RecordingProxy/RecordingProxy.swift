@@ -1,7 +1,8 @@
 // RecordingProxy: `record --proxy`. A forward proxy for HTTP and HTTPS on SwiftNIO (CONNECT
-// tunnels intercepted with a leaf from LocalCA, or passed through) that streams each
-// response to the client as it arrives, relays WebSockets after their 101, and hands each
-// completed exchange to its caller, which stores it.
+// tunnels intercepted with a leaf from LocalCA, HTTP/2 inside them where the client
+// offers it, or passed through) that streams each response to the client as it arrives,
+// relays WebSockets after their 101, passes faults on as a 502, a 504 or the same cut, and
+// hands each completed exchange to its caller, which stores it.
 
 import Foundation
 import HTTPWire
@@ -23,11 +24,14 @@ import TrafficModel
 /// (or is cut), the exchange is handed to `onExchange` as the client saw it (bodies decoded
 /// of their content coding, as a capture import stores them). A WebSocket's 101 turns the
 /// connection into a relay of frames (WebSocketRelay.swift), reported when it closes.
+/// A client that picks h2 inside an intercepted tunnel gets HTTP/2 (LocalCA's
+/// HTTP2Serving): each stream has a handler and an HTTP/1.1 upstream connection of its own
+/// while it lasts, kept alive for the connection's next stream (UpstreamPool.swift).
 ///
 /// Files: this one (configuration, listening), ProxyHandler.swift (a client connection:
 /// requests, CONNECT), ResponseStream.swift (an upstream response read as it comes, and
 /// the recording's copy of it), ResponseRelay.swift (the response written to the client),
-/// WebSocketRelay.swift, Tunnel.swift (pass-through CONNECT).
+/// WebSocketRelay.swift, Tunnel.swift (pass-through CONNECT), UpstreamPool.swift.
 public final class RecordingProxy: Sendable {
     /// How upstream certificates are checked.
     public enum UpstreamTrust: Sendable {
@@ -171,10 +175,19 @@ public final class RecordingProxy: Sendable {
 
     /// The HTTP/1.1 server handlers and the proxy above them; `tunnel` is the origin a
     /// CONNECT opened (its requests are origin-form), nil on the proxy's own port.
-    func addHTTP(to channel: Channel, tunnel: ProxyHandler.Origin?) -> EventLoopFuture<Void> {
+    func addHTTP(to channel: Channel, tunnel: ProxyHandler.Origin?, connectionID: String? = nil) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            let proxy = ProxyHandler(proxy: self, tunnel: tunnel, connectionID: self.nextConnectionID())
+            let proxy = ProxyHandler(proxy: self, tunnel: tunnel, connectionID: connectionID ?? self.nextConnectionID())
             proxy.layer = try HTTPServerLayer.add(to: channel, top: proxy)
+        }
+    }
+
+    /// One HTTP/2 stream of an intercepted tunnel whose client chose h2: a proxy handler of
+    /// its own above the stream's codec, forwarding over an HTTP/1.1 upstream connection
+    /// of its own while its response lasts (taken from and given back to `pool`).
+    func addStream(_ stream: Channel, tunnel: ProxyHandler.Origin, connectionID: String, pool: UpstreamPool) -> EventLoopFuture<Void> {
+        stream.eventLoop.makeCompletedFuture {
+            try stream.pipeline.syncOperations.addHandler(ProxyHandler(proxy: self, tunnel: tunnel, connectionID: connectionID, pool: pool))
         }
     }
 }

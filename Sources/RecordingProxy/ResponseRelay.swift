@@ -1,4 +1,5 @@
 import Foundation
+import LocalCA
 import NIOCore
 import NIOHTTP1
 import TrafficModel
@@ -50,6 +51,10 @@ extension ProxyHandler {
         if !(flight.response?.isKeepAlive ?? false) {
             upstream?.channel.close(promise: nil)
             upstream = nil
+        } else if let pool, let kept = upstream {
+            // A stream ends with its response: its connection goes to the next stream.
+            pool.put(kept)
+            upstream = nil
         }
         let exchange = flight.exchange(connectionID: connectionID, serverAddress: address, now: Date().timeIntervalSince1970)
         report(RecordingProxy.Proxied(exchange: exchange, receivedBodyBytes: flight.body.isCut ? flight.body.received : nil))
@@ -62,8 +67,8 @@ extension ProxyHandler {
         }
     }
 
-    /// The upstream failed. Before the client has the head: a 502 naming the cause (no
-    /// answer to pass on). After: the cut is passed on as it happened, the bytes that came
+    /// The upstream failed. Before the client has the head: a 504 for a timeout, else a
+    /// 502, naming the upstream and the cause (no answer to pass on). After: the cut is passed on as it happened, the bytes that came
     /// then a close, and the exchange is reported as incomplete.
     func upstreamFailed(_ error: Error, afterHead: Bool) {
         guard let flight = inFlight else { return }
@@ -86,7 +91,7 @@ extension ProxyHandler {
         let why = Self.explain(cause, origin: flight.origin)
         if !clientGone, let context {
             proxy.onFault("\(flight.head.method.rawValue) \(flight.url): \(why)")
-            answer(context, flight.head, .badGateway, "h5replay record --proxy: \(why)\n")
+            answer(context, flight.head, Self.isTimeout(cause) ? .gatewayTimeout : .badGateway, "h5replay record --proxy: \(why)\n")
         }
         flight.response = nil
         report(RecordingProxy.Proxied(exchange: flight.exchange(connectionID: connectionID, serverAddress: address, now: now), failure: why))
@@ -99,6 +104,11 @@ extension ProxyHandler {
     static func clientHead(_ head: HTTPResponseHead, for request: HTTPRequestHead) -> (HTTPResponseHead, close: Bool) {
         var headers = head.headers
         for name in ["Keep-Alive", "Proxy-Connection"] { headers.remove(name: name) }
+        if HTTP2Serving.isHTTP2(request.version) {
+            // A stream ends with its response, framed by HTTP/2 itself: no connection fields.
+            for name in ["Connection", "Transfer-Encoding", "Upgrade"] { headers.remove(name: name) }
+            return (HTTPResponseHead(version: request.version, status: head.status, headers: headers), false)
+        }
         let hasLength = headers.contains(name: "Content-Length")
         let code = head.status.code
         let mayHaveBody = !(100..<200).contains(code) && code != 204 && code != 304

@@ -151,7 +151,7 @@ final class InFlight {
     func cutReason(_ error: Error, clientGone: Bool) -> String {
         let expected = response?.headers.first(name: "Content-Length").flatMap { Int($0) }
         let amount = expected.map { "\(body.received) of \($0) body bytes" } ?? "\(body.received) body bytes"
-        if clientGone { return "the client closed the connection after \(amount), before the response ended" }
+        if clientGone { return "aborted: the client closed the connection after \(amount), before the response ended" }
         if error is UpstreamReader.Closed || error is HTTPParserError {
             return "the upstream \(origin.authority) closed the connection after \(amount), before the response ended; the client got the same"
         }

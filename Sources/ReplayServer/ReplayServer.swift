@@ -1,5 +1,5 @@
-// ReplayServer: `serve`. A real HTTP/1.1 origin on SwiftNIO, over TLS and through CONNECT
-// with LocalCA's certificates, that answers each arrival with the recorded response it
+// ReplayServer: `serve`. A real HTTP/1.1 origin on SwiftNIO, over TLS (HTTP/2 too, where
+// the client chooses h2) and through CONNECT with LocalCA's certificates, that answers each arrival with the recorded response it
 // matches (`ReplayOrigin`), records every `Arrival`, and makes of them an observed run that
 // Findings holds against the recording (`ObservedRun`).
 
@@ -165,10 +165,10 @@ public final class ReplayServer: Sendable {
                 let fallback = self.configuration.host == "0.0.0.0" || self.configuration.host == "::" ? "localhost" : self.configuration.host
                 return channel.pipeline.addHandler(ProtocolSniffer(
                     tls: { channel in
-                        tls.addServer(to: channel, fallbackHost: fallback, onError: { self.onFault?($0) }) { channel, host, sentSNI in
-                            // Without SNI (a client given an address) the Host header decides.
-                            self.addHTTP(to: channel, tunnelHost: sentSNI ? host : nil)
-                        }
+                        // Without SNI (a client given an address) the Host header decides.
+                        tls.addServer(to: channel, fallbackHost: fallback, onError: { self.onFault?($0) },
+                                      then: { channel, host, sentSNI in self.addHTTP(to: channel, tunnelHost: sentSNI ? host : nil) },
+                                      stream: { stream, host, sentSNI in self.addStream(stream, tunnelHost: sentSNI ? host : nil) })
                     },
                     plain: { channel in self.addHTTP(to: channel, tunnelHost: nil) }))
             }
@@ -199,6 +199,14 @@ public final class ReplayServer: Sendable {
         channel.eventLoop.makeCompletedFuture {
             let replay = ReplayHandler(server: self, tunnelHost: tunnelHost)
             replay.layer = try HTTPServerLayer.add(to: channel, top: replay)
+        }
+    }
+
+    /// One HTTP/2 stream of a TLS connection whose client chose h2: the replay above the
+    /// stream's codec, as for an HTTP/1.1 connection (no CONNECT or WebSocket in a stream).
+    func addStream(_ stream: Channel, tunnelHost: String?) -> EventLoopFuture<Void> {
+        stream.eventLoop.makeCompletedFuture {
+            try stream.pipeline.syncOperations.addHandler(ReplayHandler(server: self, tunnelHost: tunnelHost))
         }
     }
 
@@ -324,7 +332,8 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
         let target = tunnelHost.map { "https://\($0)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
         let (arrival, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
                                                     asRecordedHost: tunnelHost == nil ? nil : tunnelIsRecorded)
-        let keepAlive = head.isKeepAlive
+        // An HTTP/2 stream ends with its response; the connection stays.
+        let keepAlive = head.isKeepAlive || HTTP2Serving.isHTTP2(head.version)
         guard let response else {
             if server.configuration.onMiss == .close {
                 context.close(promise: nil)
@@ -369,9 +378,9 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
         context.write(wrapOutboundOut(.head(established)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         layer.switchToTunnel(channel) {
-            tls.addServer(to: channel, fallbackHost: host, onError: { server.onFault?($0) }) { channel, name, _ in
-                server.addHTTP(to: channel, tunnelHost: name)
-            }
+            tls.addServer(to: channel, fallbackHost: host, onError: { server.onFault?($0) },
+                          then: { channel, name, _ in server.addHTTP(to: channel, tunnelHost: name) },
+                          stream: { stream, name, _ in server.addStream(stream, tunnelHost: name) })
         }.whenFailure { error in
             server.onFault?("CONNECT \(authority): the tunnel could not start: \(error)")
             channel.close(promise: nil)

@@ -84,6 +84,7 @@ extension H5Replay {
                 throw ValidationError("--port, --no-intercept, --upstream-ca, --insecure-upstream and --write-har need --proxy")
             }
             if !(0...65535).contains(proxy.port) { throw ValidationError("--port must be 0 to 65535") }
+            if proxy.upstreamTimeout < 1 { throw ValidationError("--upstream-timeout must be at least 1 second") }
             if let duration, Self.seconds(duration) == nil {
                 throw ValidationError("--duration \(duration): give a number with s, ms, m or h, e.g. 30s")
             }

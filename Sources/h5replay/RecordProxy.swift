@@ -27,7 +27,7 @@ struct ProxyOptions: ParsableArguments {
     @Flag(help: "Do not check upstream certificates (test servers only).")
     var insecureUpstream = false
 
-    @Option(help: ArgumentHelp("Seconds an upstream has to send its response's head before the client gets a 502 (the body then streams as long as it lasts).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds an upstream has to send its response's head before the client gets a 504 (the body then streams as long as it lasts).", valueName: "seconds"))
     var upstreamTimeout: Int = 60
 
     @Option(help: ArgumentHelp("Keep the journal, a HAR written as exchanges complete, at this path.", valueName: "file"))
@@ -95,7 +95,7 @@ extension H5Replay.Record {
         let server = try RecordingProxy(
             configuration: .init(host: proxy.host, port: proxy.port, tls: TLSContexts(ca: authority), noIntercept: proxy.noIntercept,
                                  upstreamTrust: try proxy.trust(), maxConnections: proxy.maxConnections, maxBodyBytes: limits.maxBodyBytes,
-                                 responseTimeout: .seconds(Int64(max(1, proxy.upstreamTimeout)))),
+                                 responseTimeout: .seconds(Int64(proxy.upstreamTimeout))),
             onExchange: onExchange, onFault: onFault)
         let bound: Int
         do {

@@ -23,14 +23,15 @@ final class ProxyUnderTest: @unchecked Sendable {
     let reported = NIOLockedValueBox<[RecordingProxy.Proxied]>([])
     let faults = NIOLockedValueBox<[String]>([])
 
-    init(maxBodyBytes: Int = 64 << 20) throws {
+    init(maxBodyBytes: Int = 64 << 20, trust: RecordingProxy.UpstreamTrust = .none, connectTimeout: TimeAmount = .seconds(10), responseTimeout: TimeAmount = .seconds(5)) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         ca = try LocalCA.create(LocalCA.Files(directory: folder.path))
         contexts = TLSContexts(ca: ca)
         let reported = self.reported
         let faults = self.faults
-        proxy = try RecordingProxy(configuration: .init(port: 0, tls: contexts, upstreamTrust: .none, maxBodyBytes: maxBodyBytes, responseTimeout: .seconds(5)),
+        proxy = try RecordingProxy(configuration: .init(port: 0, tls: contexts, upstreamTrust: trust, maxBodyBytes: maxBodyBytes,
+                                                        connectTimeout: connectTimeout, responseTimeout: responseTimeout),
                                    threads: 1, onExchange: { item in reported.withLockedValue { $0.append(item) } },
                                    onFault: { line in faults.withLockedValue { $0.append(line) } })
         port = try proxy.start()
@@ -50,7 +51,8 @@ final class ProxyUnderTest: @unchecked Sendable {
 }
 
 /// An origin that, once a request's head has arrived, plays a script: bytes written as
-/// they are, pauses, and a close.
+/// they are, pauses, and a close (each request on a connection plays it anew); over TLS
+/// when given a context. It counts the connections accepted and closed, and the requests.
 final class ScriptedOrigin: @unchecked Sendable {
     enum Step: Sendable {
         case send(String)
@@ -62,16 +64,24 @@ final class ScriptedOrigin: @unchecked Sendable {
 
     /// Bytes of `.megabytes` the peer has taken (written to the socket).
     let written = NIOLockedValueBox(0)
+    let requests = NIOLockedValueBox(0)
+    let closed = NIOLockedValueBox(0)
+    let accepted = NIOLockedValueBox(0)
 
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     var channel: Channel!
     var port: Int { channel.localAddress!.port! }
 
-    init(_ script: [Step]) throws {
+    init(_ script: [Step], tls: NIOSSLContext? = nil) throws {
         channel = try ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { [written] channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Player(script, written: written)) }
+            .childChannelInitializer { [written, requests, closed, accepted] channel in
+                accepted.withLockedValue { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try sync.addHandler(Player(script, written: written, requests: requests, closed: closed))
+                }
             }
             .bind(host: "127.0.0.1", port: 0).wait()
     }
@@ -86,22 +96,45 @@ final class ScriptedOrigin: @unchecked Sendable {
         var request: [UInt8] = []
         var playing = false
         let script: [Step]
-        let written: NIOLockedValueBox<Int>
+        let written, requests, closed: NIOLockedValueBox<Int>
 
-        init(_ script: [Step], written: NIOLockedValueBox<Int>) {
+        init(_ script: [Step], written: NIOLockedValueBox<Int>, requests: NIOLockedValueBox<Int>, closed: NIOLockedValueBox<Int>) {
             self.script = script
             self.written = written
+            self.requests = requests
+            self.closed = closed
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             request += unwrapInboundIn(data).readableBytesView
-            guard !playing, String(decoding: request, as: UTF8.self).contains("\r\n\r\n") else { return }
+            startIfAsked(context.channel)
+        }
+
+        /// Plays the script once a request's head is there (and not already playing); the
+        /// next request on the connection plays it again.
+        func startIfAsked(_ channel: Channel) {
+            guard !playing, let end = String(decoding: request, as: UTF8.self).range(of: "\r\n\r\n") else { return }
+            request.removeFirst(String(decoding: request, as: UTF8.self)[..<end.upperBound].utf8.count)
             playing = true
-            play(ArraySlice(script), channel: context.channel)
+            requests.withLockedValue { $0 += 1 }
+            play(ArraySlice(script), channel: channel)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            closed.withLockedValue { $0 += 1 }
+            context.fireChannelInactive()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: Error) {
+            context.close(promise: nil)
         }
 
         func play(_ steps: ArraySlice<Step>, channel: Channel) {
-            guard let step = steps.first else { return }
+            guard let step = steps.first else {
+                playing = false
+                startIfAsked(channel)
+                return
+            }
             let rest = steps.dropFirst()
             switch step {
             case .send(let text):
@@ -298,5 +331,49 @@ enum Frames {
             i += 2 + length
         }
         return frames
+    }
+}
+
+/// Whether `condition` came to hold within `timeout` seconds (checked every 2 ms).
+func eventually(_ timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        if Date() > deadline { return false }
+        usleep(2_000)
+    }
+    return true
+}
+
+/// A listening socket that never accepts, its queue filled by connections of its own: a
+/// further connection's SYN is dropped, and its connect times out (an upstream that does
+/// not answer at the TCP level).
+final class FullListener {
+    let listener: Int32
+    var fillers: [Int32] = []
+    let port: Int
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        for _ in 0..<3 {
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fillers.append(filler)
+        }
+    }
+
+    func stop() {
+        for fd in fillers + [listener] { close(fd) }
     }
 }

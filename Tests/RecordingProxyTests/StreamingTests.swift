@@ -105,7 +105,8 @@ struct StreamingTests {
         #expect(client.wait { $0.text.contains("data: two") })
         client.stop()
         let item = try #require(proxy.exchanges(1, timeout: 3).first)
-        #expect(item.incomplete?.contains("the client closed the connection after") == true, "\(item.incomplete ?? "not cut")")
+        #expect(item.incomplete?.hasPrefix("aborted: the client closed the connection after") == true, "\(item.incomplete ?? "not cut")")
+        #expect(eventually { origin.closed.withLockedValue { $0 } == 1 }, "the proxy kept the upstream connection open")
         // The proxy learns that the client left when it next writes to it (a close and a
         // half-close look alike until then): the recording holds what the upstream sent
         // up to there.
@@ -149,20 +150,5 @@ struct StreamingTests {
         #expect(client.wait(60) { $0.count >= megabytes << 20 }, "the client got \(client.count >> 20) MB")
         let item = try #require(proxy.exchanges(1).first)
         #expect(item.receivedBodyBytes == megabytes << 20 && item.exchange.response.body.count == 1 << 20)
-    }
-
-    @Test("an upstream that never answers within the timeout still gets the client a 502 naming the cause")
-    func silentUpstream() throws {
-        let proxy = try ProxyUnderTest()
-        defer { proxy.stop() }
-        let origin = try ScriptedOrigin([.pause(30)])
-        defer { origin.stop() }
-        let client = try RawClient(port: proxy.port)
-        defer { client.stop() }
-        client.send("GET http://127.0.0.1:\(origin.port)/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        #expect(client.wait(8) { $0.text.contains("no response head in 5 s") })
-        #expect(client.text.hasPrefix("HTTP/1.1 502"))
-        let item = try #require(proxy.exchanges(1).first)
-        #expect(item.failure?.contains("no response head") == true)
     }
 }

@@ -76,11 +76,16 @@ struct TLSServeTests {
         // Straight to the port, the recorded host resolved to it (SNI names it).
         let script = try Self.curl(["--cacert", ca, "--resolve", "m.example.com:\(port):127.0.0.1", "-o", "/dev/null", "-w", "%{http_code}", "https://m.example.com:\(port)/static/cart.js"])
         #expect(script.status == 0 && script.output == "200", "\(script.output)")
+        // A client that offers h2 over TLS gets it, straight and through CONNECT.
+        for via in [["--resolve", "m.example.com:\(port):127.0.0.1", "https://m.example.com:\(port)/static/cart.js"], proxy + ["https://m.example.com/cart"]] {
+            let h2 = try Self.curl(["--http2", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code} %{http_version}"] + via)
+            #expect(h2.status == 0 && h2.output == "200 2", "\(via): \(h2.output)")
+        }
         // The recorded POST carried a JSON order; this one carries nothing.
         let order = try Self.curl(proxy + ["-X", "POST", "-H", "X-Requested-With: XMLHttpRequest", "https://m.example.com/api/order"])
         #expect(order.status == 0 && order.output.contains("A-1001"), "\(order.output)")
 
-        // A client that does not trust the CA refuses; one speaking HTTP/2 is turned away.
+        // A client that does not trust the CA refuses; one speaking HTTP/2 without TLS is turned away.
         let untrusted = try Self.curl(["-x", "http://127.0.0.1:\(port)", "https://m.example.com/cart"])
         #expect(untrusted.status == 60, "\(untrusted.output)")
         let h2 = try Self.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/cart"])
@@ -97,7 +102,8 @@ struct TLSServeTests {
         #expect(!findings.contains { $0.hasPrefix("REQUEST_STALLED") }, "\(findings)")
         let queue = try DatabaseQueue(path: dir.appendingPathComponent("serve.sqlite").path)
         let targets = try queue.read { db in try String.fetchAll(db, sql: "SELECT method || ' ' || target FROM arrival ORDER BY position") }
-        #expect(targets == ["GET https://m.example.com/cart", "GET https://m.example.com/static/cart.js", "POST https://m.example.com/api/order"])
+        #expect(targets == ["GET https://m.example.com/cart", "GET https://m.example.com/static/cart.js", "GET https://m.example.com/static/cart.js",
+                            "GET https://m.example.com/cart", "POST https://m.example.com/api/order"])
     }
 
     @Test("serve killed mid-session keeps what reached it: the next serve stores those arrivals as the observed run",
