@@ -288,16 +288,17 @@ extension NativeStrategy: PresetPart {
     public init(options: NoOptions) {}
 }
 
+/// The options of a strategy whose only choice is what it does with redirects.
+public struct RedirectOptions: PartOptions {
+    public var redirects: String?
+    enum CodingKeys: String, CodingKey, CaseIterable { case redirects }
+    public static let keys = CodingKeys.allCases.map(\.stringValue)
+}
+
 extension URLProtocolStrategy: PresetPart {
     public static var kindName: String { "urlprotocol" }
 
-    public struct Options: PartOptions {
-        public var redirects: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case redirects }
-        public static let keys = CodingKeys.allCases.map(\.stringValue)
-    }
-
-    public init(options: Options) throws {
+    public init(options: RedirectOptions) throws {
         switch options.redirects ?? "silent" {
         case "silent": self.init(redirects: .silent)
         case "forwarded": self.init(redirects: .forwarded)
@@ -309,13 +310,7 @@ extension URLProtocolStrategy: PresetPart {
 extension SchemeHandlerStrategy: PresetPart {
     public static var kindName: String { "schemehandler" }
 
-    public struct Options: PartOptions {
-        public var redirects: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case redirects }
-        public static let keys = CodingKeys.allCases.map(\.stringValue)
-    }
-
-    public init(options: Options) throws {
+    public init(options: RedirectOptions) throws {
         switch options.redirects ?? "silent" {
         case "silent": self.init(redirects: .silent)
         case "reload-document": self.init(redirects: .reloadDocument)
