@@ -16,9 +16,14 @@ import WebViewEmulation
 /// - Every other preset of the run is proposed as a move.
 enum AdviceCandidates {
     /// Option variants tried beside a kind's defaults: a bridge that covers every initiator
-    /// it can, as issue 70 names. Small on purpose; each is replayed like the default.
+    /// it can (B3), and one that takes its id off the URL before it is sent (B2). Small on
+    /// purpose; each is replayed like the default.
     static let variants: [String: [String]] = [
-        "body-bridge": [#"{"kind": "body-bridge", "covers": ["xhr", "fetch", "form.submit"]}"#]
+        "body-bridge": [
+            #"{"kind": "body-bridge", "covers": ["xhr", "fetch", "form.submit"]}"#,
+            #"{"kind": "body-bridge", "stripsId": true}"#,
+            #"{"kind": "body-bridge", "covers": ["xhr", "fetch", "form.submit"], "stripsId": true}"#,
+        ]
     ]
 
     /// The mitigation objects (as a preset file writes them) proposed for `code`.

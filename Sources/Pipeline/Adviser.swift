@@ -11,8 +11,11 @@ public struct Adviser: Sendable {
     /// The runner's profile, scenarios and detector; its presets and baseline are unused.
     public var runner: ReplayRunner
     public let inputs: [ReplayInput]
-    /// The most changes to the preset itself (a mitigation, a release) kept per preset;
-    /// the best move to another preset is kept besides.
+    /// Each preset's findings on every input, by name: a preset's own, and the same when
+    /// another preset's advice is to move to it, replayed once.
+    let replayed = FindingsCache()
+    /// The most mitigation kinds advised per preset; the fixing release and the best move
+    /// to another preset are kept besides.
     public var limit = 3
 
     /// Codes that say a request was not sent or not answered: a finding that disappears
@@ -35,14 +38,18 @@ public struct Adviser: Sendable {
         return Dictionary(uniqueKeysWithValues: zip(indices, results.map(\.findings)))
     }
 
+    /// The findings of a preset of the run (or of a move to one) on every input, replayed
+    /// once per name.
+    func everywhere(_ preset: Preset) -> [Int: [Finding]] {
+        replayed.value(preset.name) { findings(preset, on: Array(inputs.indices)) }
+    }
+
     /// The advice for `preset`, with `others` as the presets it may move to.
     public func advise(_ preset: Preset, others: [Preset] = []) -> PresetAdvice {
-        let original = findings(preset, on: Array(inputs.indices))
+        let original = everywhere(preset)
         let groups = Self.groups(original)
         let proven = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: others).compactMap { prove($0, against: original, for: preset.name) }
-        let ranked = proven.sorted { Self.better($0.0, $1.0) }
-        // Changes to the preset itself first, then the best move to another preset.
-        let shown = ranked.filter { $0.0.kind != .preset }.prefix(limit) + ranked.filter { $0.0.kind == .preset }.prefix(1)
+        let shown = Self.shown(proven.sorted { Self.better($0.0, $1.0) }, limit: limit)
         let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
         let total = original.values.reduce(0) { $0 + $1.count }
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
@@ -67,13 +74,28 @@ public struct Adviser: Sendable {
     /// on every other recording; nil when it is not worth advising.
     func prove(_ candidate: AdviceCandidate, against original: [Int: [Finding]], for name: String) -> (Advice, Set<FindingKey>)? {
         let first = candidate.recordings.sorted()
-        var changed = findings(candidate.preset, on: first)
+        var changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate.preset, on: first)
         guard Self.diff(original, changed, on: first).removed.count > 0 else { return nil }
         let rest = inputs.indices.filter { !candidate.recordings.contains($0) }
-        changed.merge(findings(candidate.preset, on: rest)) { a, _ in a }
+        if candidate.kind != .preset { changed.merge(findings(candidate.preset, on: rest)) { a, _ in a } }
         let (removed, added) = Self.diff(original, changed, on: Array(inputs.indices))
         guard !added.contains(where: { $0.severity == .error }), !Self.sendsNothing(removed, changed) else { return nil }
         return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))
+    }
+
+    /// What is shown of the ranked advice: the best variant of each mitigation kind, up to
+    /// `limit` of them, the fixing release, and the best move to another preset.
+    static func shown(_ ranked: [(Advice, Set<FindingKey>)], limit: Int) -> [(Advice, Set<FindingKey>)] {
+        var kinds: Set<String> = []
+        let mitigations = ranked.filter { $0.0.kind == .addMitigation && kinds.insert(mitigationKind($0.0.snippet)).inserted }.prefix(limit)
+        let rest = [Advice.Kind.version, .preset].compactMap { kind in ranked.first { $0.0.kind == kind } }
+        return (mitigations + rest).sorted { better($0.0, $1.0) }
+    }
+
+    /// The `kind` a mitigation snippet names.
+    static func mitigationKind(_ snippet: String) -> String {
+        struct Named: Decodable { var kind: String }
+        return (try? JSONDecoder().decode(Named.self, from: Data(snippet.utf8)).kind) ?? snippet
     }
 
     /// The findings of `before` missing from `after` (with their recording), and those new.
@@ -118,6 +140,19 @@ public struct Adviser: Sendable {
     static func unsolved(_ groups: [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)], removed: Set<FindingKey>) -> [PresetAdvice.Group] {
         groups.filter { $0.value.keys.isDisjoint(with: removed) }
             .map { PresetAdvice.Group(code: $0.key.code.rawValue, rules: $0.key.rules.map(\.rawValue), count: $0.value.keys.count) }
-            .sorted { ($0.count, $1.code) > ($1.count, $0.code) }
+            .sorted { ($0.count, $1.code, $1.rules.joined(separator: ",")) > ($1.count, $0.code, $0.rules.joined(separator: ",")) }
+    }
+}
+
+/// Findings by preset name, filled once each, shared by the adviser's copies.
+final class FindingsCache: @unchecked Sendable {
+    private var values: [String: [Int: [Finding]]] = [:]
+    private let lock = NSLock()
+
+    func value(_ name: String, _ make: () -> [Int: [Finding]]) -> [Int: [Finding]] {
+        if let known = lock.withLock({ values[name] }) { return known }
+        let made = make()
+        lock.withLock { values[name] = made }
+        return made
     }
 }
