@@ -64,7 +64,7 @@ enum AdviceCandidates {
         }
         for (group, recordings) in groups {
             for snippet in mitigations(for: group.code, besides: preset) {
-                add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: "add the mitigation \(snippet)", snippet: snippet, preset: $0, recordings: recordings) })
+                add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
             }
             add(versioned(preset, fixing: group.rules, recordings: recordings))
             for other in others where other.name != preset.name {
@@ -74,9 +74,17 @@ enum AdviceCandidates {
         return out.values.sorted { $0.snippet < $1.snippet }
     }
 
+    /// "add a body-bridge mitigation (covers, stripsId as written)".
+    static func change(adding snippet: String) -> String {
+        let object = (try? JSONSerialization.jsonObject(with: Data(snippet.utf8))) as? [String: Any] ?? [:]
+        let options = object.keys.filter { $0 != "kind" }.sorted()
+        return "add a \(object["kind"] as? String ?? "") mitigation" + (options.isEmpty ? "" : " (\(options.joined(separator: ", ")) as written)")
+    }
+
     static func versioned(_ preset: Preset, fixing rules: [RuleID], recordings: Set<Int>) -> AdviceCandidate? {
         guard let version = release(fixing: rules, in: preset), let base = preset.release?.baseName, let moved = try? preset.at(version) else { return nil }
-        let snippet = "\(base)@\(version)"
-        return AdviceCandidate(kind: .version, change: "move to \(snippet), where \(rules.map(\.rawValue).joined(separator: ", ")) no longer holds", snippet: snippet, preset: moved.preset, recordings: recordings)
+        let snippet = "\(base)@\(version)", component = moved.preset.frameworkVersion?.component
+        let stopped = rules.filter { rule in component.flatMap { RuleCatalog.bundled.histories[rule]?.ranges[$0] }.map { !$0.contains(version) } ?? false }
+        return AdviceCandidate(kind: .version, change: "move to \(snippet), where \(stopped.map(\.rawValue).joined(separator: ", ")) no longer holds", snippet: snippet, preset: moved.preset, recordings: recordings)
     }
 }

@@ -67,13 +67,18 @@ extension H5Replay {
         }
 
         /// Every preset's advice, each replayed on the recordings with their sidecar scenarios.
-        static func advice(_ presets: [Preset], recordings: [Recording], profile: Profile, others: [Preset]? = nil) throws -> [PresetAdvice] {
+        static func advice(_ presets: [Preset], recordings: [Recording], profile: Profile) throws -> [PresetAdvice] {
             var runner = ReplayRunner(presets: presets, profile: profile)
             for recording in recordings {
                 if let sidecar = try ScenarioOptions.sidecar(for: recording.sourcePath) { runner.scenarios[recording.name] = sidecar }
             }
+            return advice(runner, recordings: recordings)
+        }
+
+        /// Every preset of the runner's advice, on recordings it has made ready (`replay --advise`).
+        static func advice(_ runner: ReplayRunner, recordings: [Recording]) -> [PresetAdvice] {
             let adviser = Adviser(runner: runner, recordings: recordings)
-            return presets.map { adviser.advise($0, others: others ?? presets) }
+            return runner.presets.map { adviser.advise($0, others: runner.presets) }
         }
 
         /// One block per preset: its advice, one line each, then what stays unsolved.

@@ -34,4 +34,14 @@ struct AdviseCLITests {
         let table = try CLITests.h5replay(["advise", "--run", "1"], in: dir)
         #expect(table.stdout.contains("urlprotocol-naive:") && table.stdout.contains(snippet), "\(table.stdout)")
     }
+
+    @Test("`replay --advise`: after the matrix, capacitor-http@7.4.2's lost FormData upload is answered by capacitor-http@7.4.3")
+    func replayAdvise() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try CLITests.h5replay(["replay", "Recordings/capacitor-uploads.har", "--preset", "capacitor-http@7.4.2", "--quiet", "--advise"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        let advice = try #require(result.stdout.components(separatedBy: "Advice, each change replayed").last)
+        #expect(advice.contains("version: capacitor-http@7.4.3  removes 1 (BODY_LOST 1)"), "\(result.stdout)")
+    }
 }
