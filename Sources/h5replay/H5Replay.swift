@@ -29,7 +29,7 @@ struct H5Replay: AsyncParsableCommand {
             Exit codes: 0 success, 1 gate failed, 2 usage or input error, 3 internal error.
             """,
         version: version,
-        subcommands: [Import.self, Record.self, Serve.self, Replay.self, Report.self, Gate.self, Show.self, Export.self, Merge.self, Presets.self, CA.self]
+        subcommands: [Import.self, Record.self, Serve.self, Replay.self, Report.self, Gate.self, Show.self, Export.self, Merge.self, Presets.self, Advise.self, CA.self]
     )
 
     /// Runs the command, mapping every error to the documented exit codes.

@@ -49,6 +49,9 @@ extension H5Replay {
         @Flag(help: "Print the matrix only, not every finding.")
         var quiet = false
 
+        @Flag(help: "After the matrix, print per preset the changes that remove its findings, each replayed on these recordings (as `h5replay advise`).")
+        var advise = false
+
         @Option(help: ArgumentHelp("The preset whose findings are the web view's own (ITP, the recording browser's differences from WKWebView): another preset's finding that it shares is counted under it alone. `none` counts every finding under its own preset. Default: plain, when the run has it.", valueName: "NAME"))
         var baselinePreset: String?
 
@@ -90,6 +93,7 @@ extension H5Replay {
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names, width: TerminalWidth.current()).render(model, details: !quiet, verbose: verbose), terminator: "")
             print(Self.frameworks(loaded, presets: selected.map(\.name), redactor: secrets.redactor), terminator: "")
+            if advise { print("\nAdvice, each change replayed on these recordings:\n" + Advise.table(Advise.advice(runner, recordings: loaded)), terminator: "") }
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
             if let summary = skipped?.summary { print(summary) }
         }

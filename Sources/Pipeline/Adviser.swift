@@ -1,0 +1,158 @@
+import Findings
+import Foundation
+import TrafficModel
+import WebViewEmulation
+
+/// Replays a preset and the changes proposed for its findings (AdviceCandidates) on the
+/// same recordings, counts what each change removes and adds, and keeps those worth
+/// advising: removing something, adding nothing at error level, and not removing a
+/// finding by sending no request at all.
+public struct Adviser: Sendable {
+    /// The runner's profile, scenarios and detector; its presets and baseline are unused.
+    public var runner: ReplayRunner
+    public let inputs: [ReplayInput]
+    /// Each preset's findings on every input, by name: a preset's own, and the same when
+    /// another preset's advice is to move to it, replayed once.
+    let replayed = FindingsCache()
+    /// The most mitigation kinds advised per preset; the fixing release and the best move
+    /// to another preset are kept besides.
+    public var limit = 3
+
+    /// Codes that say a request was not sent or not answered: a finding that disappears
+    /// where one of these appears was removed by sending nothing.
+    static let noRequest: Set<FindingCode> = [.requestStalled, .requestFailed, .corsBlocked]
+
+    public init(runner: ReplayRunner, recordings: [Recording]) {
+        var runner = runner
+        runner.baselinePreset = nil
+        self.runner = runner
+        let r = runner
+        inputs = recordings.map { ReplayInput(recording: $0, provenance: r.provenances[$0.name], scenario: r.scenarios[$0.name] ?? r.scenario) }
+    }
+
+    /// The findings of `preset` on the inputs at `indices`, keyed by input index.
+    func findings(_ preset: Preset, on indices: [Int]) -> [Int: [Finding]] {
+        var runner = self.runner
+        runner.presets = [preset]
+        let results = runner.replay(indices.map { inputs[$0] })
+        return Dictionary(uniqueKeysWithValues: zip(indices, results.map(\.findings)))
+    }
+
+    /// The findings of a preset of the run (or of a move to one) on every input, replayed
+    /// once per name.
+    func everywhere(_ preset: Preset) -> [Int: [Finding]] {
+        replayed.value(preset.name) { findings(preset, on: Array(inputs.indices)) }
+    }
+
+    /// The advice for `preset`, with `others` as the presets it may move to.
+    public func advise(_ preset: Preset, others: [Preset] = []) -> PresetAdvice {
+        let original = everywhere(preset)
+        let groups = Self.groups(original)
+        let proven = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: others).compactMap { prove($0, against: original, for: preset.name) }
+        let shown = Self.shown(proven.sorted { Self.better($0.0, $1.0) }, limit: limit)
+        let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
+        let total = original.values.reduce(0) { $0 + $1.count }
+        return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
+    }
+
+    /// Findings grouped by code and acting rules, with the recordings each occurs in.
+    static func groups(_ findings: [Int: [Finding]]) -> [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)] {
+        var out: [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)] = [:]
+        for (r, list) in findings {
+            for f in list {
+                let group = FindingGroup(code: f.code, rules: f.rules.sorted())
+                out[group, default: ([], [])].recordings.insert(r)
+                out[group]?.keys.insert(key(f, r))
+            }
+        }
+        return out
+    }
+
+    static func key(_ f: Finding, _ r: Int) -> FindingKey { FindingKey(recording: r, sequence: f.sequence, code: f.code, subject: f.subject) }
+
+    /// Replays the candidate where its groups occur, then, when it removes something there,
+    /// on every other recording; nil when it is not worth advising.
+    func prove(_ candidate: AdviceCandidate, against original: [Int: [Finding]], for name: String) -> (Advice, Set<FindingKey>)? {
+        let first = candidate.recordings.sorted()
+        var changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate.preset, on: first)
+        guard Self.diff(original, changed, on: first).removed.count > 0 else { return nil }
+        let rest = inputs.indices.filter { !candidate.recordings.contains($0) }
+        if candidate.kind != .preset { changed.merge(findings(candidate.preset, on: rest)) { a, _ in a } }
+        let (removed, added) = Self.diff(original, changed, on: Array(inputs.indices))
+        guard !added.contains(where: { $0.severity == .error }), !Self.sendsNothing(removed, changed) else { return nil }
+        return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))
+    }
+
+    /// What is shown of the ranked advice: the best variant of each mitigation kind, up to
+    /// `limit` of them, the fixing release, and the best move to another preset.
+    static func shown(_ ranked: [(Advice, Set<FindingKey>)], limit: Int) -> [(Advice, Set<FindingKey>)] {
+        var kinds: Set<String> = []
+        let mitigations = ranked.filter { $0.0.kind == .addMitigation && kinds.insert(mitigationKind($0.0.snippet)).inserted }.prefix(limit)
+        let rest = [Advice.Kind.version, .preset].compactMap { kind in ranked.first { $0.0.kind == kind } }
+        return (mitigations + rest).sorted { better($0.0, $1.0) }
+    }
+
+    /// The `kind` a mitigation snippet names.
+    static func mitigationKind(_ snippet: String) -> String {
+        struct Named: Decodable { var kind: String }
+        return (try? JSONDecoder().decode(Named.self, from: Data(snippet.utf8)).kind) ?? snippet
+    }
+
+    /// The findings of `before` missing from `after` (with their recording), and those new.
+    static func diff(_ before: [Int: [Finding]], _ after: [Int: [Finding]], on indices: [Int]) -> (removed: [(finding: Finding, recording: Int)], added: [Finding]) {
+        var removed: [(finding: Finding, recording: Int)] = [], added: [Finding] = []
+        for r in indices {
+            let old = before[r] ?? [], new = after[r] ?? []
+            let oldKeys = Set(old.map { key($0, r) }), newKeys = Set(new.map { key($0, r) })
+            removed += old.filter { !newKeys.contains(key($0, r)) }.map { ($0, r) }
+            added += new.filter { !oldKeys.contains(key($0, r)) }
+        }
+        return (removed, added)
+    }
+
+    /// Whether a removed finding's exchange now sends no request, or no answer comes back.
+    static func sendsNothing(_ removed: [(finding: Finding, recording: Int)], _ after: [Int: [Finding]]) -> Bool {
+        removed.contains { item in
+            (after[item.recording] ?? []).contains { $0.sequence == item.finding.sequence && noRequest.contains($0.code) }
+        }
+    }
+
+    func advice(_ candidate: AdviceCandidate, for name: String, removed: [(finding: Finding, recording: Int)], added: [Finding]) -> Advice {
+        var codes: [String: Int] = [:], ranks: [String: Int] = [:]
+        for (f, _) in removed {
+            codes[f.code.rawValue, default: 0] += 1
+            ranks[f.rank.rawValue, default: 0] += 1
+        }
+        let addedCodes = added.reduce(into: [String: Int]()) { $0[$1.code.rawValue, default: 0] += 1 }
+        return Advice(preset: name, kind: candidate.kind, change: candidate.change, snippet: candidate.snippet, removes: removed.count, adds: added.count, codes: codes, ranks: ranks,
+            added: addedCodes, removesErrors: removed.filter { $0.finding.severity == .error }.count)
+    }
+
+    /// None added first, then most errors removed, then most removed, then a mitigation
+    /// or a release before a move to another preset.
+    static func better(_ a: Advice, _ b: Advice) -> Bool {
+        let order: [Advice.Kind] = [.addMitigation, .version, .preset]
+        return ((a.adds == 0 ? 0 : 1), -a.removesErrors, -a.removes, order.firstIndex(of: a.kind)!, a.snippet)
+            < ((b.adds == 0 ? 0 : 1), -b.removesErrors, -b.removes, order.firstIndex(of: b.kind)!, b.snippet)
+    }
+
+    /// The groups the shown advice leaves whole: none of their findings removed by any of it.
+    static func unsolved(_ groups: [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)], removed: Set<FindingKey>) -> [PresetAdvice.Group] {
+        groups.filter { $0.value.keys.isDisjoint(with: removed) }
+            .map { PresetAdvice.Group(code: $0.key.code.rawValue, rules: $0.key.rules.map(\.rawValue), count: $0.value.keys.count) }
+            .sorted { ($0.count, $1.code, $1.rules.joined(separator: ",")) > ($1.count, $0.code, $0.rules.joined(separator: ",")) }
+    }
+}
+
+/// Findings by preset name, filled once each, shared by the adviser's copies.
+final class FindingsCache: @unchecked Sendable {
+    private var values: [String: [Int: [Finding]]] = [:]
+    private let lock = NSLock()
+
+    func value(_ name: String, _ make: () -> [Int: [Finding]]) -> [Int: [Finding]] {
+        if let known = lock.withLock({ values[name] }) { return known }
+        let made = make()
+        lock.withLock { values[name] = made }
+        return made
+    }
+}
