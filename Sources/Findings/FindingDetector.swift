@@ -334,8 +334,8 @@ public struct FindingDetector: Sendable {
         static func serverSet(_ recording: Recording) -> [String: Int] {
             var out: [String: Int] = [:]
             for e in recording.exchanges {
-                for header in e.response.headers where header.name.lowercased() == "set-cookie" {
-                    for line in header.value.split(separator: "\n") {
+                for value in e.response.headers.all("Set-Cookie") {
+                    for line in value.split(separator: "\n") {
                         let pair = line.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
                         if pair.contains("="), out[pair] == nil { out[pair] = e.sequence }
                     }
