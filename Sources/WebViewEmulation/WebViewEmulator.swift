@@ -5,11 +5,13 @@ import TrafficModel
 /// Replays a recording through one preset: walks the exchanges in time order with
 /// NativeJar, WebJar and the synchronisations between them (docs/design.md, "Replay").
 ///
-/// For each exchange it (1) rebuilds the request the page issued, minus the Cookie header,
-/// (2) lets the preset's strategy decide the transport, (3) computes the Cookie header
-/// from the jar that transport reads, (4) applies the response to the jar it writes and
-/// to the page, and (5) records an `Outcome` whose every change names its rule.
-/// Pure and deterministic: no I/O, the same inputs give the same outcomes.
+/// Each exchange is one `EmulationRun.step` (EmulationRun.swift, its phases listed there):
+/// it rebuilds the request the page issued, lets the preset's strategy and mitigations
+/// decide the transport, computes the Cookie header from the jar that transport reads,
+/// applies the response to the jar it writes and to the page, and records an `Outcome`
+/// whose every change names its rule. This type holds the preset and the profile, and
+/// the pieces the phases share. Pure and deterministic: no I/O, the same inputs give the
+/// same outcomes.
 public struct WebViewEmulator: Sendable {
     public var preset: Preset
     public var profile: Profile
@@ -31,348 +33,9 @@ public struct WebViewEmulator: Sendable {
     }
 
     public func run(_ input: ReplayInput) -> EmulationResult {
-        let exchanges = input.recording.exchanges
-        let provenance = input.provenance
-        let hooks = preset.hooks
-        var jars = JarPair()
-        jars.link = hooks.jarLink
-        var outcomes: [Outcome] = []
-        outcomes.reserveCapacity(exchanges.count)
-        // The plan of each load that redirects, by the sequence of its first hop.
-        var plans = [Int: TransportPlan]()
-        placePreexisting(input.sessionStart, scenario: input.scenario, into: &jars)
-        // W1: a pooled web view's document-start scripts were built when it was created, at
-        // the session's start, with the NativeJar of then; kept only where a document-start
-        // script runs.
-        let pooledNativeJar = hooks.documentStart.isEmpty ? nil : jars.native
-        // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
-        var loadHeader: [Cookie] = []
-        // When the session began, as far as the recording knows: a script write no request
-        // bounds happened after it.
-        let sessionStart = input.sessionStart.time
-        // A1-A3: under a framework that serves the page from its own scheme, the first
-        // document is the bundled page, and the main frame stays on it until the next
-        // document load.
-        let app = preset.app
-        // RNW1: a jar copied into the other before the web view's first load, the load
-        // waiting for it: at the session's start, before anything the recording holds.
-        let firstLoadMirrors = hooks.beforeFirstLoad.compactMap { $0() }
-        // O4: chains whose first request the offline package answered: their hops never go.
-        var servedChains = Set<Int>()
-        var prefetch: [PrefetchOutcome] = []
-        var prefetchPages = [Int: PrefetchPage]()
-        for page in input.prefetchPages { prefetchPages[page.page] = page }
-        for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
-        var appPageEnd = exchanges.count
-        // A4: where the recorded page was, whose own static files the app bundles with it.
-        let bundledOrigin = app != nil ? input.recordedPage : nil
-        if app != nil, let first = input.firstDocument {
-            appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
-        }
-        // A4: loads answered from the bundle, by the sequence of their first hop.
-        var bundledChains = Set<Int>()
-        // Exchanges the preset's interceptor or app shell handled (`interceptedExchanges`).
-        var intercepted = 0
-
-        // One context for the whole flow, its per-exchange facts set afresh for each
-        // exchange: a copy per exchange cost more than the assignments.
-        var context = EmulationContext(profile: profile, scenario: input.scenario)
-        // Responses whose Set-Cookie, and what a transport does after it, waits for the
-        // response's head to arrive (as in the cookie provenance walk).
-        var arriving = ArrivalQueue<Arrival>()
-        for e in exchanges {
-            let facts = input.facts[e.sequence]
-            let time = e.startedAt
-            if !arriving.isEmpty {
-                arriving.land(before: e) { land($0, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
-                // A cookie the recorded request carried from a response still on its way
-                // shows it had arrived, as the provenance walk read it.
-                for sent in provenance.sent[e.sequence] where sent.kind == .serverSet {
-                    guard let by = sent.setBy, by < exchanges.count else { continue }
-                    for arrival in arriving.arrived(through: exchanges[by]) { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
-                }
-            }
-            jars.completeSyncs(upTo: time)
-            context.documentURL = facts.documentURL
-            context.crossOrigin = facts.crossOrigin
-            context.thirdPartyPage = facts.thirdPartyPage
-            context.submittedByScript = facts.submittedByScript
-            context.uploadListener = facts.uploadListener
-            context.nativeMultipart = facts.nativeMultipart
-            context.appPage = nil
-            // A1-A3: the main frame is on the bundled page from its load to the next
-            // document load; what it issues comes from the app's origin.
-            let fromAppPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd
-            // J4: a new web view with its own process pool starts without session cookies.
-            if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
-            let events = provenance.inferred[e.sequence]
-            let crossSite = events.isEmpty ? [] : applyScriptEvents(events, at: time, into: &jars, hooks: hooks.scriptCookieWritten, deletionHooks: hooks.scriptCookieDeleted, page: facts.frameDocument,
-                writerNamed: e.request.headers.first("Referer") != nil, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
-            jars.completeSyncs(upTo: time)
-
-            let chainStart = e.redirect?.chainStart ?? e.sequence
-            let hop = e.redirect?.hop ?? 0
-            var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
-            if e.initiator == .native {
-                // NC1: the app's native code sent it, outside the web view: no strategy or
-                // mitigation touches it, and what it carried is NativeJar's business. Its
-                // Set-Cookie goes to NativeJar, which WebJar learns through J1.
-                outcome.note(Change(rule: "NC1", what: "sent by native code, outside the web view; not compared"))
-                if let target = e.request.target, !facts.setCookies.isEmpty {
-                    var origin = JarPair.Origin(rules: ["NC1"], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
-                    origin.fromRedirect = e.response.isRedirect
-                    let arrival = Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: facts.setCookies, target: target, side: .native, origin: origin)
-                    if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
-                        land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars)
-                    } else {
-                        arriving.hold(arrival, of: e)
-                    }
-                }
-                outcomes.append(outcome)
-                continue
-            }
-            if e.sequence == (input.firstDocument ?? 0) {
-                for mirror in firstLoadMirrors {
-                    outcome.note(Change(rule: mirror.rule, note: .mirroredBeforeFirstLoad(from: mirror.from, to: mirror.to)))
-                }
-            }
-            if let page = prefetchPages[e.sequence] {
-                // PF1-PF3: native code prefetches the page's API calls as the load starts.
-                prefetch += prefetchOutcomes(page, at: time, jars: jars, provenance: provenance, exchanges: exchanges, into: &outcome)
-            }
-            if let app, chainStart == input.firstDocument {
-                // A3: the bundled page; no server sees this load.
-                outcome.note(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
-                outcome.note(Change(rule: app.originRule, note: .pageOrigin(app.origin)))
-                outcomes.append(outcome)
-                continue
-            }
-            context.appPage = fromAppPage ? app : nil
-            if let app, fromAppPage, hop > 0 ? bundledChains.contains(chainStart) : Self.isBundledFile(e, of: bundledOrigin) {
-                // A4: a script, stylesheet, image, font or media file of the page's own
-                // origin is a file of the bundle, at a URL relative to the app's origin.
-                bundledChains.insert(chainStart)
-                intercepted += 1
-                outcome.note(Change(rule: "A4", note: .bundledFile(origin: app.origin)))
-                outcomes.append(outcome)
-                continue
-            }
-            if servedChains.contains(chainStart) {
-                // O4: the package answered the chain's first request; this hop never goes.
-                outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
-                for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O4"); jars.block(setCookie.name, from: .native, by: "O4") }
-                outcomes.append(outcome)
-                continue
-            }
-            let plan: TransportPlan
-            var eventSourceUnbridged = false
-            if e.initiator == .websocket {
-                // WS1: WebKit opens WebSockets itself: no NSURLProtocol (registered for http
-                // and https, not ws and wss), scheme handler or XHR and fetch bridge sees the
-                // handshake, and no CORS check applies; it carries WebJar's cookies.
-                plan = Self.webSocketPlan
-                outcome.note(Change(rule: "WS1", what: "a WebSocket handshake: WebKit's own, under every strategy"))
-            } else if hop == 0 {
-                plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
-                if e.initiator == .eventSource {
-                    // ES1: neither XHR nor fetch, so a bridge that patches those does not
-                    // see it; the strategy's transport carries it as any subresource. Where
-                    // an XHR would have gone another way, its cookie differences cite ES1.
-                    outcome.note(Change(rule: "ES1", what: "an EventSource: no XHR or fetch bridge sees it"))
-                    var asXHR = e
-                    asXHR.initiator = .xhr
-                    let bridged = preset.strategy.plan(for: asXHR, in: context)
-                    eventSourceUnbridged = bridged.requestJar != plan.requestJar || bridged.intercepted != plan.intercepted
-                }
-                if e.redirect?.next != nil { plans[chainStart] = plan }
-                // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
-                if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e, devServer: input.scenario.devServer) {
-                    outcome.deliveredBody = .empty
-                    outcome.bodyRules = [rule]
-                    outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
-                }
-            } else {
-                if let known = plans[chainStart] {
-                    plan = known
-                } else {
-                    let head = input.facts[chainStart]
-                    var headContext = EmulationContext(profile: profile, scenario: input.scenario)
-                    (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
-                    headContext.nativeMultipart = head.nativeMultipart
-                    headContext.thirdPartyPage = head.thirdPartyPage
-                    plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
-                }
-                if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
-                    followPreservingRedirect(&outcome, previous: previous, plan: plan, chainStartIsDocument: exchanges[chainStart].initiator.isDocument, exchanges: exchanges, outcomes: outcomes)
-                }
-            }
-
-            if plan.intercepted || app != nil { intercepted += 1 }
-            if let verdict = facts.offline {
-                if verdict == .miss {
-                    outcome.offline = .miss
-                } else if !plan.intercepted || hop > 0 {
-                    outcome.offline = .notInterceptable
-                } else {
-                    // O1-O4: the interceptor serves the package's file; no server sees the request.
-                    outcome.offline = verdict
-                    outcome.note(Change(rule: "O1", what: "served from the offline package"))
-                    if verdict == .stale {
-                        outcome.responseRules = ["O2"]
-                        outcome.note(Change(rule: "O2", what: "the package's file is not what the server sent"))
-                    }
-                    if !facts.setCookies.isEmpty {
-                        for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O3"); jars.block(setCookie.name, from: .native, by: "O3") }
-                        outcome.note(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
-                    }
-                    if e.response.isRedirect {
-                        servedChains.insert(chainStart)
-                        outcome.pageURL = e.request.url
-                        outcome.redirectRules = ["O4"]
-                        outcome.note(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
-                    }
-                    outcomes.append(outcome)
-                    continue
-                }
-            }
-            if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
-            // A1: a script's request from the app's page to a server reads the response only
-            // if CORS lets the app origin read it.
-            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax || e.initiator == .eventSource,
-                let target = e.request.target, target.scheme == "http" || target.scheme == "https",
-                !ExchangeClassifier.isPreflight(e.request),  // the engine's own preflight (E5)
-                let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
-            {
-                outcome.corsRules = ["A1", page.originRule]
-                outcome.corsReason = reason
-                outcome.note(Change(rule: "A1", note: .unreadableResponse(origin: page.origin, reason: reason)))
-            }
-            // Cookies: the jar the transport reads, compared with the recorded header.
-            if !outcome.failedRules.isEmpty {
-                // D4, D5: the request fails before it reaches the server.
-                outcomes.append(outcome)
-                continue
-            }
-            if let recorded = e.request.target {
-                // N4: WebKit's own request to another site than the page's (measured in WebKitGTK 2.50.6).
-                let keptOffByITP = profile.itp && !plan.intercepted && facts.thirdPartyToPage
-                // D1, D2: a request sent to an IP (HTTPDNS) reads and writes cookies under the IP.
-                let target = outcome.deliveredHost.map { recorded.with(host: $0) } ?? recorded
-                var header = CookieHeaderChoice(cookies: jars.cookies(in: plan.requestJar, for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
-                if outcome.deliveredHost != nil, let rule = outcome.deliveredHostRule { header.rule = rule }
-                if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
-                    if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: time) }
-                    outcome.note(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
-                    header = CookieHeaderChoice(cookies: loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
-                    header.givenToLoad = true
-                }
-                // N4, A2, N5: cookies WebKit itself keeps off the request.
-                // A navigation of the main frame is first-party to where it goes, not third-party to the app.
-                // An iframe's requests too: the top-level page is still the app's, and ITP
-                // judges a request by the top-level site, not by the frame that sends it.
-                let topAppPage = app != nil && e.sequence < appPageEnd ? app : nil
-                // Not a request of a page the recording never loaded: its top-level site is unknown.
-                let thirdPartyToApp = !plan.intercepted && profile.itp && !(e.initiator.isDocument && e.frame.kind == .main) && !facts.fromUnseenPage
-                    && topAppPage.map { !$0.serves(target) } == true
-                if !plan.intercepted && !header.givenToLoad {
-                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: topAppPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
-                }
-                outcome.sentCookies = header.cookies
-                if let gap = e.evidenceGap {
-                    // E1-E7: the recorded Cookie header is no evidence; nothing to compare.
-                    outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
-                } else {
-                    outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
-                    if !facts.headerBeforeWrite.isEmpty {
-                        // E8: those cookies are as they were before a recent write; the rest of the header still shows the jar.
-                        outcome.cookieDifferences.removeAll { facts.headerBeforeWrite.contains($0.name) }
-                        let names = facts.headerBeforeWrite.joined(separator: ", ")
-                        outcome.note(Change(rule: "E8", note: .cookiesNotCompared(reason: "\(names) as before a recent write: the Cookie header was built before it, the request queued behind others")))
-                    }
-                    if eventSourceUnbridged {
-                        for k in outcome.cookieDifferences.indices { outcome.cookieDifferences[k].rules.insert("ES1", at: min(1, outcome.cookieDifferences[k].rules.count)) }
-                    }
-                }
-                if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
-                    outcome.note(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
-                }
-                // Response: Set-Cookie to the jar the transport writes, when the response's
-                // head arrives.
-                var arrival = Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: [], target: target, side: plan.responseJar, origin: JarPair.Origin(rules: [], setBy: e.sequence, redirectStatus: nil))
-                if !facts.setCookies.isEmpty && (keptOffByITP || thirdPartyToApp) {
-                    // N4, A2: WebKit does not store a third-party response's cookies either.
-                    let rule: RuleID = keptOffByITP ? "N4" : "A2"
-                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
-                    outcome.note(Change(rule: rule, what: "Set-Cookie of a third-party response not stored"))
-                } else if !facts.setCookies.isEmpty, plan.responseJar == .web,
-                    let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: input.scenario.firstLaunch)) }).first
-                {
-                    // ION3: WebJar ignores the Set-Cookie on the app's first launch.
-                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
-                    outcome.note(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
-                } else if !facts.setCookies.isEmpty {
-                    var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
-                    if outcome.deliveredHost != nil { origin.rules.append("D2") }  // stored under the IP
-                    origin.fromRedirect = e.response.isRedirect
-                    if plan.responseJar == .native {
-                        outcome.note(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
-                    }
-                    arrival.setCookies = facts.setCookies
-                    arrival.origin = origin
-                    arrival.byIP = outcome.deliveredHost != nil
-                }
-                // CAPC2: once the response is in, a jar copied into the other.
-                arrival.mirror = plan.jarCopyAfter
-                // Document start of the main frame, once its chain ends (C3-C6).
-                if !hooks.documentStart.isEmpty, e.redirect?.next == nil {
-                    let head = exchanges[chainStart]
-                    if head.initiator.isDocument, head.frame.kind == .main {
-                        let reused = input.facts[chainStart].reusedWebView
-                        if reused { outcome.note(Change(rule: "W1", what: "a reused web view's document-start script writes the NativeJar of its creation")) }
-                        arrival.documentStart = reused ? Arrival.DocumentStart.inPooledWebView : .inWebView
-                    }
-                }
-                if !arrival.setCookies.isEmpty || arrival.mirror != nil || arrival.documentStart != nil {
-                    // Nothing held and no request leaves before it arrives: it lands now, as
-                    // it would before the next request (most flows, and no queue to keep).
-                    if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
-                        land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars)
-                    } else {
-                        arriving.hold(arrival, of: e)
-                    }
-                }
-            }
-            outcomes.append(outcome)
-
-            // The page's URL once the chain ends: the last hop's, unless a native session
-            // followed it silently and handed the response over under the first URL.
-            if hop > 0, e.redirect?.next == nil, !servedChains.contains(chainStart) {
-                let silent = plan.redirects == .silent || (plan.redirects == .reloadDocument && !exchanges[chainStart].initiator.isDocument)
-                switch silent ? RedirectHandling.silent : plan.redirects {
-                case .silent:
-                    outcomes[chainStart].pageURL = exchanges[chainStart].request.url
-                    outcomes[chainStart].redirectRules = [plan.redirectRule]
-                    outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
-                case .engine, .forwarded, .reloadDocument, .reported:
-                    outcomes[chainStart].pageURL = e.request.url
-                    if plan.redirects == .engine {
-                        outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "WebKit followed the redirect; the page sees every hop"))
-                    } else if plan.redirects == .reported {
-                        outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "the native session followed the redirect and gave the page the final URL"))
-                    }
-                }
-            }
-        }
-
-        for arrival in arriving.all() { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
-        jars.completeSyncs(upTo: .infinity)
-        let end = exchanges.last?.endedAt ?? 0
-        // TAU3: jars that never exchange cookies are not expected to agree.
-        var separate = false
-        if case .separate = jars.link { separate = true }
-        var result = EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
-        result.interceptedExchanges = intercepted
-        return result
+        var run = EmulationRun(self, input: input)
+        for e in input.recording.exchanges { run.step(e) }
+        return run.finish()
     }
 
     /// A4: whether `e` is a load the bundled page makes of its own files, at the page's
@@ -634,7 +297,7 @@ public struct WebViewEmulator: Sendable {
     /// the cookies inferred to have been there from the start, in the jars the scenario
     /// names. Either jar learns the other's start cookies through J1; a cookie only in
     /// NativeJar is what N3 (the first-request cookie problem) is about.
-    private func placePreexisting(_ cookies: SessionStartCookies, scenario: Scenario, into jars: inout JarPair) {
+    func placePreexisting(_ cookies: SessionStartCookies, scenario: Scenario, into jars: inout JarPair) {
         guard !cookies.isEmpty else { return }
         let start = cookies.time
         let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
@@ -667,7 +330,7 @@ public struct WebViewEmulator: Sendable {
     /// cookie of another site than that document's was written by a frame of the cookie's
     /// own site (a script sets cookies for its own site only), where the page's hooks do
     /// not run.
-    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, writerNamed: Bool, onAppPage: Bool, inMainFrame: Bool) -> [String] {
+    func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, writerNamed: Bool, onAppPage: Bool, inMainFrame: Bool) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -726,7 +389,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// Document start: what the preset's user scripts write to `document.cookie` (C3-C6).
-    private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
+    func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
         let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time, capsScriptCookies: profile.itp && profile.holds("C6"))
         for hook in hooks {
             for write in hook(start) {
@@ -743,162 +406,6 @@ public struct WebViewEmulator: Sendable {
         }
     }
 
-    // MARK: - Cookie differences
-
-    private func cookieDifferences(recorded: [CookieProvenance.SentCookie], header: CookieHeaderChoice, jars: JarPair, time: Double, sessionStart: Double) -> [CookieDifference] {
-        let side = header.side, requestRule = header.rule
-        var unmatchedRecorded: [(String, String, CookieProvenance.SentCookie)] = []
-        // The cookies sent that a recorded one accounts for, marked in place rather than
-        // removed from a copy of the header's list.
-        let sentCookies = header.cookies
-        var matched = IndexMarks()
-        // `matched` passed in, not captured: a local function that captured it checked
-        // each access to it for exclusivity at run time.
-        func firstUnmatched(_ matched: IndexMarks, _ fits: (Cookie) -> Bool) -> Int? {
-            for i in sentCookies.indices where !matched[i] && fits(sentCookies[i]) { return i }
-            return nil
-        }
-        for sent in recorded {
-            let (name, value) = (sent.name, sent.value)
-            if let i = firstUnmatched(matched, { $0.name == name && $0.value == value }) {
-                matched.mark(i)
-            } else {
-                unmatchedRecorded.append((name, value, sent))
-            }
-        }
-        guard !unmatchedRecorded.isEmpty || matched.count < sentCookies.count else { return [] }
-        var out: [CookieDifference] = []
-        for (name, value, sent) in unmatchedRecorded {
-            if let (rule, why) = header.withheld[name] ?? header.allWithheld {
-                out.append(CookieDifference(name: name, recordedValue: value, sentValue: nil, rules: [rule], certain: true, explanation: why))
-                continue
-            }
-            // What the recording's side of the difference rests on, when it was inferred.
-            let before = out.count
-            defer { if sent.kind != .serverSet, out.count > before { out[before].recordedSource = RecordedSource(kind: sent.kind.rawValue, firstCarriedBy: sent.setBy) } }
-            let sentInstead = firstUnmatched(matched) { $0.name == name }
-            let sentValue = sentInstead.map { sentCookies[$0].value }
-            if let i = sentInstead { matched.mark(i) }
-            var rules = Self.ruleList(requestRule)
-            if let blocker = jars.blocker(of: name, in: side) { rules.appendNew(blocker) }
-            var certain = true
-            var likelihood = 1.0
-            var fromRedirect = false
-            if header.fixedAtLoad {
-                // The loadRequest header was fixed before this redirect chain set the cookie.
-                let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].first(named: name).flatMap { jars.origin(of: $0) } }.first
-                fromRedirect = origin?.fromRedirect ?? false
-                let why: String
-                if let origin, case .setCookie = origin.source {
-                    why = "the Cookie header given to loadRequest was built before the \(origin.what) and is carried unchanged to the redirect target"
-                } else {
-                    // A cookie the first URL does not match (its path), or a script's.
-                    why = "the Cookie header given to loadRequest did not hold it (\(origin?.what ?? "set later")) and is carried unchanged to the redirect target"
-                }
-                out.append(CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: [requestRule], certain: true, explanation: why, setByRedirect: fromRedirect))
-                continue
-            }
-            // Each explanation is written into one buffer of bytes, made a string at the end.
-            var why = Words(capacity: 256)
-            if let sync = jars.pendingSync(named: name, to: side) {
-                fromRedirect = sync.origin.fromRedirect
-                rules.appendNew(sync.origin.rules)
-                rules.appendNew(sync.rule)
-                let early = sync.due - time
-                why += "it was "
-                sync.origin.source.write(to: &why)
-                why += " in "
-                why += side.other.jarName
-                why += ", and the synchronisation to "
-                why += side.jarName
-                why += " ("
-                why += sync.rule.rawValue
-                why += ") was due "
-                why.append(seconds: early)
-                why += " after this request"
-                if let written = sync.origin.writtenAt {
-                    let delay = sync.due - written
-                    // The write fell anywhere in its window, as likely at one moment as at
-                    // another: the request misses the cookie when the write came within the
-                    // synchronisation delay before it, with chance delay / window. Without
-                    // an earlier request to bound it, the window opens at the session's start.
-                    let bounded = sync.origin.scriptWindowStart != nil
-                    let window = time - (sync.origin.scriptWindowStart ?? sessionStart)
-                    // Unbounded, the write may even predate the recording: never certain.
-                    if delay <= window || !bounded {
-                        certain = false
-                        likelihood = window > 0 ? min(1, max(0, delay / window)) : 1
-                        why += bounded ? "; the script wrote it within the " : "; no earlier request bounds when the script wrote it (within the "
-                        why.append(seconds: window)
-                        why += bounded ? " before the request and the " : " since the session started), and the "
-                        why += sync.rule.rawValue
-                        why += " delay is "
-                        why.append(seconds: delay)
-                        if bounded { why += ", so it is missed only if the write came late" }
-                    }
-                }
-            } else if let origin = otherJarOrigin(named: name, side: side, jars: jars) {
-                fromRedirect = origin.fromRedirect
-                rules.appendNew(origin.rules)
-                if let held = jars.heldBack[name] { rules.appendNew(held) }
-                if origin.isScriptWrite && profile.scriptWriteDelay == nil { rules.appendNew("J3") }
-                why += "it was "
-                origin.source.write(to: &why)
-                why += " in "
-                why += side.other.jarName
-                why += " only"
-                if origin.isScriptWrite && profile.scriptWriteDelay == nil { why += ", and on the simulator a document.cookie write never reaches NativeJar" }
-            } else if let elsewhere = jars[side].first(named: name) {
-                // D2: held, but for another host (a Set-Cookie stored under an HTTPDNS IP).
-                if let origin = jars.origin(of: elsewhere) { rules.appendNew(origin.rules) }
-                why += side.jarName
-                why += " holds it only for "
-                why += elsewhere.domain
-            } else {
-                why += side.jarName
-                why += " does not hold it"
-            }
-            var difference = CookieDifference(name: name, recordedValue: value, sentValue: sentValue, rules: rules, certain: certain, explanation: why.string)
-            difference.likelihood = likelihood
-            difference.setByRedirect = fromRedirect
-            out.append(difference)
-        }
-        for (i, cookie) in sentCookies.enumerated() where !matched[i] {
-            var rules = Self.ruleList(requestRule)
-            var why = Words(capacity: 128)
-            why += side.jarName
-            why += " still holds it"
-            if let sync = jars.pendingSync(named: cookie.name, to: side), sync.isDeletion {
-                rules.appendNew(sync.rule)
-                why += ": its deletion ("
-                why += sync.rule.rawValue
-                why += ") reaches "
-                why += side.jarName
-                why += " "
-                why.append(seconds: sync.due - time)
-                why += " after this request"
-            } else if let held = jars.heldBack[cookie.name], jars[side.other].first(named: cookie.name) == nil {
-                // CAPC3, RNW2: deleted in the other jar, and the link never carries a deletion.
-                if let origin = jars.origin(of: cookie.key, in: side) { rules.appendNew(origin.rules) }
-                rules.appendNew(held)
-                why += ": it was deleted in "
-                why += side.other.jarName
-                why += ", and no deletion reaches "
-                why += side.jarName
-                why += " ("
-                why += held.rawValue
-                why += ")"
-            } else if let origin = jars.origin(of: cookie.key, in: side) {
-                rules.appendNew(origin.rules)
-                why += " ("
-                origin.source.write(to: &why)
-                why += ")"
-            }
-            out.append(CookieDifference(name: cookie.name, recordedValue: nil, sentValue: cookie.value, rules: rules, certain: true, explanation: why.string))
-        }
-        return out
-    }
-
     /// A difference's rules, starting with `first`, with room for the few that follow.
     static func ruleList(_ first: RuleID) -> [RuleID] {
         var rules: [RuleID] = []
@@ -907,14 +414,14 @@ public struct WebViewEmulator: Sendable {
         return rules
     }
 
-    private func otherJarOrigin(named name: String, side: JarSide, jars: JarPair) -> JarPair.Origin? {
+    func otherJarOrigin(named name: String, side: JarSide, jars: JarPair) -> JarPair.Origin? {
         jars[side.other].first(named: name) { jars.origin(of: $0) != nil }.flatMap { jars.origin(of: $0) }
     }
 
     // MARK: - End of flow
 
     /// Once every synchronisation has completed, the cookies on which the jars disagree.
-    private func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
+    func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
         guard jars.native.count + jars.web.count > 0 else { return [] }
         // Only the keys whose live values differ are sorted and explained.
         var differing: [Cookie.Key] = []
