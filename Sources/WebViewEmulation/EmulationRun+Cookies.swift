@@ -10,7 +10,8 @@ extension EmulationRun {
         // N4: WebKit's own request to another site than the page's (measured in WebKitGTK 2.50.6).
         let keptOffByITP = profile.itp && !plan.intercepted && s.facts.thirdPartyToPage
         // D1, D2: a request sent to an IP (HTTPDNS) reads and writes cookies under the IP.
-        let target = s.outcome.deliveredHost.map { recorded.with(host: $0) } ?? recorded
+        let byHost = cookieHost(s, plan: plan)
+        let target = byHost.map { recorded.with(host: $0.host) } ?? recorded
         // N4, A2, N5: cookies WebKit itself keeps off the request. A navigation of the main
         // frame is first-party to where it goes, not third-party to the app. An iframe's
         // requests too: the top-level page is still the app's, and ITP judges a request by
@@ -20,24 +21,32 @@ extension EmulationRun {
         let thirdPartyToApp = !plan.intercepted && profile.itp && !(e.initiator.isDocument && e.frame.kind == .main) && !s.facts.fromUnseenPage
             && topAppPage.map { !$0.serves(target) } == true
         var header = cookieHeader(&s, plan: plan, target: target)
+        if let byHost { header.rule = byHost.rule }
         if !plan.intercepted && !header.givenToLoad {
             emulator.withhold(&header, from: e, issuedUnder: s.facts.documentURL, appPage: topAppPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
         }
         s.outcome.sentCookies = header.cookies
         compareCookies(&s, header: header)
         let thirdPartyRule: RuleID? = keptOffByITP ? "N4" : thirdPartyToApp ? "A2" : nil
-        var arrival = responseArrival(&s, plan: plan, target: target, thirdPartyRule: thirdPartyRule)
+        var arrival = responseArrival(&s, plan: plan, target: target, thirdPartyRule: thirdPartyRule, byIP: byHost != nil)
         // CAPC2: once the response is in, a jar copied into the other.
         arrival.mirror = plan.jarCopyAfter
         startDocument(&s, arrival: &arrival)
         if !arrival.setCookies.isEmpty || arrival.mirror != nil || arrival.documentStart != nil { landOrHold(arrival, of: e) }
     }
 
+    /// The host a mitigation has the request's cookies go by instead of its own: asked of
+    /// a load's first hop, which the mitigations see (D1, D2).
+    func cookieHost(_ s: ExchangeStep, plan: TransportPlan) -> CookieHost? {
+        guard !hooks.cookieHost.isEmpty, s.hop == 0, s.exchange.initiator != .websocket else { return nil }
+        let request = IssuedRequest(exchange: s.exchange, plan: plan, context: context, input: input)
+        return hooks.cookieHost.lazy.compactMap { $0(request) }.first
+    }
+
     /// The Cookie header from the jar the transport reads, or the one a mitigation gave
     /// the first document's loadRequest (C1, C2).
     mutating func cookieHeader(_ s: inout ExchangeStep, plan: TransportPlan, target: RequestTarget) -> CookieHeaderChoice {
         var header = CookieHeaderChoice(cookies: jars.cookies(in: plan.requestJar, for: target, at: s.time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
-        if s.outcome.deliveredHost != nil, let rule = s.outcome.deliveredHostRule { header.rule = rule }
         let hop = s.hop
         guard s.chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first else { return header }
         if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: s.time) }
@@ -73,7 +82,7 @@ extension EmulationRun {
 
     /// The response's Set-Cookie, bound for the jar the transport writes when its head
     /// arrives; or kept out of WebJar by WebKit (N4, A2) or a mitigation (ION3).
-    mutating func responseArrival(_ s: inout ExchangeStep, plan: TransportPlan, target: RequestTarget, thirdPartyRule: RuleID?) -> WebViewEmulator.Arrival {
+    mutating func responseArrival(_ s: inout ExchangeStep, plan: TransportPlan, target: RequestTarget, thirdPartyRule: RuleID?, byIP: Bool) -> WebViewEmulator.Arrival {
         let e = s.exchange, setCookies = s.facts.setCookies, firstLaunch = input.scenario.firstLaunch
         var arrival = WebViewEmulator.Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: [], target: target, side: plan.responseJar, origin: JarPair.Origin(rules: [], setBy: e.sequence, redirectStatus: nil))
         guard !setCookies.isEmpty else { return arrival }
@@ -87,14 +96,14 @@ extension EmulationRun {
             s.outcome.note(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
         } else {
             var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
-            if s.outcome.deliveredHost != nil { origin.rules.append("D2") }  // stored under the IP
+            if byIP { origin.rules.append("D2") }  // stored under the IP
             origin.fromRedirect = e.response.isRedirect
             if plan.responseJar == .native {
                 s.outcome.note(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
             }
             arrival.setCookies = setCookies
             arrival.origin = origin
-            arrival.byIP = s.outcome.deliveredHost != nil
+            arrival.byIP = byIP
         }
         return arrival
     }

@@ -33,33 +33,34 @@ public struct HTTPDNS: Mitigation, Hashable {
         var namesPerIP: [String: Int] = [:]
         for ip in hosts.values { namesPerIP[ip, default: 0] += 1 }
         let shared = namesPerIP
-        return MitigationHooks(requestIssued: { outcome, request in
-            let e = request.exchange
-            // Only a native session resolves by HTTPDNS; WebKit's own loads use the system's DNS.
-            guard request.plan.intercepted, let target = e.request.target, let ip = hosts[target.host] else { return }
-            if e.response.isRedirect, let location = e.response.headers.first("Location"), location.contains("://") {
-                // D3: an absolute Location is followed by name, through the system's DNS.
-                outcome.note(Change(rule: "D3", what: "the redirect's next hop goes by name, not by the HTTPDNS IP"))
-            }
-            let direct = e.request.url.replacingOccurrences(of: "://" + target.host, with: "://" + ip, options: .caseInsensitive, range: e.request.url.range(of: "://" + target.host, options: .caseInsensitive))
-            outcome.deliveredURL = direct
-            outcome.note(Change(rule: "D1", note: .sentToIP(ip, host: target.host)))
-            if target.isSecure && !check {
-                outcome.failedRules = ["D4"]
-                outcome.note(Change(rule: "D4", note: .certificateNamesHost(target.host, ip: ip)))
-                return
-            }
-            if target.isSecure && !sni && (shared[ip] ?? 0) > 1 {
-                outcome.failedRules = ["D5"]
-                outcome.note(Change(rule: "D5", note: .noSNI(ip: ip)))
-                return
-            }
-            if !copies {
-                // D1, D2: the native session's cookies for the request and its Set-Cookie go by the IP.
-                outcome.deliveredHost = ip
-                outcome.deliveredHostRule = "D1"
-            }
-        })
+        return MitigationHooks(
+            requestIssued: { outcome, request in
+                let e = request.exchange
+                // Only a native session resolves by HTTPDNS; WebKit's own loads use the system's DNS.
+                guard request.plan.intercepted, let target = e.request.target, let ip = hosts[target.host] else { return }
+                if e.response.isRedirect, let location = e.response.headers.first("Location"), location.contains("://") {
+                    // D3: an absolute Location is followed by name, through the system's DNS.
+                    outcome.note(Change(rule: "D3", what: "the redirect's next hop goes by name, not by the HTTPDNS IP"))
+                }
+                let direct = e.request.url.replacingOccurrences(of: "://" + target.host, with: "://" + ip, options: .caseInsensitive, range: e.request.url.range(of: "://" + target.host, options: .caseInsensitive))
+                outcome.deliveredURL = direct
+                outcome.note(Change(rule: "D1", note: .sentToIP(ip, host: target.host)))
+                if target.isSecure && !check {
+                    outcome.failedRules = ["D4"]
+                    outcome.note(Change(rule: "D4", note: .certificateNamesHost(target.host, ip: ip)))
+                    return
+                }
+                if target.isSecure && !sni && (shared[ip] ?? 0) > 1 {
+                    outcome.failedRules = ["D5"]
+                    outcome.note(Change(rule: "D5", note: .noSNI(ip: ip)))
+                }
+            },
+            cookieHost: { request in
+                // D1, D2: the native session's cookies for the request and its Set-Cookie go
+                // by the IP, unless the mitigation copies the name's cookies itself.
+                guard !copies, request.plan.intercepted, let target = request.exchange.request.target, let ip = hosts[target.host] else { return nil }
+                return CookieHost(host: ip, rule: "D1")
+            })
     }
 }
 

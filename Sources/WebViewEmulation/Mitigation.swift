@@ -26,6 +26,10 @@ public struct MitigationHooks: Sendable {
     /// The request as the page issued it, after the strategy planned its transport: the
     /// hook changes the outcome (body, URL, headers) and records each change with its rule.
     public var requestIssued: (@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void)?
+    /// The request as the page issued it, as its cookies go: the host a native session
+    /// reads and stores them under when it sends the request to another (D1, D2: an
+    /// HTTPDNS IP), nil for the request's own.
+    public var cookieHost: (@Sendable (_ request: IssuedRequest) -> CookieHost?)?
     /// A document load of the main frame: the Cookie header the app gives `loadRequest`
     /// instead of the one WebKit would build (C1), and on its redirect hops (C2).
     public var documentLoadCookies: (@Sendable (_ load: DocumentLoad) -> LoadCookieHeader?)?
@@ -50,6 +54,7 @@ public struct MitigationHooks: Sendable {
 
     public init(
         requestIssued: (@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void)? = nil,
+        cookieHost: (@Sendable (_ request: IssuedRequest) -> CookieHost?)? = nil,
         documentLoadCookies: (@Sendable (_ load: DocumentLoad) -> LoadCookieHeader?)? = nil,
         setCookieStored: (@Sendable (_ stored: StoredCookie) -> JarCopy?)? = nil,
         documentStart: (@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite])? = nil,
@@ -60,6 +65,7 @@ public struct MitigationHooks: Sendable {
         jarLink: JarLink? = nil
     ) {
         self.requestIssued = requestIssued
+        self.cookieHost = cookieHost
         self.documentLoadCookies = documentLoadCookies
         self.setCookieStored = setCookieStored
         self.documentStart = documentStart
@@ -72,7 +78,7 @@ public struct MitigationHooks: Sendable {
 
     /// How many moments these hooks act at.
     public var count: Int {
-        [requestIssued != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil, scriptCookieDeleted != nil,
+        [requestIssued != nil, cookieHost != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil, scriptCookieDeleted != nil,
          beforeFirstLoad != nil, webSetCookieArriving != nil, jarLink != nil].filter { $0 }.count
     }
 }
@@ -141,6 +147,17 @@ public final class IssuedRequest: Sendable {
         self.plan = plan
         self.context = context
         self.input = input
+    }
+}
+
+/// The host a request's cookies are read and stored under instead of its own, by a rule.
+public struct CookieHost: Sendable, Hashable {
+    public var host: String
+    public var rule: RuleID
+
+    public init(host: String, rule: RuleID) {
+        self.host = host
+        self.rule = rule
     }
 }
 
@@ -248,6 +265,7 @@ public struct ScriptWriteEffect: Sendable, Hashable {
 /// of constants, so a preset's copy shares it rather than copying eight arrays.
 final class ComposedHooks: Sendable {
     let requestIssued: [@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void]
+    let cookieHost: [@Sendable (_ request: IssuedRequest) -> CookieHost?]
     let documentLoadCookies: [@Sendable (_ load: DocumentLoad) -> LoadCookieHeader?]
     let setCookieStored: [@Sendable (_ stored: StoredCookie) -> JarCopy?]
     let documentStart: [@Sendable (_ start: DocumentStart) -> [DocumentCookieWrite]]
@@ -261,6 +279,7 @@ final class ComposedHooks: Sendable {
     init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy, app: AppShell? = nil) {
         let hooks = mitigations.map(\.hooks)
         requestIssued = hooks.compactMap(\.requestIssued)
+        cookieHost = hooks.compactMap(\.cookieHost)
         documentLoadCookies = hooks.compactMap(\.documentLoadCookies)
         setCookieStored = hooks.compactMap(\.setCookieStored)
         documentStart = hooks.compactMap(\.documentStart)

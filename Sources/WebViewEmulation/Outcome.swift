@@ -58,8 +58,6 @@ public struct Outcome: Sendable, Hashable {
         @usableFromInline var removedHeaders: [HeaderAddition] = []
         @usableFromInline var bodyReencoded: Bool = false
         @usableFromInline var offline: OfflineVerdict? = nil
-        @usableFromInline var deliveredHost: String? = nil
-        @usableFromInline var deliveredHostRule: RuleID? = nil
         @usableFromInline var failedRules: [RuleID] = []
 
         @usableFromInline init() {}
@@ -238,17 +236,6 @@ public struct Outcome: Sendable, Hashable {
         get { rarePointer?.pointee.offline ?? nil }
         _modify { yield &uniqueRare.pointee.offline }
     }
-    /// The host the request really went to, when not the recorded one (an HTTPDNS IP, D1):
-    /// its cookies are read and stored under it, by `deliveredHostRule`.
-    @inlinable public var deliveredHost: String? {
-        get { rarePointer?.pointee.deliveredHost ?? nil }
-        _modify { yield &uniqueRare.pointee.deliveredHost }
-    }
-    @inlinable public var deliveredHostRule: RuleID? {
-        get { rarePointer?.pointee.deliveredHostRule ?? nil }
-        _modify { yield &uniqueRare.pointee.deliveredHostRule }
-    }
-
     /// An observed run (`serve`): the request never arrived at the replay origin.
     @inlinable public var observedMissing: Bool {
         get { rarePointer?.pointee.observedMissing ?? false }
