@@ -23,186 +23,214 @@ public struct FindingDetector: Sendable {
     /// `subjects`: each exchange's label and rank made once for the recording
     /// (`Subjects(recording)`), when several presets' results are read; otherwise each is
     /// made when a finding needs it.
+    ///
+    /// Each outcome is read once, by one detector per kind of effect, in this order: a
+    /// request that fails or is never sent (nothing else about it then counts), what the
+    /// request lost or gained on its way, what the page could not read, the body, the
+    /// page's URL after a redirect, and the cookies; then the jars at the end of the flow.
     public func findings(for recording: Recording, result: EmulationResult, subjects known: Subjects? = nil) -> [Finding] {
         var out: [Finding] = []
         let exchanges = recording.exchanges
         var made = [Int: String]()
-        let ranks = known?.ranks
         var serverSet = known?.serverSet
         for outcome in result.outcomes {
-            let before = out.count
-            defer {
-                // Say so when the model evaluated several possibilities and kept the worse,
-                // and what the exchange's sender and frame rest on.
-                if out.count > before {
-                    let alternative = outcome.alternative
-                    let inferred = FindingInference.ofExchange(exchanges[outcome.sequence])
-                    for i in before..<out.count where out[i].sequence == outcome.sequence {
-                        if let alternative { out[i].alternative = alternative }
-                        if !inferred.isEmpty { out[i].inferences = inferred + out[i].inferences }
-                    }
-                }
-            }
             let e = exchanges[outcome.sequence]
-            let recordedBody = e.request.bodyFingerprint
-            guard Self.mayFind(outcome, recordedBody) else { continue }
-            let rank = ranks?[e.sequence] ?? Rank.of(e)
+            guard Self.mayFind(outcome, e.request.bodyFingerprint) else { continue }
             let label: String
             if let known { label = known.labels[e.sequence] } else if let earlier = made[e.sequence] { label = earlier } else { label = Self.label(e); made[e.sequence] = label }
-
-            // A request that fails before any server answers (D4, D5).
-            if !outcome.failedRules.isEmpty {
-                out.append(make(.requestFailed, e, rank, result.preset, recording.name, outcome.failedRules,
-                    expected: ["answered": "yes"], actual: ["answered": "no", "url": outcome.deliveredURL],
-                    detail: FindingDetail(outcome.failedRules.contains("D5") ? .requestFailedNoSNI : .requestFailedCertificate, [label, outcome.deliveredURL])))
-                continue
-            }
-            // A request that is never sent: nothing else about it reaches the server.
-            if !outcome.stalledRules.isEmpty || outcome.observedMissing {
-                out.append(make(.requestStalled, e, rank, result.preset, recording.name, outcome.stalledRules,
-                    expected: ["sent": "yes"], actual: ["sent": "no"],
-                    detail: FindingDetail(.requestStalled, [label])))
-                continue
-            }
-            if !outcome.urlRules.isEmpty, outcome.deliveredURL != e.request.url {
-                out.append(make(.urlMutated, e, rank, result.preset, recording.name, outcome.urlRules,
-                    expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL],
-                    detail: FindingDetail(.urlMutated, [label, outcome.deliveredURL])))
-            }
-            for header in outcome.removedHeaders {
-                out.append(make(.headerLost, e, rank, result.preset, recording.name, [header.rule],
-                    expected: ["header": header.name, "present": "yes"], actual: ["header": header.name, "present": "no"],
-                    detail: FindingDetail(.headerLost, [label, header.name]), subject: header.name))
-            }
-            for header in outcome.addedHeaders {
-                out.append(make(.headerAdded, e, rank, result.preset, recording.name, [header.rule],
-                    expected: ["header": header.name, "present": "no"], actual: ["header": header.name, "present": "yes"],
-                    detail: FindingDetail(.headerAdded, [label, header.name]), subject: header.name))
-            }
-            if !outcome.preflightRules.isEmpty {
-                out.append(make(.preflightAdded, e, rank, result.preset, recording.name, outcome.preflightRules,
-                    expected: ["preflight": "no"], actual: ["preflight": "OPTIONS"],
-                    detail: FindingDetail(.preflightAdded, [label])))
-            }
-            if !outcome.tooLargeRules.isEmpty {
-                out.append(make(.bodyTooLargeForHeader, e, rank, result.preset, recording.name, outcome.tooLargeRules,
-                    expected: ["bodyLength": String(recordedBody.length)], actual: ["bodyLength": String(recordedBody.length)],
-                    detail: FindingDetail(.bodyTooLargeForHeader, [label, String(recordedBody.length)])))
-            }
-            if !outcome.streamOnlyRules.isEmpty {
-                out.append(make(.bodyStreamOnly, e, rank, result.preset, recording.name, outcome.streamOnlyRules,
-                    expected: ["body": "HTTPBody"], actual: ["body": "HTTPBodyStream only"],
-                    detail: FindingDetail(.bodyStreamOnly, [label])))
-            }
-            if !outcome.responseRules.isEmpty {
-                let response = BodyFingerprint(e.response.body)
-                out.append(make(.responseMutated, e, rank, result.preset, recording.name, outcome.responseRules,
-                    expected: ["bodyLength": String(response.length), "bodySHA256": response.sha256], actual: ["body": "not delivered as binary"],
-                    detail: FindingDetail(outcome.responseRules.contains("O2") ? .responseFromPackage : .responseMangled, [label])))
-            }
-
-            if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {
-                // A server that picks the allowed origin per request: nothing to judge, a
-                // thing to check.
-                let unverified = reason.isUnverifiable
-                var finding = make(.corsBlocked, e, rank, result.preset, recording.name, outcome.corsRules,
-                    expected: ["readable": "yes"], actual: ["readable": unverified ? "unknown" : "no", "reason": reason.text],
-                    detail: FindingDetail(unverified ? .corsUnverified : .corsBlocked, [label, reason.text]))
-                if unverified { finding.severity = .info }
-                out.append(finding)
-            }
-            if !outcome.thirdPartyRules.isEmpty {
-                out.append(make(.thirdPartyIntercepted, e, rank, result.preset, recording.name, outcome.thirdPartyRules,
-                    expected: ["intercepted": "no"], actual: ["intercepted": "yes"],
-                    detail: FindingDetail(.thirdPartyIntercepted, [label])))
-            }
-            for name in outcome.crossSiteCookies {
-                out.append(make(.cookieCrossSiteAccepted, e, rank, result.preset, recording.name, ["C9"],
-                    expected: ["cookie": name, "accepted": "no"], actual: ["cookie": name, "accepted": "yes"],
-                    detail: FindingDetail(.cookieCrossSiteAccepted, [label, name]), subject: name))
-            }
-
-            // A 307/308 hop re-issued without its body or with another method.
-            if !outcome.redirectReissueRules.isEmpty {
-                out.append(make(.redirectMethodChanged, e, rank, result.preset, recording.name, outcome.redirectReissueRules,
-                    expected: ["method": e.request.method, "bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
-                    actual: ["method": outcome.deliveredMethod, "bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
-                    detail: FindingDetail(.redirectMethodChanged, [label, previousStatus(e, exchanges), outcome.deliveredMethod, outcome.deliveredBody.isEmpty ? "empty" : "other"])))
-            } else if !recordedBody.isEmpty && outcome.deliveredBody.isEmpty {
-                out.append(make(.bodyLost, e, rank, result.preset, recording.name, outcome.bodyRules,
-                    expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
-                    actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
-                    detail: FindingDetail(.bodyLost, [label, String(recordedBody.length)] + (outcome.bodyReason.map { [$0] } ?? []))))
-            } else if outcome.deliveredBody != recordedBody && outcome.bodyReencoded {
-                out.append(make(.bodyReencoded, e, rank, result.preset, recording.name, outcome.bodyRules,
-                    expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
-                    actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
-                    detail: FindingDetail(.bodyReencoded, [label, String(outcome.deliveredBody.length), String(recordedBody.length)] + (outcome.bodyReason.map { [$0] } ?? []))))
-            } else if outcome.deliveredBody != recordedBody {
-                out.append(make(.bodyMutated, e, rank, result.preset, recording.name, outcome.bodyRules,
-                    expected: ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256],
-                    actual: ["bodyLength": String(outcome.deliveredBody.length), "bodySHA256": outcome.deliveredBody.sha256],
-                    detail: FindingDetail(.bodyMutated, [label, String(outcome.deliveredBody.length), String(recordedBody.length)] + (outcome.bodyReason.map { [$0] } ?? []))))
-            }
-
-            // The page's URL after a redirect chain.
-            if let pageURL = outcome.pageURL, let final = Self.lastHop(of: e, in: exchanges), pageURL != final.request.url {
-                let finalURL = final.request.url
-                var finding = make(.redirectHidden, e, rank, result.preset, recording.name, outcome.redirectRules,
-                    expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
-                    detail: e.initiator.isDocument ? FindingDetail(.redirectHiddenDocument, [label, pageURL, finalURL]) : FindingDetail(.redirectHidden, [label, finalURL]))
-                if !e.initiator.isDocument { finding.severity = .info }
-                out.append(finding)
-            }
-
-            // Cookies: one finding per code for the exchange, naming every cookie.
-            let differences = outcome.cookieDifferences
-            func emit(_ code: FindingCode, _ differences: [CookieDifference]) {
-                let kept = differences.allSatisfy({ $0.likelihood >= minLikelihood }) ? differences : differences.filter { $0.likelihood >= minLikelihood }
-                guard !kept.isEmpty else { return }
-                if serverSet == nil, kept.contains(where: { $0.recordedSource != nil }) { serverSet = Subjects.serverSet(recording) }
-                out.append(cookieFinding(code, kept, e, label: label, rank: rank, preset: result.preset, recording: recording.name, serverSet: serverSet ?? [:]))
-            }
-            // The first difference's code read in place, not the difference copied.
-            if !differences.isEmpty, case let firstCode = Self.code(of: differences[0]), differences.allSatisfy({ Self.code(of: $0) == firstCode }) {
-                // One code for every cookie (most exchanges): the outcome's own list.
-                emit(firstCode, differences)
+            let s = Subject(exchange: e, rank: known?.ranks[e.sequence] ?? Rank.of(e), label: label, preset: result.preset, recording: recording.name)
+            let before = out.count
+            if let unsent = unsent(outcome, s) {
+                out.append(unsent)
             } else {
-                var byCode: [(FindingCode, [CookieDifference])] = []
-                for difference in differences {
-                    let code = Self.code(of: difference)
-                    if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
-                }
-                for (code, group) in byCode { emit(code, group) }
+                requestChanges(outcome, s, into: &out)
+                unreadable(outcome, s, into: &out)
+                if let body = body(outcome, s, exchanges) { out.append(body) }
+                if let redirect = redirectHidden(outcome, s, exchanges) { out.append(redirect) }
+                cookies(outcome, s, recording, serverSet: &serverSet, into: &out)
             }
+            if out.count > before { Self.annotate(&out[before...], outcome, e) }
         }
-
-        // Jar divergence at the end of the flow, once every synchronisation has completed:
-        // one finding naming every cookie on which the jars disagree.
         if let last = exchanges.last, !result.divergences.isEmpty {
-            let divergences = result.divergences
-            let first = divergences[0]
-            var expected: FindingFields = ["cookie": first.name, "domain": first.domain, "path": first.path, "in": "NativeJar and WebJar"]
-            var actual: FindingFields = ["cookie": first.name, "domain": first.domain, "path": first.path]
-            actual["in"] = first.nativeValue == nil ? "WebJar only" : first.webValue == nil ? "NativeJar only" : "both, with different values"
-            if let v = first.nativeValue ?? first.webValue { expected["value"] = v }
-            if let n = first.nativeValue, let w = first.webValue { expected["value"] = n; actual["value"] = w }
-            let subjects = divergences.map { "\($0.name)@\($0.domain)\($0.path)" }
-            if divergences.count > 1 { expected["cookies"] = subjects.joined(separator: ", ") }
-            var values: [String] = []
-            values.reserveCapacity(divergences.count * 5)
-            for d in divergences {
-                values.append(d.name)
-                values.append(d.domain)
-                values.append(d.path)
-                values.append(d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both")
-                values.append(d.explanation)
-            }
-            // The end of the flow is no request: rank by the cookies alone.
-            let rank: Rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
-            out.append(make(.jarDiverged, last, rank, result.preset, recording.name, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects))
+            out.append(jarDiverged(result.divergences, last, preset: result.preset, recording: recording.name))
         }
         return out
+    }
+
+    /// The exchange a finding is about, as findings name it.
+    struct Subject {
+        let exchange: Exchange
+        let rank: Rank
+        let label: String
+        let preset: String
+        let recording: String
+    }
+
+    /// Builds a finding about `s`'s exchange.
+    func make(_ code: FindingCode, _ s: Subject, _ rules: consuming [RuleID], expected: consuming FindingFields, actual: consuming FindingFields, detail: consuming FindingDetail, subject: String? = nil) -> Finding {
+        make(code, s.exchange, s.rank, s.preset, s.recording, rules, expected: expected, actual: actual, detail: detail, subject: subject)
+    }
+
+    /// Says so when the model evaluated several possibilities and kept the worse, and what
+    /// the exchange's sender and frame rest on.
+    static func annotate(_ findings: inout ArraySlice<Finding>, _ outcome: Outcome, _ e: Exchange) {
+        let alternative = outcome.alternative
+        let inferred = FindingInference.ofExchange(e)
+        for i in findings.indices where findings[i].sequence == outcome.sequence {
+            if let alternative { findings[i].alternative = alternative }
+            if !inferred.isEmpty { findings[i].inferences = inferred + findings[i].inferences }
+        }
+    }
+
+    /// A request that fails before any server answers (D4, D5), or is never sent: nothing
+    /// else about it reaches the server.
+    func unsent(_ outcome: Outcome, _ s: Subject) -> Finding? {
+        if !outcome.failedRules.isEmpty {
+            return make(.requestFailed, s, outcome.failedRules,
+                expected: ["answered": "yes"], actual: ["answered": "no", "url": outcome.deliveredURL],
+                detail: FindingDetail(outcome.failedRules.contains("D5") ? .requestFailedNoSNI : .requestFailedCertificate, [s.label, outcome.deliveredURL]))
+        }
+        guard !outcome.stalledRules.isEmpty || outcome.observedMissing else { return nil }
+        return make(.requestStalled, s, outcome.stalledRules, expected: ["sent": "yes"], actual: ["sent": "no"], detail: FindingDetail(.requestStalled, [s.label]))
+    }
+
+    /// What the request lost or gained on its way: its URL, headers, a preflight, a body
+    /// too large for a header or readable only as a stream, and the response it got back.
+    func requestChanges(_ outcome: Outcome, _ s: Subject, into out: inout [Finding]) {
+        let e = s.exchange, label = s.label, recordedBody = e.request.bodyFingerprint
+        if !outcome.urlRules.isEmpty, outcome.deliveredURL != e.request.url {
+            out.append(make(.urlMutated, s, outcome.urlRules, expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL], detail: FindingDetail(.urlMutated, [label, outcome.deliveredURL])))
+        }
+        for header in outcome.removedHeaders {
+            out.append(make(.headerLost, s, [header.rule], expected: ["header": header.name, "present": "yes"], actual: ["header": header.name, "present": "no"],
+                detail: FindingDetail(.headerLost, [label, header.name]), subject: header.name))
+        }
+        for header in outcome.addedHeaders {
+            out.append(make(.headerAdded, s, [header.rule], expected: ["header": header.name, "present": "no"], actual: ["header": header.name, "present": "yes"],
+                detail: FindingDetail(.headerAdded, [label, header.name]), subject: header.name))
+        }
+        if !outcome.preflightRules.isEmpty {
+            out.append(make(.preflightAdded, s, outcome.preflightRules, expected: ["preflight": "no"], actual: ["preflight": "OPTIONS"], detail: FindingDetail(.preflightAdded, [label])))
+        }
+        if !outcome.tooLargeRules.isEmpty {
+            let length = String(recordedBody.length)
+            out.append(make(.bodyTooLargeForHeader, s, outcome.tooLargeRules, expected: ["bodyLength": length], actual: ["bodyLength": length], detail: FindingDetail(.bodyTooLargeForHeader, [label, length])))
+        }
+        if !outcome.streamOnlyRules.isEmpty {
+            out.append(make(.bodyStreamOnly, s, outcome.streamOnlyRules, expected: ["body": "HTTPBody"], actual: ["body": "HTTPBodyStream only"], detail: FindingDetail(.bodyStreamOnly, [label])))
+        }
+        if !outcome.responseRules.isEmpty {
+            let response = BodyFingerprint(e.response.body)
+            out.append(make(.responseMutated, s, outcome.responseRules,
+                expected: ["bodyLength": String(response.length), "bodySHA256": response.sha256], actual: ["body": "not delivered as binary"],
+                detail: FindingDetail(outcome.responseRules.contains("O2") ? .responseFromPackage : .responseMangled, [label])))
+        }
+    }
+
+    /// What the page could not read (A1), an interceptor that took a third party's
+    /// request, and cookies a hook accepted for a site the page may not set (C9).
+    func unreadable(_ outcome: Outcome, _ s: Subject, into out: inout [Finding]) {
+        if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {
+            // A server that picks the allowed origin per request: nothing to judge, a
+            // thing to check.
+            let unverified = reason.isUnverifiable
+            var finding = make(.corsBlocked, s, outcome.corsRules,
+                expected: ["readable": "yes"], actual: ["readable": unverified ? "unknown" : "no", "reason": reason.text],
+                detail: FindingDetail(unverified ? .corsUnverified : .corsBlocked, [s.label, reason.text]))
+            if unverified { finding.severity = .info }
+            out.append(finding)
+        }
+        if !outcome.thirdPartyRules.isEmpty {
+            out.append(make(.thirdPartyIntercepted, s, outcome.thirdPartyRules, expected: ["intercepted": "no"], actual: ["intercepted": "yes"], detail: FindingDetail(.thirdPartyIntercepted, [s.label])))
+        }
+        for name in outcome.crossSiteCookies {
+            out.append(make(.cookieCrossSiteAccepted, s, ["C9"], expected: ["cookie": name, "accepted": "no"], actual: ["cookie": name, "accepted": "yes"],
+                detail: FindingDetail(.cookieCrossSiteAccepted, [s.label, name]), subject: name))
+        }
+    }
+
+    /// The body: a 307/308 hop re-issued without it or with another method, or the body
+    /// lost, re-encoded or changed on its way.
+    func body(_ outcome: Outcome, _ s: Subject, _ exchanges: [Exchange]) -> Finding? {
+        let e = s.exchange, label = s.label, recordedBody = e.request.bodyFingerprint, delivered = outcome.deliveredBody
+        let expected: FindingFields = ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256]
+        let reason = outcome.bodyReason.map { [$0] } ?? []
+        if !outcome.redirectReissueRules.isEmpty {
+            return make(.redirectMethodChanged, s, outcome.redirectReissueRules,
+                expected: ["method": e.request.method, "bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256], actual: ["method": outcome.deliveredMethod, "bodyLength": String(delivered.length), "bodySHA256": delivered.sha256],
+                detail: FindingDetail(.redirectMethodChanged, [label, previousStatus(e, exchanges), outcome.deliveredMethod, delivered.isEmpty ? "empty" : "other"]))
+        }
+        if !recordedBody.isEmpty && delivered.isEmpty {
+            return make(.bodyLost, s, outcome.bodyRules, expected: expected, actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
+                detail: FindingDetail(.bodyLost, [label, String(recordedBody.length)] + reason))
+        }
+        guard delivered != recordedBody else { return nil }
+        let actual: FindingFields = ["bodyLength": String(delivered.length), "bodySHA256": delivered.sha256]
+        let values = [label, String(delivered.length), String(recordedBody.length)] + reason
+        if outcome.bodyReencoded {
+            return make(.bodyReencoded, s, outcome.bodyRules, expected: expected, actual: actual, detail: FindingDetail(.bodyReencoded, values))
+        }
+        return make(.bodyMutated, s, outcome.bodyRules, expected: expected, actual: actual, detail: FindingDetail(.bodyMutated, values))
+    }
+
+    /// The page's URL after a redirect chain, when it is not the last hop's.
+    func redirectHidden(_ outcome: Outcome, _ s: Subject, _ exchanges: [Exchange]) -> Finding? {
+        let e = s.exchange
+        guard let pageURL = outcome.pageURL, let final = Self.lastHop(of: e, in: exchanges), pageURL != final.request.url else { return nil }
+        let finalURL = final.request.url
+        var finding = make(.redirectHidden, s, outcome.redirectRules, expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
+            detail: e.initiator.isDocument ? FindingDetail(.redirectHiddenDocument, [s.label, pageURL, finalURL]) : FindingDetail(.redirectHidden, [s.label, finalURL]))
+        if !e.initiator.isDocument { finding.severity = .info }
+        return finding
+    }
+
+    /// Cookies: one finding per code for the exchange, naming every cookie.
+    func cookies(_ outcome: Outcome, _ s: Subject, _ recording: Recording, serverSet: inout [String: Int]?, into out: inout [Finding]) {
+        let differences = outcome.cookieDifferences
+        guard !differences.isEmpty else { return }
+        func emit(_ code: FindingCode, _ differences: [CookieDifference]) {
+            let kept = differences.allSatisfy({ $0.likelihood >= minLikelihood }) ? differences : differences.filter { $0.likelihood >= minLikelihood }
+            guard !kept.isEmpty else { return }
+            if serverSet == nil, kept.contains(where: { $0.recordedSource != nil }) { serverSet = Subjects.serverSet(recording) }
+            out.append(cookieFinding(code, kept, s.exchange, label: s.label, rank: s.rank, preset: s.preset, recording: s.recording, serverSet: serverSet ?? [:]))
+        }
+        // The first difference's code read in place, not the difference copied.
+        if case let firstCode = Self.code(of: differences[0]), differences.allSatisfy({ Self.code(of: $0) == firstCode }) {
+            // One code for every cookie (most exchanges): the outcome's own list.
+            emit(firstCode, differences)
+            return
+        }
+        var byCode: [(FindingCode, [CookieDifference])] = []
+        for difference in differences {
+            let code = Self.code(of: difference)
+            if let i = byCode.firstIndex(where: { $0.0 == code }) { byCode[i].1.append(difference) } else { byCode.append((code, [difference])) }
+        }
+        for (code, group) in byCode { emit(code, group) }
+    }
+
+    /// Jar divergence at the end of the flow, once every synchronisation has completed:
+    /// one finding naming every cookie on which the jars disagree.
+    func jarDiverged(_ divergences: [JarDivergence], _ last: Exchange, preset: String, recording: String) -> Finding {
+        let first = divergences[0]
+        var expected: FindingFields = ["cookie": first.name, "domain": first.domain, "path": first.path, "in": "NativeJar and WebJar"]
+        var actual: FindingFields = ["cookie": first.name, "domain": first.domain, "path": first.path]
+        actual["in"] = first.nativeValue == nil ? "WebJar only" : first.webValue == nil ? "NativeJar only" : "both, with different values"
+        if let v = first.nativeValue ?? first.webValue { expected["value"] = v }
+        if let n = first.nativeValue, let w = first.webValue { expected["value"] = n; actual["value"] = w }
+        let subjects = divergences.map { "\($0.name)@\($0.domain)\($0.path)" }
+        if divergences.count > 1 { expected["cookies"] = subjects.joined(separator: ", ") }
+        var values: [String] = []
+        values.reserveCapacity(divergences.count * 5)
+        for d in divergences {
+            values.append(d.name)
+            values.append(d.domain)
+            values.append(d.path)
+            values.append(d.nativeValue == nil ? "web" : d.webValue == nil ? "native" : "both")
+            values.append(d.explanation)
+        }
+        // The end of the flow is no request: rank by the cookies alone.
+        let rank: Rank = divergences.contains { isImportant($0.name) } ? .important : .subresource
+        return make(.jarDiverged, last, rank, preset, recording, Self.unionRules(divergences) { $0.rules }, expected: expected, actual: actual, detail: FindingDetail(.jarDiverged, values), subject: subjects[0], subjects: subjects)
     }
 
     /// The finding a cookie difference gives.
