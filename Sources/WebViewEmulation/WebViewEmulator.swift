@@ -5,13 +5,11 @@ import TrafficModel
 /// Replays a recording through one preset: walks the exchanges in time order with
 /// NativeJar, WebJar and the synchronisations between them (docs/design.md, "Replay").
 ///
-/// Each exchange is one `EmulationRun.step` (EmulationRun.swift, its phases listed there):
-/// it rebuilds the request the page issued, lets the preset's strategy and mitigations
-/// decide the transport, computes the Cookie header from the jar that transport reads,
-/// applies the response to the jar it writes and to the page, and records an `Outcome`
-/// whose every change names its rule. This type holds the preset and the profile, and
-/// the pieces the phases share. Pure and deterministic: no I/O, the same inputs give the
-/// same outcomes.
+/// For each exchange it (1) rebuilds the request the page issued, minus the Cookie header,
+/// (2) lets the preset's strategy decide the transport, (3) computes the Cookie header
+/// from the jar that transport reads, (4) applies the response to the jar it writes and
+/// to the page, and (5) records an `Outcome` whose every change names its rule.
+/// Pure and deterministic: no I/O, the same inputs give the same outcomes.
 public struct WebViewEmulator: Sendable {
     public var preset: Preset
     public var profile: Profile
@@ -33,9 +31,349 @@ public struct WebViewEmulator: Sendable {
     }
 
     public func run(_ input: ReplayInput) -> EmulationResult {
-        var run = EmulationRun(self, input: input)
-        for e in input.recording.exchanges { run.step(e) }
-        return run.finish()
+        let exchanges = input.recording.exchanges
+        let provenance = input.provenance
+        let hooks = preset.hooks
+        var jars = JarPair()
+        jars.link = hooks.jarLink
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(exchanges.count)
+        // The plan of each load that redirects, by the sequence of its first hop.
+        var plans = [Int: TransportPlan]()
+        placePreexisting(input.sessionStart, scenario: input.scenario, into: &jars)
+        // W1: a pooled web view's document-start scripts were built when it was created, at
+        // the session's start, with the NativeJar of then; kept only where a document-start
+        // script runs.
+        let pooledNativeJar = hooks.documentStart.isEmpty ? nil : jars.native
+        // C1: the Cookie header given to the first document's loadRequest, for its redirect hops (C2).
+        var loadHeader: [Cookie] = []
+        // When the session began, as far as the recording knows: a script write no request
+        // bounds happened after it.
+        let sessionStart = input.sessionStart.time
+        // A1-A3: under a framework that serves the page from its own scheme, the first
+        // document is the bundled page, and the main frame stays on it until the next
+        // document load.
+        let app = preset.app
+        // RNW1: a jar copied into the other before the web view's first load, the load
+        // waiting for it: at the session's start, before anything the recording holds.
+        let firstLoadMirrors = hooks.beforeFirstLoad.compactMap { $0() }
+        // O4: chains whose first request the offline package answered: their hops never go.
+        var servedChains = Set<Int>()
+        var prefetch: [PrefetchOutcome] = []
+        var prefetchPages = [Int: PrefetchPage]()
+        for page in input.prefetchPages { prefetchPages[page.page] = page }
+        for mirror in firstLoadMirrors { jars.mirror(mirror, at: sessionStart) }
+        var appPageEnd = exchanges.count
+        // A4: where the recorded page was, whose own static files the app bundles with it.
+        let bundledOrigin = app != nil ? input.recordedPage : nil
+        if app != nil, let first = input.firstDocument {
+            appPageEnd = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }?.sequence ?? exchanges.count
+        }
+        // A4: loads answered from the bundle, by the sequence of their first hop.
+        var bundledChains = Set<Int>()
+        // Exchanges the preset's interceptor or app shell handled (`interceptedExchanges`).
+        var intercepted = 0
+
+        // One context for the whole flow, its per-exchange facts set afresh for each
+        // exchange: a copy per exchange cost more than the assignments.
+        var context = EmulationContext(profile: profile, scenario: input.scenario)
+        // Responses whose Set-Cookie, and what a transport does after it, waits for the
+        // response's head to arrive (as in the cookie provenance walk).
+        var arriving = ArrivalQueue<Arrival>()
+        for e in exchanges {
+            let facts = input.facts[e.sequence]
+            let time = e.startedAt
+            if !arriving.isEmpty {
+                arriving.land(before: e) { land($0, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+                // A cookie the recorded request carried from a response still on its way
+                // shows it had arrived, as the provenance walk read it.
+                for sent in provenance.sent[e.sequence] where sent.kind == .serverSet {
+                    guard let by = sent.setBy, by < exchanges.count else { continue }
+                    for arrival in arriving.arrived(through: exchanges[by]) { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+                }
+            }
+            jars.completeSyncs(upTo: time)
+            context.documentURL = facts.documentURL
+            context.crossOrigin = facts.crossOrigin
+            context.thirdPartyPage = facts.thirdPartyPage
+            context.submittedByScript = facts.submittedByScript
+            context.uploadListener = facts.uploadListener
+            context.nativeMultipart = facts.nativeMultipart
+            context.appPage = nil
+            // A1-A3: the main frame is on the bundled page from its load to the next
+            // document load; what it issues comes from the app's origin.
+            let fromAppPage = app != nil && e.frame.kind == .main && e.sequence < appPageEnd
+            // J4: a new web view with its own process pool starts without session cookies.
+            if facts.opensProcessPool { jars.dropSessionCookies(from: .web, at: time) }
+            let events = provenance.inferred[e.sequence]
+            let crossSite = events.isEmpty ? [] : applyScriptEvents(events, at: time, into: &jars, hooks: hooks.scriptCookieWritten, deletionHooks: hooks.scriptCookieDeleted, page: facts.frameDocument,
+                writerNamed: e.request.headers.first("Referer") != nil, onAppPage: fromAppPage, inMainFrame: e.frame.kind == .main)
+            jars.completeSyncs(upTo: time)
+
+            let chainStart = e.redirect?.chainStart ?? e.sequence
+            let hop = e.redirect?.hop ?? 0
+            var outcome = Outcome(sequence: e.sequence, deliveredMethod: e.request.method, deliveredURL: e.request.url, deliveredBody: e.request.bodyFingerprint)
+            if e.initiator == .native {
+                // NC1: the app's native code sent it, outside the web view: no strategy or
+                // mitigation touches it, and what it carried is NativeJar's business. Its
+                // Set-Cookie goes to NativeJar, which WebJar learns through J1.
+                outcome.note(Change(rule: "NC1", what: "sent by native code, outside the web view; not compared"))
+                if let target = e.request.target, !facts.setCookies.isEmpty {
+                    var origin = JarPair.Origin(rules: ["NC1"], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
+                    origin.fromRedirect = e.response.isRedirect
+                    let arrival = Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: facts.setCookies, target: target, side: .native, origin: origin)
+                    if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
+                        land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars)
+                    } else {
+                        arriving.hold(arrival, of: e)
+                    }
+                }
+                outcomes.append(outcome)
+                continue
+            }
+            if e.sequence == (input.firstDocument ?? 0) {
+                for mirror in firstLoadMirrors {
+                    outcome.note(Change(rule: mirror.rule, note: .mirroredBeforeFirstLoad(from: mirror.from, to: mirror.to)))
+                }
+            }
+            if let page = prefetchPages[e.sequence] {
+                // PF1-PF3: native code prefetches the page's API calls as the load starts.
+                prefetch += prefetchOutcomes(page, at: time, jars: jars, provenance: provenance, exchanges: exchanges, into: &outcome)
+            }
+            if let app, chainStart == input.firstDocument {
+                // A3: the bundled page; no server sees this load.
+                outcome.note(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
+                outcome.note(Change(rule: app.originRule, note: .pageOrigin(app.origin)))
+                outcomes.append(outcome)
+                continue
+            }
+            context.appPage = fromAppPage ? app : nil
+            if let app, fromAppPage, hop > 0 ? bundledChains.contains(chainStart) : Self.isBundledFile(e, of: bundledOrigin) {
+                // A4: a script, stylesheet, image, font or media file of the page's own
+                // origin is a file of the bundle, at a URL relative to the app's origin.
+                bundledChains.insert(chainStart)
+                intercepted += 1
+                outcome.note(Change(rule: "A4", note: .bundledFile(origin: app.origin)))
+                outcomes.append(outcome)
+                continue
+            }
+            if servedChains.contains(chainStart) {
+                // O4: the package answered the chain's first request; this hop never goes.
+                outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
+                for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O4"); jars.block(setCookie.name, from: .native, by: "O4") }
+                outcomes.append(outcome)
+                continue
+            }
+            let plan: TransportPlan
+            var eventSourceUnbridged = false
+            if e.initiator == .websocket {
+                // WS1: WebKit opens WebSockets itself: no NSURLProtocol (registered for http
+                // and https, not ws and wss), scheme handler or XHR and fetch bridge sees the
+                // handshake, and no CORS check applies; it carries WebJar's cookies.
+                plan = Self.webSocketPlan
+                outcome.note(Change(rule: "WS1", what: "a WebSocket handshake: WebKit's own, under every strategy"))
+            } else if hop == 0 {
+                plan = issue(e, input: input, context: context, hooks: hooks, into: &outcome)
+                if e.initiator == .eventSource {
+                    // ES1: neither XHR nor fetch, so a bridge that patches those does not
+                    // see it; the strategy's transport carries it as any subresource. Where
+                    // an XHR would have gone another way, its cookie differences cite ES1.
+                    outcome.note(Change(rule: "ES1", what: "an EventSource: no XHR or fetch bridge sees it"))
+                    var asXHR = e
+                    asXHR.initiator = .xhr
+                    let bridged = preset.strategy.plan(for: asXHR, in: context)
+                    eventSourceUnbridged = bridged.requestJar != plan.requestJar || bridged.intercepted != plan.intercepted
+                }
+                if e.redirect?.next != nil { plans[chainStart] = plan }
+                // CDV3, TAU2: the framework's handler serves a request to the app origin itself.
+                if let app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e, devServer: input.scenario.devServer) {
+                    outcome.deliveredBody = .empty
+                    outcome.bodyRules = [rule]
+                    outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
+                }
+            } else {
+                if let known = plans[chainStart] {
+                    plan = known
+                } else {
+                    let head = input.facts[chainStart]
+                    var headContext = EmulationContext(profile: profile, scenario: input.scenario)
+                    (headContext.documentURL, headContext.crossOrigin, headContext.uploadListener) = (head.documentURL, head.crossOrigin, head.uploadListener)
+                    headContext.nativeMultipart = head.nativeMultipart
+                    headContext.thirdPartyPage = head.thirdPartyPage
+                    plan = preset.strategy.plan(for: exchanges[chainStart], in: headContext)
+                }
+                if let previous = facts.previousHop, exchanges[previous].response.preservesMethod, !e.request.bodyFingerprint.isEmpty {
+                    followPreservingRedirect(&outcome, previous: previous, plan: plan, chainStartIsDocument: exchanges[chainStart].initiator.isDocument, exchanges: exchanges, outcomes: outcomes)
+                }
+            }
+
+            if plan.intercepted || app != nil { intercepted += 1 }
+            if let verdict = facts.offline {
+                if verdict == .miss {
+                    outcome.offline = .miss
+                } else if !plan.intercepted || hop > 0 {
+                    outcome.offline = .notInterceptable
+                } else {
+                    // O1-O4: the interceptor serves the package's file; no server sees the request.
+                    outcome.offline = verdict
+                    outcome.note(Change(rule: "O1", what: "served from the offline package"))
+                    if verdict == .stale {
+                        outcome.responseRules = ["O2"]
+                        outcome.note(Change(rule: "O2", what: "the package's file is not what the server sent"))
+                    }
+                    if !facts.setCookies.isEmpty {
+                        for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: "O3"); jars.block(setCookie.name, from: .native, by: "O3") }
+                        outcome.note(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
+                    }
+                    if e.response.isRedirect {
+                        servedChains.insert(chainStart)
+                        outcome.pageURL = e.request.url
+                        outcome.redirectRules = ["O4"]
+                        outcome.note(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
+                    }
+                    outcomes.append(outcome)
+                    continue
+                }
+            }
+            if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
+            // A1: a script's request from the app's page to a server reads the response only
+            // if CORS lets the app origin read it.
+            if let page = context.appPage, !plan.intercepted, e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax || e.initiator == .eventSource,
+                let target = e.request.target, target.scheme == "http" || target.scheme == "https",
+                !ExchangeClassifier.isPreflight(e.request),  // the engine's own preflight (E5)
+                let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
+            {
+                outcome.corsRules = ["A1", page.originRule]
+                outcome.corsReason = reason
+                outcome.note(Change(rule: "A1", note: .unreadableResponse(origin: page.origin, reason: reason)))
+            }
+            // Cookies: the jar the transport reads, compared with the recorded header.
+            if !outcome.failedRules.isEmpty {
+                // D4, D5: the request fails before it reaches the server.
+                outcomes.append(outcome)
+                continue
+            }
+            if let recorded = e.request.target {
+                // N4: WebKit's own request to another site than the page's (measured in WebKitGTK 2.50.6).
+                let keptOffByITP = profile.itp && !plan.intercepted && facts.thirdPartyToPage
+                // D1, D2: a request sent to an IP (HTTPDNS) reads and writes cookies under the IP.
+                let byHost = hop == 0 && e.initiator != .websocket ? cookieHost(e, plan: plan, context: context, input: input, hooks: hooks) : nil
+                let target = byHost.map { recorded.with(host: $0.host) } ?? recorded
+                var header = CookieHeaderChoice(cookies: jars.cookies(in: plan.requestJar, for: target, at: time), side: plan.requestJar, rule: plan.requestJarRule, fixedAtLoad: false)
+                if let byHost { header.rule = byHost.rule }
+                if chainStart == input.firstDocument, let load = hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
+                    if load.source == .nativeJarNow { loadHeader = jars.native.cookies(for: target, at: time) }
+                    outcome.note(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
+                    header = CookieHeaderChoice(cookies: loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
+                    header.givenToLoad = true
+                }
+                // N4, A2, N5: cookies WebKit itself keeps off the request.
+                // A navigation of the main frame is first-party to where it goes, not third-party to the app.
+                // An iframe's requests too: the top-level page is still the app's, and ITP
+                // judges a request by the top-level site, not by the frame that sends it.
+                let topAppPage = app != nil && e.sequence < appPageEnd ? app : nil
+                // Not a request of a page the recording never loaded: its top-level site is unknown.
+                let thirdPartyToApp = !plan.intercepted && profile.itp && !(e.initiator.isDocument && e.frame.kind == .main) && !facts.fromUnseenPage
+                    && topAppPage.map { !$0.serves(target) } == true
+                if !plan.intercepted && !header.givenToLoad {
+                    withhold(&header, from: e, issuedUnder: facts.documentURL, appPage: topAppPage, keptOffByITP: keptOffByITP, thirdPartyToApp: thirdPartyToApp, target: target)
+                }
+                outcome.sentCookies = header.cookies
+                if let gap = e.evidenceGap {
+                    // E1-E7: the recorded Cookie header is no evidence; nothing to compare.
+                    outcome.note(Change(rule: RuleID(gap.rule), note: .cookiesNotCompared(reason: gap.reason)))
+                } else {
+                    outcome.cookieDifferences = cookieDifferences(recorded: provenance.sent[e.sequence], header: header, jars: jars, time: time, sessionStart: sessionStart)
+                    if !facts.headerBeforeWrite.isEmpty {
+                        // E8: those cookies are as they were before a recent write; the rest of the header still shows the jar.
+                        outcome.cookieDifferences.removeAll { facts.headerBeforeWrite.contains($0.name) }
+                        let names = facts.headerBeforeWrite.joined(separator: ", ")
+                        outcome.note(Change(rule: "E8", note: .cookiesNotCompared(reason: "\(names) as before a recent write: the Cookie header was built before it, the request queued behind others")))
+                    }
+                    if eventSourceUnbridged {
+                        for k in outcome.cookieDifferences.indices { outcome.cookieDifferences[k].rules.insert("ES1", at: min(1, outcome.cookieDifferences[k].rules.count)) }
+                    }
+                }
+                if !outcome.cookieDifferences.isEmpty && !header.givenToLoad {
+                    outcome.note(Change(rule: header.rule, note: .cookieHeaderBuilt(from: header.side)))
+                }
+                // Response: Set-Cookie to the jar the transport writes, when the response's
+                // head arrives.
+                var arrival = Arrival(at: e.responseArrivedAt, end: e.endedAt, setCookies: [], target: target, side: plan.responseJar, origin: JarPair.Origin(rules: [], setBy: e.sequence, redirectStatus: nil))
+                if !facts.setCookies.isEmpty && (keptOffByITP || thirdPartyToApp) {
+                    // N4, A2: WebKit does not store a third-party response's cookies either.
+                    let rule: RuleID = keptOffByITP ? "N4" : "A2"
+                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
+                    outcome.note(Change(rule: rule, what: "Set-Cookie of a third-party response not stored"))
+                } else if !facts.setCookies.isEmpty, plan.responseJar == .web,
+                    let rule = hooks.webSetCookieArriving.lazy.compactMap({ $0(SetCookieArrival(name: facts.setCookies[0].name, firstLaunch: input.scenario.firstLaunch)) }).first
+                {
+                    // ION3: WebJar ignores the Set-Cookie on the app's first launch.
+                    for setCookie in facts.setCookies { jars.block(setCookie.name, from: .web, by: rule) }
+                    outcome.note(Change(rule: rule, what: "Set-Cookie ignored: the app's first launch"))
+                } else if !facts.setCookies.isEmpty {
+                    var origin = JarPair.Origin(rules: [plan.responseJarRule], setBy: e.sequence, redirectStatus: e.response.isRedirect ? e.response.status : nil)
+                    if byHost != nil { origin.rules.append("D2") }  // stored under the IP
+                    origin.fromRedirect = e.response.isRedirect
+                    if plan.responseJar == .native {
+                        outcome.note(Change(rule: plan.responseJarRule, what: "Set-Cookie stored in NativeJar, not WebJar"))
+                    }
+                    arrival.setCookies = facts.setCookies
+                    arrival.origin = origin
+                    arrival.byIP = byHost != nil
+                }
+                // CAPC2: once the response is in, a jar copied into the other.
+                arrival.mirror = plan.jarCopyAfter
+                // Document start of the main frame, once its chain ends (C3-C6).
+                if !hooks.documentStart.isEmpty, e.redirect?.next == nil {
+                    let head = exchanges[chainStart]
+                    if head.initiator.isDocument, head.frame.kind == .main {
+                        let reused = input.facts[chainStart].reusedWebView
+                        if reused { outcome.note(Change(rule: "W1", what: "a reused web view's document-start script writes the NativeJar of its creation")) }
+                        arrival.documentStart = reused ? Arrival.DocumentStart.inPooledWebView : .inWebView
+                    }
+                }
+                if !arrival.setCookies.isEmpty || arrival.mirror != nil || arrival.documentStart != nil {
+                    // Nothing held and no request leaves before it arrives: it lands now, as
+                    // it would before the next request (most flows, and no queue to keep).
+                    if arriving.isEmpty, Self.landsBeforeNext(arrival, after: e, in: exchanges) {
+                        land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars)
+                    } else {
+                        arriving.hold(arrival, of: e)
+                    }
+                }
+            }
+            outcomes.append(outcome)
+
+            // The page's URL once the chain ends: the last hop's, unless a native session
+            // followed it silently and handed the response over under the first URL.
+            if hop > 0, e.redirect?.next == nil, !servedChains.contains(chainStart) {
+                let silent = plan.redirects == .silent || (plan.redirects == .reloadDocument && !exchanges[chainStart].initiator.isDocument)
+                switch silent ? RedirectHandling.silent : plan.redirects {
+                case .silent:
+                    outcomes[chainStart].pageURL = exchanges[chainStart].request.url
+                    outcomes[chainStart].redirectRules = [plan.redirectRule]
+                    outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
+                case .engine, .forwarded, .reloadDocument, .reported:
+                    outcomes[chainStart].pageURL = e.request.url
+                    if plan.redirects == .engine {
+                        outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "WebKit followed the redirect; the page sees every hop"))
+                    } else if plan.redirects == .reported {
+                        outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "the native session followed the redirect and gave the page the final URL"))
+                    }
+                }
+            }
+        }
+
+        for arrival in arriving.all() { land(arrival, hooks: hooks, pooledNativeJar: pooledNativeJar, into: &jars) }
+        jars.completeSyncs(upTo: .infinity)
+        let end = exchanges.last?.endedAt ?? 0
+        // TAU3: jars that never exchange cookies are not expected to agree.
+        var separate = false
+        if case .separate = jars.link { separate = true }
+        var result = EmulationResult(preset: preset.name, outcomes: outcomes, divergences: separate ? [] : divergences(jars, at: end), jarEvents: jars.events, prefetch: prefetch)
+        result.interceptedExchanges = intercepted
+        return result
     }
 
     /// A4: whether `e` is a load the bundled page makes of its own files, at the page's
@@ -202,6 +540,14 @@ public struct WebViewEmulator: Sendable {
         return worst!.1
     }
 
+    /// The host a mitigation has a load's first hop's cookies go by instead of its own
+    /// (D1, D2: an HTTPDNS IP), asked at the `cookieHost` moment.
+    func cookieHost(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks) -> CookieHost? {
+        guard !hooks.cookieHost.isEmpty else { return nil }
+        let request = IssuedRequest(exchange: e, plan: plan, context: context, input: input)
+        return hooks.cookieHost.lazy.compactMap { $0(request) }.first
+    }
+
     /// On a 307/308 hop the body depends on who follows the redirect.
     func followPreservingRedirect(_ outcome: inout Outcome, previous: Int, plan: TransportPlan, chainStartIsDocument: Bool, exchanges: [Exchange], outcomes: [Outcome]) {
         // S5 spi: below iOS 15 only _didPerformRedirection: exists, which tells WebKit of a
@@ -297,7 +643,7 @@ public struct WebViewEmulator: Sendable {
     /// the cookies inferred to have been there from the start, in the jars the scenario
     /// names. Either jar learns the other's start cookies through J1; a cookie only in
     /// NativeJar is what N3 (the first-request cookie problem) is about.
-    func placePreexisting(_ cookies: SessionStartCookies, scenario: Scenario, into jars: inout JarPair) {
+    private func placePreexisting(_ cookies: SessionStartCookies, scenario: Scenario, into jars: inout JarPair) {
         guard !cookies.isEmpty else { return }
         let start = cookies.time
         let nativeOnly = JarPair.Origin(rules: ["N3"], source: .atSessionStart)
@@ -330,7 +676,7 @@ public struct WebViewEmulator: Sendable {
     /// cookie of another site than that document's was written by a frame of the cookie's
     /// own site (a script sets cookies for its own site only), where the page's hooks do
     /// not run.
-    func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, writerNamed: Bool, onAppPage: Bool, inMainFrame: Bool) -> [String] {
+    private func applyScriptEvents(_ events: [CookieProvenance.Inference], at time: Double, into jars: inout JarPair, hooks: [@Sendable (ScriptCookieWrite) -> ScriptWriteEffect], deletionHooks: [@Sendable (ScriptCookieWrite) -> JarSide?], page: RequestTarget?, writerNamed: Bool, onAppPage: Bool, inMainFrame: Bool) -> [String] {
         let written = time - CookieProvenance.scriptLead
         var crossSite: [String] = []
         for event in events {
@@ -389,7 +735,7 @@ public struct WebViewEmulator: Sendable {
     }
 
     /// Document start: what the preset's user scripts write to `document.cookie` (C3-C6).
-    func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
+    private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
         let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time, capsScriptCookies: profile.itp && profile.holds("C6"))
         for hook in hooks {
             for write in hook(start) {
@@ -421,7 +767,7 @@ public struct WebViewEmulator: Sendable {
     // MARK: - End of flow
 
     /// Once every synchronisation has completed, the cookies on which the jars disagree.
-    func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
+    private func divergences(_ jars: JarPair, at time: Double) -> [JarDivergence] {
         guard jars.native.count + jars.web.count > 0 else { return [] }
         // Only the keys whose live values differ are sorted and explained.
         var differing: [Cookie.Key] = []
