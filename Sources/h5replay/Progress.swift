@@ -1,5 +1,4 @@
 import Foundation
-import Pipeline
 import Reports
 
 /// A progress line on standard error, redrawn in place, shown only on a terminal.

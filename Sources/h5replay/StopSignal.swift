@@ -1,5 +1,4 @@
 import Foundation
-import Pipeline
 
 /// Set by SIGINT and SIGTERM once `StopSignal.install()` ran; long-running commands
 /// (`record`, `serve`) check it between steps and then finish cleanly.
