@@ -83,8 +83,12 @@ let package = Package(
             ],
             swiftSettings: crossModule
         ),
-        // The pipeline: file in, Recording out and stored (ImportPipeline); recordings
-        // replayed under presets, findings detected, the run stored (ReplayRunner).
+        // The pipeline: what a command names resolved to recordings (RecordingSource); file
+        // in, Recording out and stored (ImportPipeline, LiveCapture); recordings replayed
+        // under presets, findings detected, the run stored (ReplayRunner, RunResult); what
+        // reached `serve` held against the recording (ObservedRun). It re-exports the value
+        // modules of its API (TrafficModel, WebViewEmulation, Findings, ReportStore), so the
+        // CLI imports it alone.
         .target(
             name: "Pipeline",
             dependencies: ["TrafficModel", "HTTPWire", "PacketCapture", "HARFormat", "CookieJar", "WebViewEmulation", "Findings", "ReportStore"],
@@ -113,7 +117,7 @@ let package = Package(
         .target(
             name: "ReplayServer",
             dependencies: [
-                "TrafficModel", "WebViewEmulation", "Findings", "LocalCA",
+                "TrafficModel", "LocalCA",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -143,8 +147,7 @@ let package = Package(
         .executableTarget(
             name: "h5replay",
             dependencies: [
-                "TrafficModel", "HARFormat", "CookieJar", "WebViewEmulation", "Findings",
-                "ReportStore", "Pipeline", "Reports", "PacketCapture", "HTTPWire", "ReplayServer", "LocalCA", "RecordingProxy",
+                "Pipeline", "Reports", "ReplayServer", "RecordingProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: jemalloc
@@ -162,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "ReplayServerTests",
             dependencies: [
-                "ReplayServer", "TrafficModel", "Findings",
+                "ReplayServer", "TrafficModel",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -36,8 +36,20 @@ public struct ReplayRunner: Sendable {
         self.detector = detector
     }
 
+    /// The scenario given for the whole run; without one, each recording's own beside its
+    /// file (`NAME.scenario.json` and the other sidecars, `Sidecars.scenario(for:)`).
+    public mutating func setScenarios(_ explicit: Scenario?, for recordings: [Recording]) throws {
+        if let explicit {
+            scenario = explicit
+            return
+        }
+        for recording in recordings {
+            if let sidecar = try Sidecars.scenario(for: recording.sourcePath) { scenarios[recording.name] = sidecar }
+        }
+    }
+
     /// Replays every recording under every preset; results in recording, then preset order.
-    public func replay(_ recordings: [Recording]) -> [ReportStore.RunResult] {
+    public func replay(_ recordings: [Recording]) -> [RunResult] {
         // Each recording is made ready once (scenario, provenance, per-exchange facts);
         // its presets then run on the same input.
         let inputs = UnsafeResultBuffer<ReplayInput>(count: recordings.count)
@@ -49,14 +61,14 @@ public struct ReplayRunner: Sendable {
     }
 
     /// Replays inputs already made ready; results in input, then preset order.
-    public func replay(_ inputs: [ReplayInput]) -> [ReportStore.RunResult] {
+    public func replay(_ inputs: [ReplayInput]) -> [RunResult] {
         let jobs = inputs.indices.flatMap { r in presets.indices.map { (r, $0) } }
         // Labels and ranks of every exchange, once per recording for all its presets.
         let made = UnsafeResultBuffer<FindingDetector.Subjects>(count: inputs.count)
         DispatchQueue.concurrentPerform(iterations: inputs.count) { r in made.set(r, FindingDetector.Subjects(inputs[r].recording)) }
         let subjects = made.values
         let pages = inputs.map { $0.recording.exchanges.reduce(0) { $0 + ($1.initiator == .native ? 0 : 1) } }
-        let results = UnsafeResultBuffer<ReportStore.RunResult>(count: jobs.count)
+        let results = UnsafeResultBuffer<RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (r, p) = jobs[index]
             let input = inputs[r]
@@ -64,7 +76,7 @@ public struct ReplayRunner: Sendable {
             var detector = self.detector
             detector.importantCookies += input.scenario.importantCookies
             let findings = detector.findings(for: input.recording, result: result, subjects: subjects[r])
-            var runResult = ReportStore.RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
+            var runResult = RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
             runResult.coverage = Self.coverage(of: result, in: input.recording)
             runResult.pageExchanges = pages[r]
             let preset = presets[p]
@@ -94,7 +106,7 @@ public struct ReplayRunner: Sendable {
     /// Marks the findings of one recording's results (one per preset, in preset order)
     /// that the baseline preset's result also has: the same code on the same exchange, no
     /// more certain, about the same cookies or fewer. The baseline's own are all marked.
-    static func markBaseline(_ results: inout ArraySlice<ReportStore.RunResult>, baseline b: Int) {
+    static func markBaseline(_ results: inout ArraySlice<RunResult>, baseline b: Int) {
         let b = results.startIndex + b
         var seen: [Int: [(code: FindingCode, severity: Severity, subjects: Set<String>)]] = [:]
         for f in results[b].findings { seen[f.sequence, default: []].append((f.code, f.severity, Set(f.subjects))) }
@@ -142,7 +154,7 @@ public struct ReplayRunner: Sendable {
     /// slice's results are stored, handed to `each` and let go while the next is replayed,
     /// so memory holds two slices, never every outcome or finding of a large corpus (what
     /// `each` keeps is its own). Returns the stored run.
-    public func run(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?, each: (ReportStore.RunResult) throws -> Void) throws -> RunRow {
+    public func run(_ recordings: [Recording], in store: ReportStore, label: String?, toolVersion: String, gitRevision: String?, each: (RunResult) throws -> Void) throws -> RunRow {
         let started = Date()
         var row = RunRow(
             id: nil, startedAt: ReportStore.timestamp(started), finishedAt: ReportStore.timestamp(started), toolVersion: toolVersion,

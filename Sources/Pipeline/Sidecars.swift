@@ -1,3 +1,4 @@
+import CookieJar
 import Foundation
 import TrafficModel
 import WebViewEmulation
@@ -7,6 +8,22 @@ import WebViewEmulation
 /// recording as `NAME.scenario.json`, `NAME.resourcemap.json` (with `NAME.package/`) and
 /// `NAME.prefetch.json`.
 public enum Sidecars {
+    /// The cookies of a Netscape cookies.txt (`--native-cookies`, `--web-cookies`), naming
+    /// the file in every error.
+    public static func cookies(_ path: String) throws -> [Cookie] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw InputError("\(path): cannot read the cookies file: \((error as NSError).localizedDescription)")
+        }
+        do {
+            return try CookieFile.parse(text, creation: 0)
+        } catch let error as CookieFile.ParseError {
+            throw InputError("\(path): \(error.description)")
+        }
+    }
+
     /// The scenario of the files beside `recordingPath`, nil when there are none.
     public static func scenario(for recordingPath: String?) throws -> Scenario? {
         guard let recordingPath else { return nil }

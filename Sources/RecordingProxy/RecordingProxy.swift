@@ -6,7 +6,8 @@
 
 import Foundation
 import HTTPWire
-import LocalCA
+// LocalCA is re-exported: a caller builds the `TLSContexts` the configuration takes from it.
+@_exported import LocalCA
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1

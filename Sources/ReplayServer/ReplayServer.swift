@@ -1,12 +1,14 @@
 // ReplayServer: `serve`. A real HTTP/1.1 origin on SwiftNIO, over TLS (HTTP/2 too, where
-// the client chooses h2) and through CONNECT with LocalCA's certificates, that answers each arrival with the recorded response it
-// matches (`ReplayOrigin`), records every `Arrival`, and makes of them an observed run that
-// Findings holds against the recording (`ObservedRun`).
+// the client chooses h2) and through CONNECT with LocalCA's certificates, that answers each
+// arrival with the recorded response it matches (`ReplayOrigin`) and hands every `Arrival`
+// to its caller. It detects nothing: Pipeline's `ObservedRun` holds the stored arrivals
+// against the recording.
 
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
-import LocalCA
+// LocalCA is re-exported: a caller builds the `TLSContexts` the configuration takes from it.
+@_exported import LocalCA
 import NIOHTTP1
 import NIOPosix
 import TrafficModel

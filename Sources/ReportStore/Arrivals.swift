@@ -111,7 +111,7 @@ extension ReportStore {
     /// Ends a session: its observed run stored, its arrivals moved under that run, the
     /// session gone, all in one transaction. Without results, the arrivals are dropped with
     /// the session and nil is returned.
-    public func finishServeSession(_ session: Int64, results: [RunResult], recordings: [Recording], label: String?, toolVersion: String) throws -> Int64? {
+    public func finishServeSession<Result: StoredResult>(_ session: Int64, results: [Result], recordings: [Recording], label: String?, toolVersion: String) throws -> Int64? {
         guard !results.isEmpty else {
             try writer.write { db in try db.execute(sql: "DELETE FROM serve_session WHERE id = ?", arguments: [session]) }
             return nil

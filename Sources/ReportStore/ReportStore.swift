@@ -385,40 +385,28 @@ public struct ReportStore: Sendable {
 
     // MARK: - Runs
 
-    /// What a run replayed: per recording and preset, the outcomes and findings.
-    public struct RunResult: Sendable {
-        public var recording: String
-        public var preset: String
-        public var outcomes: [Outcome]
-        public var findings: [Finding]
-        public var jarEvents: [JarEvent]
-        /// What an offline package and a prefetch config did, when the run had them.
-        public var coverage: [CoverageItem] = []
-
+    /// What a run stores of one recording under one preset: its outcomes, findings, jar
+    /// events and coverage, and the facts of its row in `run_recording` and `idle_cell`.
+    /// Pipeline's `RunResult` is one; the store writes what these say and makes none.
+    public protocol StoredResult {
+        var recording: String { get }
+        var preset: String { get }
+        var outcomes: [Outcome] { get }
+        var findings: [Finding] { get }
+        var jarEvents: [JarEvent] { get }
+        var coverage: [CoverageItem] { get }
         /// The recording had exchanges to replay (its outcomes may have been stored and let go).
-        public var replayed: Bool
-        /// How many of its exchanges a page sent (not the app's native code, NC1): with
-        /// none, nothing a preset does to the web view's traffic was compared. Nil: not
-        /// counted.
-        public var pageExchanges: Int?
-        /// Nothing of the preset was exercised: no exchange went through its interceptor or
-        /// app shell and it has no mitigation, so its clean cell says nothing (`n/a`).
-        public var idle = false
-
-        public init(recording: String, preset: String, outcomes: [Outcome], findings: [Finding], jarEvents: [JarEvent] = [], replayed: Bool? = nil) {
-            self.recording = recording
-            self.preset = preset
-            self.outcomes = outcomes
-            self.findings = findings
-            self.jarEvents = jarEvents
-            self.replayed = replayed ?? !outcomes.isEmpty
-        }
+        var replayed: Bool { get }
+        /// How many of its exchanges a page sent; nil: not counted.
+        var pageExchanges: Int? { get }
+        /// Nothing of the preset was exercised (its clean cell reads `n/a`).
+        var idle: Bool { get }
     }
 
     /// Stores a run with all its outcomes and findings in one transaction; returns its id.
     /// `more` runs last in the same transaction, where foreign keys are not enforced
     /// (`writeRun`): it deletes what depends on a row it deletes itself.
-    public func saveRun(_ run: RunRow, results: [RunResult], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
+    public func saveRun<Result: StoredResult>(_ run: RunRow, results: [Result], inTransaction more: ((Database, Int64) throws -> Void)? = nil) throws -> Int64 {
         try writeRun(run) { writer in
             try writer.add(results)
             try writer.flush()
@@ -540,7 +528,7 @@ public struct ReportStore: Sendable {
 
         /// Stores results (outcomes, findings, jar events) of the run, in the order of the
         /// run's indexes: by recording and preset, a recording's findings by sequence and code.
-        public func add(_ results: [RunResult]) throws {
+        public func add<Result: StoredResult>(_ results: [Result]) throws {
             for r in ReportStore.keyOrder(of: results) {
                 let result = results[r]
                 if listed.insert(result.recording).inserted {
@@ -606,7 +594,7 @@ public struct ReportStore: Sendable {
     ///
     /// Returns positions in `results`: a corpus hands over a result per recording and
     /// preset, and moving the results themselves retained and released every field of each.
-    static func keyOrder(of results: [RunResult]) -> [Int] {
+    static func keyOrder<Result: StoredResult>(of results: [Result]) -> [Int] {
         let recordings = results.map(\.recording), presets = results.map(\.preset)
         if (1..<max(results.count, 1)).allSatisfy({ k in
             let c = compareBytes(recordings[k - 1], recordings[k])

@@ -181,7 +181,7 @@ public struct ReportModel: Sendable {
         var idle: Set<String> = []
         var coverage: [String: [String: [CoverageItem]]] = [:]
         /// Every result's findings, when all are kept.
-        var results: [ReportStore.RunResult] = []
+        var results: [KeptFindings] = []
         /// Per preset and code, the most important findings, each with the order it came in
         /// (ties of importance are shown in the order the report lists them).
         var shown: [String: [FindingCode: [(finding: Finding, arrival: Int)]]] = [:]
@@ -192,14 +192,14 @@ public struct ReportModel: Sendable {
             tally = Tallies(baselinePreset: baselinePreset)
         }
 
-        public mutating func add(_ result: ReportStore.RunResult) {
+        public mutating func add(_ result: some ReportStore.StoredResult) {
             if result.replayed { replayed.insert(result.recording) } else { empty.insert(result.recording) }
             if result.replayed, result.pageExchanges == 0 { nativeOnly.insert(result.recording) }
             if result.idle { idle.insert(ReportModel.cellKey(recording: result.recording, preset: result.preset)) }
             if !result.coverage.isEmpty { coverage[result.recording, default: [:]][result.preset] = result.coverage }
             for f in result.findings { tally.add(f) }
             guard let limit = shownPerCode else {
-                results.append(ReportStore.RunResult(recording: result.recording, preset: result.preset, outcomes: [], findings: result.findings, replayed: result.replayed))
+                results.append(KeptFindings(recording: result.recording, preset: result.preset, findings: result.findings))
                 return
             }
             guard limit > 0 else { return }
@@ -225,7 +225,7 @@ public struct ReportModel: Sendable {
             } else {
                 let kept = shown.values.flatMap { $0.values.flatMap { $0 } }.sorted { $0.arrival < $1.arrival }.map(\.finding)
                 model = ReportModel(run: run, recordings: names, presets: run.presetList, findings: [])
-                model.findings = ReportModel.reportOrder([ReportStore.RunResult(recording: "", preset: "", outcomes: [], findings: kept)])
+                model.findings = ReportModel.reportOrder([KeptFindings(recording: "", preset: "", findings: kept)])
                 model.cells = tally.cells
                 model.tallies = tally.byPreset
                 model.shared = tally.shared
@@ -237,6 +237,13 @@ public struct ReportModel: Sendable {
             model.idleCells = idle
             return model
         }
+    }
+
+    /// One result's findings, kept for the report after its outcomes are let go.
+    struct KeptFindings {
+        var recording: String
+        var preset: String
+        var findings: [Finding]
     }
 
     /// Loads the run `id` (the latest when nil) from `store`.
@@ -253,7 +260,7 @@ public struct ReportModel: Sendable {
     /// The results' findings by recording, preset, exchange and code, then as they came:
     /// the order `load` reads. A large run holds hundreds of thousands of findings, so what
     /// is sorted is a small key per finding, never the findings themselves.
-    static func reportOrder(_ results: [ReportStore.RunResult]) -> [Finding] {
+    static func reportOrder(_ results: [KeptFindings]) -> [Finding] {
         // Each distinct recording and preset, ranked by name.
         var groups: [String: [String: Int]] = [:]
         for result in results {

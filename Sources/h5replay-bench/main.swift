@@ -183,7 +183,7 @@ if ProcessInfo.processInfo.environment["H5REPLAY_BENCH_STOP"] == "emulation" { e
 
 /// The timed SQLite call, a function of its own that the optimiser keeps: Tools/bench counts
 /// its instructions under callgrind by this symbol, and `saveRun` itself may be inlined here.
-@inline(never) func storeRun(_ store: ReportStore, _ run: RunRow, _ results: [ReportStore.RunResult]) throws {
+@inline(never) func storeRun(_ store: ReportStore, _ run: RunRow, _ results: [RunResult]) throws {
     _ = try store.saveRun(run, results: results)
 }
 
@@ -212,12 +212,12 @@ func sqliteStage(_ inputs: [ReplayInput], subjects: [FindingDetector.Subjects], 
         copy += 1
     }
     many = ReportStore.byteOrder(many.map(\.recording)).map { many[$0] }
-    var results: [ReportStore.RunResult] = []
+    var results: [RunResult] = []
     for f in many {
         if let last = results.last, last.recording == f.recording, last.preset == f.preset {
             results[results.count - 1].findings.append(f)
         } else {
-            results.append(ReportStore.RunResult(recording: f.recording, preset: f.preset, outcomes: [], findings: [f]))
+            results.append(RunResult(recording: f.recording, preset: f.preset, outcomes: [], findings: [f]))
         }
     }
     if many.isEmpty {

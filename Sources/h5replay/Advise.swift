@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
 import Pipeline
-import ReportStore
-import TrafficModel
-import WebViewEmulation
 
 /// `h5replay advise`: per preset of a stored run, the changes that remove its findings,
 /// each replayed on the run's recordings and counted (Pipeline's Adviser).
@@ -69,9 +66,7 @@ extension H5Replay {
         /// Every preset's advice, each replayed on the recordings with their sidecar scenarios.
         static func advice(_ presets: [Preset], recordings: [Recording], profile: Profile) throws -> [PresetAdvice] {
             var runner = ReplayRunner(presets: presets, profile: profile)
-            for recording in recordings {
-                if let sidecar = try ScenarioOptions.sidecar(for: recording.sourcePath) { runner.scenarios[recording.name] = sidecar }
-            }
+            try runner.setScenarios(nil, for: recordings)
             return advice(runner, recordings: recordings)
         }
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LocalCA
-import TrafficModel
+import Pipeline
+import ReplayServer
 
 /// `--ca-dir`: where the local CA's files are.
 struct CAOptions: ParsableArguments {

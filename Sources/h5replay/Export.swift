@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
-import TrafficModel
-import HARFormat
-import ReportStore
+import Pipeline
 
 extension H5Replay {
     struct Export: AsyncParsableCommand {
@@ -42,7 +40,7 @@ extension H5Replay {
         @Option(name: .shortAndLong, help: "The file to write.")
         var output: String
 
-        @Argument(help: "The recording's name.")
+        @Argument(help: "The recording: a stored name, or a HAR or capture file (imported first).")
         var recording: String
 
         func validate() throws {
@@ -51,18 +49,13 @@ extension H5Replay {
 
         func run() async throws {
             let store = try database.openExisting()
-            guard var loaded = try store.recording(named: recording) else {
-                throw InputError("\(recording): no such recording in \(database.db); `h5replay import FILE` stores one")
+            let source = try RecordingSource([recording], database: database.db)
+            let recordings = try source.load(source.resolve(importer: ImportPipeline(), store: store, skipping: nil), from: store).recordings
+            guard recordings.count == 1, let loaded = recordings.first else {
+                throw InputError("\(recording): holds \(recordings.count) recordings; export one of them by name")
             }
-            if !includeSecrets {
-                let names = SecretNames.configured(headers: secretHeader, queryParameters: secretQuery)
-                names.redactAtRest(&loaded)
-                for k in loaded.exchanges.indices {
-                    names.redactBodySecrets(&loaded.exchanges[k].request)
-                    names.redactMessageSecrets(&loaded.exchanges[k])
-                }
-            }
-            let data = try HARExporter(toolVersion: H5Replay.version).data(for: loaded)
+            let names = includeSecrets ? nil : SecretNames.configured(headers: secretHeader, queryParameters: secretQuery)
+            let data = try RecordingExport.har(loaded, redacting: names, toolVersion: H5Replay.version)
             do {
                 try data.write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {

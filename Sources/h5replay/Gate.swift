@@ -1,8 +1,6 @@
 import ArgumentParser
-import Findings
 import Foundation
-import TrafficModel
-import ReportStore
+import Pipeline
 import Reports
 
 extension H5Replay {

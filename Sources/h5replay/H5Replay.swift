@@ -4,7 +4,7 @@
 
 import ArgumentParser
 import Foundation
-import TrafficModel
+import Pipeline
 
 /// The h5replay command line: thin commands over the library modules.
 @main

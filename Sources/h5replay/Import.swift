@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Pipeline
-import ReportStore
 
 extension H5Replay {
     struct Import: AsyncParsableCommand {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
-import TrafficModel
-import ReportStore
+import Pipeline
 
 extension H5Replay {
     struct Merge: AsyncParsableCommand {

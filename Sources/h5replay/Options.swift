@@ -1,14 +1,7 @@
 import ArgumentParser
-import HTTPWire
-import PacketCapture
 import Foundation
-import CookieJar
-import HARFormat
 import Pipeline
-import ReportStore
 import Reports
-import TrafficModel
-import WebViewEmulation
 
 /// `--keep-going`, for `import` and `replay` of many files: a file that cannot be read is
 /// named with the reason and skipped, and the others go on.
@@ -189,25 +182,25 @@ struct SecretOptions: ParsableArguments {
 /// Named limits on what an import reads.
 struct LimitOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Largest HAR file read whole into memory (replay, serve), in bytes; import streams a HAR of any size.", valueName: "bytes"))
-    var maxHarBytes: Int = HARImporter.defaultMaxFileBytes
+    var maxHarBytes: Int = ImportLimits().maxHarBytes
 
     @Option(name: .long, help: ArgumentHelp("Captures: largest HTTP start line and header section, in bytes.", valueName: "bytes"))
-    var maxHeaderBytes: Int = HTTPLimits.default.maxHeaderBytes
+    var maxHeaderBytes: Int = ImportLimits().maxHeaderBytes
 
     @Option(name: .long, help: ArgumentHelp("Captures: most header fields in one HTTP message.", valueName: "n"))
-    var maxHeaderCount: Int = HTTPLimits.default.maxHeaderCount
+    var maxHeaderCount: Int = ImportLimits().maxHeaderCount
 
     @Option(name: .long, help: ArgumentHelp("Captures: body bytes kept per HTTP message; the rest is counted and the exchange marked.", valueName: "bytes"))
-    var maxBodyBytes: Int = HTTPLimits.default.maxBodyBytes
+    var maxBodyBytes: Int = ImportLimits().maxBodyBytes
 
     @Option(name: .long, help: ArgumentHelp("Captures: largest body after gzip, deflate or br decoding, in bytes.", valueName: "bytes"))
-    var maxDecodedBytes: Int = ContentDecoder().maxDecodedBytes
+    var maxDecodedBytes: Int = ImportLimits().maxDecodedBytes
 
     @Option(name: .long, help: ArgumentHelp("Captures: most decoded bytes per encoded byte (a guard against decompression bombs).", valueName: "ratio"))
-    var maxDecodeRatio: Int = ContentDecoder().maxRatio
+    var maxDecodeRatio: Int = ImportLimits().maxDecodeRatio
 
     @Option(name: .long, help: ArgumentHelp("Captures: TCP connections tracked at once; past it the least recently active is closed.", valueName: "n"))
-    var maxOpenFlows: Int = TCPLimits().maxOpenFlows
+    var maxOpenFlows: Int = ImportLimits().maxOpenFlows
 
     @Option(name: .long, help: ArgumentHelp("Compressed recordings (.zhar, .har.gz, .pcap.gz): largest size one may inflate to, in bytes; the inflated copy is written to the temporary folder (TMPDIR) while it is read.", valueName: "bytes"))
     var maxInflatedBytes: Int = ImportLimits().maxInflatedBytes
@@ -233,10 +226,6 @@ struct LimitOptions: ParsableArguments {
         limits.maxInflatedBytes = maxInflatedBytes
         limits.strictHTTP = strictHttp
         return limits
-    }
-
-    func captureOptions(splitByClient: Bool) -> CaptureSession.Options {
-        importLimits.captureOptions(splitByClient: splitByClient)
     }
 
     /// The import pipeline with these limits, drawing its progress on `progress`.
@@ -271,20 +260,6 @@ struct ScenarioOptions: ParsableArguments {
     /// Reads a scenario file, naming the file in every error.
     static func loadScenario(_ path: String) throws -> Scenario { try Sidecars.loadScenario(path) }
 
-    static func loadCookies(_ path: String) throws -> [Cookie] {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw InputError("\(path): cannot read the cookies file: \((error as NSError).localizedDescription)")
-        }
-        do {
-            return try CookieFile.parse(text, creation: 0)
-        } catch let error as CookieFile.ParseError {
-            throw InputError("\(path): \(error.description)")
-        }
-    }
-
     /// The scenario given on the command line, or nil when none is.
     func explicitScenario() throws -> Scenario? {
         guard scenario != nil || nativeCookies != nil || webCookies != nil || offlinePackage != nil || prefetchConfig != nil || httpdns != nil else { return nil }
@@ -301,13 +276,12 @@ struct ScenarioOptions: ParsableArguments {
             }
             result.httpdns = HTTPDNS(hosts: hosts)
         }
-        if let nativeCookies { result.nativeCookies = try Self.loadCookies(nativeCookies) }
-        if let webCookies { result.webCookies = try Self.loadCookies(webCookies) }
+        if let nativeCookies { result.nativeCookies = try Sidecars.cookies(nativeCookies) }
+        if let webCookies { result.webCookies = try Sidecars.cookies(webCookies) }
         return result
     }
 
     /// The sidecar `NAME.scenario.json` beside a recording file, when there is one.
-    static func sidecar(for sourcePath: String?) throws -> Scenario? { try Sidecars.scenario(for: sourcePath) }
 }
 
 /// `--run latest|ID`: which stored run a command reads.

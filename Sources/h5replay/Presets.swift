@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
-import TrafficModel
-import WebViewEmulation
+import Pipeline
 
 extension H5Replay {
     struct Presets: AsyncParsableCommand {
@@ -24,37 +23,50 @@ extension H5Replay {
         func run() async throws {
             if kinds { return Self.printKinds() }
             let presets = try PresetOptions.available(presetFiles)
-            if json {
-                let presets = presets.map {
-                    [
-                        "name": $0.name, "summary": $0.summary, "framework": $0.framework ?? NSNull(), "app": $0.app.map { $0.options } ?? NSNull(),
-                        "strategy": $0.strategy.kind, "options": $0.strategy.options,
-                        "mitigations": $0.mitigations.map { ["kind": $0.kind, "options": $0.options] as [String: Any] },
-                        "release": Self.releaseJSON($0) ?? NSNull(),
-                    ] as [String: Any]
-                }
-                var object: [String: Any] = ["presets": presets, "ios": ["releases": IOSVersion.supported.map(\.description), "default": IOSVersion.newest.description]]
-                if rules {
-                    object["rules"] = RuleCatalog.bundled.rules.map { rule -> [String: Any] in
-                        var o: [String: Any] = ["id": rule.id.rawValue, "section": rule.section, "statement": rule.statement, "confidence": rule.confidence.rawValue, "source": rule.source, "findings": rule.findings]
-                        if let m = rule.measurement {
-                            var mo: [String: Any] = ["engine": m.engine, "experiments": m.experiments, "agrees": m.agrees]
-                            if let note = m.note { mo["note"] = note }
-                            if let versions = m.versions { mo["versions"] = versions }
-                            o["measurement"] = mo
-                        }
-                        if let experiment = rule.experiment { o["experiment"] = experiment }
-                        if let versions = rule.versions { o["versions"] = versions }
-                        if let bounds = rule.bounds {
-                            o["bounds"] = bounds.mapValues { b -> [String: Any] in ["from": b.from ?? NSNull(), "until": b.until ?? NSNull()] }
-                        }
-                        return o
-                    }
-                }
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
+            if json { return try printJSON(presets) }
+            Self.printList(presets)
+            print("\niOS: \(IOSVersion.supported.map(\.description).joined(separator: ", ")) (--ios; default \(IOSVersion.newest)).")
+            guard rules else {
+                print("\n`h5replay presets --rules` lists the \(RuleCatalog.bundled.rules.count) rules of the behaviour model.")
                 return
             }
+            Self.printRules()
+        }
+
+        /// The presets, and with --rules the rules, as one JSON object.
+        func printJSON(_ presets: [Preset]) throws {
+            let presets = presets.map {
+                [
+                    "name": $0.name, "summary": $0.summary, "framework": $0.framework ?? NSNull(), "app": $0.app.map { $0.options } ?? NSNull(),
+                    "strategy": $0.strategy.kind, "options": $0.strategy.options,
+                    "mitigations": $0.mitigations.map { ["kind": $0.kind, "options": $0.options] as [String: Any] },
+                    "release": Self.releaseJSON($0) ?? NSNull(),
+                ] as [String: Any]
+            }
+            var object: [String: Any] = ["presets": presets, "ios": ["releases": IOSVersion.supported.map(\.description), "default": IOSVersion.newest.description]]
+            if rules {
+                object["rules"] = RuleCatalog.bundled.rules.map { rule -> [String: Any] in
+                    var o: [String: Any] = ["id": rule.id.rawValue, "section": rule.section, "statement": rule.statement, "confidence": rule.confidence.rawValue, "source": rule.source, "findings": rule.findings]
+                    if let m = rule.measurement {
+                        var mo: [String: Any] = ["engine": m.engine, "experiments": m.experiments, "agrees": m.agrees]
+                        if let note = m.note { mo["note"] = note }
+                        if let versions = m.versions { mo["versions"] = versions }
+                        o["measurement"] = mo
+                    }
+                    if let experiment = rule.experiment { o["experiment"] = experiment }
+                    if let versions = rule.versions { o["versions"] = versions }
+                    if let bounds = rule.bounds {
+                        o["bounds"] = bounds.mapValues { b -> [String: Any] in ["from": b.from ?? NSNull(), "until": b.until ?? NSNull()] }
+                    }
+                    return o
+                }
+            }
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+        }
+
+        /// The presets, in-house interception first, then one group per framework.
+        static func printList(_ presets: [Preset]) {
             print("Presets (all replay side by side unless --preset picks some; `--preset 'capacitor*'` picks a family):")
             let width = presets.map(\.name.count).max() ?? 0
             // In-house interception first, then one group per framework, in matrix order.
@@ -78,11 +90,10 @@ extension H5Replay {
                     }
                 }
             }
-            print("\niOS: \(IOSVersion.supported.map(\.description).joined(separator: ", ")) (--ios; default \(IOSVersion.newest)).")
-            guard rules else {
-                print("\n`h5replay presets --rules` lists the \(RuleCatalog.bundled.rules.count) rules of the behaviour model.")
-                return
-            }
+        }
+
+        /// Every rule with its confidence, source, measurement and releases.
+        static func printRules() {
             print("\nRules (id, confidence, statement, source):")
             for rule in RuleCatalog.bundled.rules {
                 print("  \(rule.id.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)) [\(rule.confidence.rawValue)] \(rule.statement)")

@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
-import PacketCapture
 import Pipeline
-import ReportStore
-import TrafficModel
 
 extension H5Replay {
     struct Record: ParsableCommand {
@@ -107,79 +104,27 @@ extension H5Replay {
             let importProgress = Progress.line()
             defer { importProgress.end() }
             let importer = limits.pipeline(importProgress)
-            // Packets go to a pcap file as they are captured (--write-pcap, else a temporary
-            // one), and the file is imported by streaming when the capture stops: memory
-            // stays flat however long the capture runs.
             let keep = writePcap != nil
             let dump = writePcap ?? FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-record-\(UUID().uuidString).pcap").path
             defer { if !keep { try? FileManager.default.removeItem(atPath: dump) } }
-            let source: PcapSource
-            do {
-                source = try PcapSource.live(interface: interface, filter: filter)
-                try source.writeCopy(to: dump)
-            } catch {
-                throw InputError(error.description)
-            }
-            guard PacketDecoder.supportedLinkTypes.contains(source.linkType) else {
-                throw InputError("interface \(interface): link type \(source.linkTypeName) is not one h5replay reads")
-            }
+            let capture = try LiveCapture(interface: interface, filter: filter, dump: dump, limits: limits.importLimits)
             StopSignal.install()
             defer { StopSignal.uninstall() }
-
             let limit = duration.flatMap(Self.seconds)
             let started = Date()
             let progress = Progress.line()
             FileHandle.standardError.write(Data("recording on \(interface)\(filter.map { " (filter: \($0))" } ?? "")\(limit.map { " for \(Self.format($0))" } ?? ""); Ctrl-C stops\n".utf8))
-            // Parsed live only to count exchanges for the progress line; the import reads
-            // the file afterwards.
-            var session = CaptureSession(linkType: source.linkType, options: limits.captureOptions(splitByClient: false))
-            var lastShown = Date.distantPast
-            var readError: String?
-            // Once stopped, what the kernel captured before the stop is still read, for at
-            // most a second: an exchange completed before Ctrl-C is kept.
-            var drainUntil: Date?
-            while true {
-                if drainUntil == nil, StopSignal.requested || limit.map({ Date().timeIntervalSince(started) >= $0 }) == true {
-                    drainUntil = Date().addingTimeInterval(1)
-                }
-                if let drainUntil, Date() >= drainUntil { break }
-                do {
-                    let next = try source.next(wait: drainUntil == nil) { time, bytes, _ in session.packet(bytes, time: time) }
-                    if next == .end || (next == .timeout && drainUntil != nil) { break }
-                } catch {
-                    readError = error.description
-                    break
-                }
-                // Counted (exchangeCount) and let go: the import reads the file afterwards.
-                if !session.reassembler.sink.pending.isEmpty { session.reassembler.sink.pending.removeAll(keepingCapacity: true) }
-                if Date().timeIntervalSince(lastShown) >= 0.5 {
-                    lastShown = Date()
-                    let drops = source.statistics()?.dropped ?? 0
-                    progress.show("\(interface): \(session.decoder.counts.packets) packets, \(session.exchangeCount) exchanges, \(drops) dropped by the kernel, \(Int(Date().timeIntervalSince(started))) s")
-                }
-            }
+            let summary = capture.run(started: started, limit: limit, stopped: { StopSignal.requested }, show: { progress.show($0) })
             progress.end()
-            let stats = source.statistics()
-            source.closeCopy()
-            let packets = session.decoder.counts.packets
-            let elapsed = Date().timeIntervalSince(started)
-
-            var leading: [Diagnostic] = []
-            if let readError {
-                leading.append(Diagnostic(.captureError, message: "capture on \(interface) stopped: \(readError)"))
-            }
-            if let stats, stats.dropped > 0 || stats.interfaceDropped > 0 {
-                leading.append(Diagnostic(.captureDrops, message: "libpcap dropped \(stats.dropped) packets (kernel buffer full) and the interface \(stats.interfaceDropped); exchanges they touch are marked incomplete"))
-            }
             let recordingName = name ?? "capture-" + Self.stamp(started)
             let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
             do {
-                let capture = ImportPipeline.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: leading)
-                results = try importer.importCapture(capture, name: recordingName, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
+                let source = ImportPipeline.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: summary.leadingDiagnostics)
+                results = try importer.importCapture(source, name: recordingName, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
             } catch let error as ReportStore.NameTaken {
                 throw InputError("\(error.description) (or give --name)")
             }
-            print("captured \(packets) packets in \(Self.format(elapsed)); libpcap dropped \(stats?.dropped ?? 0) (interface \(stats?.interfaceDropped ?? 0))")
+            print("captured \(summary.packets) packets in \(Self.format(summary.elapsed)); libpcap dropped \(summary.dropped) (interface \(summary.interfaceDropped))")
             say(results)
             if let writePcap { print("packets written to \(writePcap)") }
         }

@@ -1,11 +1,7 @@
 import ArgumentParser
 import Foundation
-import HARFormat
-import LocalCA
 import Pipeline
 import RecordingProxy
-import ReportStore
-import TrafficModel
 
 /// `record --proxy` and what goes with it.
 struct ProxyOptions: ParsableArguments {
@@ -68,29 +64,11 @@ extension H5Replay.Record {
         let started = Date()
         let recordingName = name ?? "proxy-" + Self.stamp(started)
         let journalPath = proxy.writeHar ?? (folder as NSString).appendingPathComponent(Self.journalPrefix + recordingName + Self.journalSuffix)
-        let journal = try HARJournal(path: journalPath, toolVersion: H5Replay.version)
+        let journal = try RecordingJournal(path: journalPath, toolVersion: H5Replay.version)
 
         // Exchanges are journalled in the order they complete, on one queue.
         let writes = DispatchQueue(label: "h5replay.record.proxy")
-        let quiet = proxy.quiet
-        let failure = JournalFailure()
-        let onExchange: @Sendable (RecordingProxy.Proxied) -> Void = { item in
-            writes.async {
-                do {
-                    try journal.append(item.exchange, failure: item.failure, incomplete: item.incomplete, receivedBodyBytes: item.receivedBodyBytes)
-                } catch {
-                    if !failure.said { FileHandle.standardError.write(Data("record: cannot write \(journalPath): \(error)\n".utf8)) }
-                    failure.said = true
-                }
-                guard !quiet else { return }
-                let e = item.exchange
-                var verdict = item.failure.map { "no response: \($0)" } ?? "\(e.response.status), \(e.response.body.count) B"
-                if let received = item.receivedBodyBytes { verdict += " (kept of \(received) B received: --max-body-bytes)" }
-                if !e.webSocketMessages.isEmpty { verdict += ", \(e.webSocketMessages.count) WebSocket message(s)" }
-                if let cut = item.incomplete { verdict += "; cut short: \(cut)" }
-                FileHandle.standardOutput.write(Data("#\(journal.count) \(e.request.method) \(e.request.url)  \(e.request.body.count) B → \(verdict)\n".utf8))
-            }
-        }
+        let onExchange = journalling(to: journal, at: journalPath, on: writes)
         let onFault: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("record: \(line)\n".utf8)) }
         let server = try RecordingProxy(
             configuration: .init(host: proxy.host, port: proxy.port, tls: TLSContexts(ca: authority), noIntercept: proxy.noIntercept,
@@ -117,6 +95,11 @@ extension H5Replay.Record {
         writes.sync {}
         try journal.finish()
 
+        try storeRecorded(journal, at: journalPath, name: recordingName, started: started, store: store, importer: importer)
+    }
+
+    /// Says what the proxy recorded and stores it; the journal goes unless --write-har keeps it.
+    func storeRecorded(_ journal: RecordingJournal, at journalPath: String, name recordingName: String, started: Date, store: ReportStore, importer: ImportPipeline) throws {
         let elapsed = Date().timeIntervalSince(started)
         print("\nrecorded \(journal.count) exchange(s) in \(Self.format(elapsed))")
         guard journal.count > 0 else {
@@ -126,6 +109,30 @@ extension H5Replay.Record {
         }
         try storeJournal(journalPath, name: recordingName, store: store, importer: importer)
         if proxy.writeHar == nil { try? FileManager.default.removeItem(atPath: journalPath) } else { print("journal kept: \(journalPath)") }
+    }
+
+    /// Appends each exchange to the journal on `writes`, in the order they complete, and
+    /// logs it on a line unless --quiet.
+    func journalling(to journal: RecordingJournal, at journalPath: String, on writes: DispatchQueue) -> @Sendable (RecordingProxy.Proxied) -> Void {
+        let quiet = proxy.quiet
+        let failure = JournalFailure()
+        return { item in
+            writes.async {
+                do {
+                    try journal.append(item.exchange, failure: item.failure, incomplete: item.incomplete, receivedBodyBytes: item.receivedBodyBytes)
+                } catch {
+                    if !failure.said { FileHandle.standardError.write(Data("record: cannot write \(journalPath): \(error)\n".utf8)) }
+                    failure.said = true
+                }
+                guard !quiet else { return }
+                let e = item.exchange
+                var verdict = item.failure.map { "no response: \($0)" } ?? "\(e.response.status), \(e.response.body.count) B"
+                if let received = item.receivedBodyBytes { verdict += " (kept of \(received) B received: --max-body-bytes)" }
+                if !e.webSocketMessages.isEmpty { verdict += ", \(e.webSocketMessages.count) WebSocket message(s)" }
+                if let cut = item.incomplete { verdict += "; cut short: \(cut)" }
+                FileHandle.standardOutput.write(Data("#\(journal.count) \(e.request.method) \(e.request.url)  \(e.request.body.count) B → \(verdict)\n".utf8))
+            }
+        }
     }
 
     func storeJournal(_ path: String, name: String, store: ReportStore, importer: ImportPipeline) throws {
@@ -143,7 +150,7 @@ extension H5Replay.Record {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         for file in names.sorted() where file.hasPrefix(Self.journalPrefix) && file.hasSuffix(Self.journalSuffix) {
             let path = (folder as NSString).appendingPathComponent(file)
-            let kept = try HARJournal.recover(path: path)
+            let kept = try RecordingJournal.recover(path: path)
             let name = String(file.dropFirst(Self.journalPrefix.count).dropLast(Self.journalSuffix.count))
             print("an earlier proxy session (\(name)) was cut off; storing its \(kept) exchange(s)")
             if kept > 0 { try storeJournal(path, name: name, store: store, importer: importer) }

@@ -1,11 +1,7 @@
 import ArgumentParser
-import CookieJar
 import Foundation
 import Pipeline
-import ReportStore
 import Reports
-import TrafficModel
-import WebViewEmulation
 
 extension H5Replay {
     struct Replay: AsyncParsableCommand {
@@ -65,35 +61,28 @@ extension H5Replay {
             let store = try database.open(bulk: true)
             let progress = Progress.line()
             defer { progress.end() }
-            let importer = limits.pipeline(progress)
-            var provenances: [String: CookieProvenance] = [:]
             let skipped = corpus.skippedFiles()
-            let loaded = try loadRecordings(store, importer: importer, provenances: &provenances, skipped: skipped)
+            let loaded = try loadRecordings(store, importer: limits.pipeline(progress), skipped: skipped)
             var runner = ReplayRunner(presets: selected, profile: try profileOptions.profile())
             runner.detector.minLikelihood = minLikelihood.value
             runner.baselinePreset = try baseline(among: selected)
             // The provenance walked when a file was imported, not walked again.
-            runner.provenances = provenances
-            if let explicit {
-                runner.scenario = explicit
-            } else {
-                for recording in loaded {
-                    if let sidecar = try ScenarioOptions.sidecar(for: recording.sourcePath) { runner.scenarios[recording.name] = sidecar }
-                }
-            }
-            let exchanges = loaded.reduce(0) { $0 + $1.exchanges.count }
-            FileHandle.standardError.write(Data("replaying \(loaded.count) recording(s), \(exchanges) exchange(s), under \(runner.presets.count) preset(s), \(runner.profile.name)...\n".utf8))
+            runner.provenances = loaded.provenances
+            try runner.setScenarios(explicit, for: loaded.recordings)
+            let recordings = loaded.recordings
+            let exchanges = recordings.reduce(0) { $0 + $1.exchanges.count }
+            FileHandle.standardError.write(Data("replaying \(recordings.count) recording(s), \(exchanges) exchange(s), under \(runner.presets.count) preset(s), \(runner.profile.name)...\n".utf8))
             let git = ProcessInfo.processInfo.environment["GITHUB_SHA"] ?? ProcessInfo.processInfo.environment["CI_COMMIT_SHA"]
             // Rendered from the results as they went by; `report` reads a stored run back.
             // Unless every finding is printed, only those the report shows are kept.
             var builder = ReportModel.Builder(shownPerCode: verbose ? nil : quiet ? 0 : TableReport.shownPerCode, baselinePreset: runner.baselinePreset)
-            let row = try runner.run(loaded, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git) { builder.add($0) }
+            let row = try runner.run(recordings, in: store, label: label, toolVersion: H5Replay.version, gitRevision: git) { builder.add($0) }
             let runID = row.id!
             let model = builder.model(run: row)
             let color = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             print(TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names, width: TerminalWidth.current()).render(model, details: !quiet, verbose: verbose), terminator: "")
-            print(Self.frameworks(loaded, presets: selected.map(\.name), redactor: secrets.redactor), terminator: "")
-            if advise { print("\nAdvice, each change replayed on these recordings:\n" + Advise.table(Advise.advice(runner, recordings: loaded)), terminator: "") }
+            print(Self.frameworks(recordings, presets: selected.map(\.name), redactor: secrets.redactor), terminator: "")
+            if advise { print("\nAdvice, each change replayed on these recordings:\n" + Advise.table(Advise.advice(runner, recordings: recordings)), terminator: "") }
             print("\nStored as run \(runID) in \(database.db). `h5replay report --run \(runID) --format json` gives it to scripts.")
             if let summary = skipped?.summary { print(summary) }
         }
@@ -122,69 +111,38 @@ extension H5Replay {
             return name
         }
 
-        /// The recordings to replay: named, imported from files, or the bundled folder.
-        /// A HAR file is replayed as read, not read back from the database; a capture,
-        /// streamed into the store without being held, is read back.
-        func loadRecordings(_ store: ReportStore, importer: ImportPipeline, provenances: inout [String: CookieProvenance], skipped: SkippedFiles?) throws -> [Recording] {
-            var names: [String] = []
-            var inHand: [String: Recording] = [:]
-            var walked: [String: CookieProvenance] = [:]
-            let keep: (Recording, CookieProvenance) -> Void = { recording, provenance in
-                inHand[recording.name] = recording
-                walked[recording.name] = provenance
-            }
+        /// The recordings to replay: named, imported from files, or the bundled folder
+        /// (`RecordingSource`), the run's shard of them when it is one.
+        func loadRecordings(_ store: ReportStore, importer: ImportPipeline, skipped: SkippedFiles?) throws -> RecordingSource.Loaded {
+            let source = try RecordingSource(recordings, database: database.db)
+            var resolved: RecordingSource.Resolved
             if recordings.isEmpty {
-                let bundled = "Recordings"
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: bundled, isDirectory: &isDirectory), isDirectory.boolValue {
-                    for (recording, _) in try importer.importFiles(ImportPipeline.SourceFile.expandingFolders([bundled]), replace: true, into: store, inHand: keep, skipping: skipped?.handler) {
-                        names.append(recording.name)
-                    }
-                } else {
-                    names = try store.recordingNames()
-                }
-                if names.isEmpty { throw InputError("nothing to replay: no Recordings/ folder here and no recordings in \(database.db); pass HAR files or recording names") }
+                resolved = try RecordingSource.bundledOrStored(importer: importer, store: store, skipping: skipped?.handler)
+                if resolved.names.isEmpty { throw InputError("nothing to replay: no Recordings/ folder here and no recordings in \(database.db); pass HAR files or recording names") }
             } else {
-                // Files are imported together (HARs read in parallel), names kept in order.
-                // A folder stands for the recordings in it.
-                let items = try ImportPipeline.SourceFile.expandingFolders(recordings)
-                let files = items.filter { FileManager.default.fileExists(atPath: $0) }
-                let results = try importer.importFiles(files, replace: true, into: store, inHand: keep, skipping: skipped?.handler)
-                // What the import warns of in a file named here (a capture with no page's
-                // request, NC1; entries with no response) goes to stderr, as `import` prints it.
-                for (recording, _) in results {
-                    let warnings = recording.diagnostics.filter { $0.severity != .note }
-                    for d in warnings.prefix(3) {
-                        FileHandle.standardError.write(Data("\(recording.name): \(d.severity.rawValue): \(secrets.redactor.text(d.message))\n".utf8))
-                    }
-                    if warnings.count > 3 || recording.moreDiagnostics > 0 {
-                        FileHandle.standardError.write(Data("\(recording.name): more diagnostics; `h5replay show \(recording.name)` lists them\n".utf8))
-                    }
-                }
-                let byFile = Dictionary(grouping: results.map(\.0), by: { $0.file ?? "" })
-                for item in items {
-                    if skipped?.paths.contains(item) == true { continue }
-                    if FileManager.default.fileExists(atPath: item) {
-                        // One file may hold several recordings (a page-test tool's runs).
-                        names += byFile[item]?.map(\.name) ?? []
-                    } else {
-                        names.append(item)
-                    }
-                }
+                resolved = try source.resolve(importer: importer, store: store, skipping: skipped?.handler)
+                warn(resolved.imported)
             }
-            if names.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to replay: every file given was skipped as unreadable") }
+            if resolved.names.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to replay: every file given was skipped as unreadable") }
             if let (index, count) = shard.map({ ($0.index, $0.count) }) {
                 // A deterministic slice: every n-th name of the sorted list, from the i-th.
-                names = Array(Set(names)).sorted().enumerated().filter { $0.offset % count == index }.map(\.element)
-                if names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }
+                resolved.names = Array(Set(resolved.names)).sorted().enumerated().filter { $0.offset % count == index }.map(\.element)
+                if resolved.names.isEmpty { FileHandle.standardError.write(Data("shard \(index + 1)/\(count) holds no recording\n".utf8)) }
             }
-            provenances = walked
-            return try names.map { name in
-                if let recording = inHand[name] { return recording }
-                guard let recording = try store.recording(named: name) else {
-                    throw InputError("\(name): no such recording in \(database.db) and no such file; `h5replay import FILE` stores one")
+            return try source.load(resolved, from: store)
+        }
+
+        /// What the import warns of in a file named here (a capture with no page's request,
+        /// NC1; entries with no response) goes to stderr, as `import` prints it.
+        func warn(_ imported: [ImportPipeline.ImportedRecording]) {
+            for recording in imported {
+                let warnings = recording.diagnostics.filter { $0.severity != .note }
+                for d in warnings.prefix(3) {
+                    FileHandle.standardError.write(Data("\(recording.name): \(d.severity.rawValue): \(secrets.redactor.text(d.message))\n".utf8))
                 }
-                return recording
+                if warnings.count > 3 || recording.moreDiagnostics > 0 {
+                    FileHandle.standardError.write(Data("\(recording.name): more diagnostics; `h5replay show \(recording.name)` lists them\n".utf8))
+                }
             }
         }
     }

@@ -1,11 +1,7 @@
 import ArgumentParser
-import Findings
 import Foundation
-import LocalCA
 import ReplayServer
 import Pipeline
-import ReportStore
-import TrafficModel
 
 extension H5Replay {
     struct Serve: ParsableCommand {
@@ -82,26 +78,7 @@ extension H5Replay {
 
         func run() throws {
             let store = try database.open()
-            let progress = Progress.line()
-            defer { progress.end() }
-            let importer = limits.pipeline(progress)
-            var loaded: [Recording] = []
-            let skipped = corpus.skippedFiles()
-            for item in try ImportPipeline.SourceFile.expandingFolders(recordings) {
-                if FileManager.default.fileExists(atPath: item) {
-                    guard let results = try SkippedFiles.reading(item, skipped: skipped, { try importer.importFile(item, name: nil, replace: true, into: store) }) else { continue }
-                    for (imported, _) in results {
-                        guard let recording = try store.recording(named: imported.name) else { throw InputError("\(item): \(imported.name) was imported but cannot be read back from \(database.db)") }
-                        loaded.append(recording)
-                    }
-                } else if let recording = try store.recording(named: item) {
-                    loaded.append(recording)
-                } else {
-                    throw InputError("\(item): no such file, and no recording of that name in \(database.db)")
-                }
-            }
-            if let summary = skipped?.summary { FileHandle.standardError.write(Data("\(summary)\n".utf8)) }
-            if loaded.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to serve: every file given was skipped as unreadable") }
+            let loaded = try loadRecordings(store)
             try Self.finishCutOffSessions(store)
             let origin = ReplayOrigin(recordings: loaded, options: .init(ignoredParameters: Set(ignoreParams), ignoreBody: ignoreBody))
             Self.tellWarmCache(origin)
@@ -109,28 +86,12 @@ extension H5Replay {
             // Each arrival is stored as it comes, in order, off the event loops: a session of
             // hours keeps none in memory, and a kill loses at most what is being written.
             let writer = ArrivalWriter(store: store, session: session.id, database: database.db)
-            let names = loaded.map(\.name)
-            let quiet = self.quiet
-            let onArrival: @Sendable (Arrival) -> Void = { arrival in
-                if !quiet {
-                    var verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
-                    if let note = arrival.webSocketNote { verdict += ", \(note)" }
-                    FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
-                }
-                writer.add(ReportStore.ArrivalRecord(time: arrival.time, method: arrival.method, target: arrival.target, headers: arrival.headers, body: arrival.body,
-                    recordingName: arrival.matched.map { names[$0.recording] }, sequence: arrival.matched?.sequence, status: arrival.status))
-            }
-            var contexts: TLSContexts?
-            if tls {
-                let (authority, created) = try LocalCA.loadOrCreate(ca.files(database: database.db))
-                if created { FileHandle.standardError.write(Data("made the h5replay CA \(authority.files.certificate); `h5replay ca show` says how to trust it\n".utf8)) }
-                contexts = TLSContexts(ca: authority)
-            }
+            let contexts = try tlsContexts()
             let faultLine: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("serve: \(line)\n".utf8)) }
             let server = ReplayServer(
                 origin: origin,
                 configuration: .init(host: host, port: port, onMiss: onMiss, tls: contexts, maxConnections: maxConnections, maxBodyBytes: limits.maxBodyBytes, keepsArrivals: false),
-                onArrival: onArrival, onFault: faultLine)
+                onArrival: arrivalHandler(writer, names: loaded.map(\.name)), onFault: faultLine)
             let bound: Int
             do {
                 bound = try server.start()
@@ -139,11 +100,7 @@ extension H5Replay {
             }
             StopSignal.install()
             defer { StopSignal.uninstall() }
-
-            let first = loaded.first?.exchanges.first.flatMap { RequestTarget($0.request.url) }
-            let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
-            Self.say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)\(tls ? " and https://\(shownHost):\(bound) (CA: \(contexts!.ca.files.certificate))" : "")")
-            Self.say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
+            announce(loaded, port: bound, contexts: contexts)
             while !StopSignal.requested { usleep(100_000) }
             server.stop()
             writer.finish()
@@ -152,31 +109,62 @@ extension H5Replay {
             try Self.finish(session, recordings: loaded, store: store)
         }
 
+        /// The recordings to serve (`RecordingSource`): named, or imported from files first.
+        func loadRecordings(_ store: ReportStore) throws -> [Recording] {
+            let progress = Progress.line()
+            defer { progress.end() }
+            let skipped = corpus.skippedFiles()
+            let source = try RecordingSource(recordings, database: database.db)
+            let loaded = try source.load(source.resolve(importer: limits.pipeline(progress), store: store, skipping: skipped?.handler), from: store).recordings
+            if let summary = skipped?.summary { FileHandle.standardError.write(Data("\(summary)\n".utf8)) }
+            if loaded.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to serve: every file given was skipped as unreadable") }
+            return loaded
+        }
+
+        /// The certificates of h5replay's CA with --tls (made on first use), else nil.
+        func tlsContexts() throws -> TLSContexts? {
+            guard tls else { return nil }
+            let (authority, created) = try LocalCA.loadOrCreate(ca.files(database: database.db))
+            if created { FileHandle.standardError.write(Data("made the h5replay CA \(authority.files.certificate); `h5replay ca show` says how to trust it\n".utf8)) }
+            return TLSContexts(ca: authority)
+        }
+
+        /// Logs each arrival on a line (unless --quiet) and hands it to `writer` to store.
+        func arrivalHandler(_ writer: ArrivalWriter, names: [String]) -> @Sendable (Arrival) -> Void {
+            let quiet = self.quiet
+            return { arrival in
+                if !quiet {
+                    var verdict = arrival.matched.map { "#\($0.sequence) \(arrival.status)" } ?? "no match, \(arrival.status)"
+                    if let note = arrival.webSocketNote { verdict += ", \(note)" }
+                    FileHandle.standardOutput.write(Data("\(arrival.method) \(arrival.target)  \(arrival.body.count) B  → \(verdict)\n".utf8))
+                }
+                writer.add(ReportStore.ArrivalRecord(time: arrival.time, method: arrival.method, target: arrival.target, headers: arrival.headers, body: arrival.body,
+                    recordingName: arrival.matched.map { names[$0.recording] }, sequence: arrival.matched?.sequence, status: arrival.status))
+            }
+        }
+
+        /// Says where the recordings are served and how to stop.
+        func announce(_ loaded: [Recording], port bound: Int, contexts: TLSContexts?) {
+            let first = loaded.first?.exchanges.first.flatMap { RequestTarget($0.request.url) }
+            let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+            Self.say("serving \(loaded.count) recording(s), \(loaded.reduce(0) { $0 + $1.exchanges.count }) exchange(s) on http://\(shownHost):\(bound)\(tls ? " and https://\(shownHost):\(bound) (CA: \(contexts!.ca.files.certificate))" : "")")
+            Self.say("open http://\(shownHost):\(bound)\(first?.pathAndQuery ?? "/")   (or use it as an HTTP proxy); Ctrl-C stops and stores the observed run")
+        }
+
         /// A line on standard output, unbuffered, in order with the live lines.
         static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
         /// Turns a session's stored arrivals into its observed run and says what it holds.
         static func finish(_ session: ReportStore.ServeSession, recordings: [Recording], store: ReportStore) throws {
-            let index = Dictionary(recordings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
-            let arrivals = try store.pendingArrivals(session: session.id).map { a in
-                Arrival(time: a.time, method: a.method, target: a.target, headers: a.headers, body: a.body,
-                        matched: a.recordingName.flatMap { index[$0] }.flatMap { r in a.sequence.map { ReplayOrigin.Ref(recording: r, sequence: $0) } },
-                        status: a.status)
-            }
-            let results = ObservedRun.build(recordings: recordings, arrivals: arrivals)
-            let unmatched = arrivals.filter { $0.matched == nil }
-            say("stopped: \(arrivals.count) arrival(s), \(unmatched.count) matched nothing")
-            for a in unmatched.prefix(10) { say("  extra: \(a.method) \(a.target)") }
-            let runID = try store.finishServeSession(
-                session.id,
-                results: results.map { (r: ObservedRun.Result) in ReportStore.RunResult(recording: r.recording.name, preset: ObservedRun.preset, outcomes: r.outcomes, findings: r.findings) },
-                recordings: results.map { (r: ObservedRun.Result) in r.recording }, label: session.label, toolVersion: H5Replay.version)
-            guard let runID else {
+            let observed = try ObservedRun.observe(session, recordings: recordings, store: store)
+            say("stopped: \(observed.arrivals.count) arrival(s), \(observed.unmatched.count) matched nothing")
+            for a in observed.unmatched.prefix(10) { say("  extra: \(a.method) \(a.target)") }
+            guard let runID = try ObservedRun.store(observed, session: session, in: store, toolVersion: H5Replay.version) else {
                 say("no recorded exchange was requested; no observed run stored")
                 return
             }
-            let findings = results.reduce(0) { $0 + $1.findings.count }
-            say("observed run \(runID): \(results.count) recording(s), \(findings) finding(s), \(arrivals.count) arrival(s) kept (table `arrival`); `h5replay report --run \(runID)` shows them")
+            let findings = observed.results.reduce(0) { $0 + $1.findings.count }
+            say("observed run \(runID): \(observed.results.count) recording(s), \(findings) finding(s), \(observed.arrivals.count) arrival(s) kept (table `arrival`); `h5replay report --run \(runID)` shows them")
         }
 
         /// Says what a recording made with a warm cache gives a fresh client: a 304 or cache

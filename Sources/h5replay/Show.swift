@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
-import TrafficModel
-import ReportStore
+import Pipeline
 import Reports
 
 extension H5Replay {

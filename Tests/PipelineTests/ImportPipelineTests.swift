@@ -291,7 +291,7 @@ struct ImportPipelineTests {
         for slice in slices where slice.count > 1 {
             #expect(slice.reduce(0) { $0 + $1.exchanges.count } <= 100)
         }
-        var results: [ReportStore.RunResult] = []
+        var results: [RunResult] = []
         let row = try runner.run(recordings, in: store, label: nil, toolVersion: "t", gitRevision: nil) { results.append($0) }
         #expect(results.count == 200)
         let outcomes = try store.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT recording_name) FROM outcome WHERE run_id = ?", arguments: [row.id])! }

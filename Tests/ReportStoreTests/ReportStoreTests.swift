@@ -391,7 +391,7 @@ struct ReportStoreTests {
             finding(2, expected: ["z": "3", "a": "1", "m": "2", "B": "0"], actual: ["é": "ü", "e": "u"], subjects: ["a", "", "c"], detail: String(repeating: "long ", count: 2000)),
         ]
         let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "p", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: 3)
-        let id = try store.saveRun(run, results: [ReportStore.RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
+        let id = try store.saveRun(run, results: [RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
         #expect(try store.findings(run: id) == findings)
         let stored = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT expected FROM finding WHERE run_id = ? ORDER BY sequence", arguments: [id]) }
         #expect(stored == ["{}", #"{"cookie":"sid","value":"1"}"#, #"{"B":"0","a":"1","m":"2","z":"3"}"#])
@@ -405,7 +405,7 @@ struct ReportStoreTests {
                 url: "https://a.example/\(n)", subject: nil, rules: ["P1"], confidence: Confidence.source, expected: ["n": "\(n)"], actual: [:], detail: "row \(n)")
         }
         let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: "p", label: nil, gitRevision: nil, recordingCount: 1, exchangeCount: count)
-        let id = try store.saveRun(run, results: [ReportStore.RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
+        let id = try store.saveRun(run, results: [RunResult(recording: "r", preset: "p", outcomes: [], findings: findings)])
         let details = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT detail_values FROM finding WHERE run_id = ? ORDER BY id", arguments: [id]) }
         #expect(details == findings.map { #"["\#($0.detail)"]"# })
     }
@@ -456,7 +456,7 @@ struct ReportStoreTests {
         let store = try ReportStore.inMemory()
         // Byte order, not the locale's: "Z" < "a" < "é".
         let recordings = ["é", "a", "Z"], presets = ["wk", "Wk", "urlprotocol"]
-        var results: [ReportStore.RunResult] = []
+        var results: [RunResult] = []
         for recording in recordings {
             for preset in presets {
                 let findings = (0..<3).reversed().flatMap { n in
@@ -466,7 +466,7 @@ struct ReportStoreTests {
                     }
                 }
                 let outcome = Outcome(sequence: 0, deliveredMethod: "GET", deliveredURL: "https://a.example/", deliveredBody: .empty)
-                results.append(ReportStore.RunResult(recording: recording, preset: preset, outcomes: [outcome], findings: findings))
+                results.append(RunResult(recording: recording, preset: preset, outcomes: [outcome], findings: findings))
             }
         }
         let run = RunRow(id: nil, startedAt: "", finishedAt: "", toolVersion: "t", profile: "p", ios: "18", simulator: false, presets: presets.joined(separator: ","), label: nil, gitRevision: nil, recordingCount: 3, exchangeCount: 3)
@@ -492,12 +492,12 @@ struct ReportStoreTests {
     @Test("a recording's results handed over apart are written together, presets in byte order, equal keys in the order given")
     func keyOrderJoinsApartResults() {
         let given = [("a", "wk"), ("Z", "p"), ("a", "Wk"), ("a", "Wk"), ("é", "p"), ("Z", "a")]
-        let results = given.map { ReportStore.RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
+        let results = given.map { RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
         #expect(ReportStore.keyOrder(of: results) == [5, 1, 2, 3, 0, 4])
         // Recordings with the same presets in the same order share their order; one with
         // another order gets its own.
         let shared = [("r1", "b"), ("r1", "a"), ("r2", "b"), ("r2", "a"), ("r3", "a"), ("r3", "b"), ("r0", "b"), ("r0", "a")]
-        let sharedResults = shared.map { ReportStore.RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
+        let sharedResults = shared.map { RunResult(recording: $0.0, preset: $0.1, outcomes: [], findings: []) }
         #expect(ReportStore.keyOrder(of: sharedResults) == [7, 6, 1, 0, 3, 2, 4, 5])
         #expect(ReportStore.byteOrder(["é", "a", "Z", "a"]) == [2, 1, 3, 0])
     }

@@ -2,7 +2,7 @@ import Findings
 import Foundation
 import Testing
 import TrafficModel
-@testable import ReplayServer
+@testable import Pipeline
 
 @Suite("Observed runs: what reached serve, against the recording")
 struct ObservedRunTests {
@@ -23,12 +23,11 @@ struct ObservedRunTests {
         return Recording(name: "login", sourceFormat: "har", exchanges: exchanges)
     }
 
-    static func arrival(_ sequence: Int, _ method: String, _ target: String, body: String = "", cookie: String? = nil) -> Arrival {
-        Arrival(time: Double(sequence), method: method, target: target, headers: cookie.map { [HeaderField("Cookie", $0)] } ?? [],
-                body: Data(body.utf8), matched: ReplayOrigin.Ref(recording: 0, sequence: sequence), status: 200)
+    static func arrival(_ sequence: Int, _ method: String, _ target: String, body: String = "", cookie: String? = nil) -> ObservedRun.Arrival {
+        (matched: ObservedRun.Ref(recording: 0, sequence: sequence), method: method, headers: cookie.map { [HeaderField("Cookie", $0)] } ?? [], body: Data(body.utf8))
     }
 
-    static func codes(_ arrivals: [Arrival]) -> [String] {
+    static func codes(_ arrivals: [ObservedRun.Arrival]) -> [String] {
         ObservedRun.build(recordings: [recording], arrivals: arrivals).flatMap(\.findings).map { "\($0.code.rawValue) #\($0.sequence)" }.sorted()
     }
 
