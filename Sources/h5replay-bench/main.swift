@@ -144,7 +144,7 @@ if arguments.count == 3, arguments[1] == "--advice" {
         replaySeconds = min(replaySeconds, now() - start)
         start = now()
         let adviser = Adviser(runner: runner, recordings: recordings)
-        count = Preset.builtIn.map { adviser.advise($0, others: Preset.builtIn).advice.count }.reduce(0, +)
+        count = adviser.advise(all: Preset.builtIn, others: Preset.builtIn).map(\.advice.count).reduce(0, +)
         adviceSeconds = min(adviceSeconds, now() - start)
     }
     print("advice_recordings=\(recordings.count)")

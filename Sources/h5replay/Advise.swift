@@ -77,7 +77,7 @@ extension H5Replay {
         /// ready; the runner's baseline preset says which findings are the web view's own.
         static func advice(_ runner: ReplayRunner, recordings: [Recording], chosen: [Preset]? = nil) -> [PresetAdvice] {
             let adviser = Adviser(runner: runner, recordings: recordings)
-            return (chosen ?? runner.presets).map { adviser.advise($0, others: runner.presets) }
+            return adviser.advise(all: chosen ?? runner.presets, others: runner.presets)
         }
 
         /// One block per preset: its advice, one line each, then what stays unsolved.
