@@ -4,12 +4,15 @@ import TrafficModel
 import WebViewEmulation
 
 /// Advice proven by replay (issue 70): for one preset and its findings on some recordings,
-/// the changes the model proposes (one more registered mitigation, a newer framework
-/// release, another preset), each replayed and counted, the best first. Nothing is
+/// the changes the model proposes (one more registered mitigation, one option of the
+/// strategy or of a mitigation set otherwise, a newer framework release, another preset),
+/// each replayed and counted, the best first. Nothing is
 /// advised that was not replayed here.
 public struct Advice: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Hashable, Codable {
         case addMitigation = "add-mitigation"
+        /// One option of the strategy or of a mitigation the preset has, set otherwise.
+        case setOption = "set-option"
         case version
         case preset
     }
@@ -19,7 +22,9 @@ public struct Advice: Sendable, Hashable, Codable {
     public var kind: Kind
     /// The change as a person reads it.
     public var change: String
-    /// What makes it in a preset file: a mitigation object, `NAME@VERSION`, a preset's name.
+    /// What makes it in a preset file: a mitigation object to add, the strategy or
+    /// mitigation object to write in place of the one of its kind, `NAME@VERSION`, a
+    /// preset's name.
     public var snippet: String
     /// Findings the change removes on the run's recordings, and those it adds.
     public var removes: Int

@@ -11,38 +11,89 @@ import WebViewEmulation
 ///   C7, COOKIE_MISSING). Replaying says whether it removes the finding or adds others.
 ///   Kinds that model a framework's own behaviour (their cited rules are all bounded to a
 ///   framework's releases, or the kind belongs to a framework) are not an app's change.
+///   Beside the kind's defaults, its options that counter a rule listing that code
+///   (`PresetPart.choices`) are tried one by one, and all together.
+/// - An option of the preset's strategy or of one of its mitigations is proposed set to a
+///   value that counters one of the group's rules, or a rule listing the group's code
+///   (the kind's `choices`), when the preset's file wrote the part (`Preset.written`).
 /// - A framework preset is proposed the first newer release of its component at which an
 ///   acting rule's range (rules.json `versions`) no longer holds.
 /// - Every other preset of the run is proposed as a move.
 enum AdviceCandidates {
-    /// Option variants tried beside a kind's defaults: a bridge that covers every initiator
-    /// it can (B3), and one that takes its id off the URL before it is sent (B2). Small on
-    /// purpose; each is replayed like the default.
-    static let variants: [String: [String]] = [
-        "body-bridge": [
-            #"{"kind": "body-bridge", "covers": ["xhr", "fetch", "form.submit"]}"#,
-            #"{"kind": "body-bridge", "stripsId": true}"#,
-            #"{"kind": "body-bridge", "covers": ["xhr", "fetch", "form.submit"], "stripsId": true}"#,
-        ]
-    ]
+    /// Whether a choice answers the group: one of its rules acted, or lists the group's code
+    /// among the findings it can produce.
+    static func answers(_ choice: OptionChoice, _ group: FindingGroup, catalog: RuleCatalog = .bundled) -> Bool {
+        choice.rules.contains { group.rules.contains($0) || (catalog[$0]?.findings.contains(group.code.rawValue) ?? false) }
+    }
 
-    /// The mitigation objects (as a preset file writes them) proposed for `code`.
-    static func mitigations(for code: FindingCode, besides preset: Preset, catalog: RuleCatalog = .bundled) -> [String] {
+    /// The mitigation objects (as a preset file writes them) proposed for `group`: each
+    /// kind's defaults, each option that answers the group set to the value that counters,
+    /// and every option that differs from its default so set together.
+    static func mitigations(for group: FindingGroup, besides preset: Preset, catalog: RuleCatalog = .bundled) -> [String] {
         let present = Set(preset.mitigations.map(\.kind))
         return zip(PresetRegistry.mitigations, PresetRegistry.exampleMitigations).filter { kind, example in
             guard kind.component == nil, !present.contains(kind.name) else { return false }
             let cited = example.citedRules.compactMap { catalog[$0] }
             let appOwn = cited.contains { rule in (rule.versions ?? [:]).keys.allSatisfy { $0 == Component.ios.rawValue } }
-            return appOwn && cited.contains { $0.findings.contains(code.rawValue) }
-        }.flatMap { [#"{"kind": "\#($0.0.name)"}"#] + (variants[$0.0.name] ?? []) }
+            return appOwn && cited.contains { $0.findings.contains(group.code.rawValue) }
+        }.flatMap { kind, _ in variants(of: kind, for: group) }
+    }
+
+    /// A kind's object with its defaults, with each answering option, and with all of them.
+    static func variants(of kind: PresetRegistry.Kind<any Mitigation>, for group: FindingGroup) -> [String] {
+        let plain = WrittenValue.object(["kind": .string(kind.name)])
+        let changed = kind.choices.compactMap { choice in choice.counters.first { $0 != choice.defaultValue }.map { (choice, $0) } }
+        var out = [plain] + changed.filter { answers($0.0, group) }.map { plain.setting($0.0.key, to: $0.1) }
+        if changed.count > 1 { out.append(changed.reduce(plain) { $0.setting($1.0.key, to: $1.1) }) }
+        return out.map(\.text)
     }
 
     /// The preset with one more mitigation, written as `snippet`; nil when it does not decode.
     static func adding(_ snippet: String, to preset: Preset) -> Preset? {
         guard let spec = try? JSONDecoder().decode(MitigationSpec.self, from: Data(snippet.utf8)) else { return nil }
-        var out = preset
-        out.mitigations.append(spec.value)
+        var written = preset.written
+        written?.mitigations.append(WrittenValue(json: snippet) ?? .null)
+        return preset.replacing(strategy: preset.strategy, mitigations: preset.mitigations + [spec.value], written: written)
+    }
+
+    /// The changes of one option of the preset's strategy or of one of its mitigations that
+    /// answer `group`, each with the whole object it rewrites as its snippet.
+    static func options(for group: FindingGroup, in preset: Preset, recordings: Set<Int>) -> [AdviceCandidate] {
+        guard let written = preset.written else { return [] }
+        var out: [AdviceCandidate] = []
+        let strategyKind = PresetRegistry.strategies.first { $0.name == preset.strategy.kind }
+        for (choice, object) in changes(of: written.strategy, choices: strategyKind?.choices ?? [], for: group) {
+            guard let data = try? JSONEncoder().encode(object), let strategy = try? JSONDecoder().decode(StrategySpec.self, from: data).value else { continue }
+            var parts = written
+            parts.strategy = object
+            out.append(candidate(preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: parts), part: "the \(preset.strategy.kind) strategy", choice, object, recordings))
+        }
+        for (i, mitigation) in written.mitigations.enumerated() where i < preset.mitigations.count {
+            let kind = PresetRegistry.mitigations.first { $0.name == preset.mitigations[i].kind }
+            for (choice, object) in changes(of: mitigation, choices: kind?.choices ?? [], for: group) {
+                guard let data = try? JSONEncoder().encode(object), let value = try? JSONDecoder().decode(MitigationSpec.self, from: data).value else { continue }
+                var parts = written, mitigations = preset.mitigations
+                parts.mitigations[i] = object
+                mitigations[i] = value
+                out.append(candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, recordings))
+            }
+        }
         return out
+    }
+
+    /// The part's object with one answering option set to each value that counters and is
+    /// not the one it has.
+    static func changes(of object: WrittenValue, choices: [OptionChoice], for group: FindingGroup) -> [(OptionChoice, WrittenValue)] {
+        choices.filter { answers($0, group) }.flatMap { choice in
+            let current = object[choice.key] ?? choice.defaultValue
+            return choice.counters.filter { $0 != current }.map { (choice, object.setting(choice.key, to: $0)) }
+        }
+    }
+
+    static func candidate(_ preset: Preset, part: String, _ choice: OptionChoice, _ object: WrittenValue, _ recordings: Set<Int>) -> AdviceCandidate {
+        let value = object[choice.key]?.text ?? "null"
+        let change = "set \(part)'s \(choice.key) to \(value) (\(choice.rules.map(\.rawValue).joined(separator: ", ")))"
+        return AdviceCandidate(kind: .setOption, change: change, snippet: object.text, preset: preset, recordings: recordings)
     }
 
     /// The first release of the preset's framework newer than the one it replays at which
@@ -54,24 +105,25 @@ enum AdviceCandidates {
         return newer.first { version in ranges.contains { !$0.contains(version) } }
     }
 
-    /// Every candidate for the groups, once per snippet, with the recordings where the
-    /// groups it answers occur.
+    /// Every candidate for the groups, once per kind and snippet, with the recordings where
+    /// the groups it answers occur.
     static func all(for groups: [FindingGroup: Set<Int>], preset: Preset, others: [Preset]) -> [AdviceCandidate] {
         var out: [String: AdviceCandidate] = [:]
         func add(_ candidate: AdviceCandidate?) {
             guard let candidate else { return }
-            out[candidate.snippet, default: candidate].recordings.formUnion(candidate.recordings)
+            out[candidate.kind.rawValue + " " + candidate.snippet, default: candidate].recordings.formUnion(candidate.recordings)
         }
         for (group, recordings) in groups {
-            for snippet in mitigations(for: group.code, besides: preset) {
+            for snippet in mitigations(for: group, besides: preset) {
                 add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
             }
+            for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
             add(versioned(preset, fixing: group.rules, recordings: recordings))
             for other in others where other.name != preset.name {
                 add(AdviceCandidate(kind: .preset, change: "replay as the preset \(other.name) instead", snippet: other.name, preset: other, recordings: recordings))
             }
         }
-        return out.values.sorted { $0.snippet < $1.snippet }
+        return out.values.sorted { ($0.kind.rawValue, $0.snippet) < ($1.kind.rawValue, $1.snippet) }
     }
 
     /// "add a body-bridge mitigation (covers, stripsId as written)".

@@ -1,5 +1,6 @@
 import Findings
 import Foundation
+import ReportStore
 import TrafficModel
 import WebViewEmulation
 
@@ -7,10 +8,18 @@ import WebViewEmulation
 /// same recordings, counts what each change removes and adds, and keeps those worth
 /// advising: removing something, adding nothing at error level, and not removing a
 /// finding by sending no request at all.
+///
+/// A finding the run's baseline preset shares (ReplayRunner.markBaseline: the web view's
+/// own, not the interception's) is nothing to fix: it is left out of every count, the
+/// baseline preset gets no advice, and moving to it is not proposed.
 public struct Adviser: Sendable {
-    /// The runner's profile, scenarios and detector; its presets and baseline are unused.
+    /// The runner's profile, scenarios and detector; its presets are unused.
     public var runner: ReplayRunner
     public let inputs: [ReplayInput]
+    /// The run's baseline preset, when it has one.
+    public let baseline: Preset?
+    /// Each input's labels and ranks, made once for every change replayed.
+    let subjects: [FindingDetector.Subjects]
     /// Each preset's findings on every input, by name: a preset's own, and the same when
     /// another preset's advice is to move to it, replayed once.
     let replayed = FindingsCache()
@@ -24,17 +33,33 @@ public struct Adviser: Sendable {
 
     public init(runner: ReplayRunner, recordings: [Recording]) {
         var runner = runner
+        baseline = runner.presets.first { $0.name == runner.baselinePreset }
         runner.baselinePreset = nil
         self.runner = runner
         let r = runner
         inputs = recordings.map { ReplayInput(recording: $0, provenance: r.provenances[$0.name], scenario: r.scenarios[$0.name] ?? r.scenario) }
+        subjects = ReplayRunner.subjects(inputs)
     }
 
-    /// The findings of `preset` on the inputs at `indices`, keyed by input index.
+    /// The findings of `preset` on the inputs at `indices` but those the baseline preset
+    /// shares, keyed by input index.
     func findings(_ preset: Preset, on indices: [Int]) -> [Int: [Finding]] {
+        let own = allFindings(preset, on: indices)
+        guard let baseline else { return own }
+        let shared = replayed.value("\u{0}baseline") { allFindings(baseline, on: Array(inputs.indices)) }
+        return own.reduce(into: [:]) { out, item in
+            // The same comparison as the run's: the baseline first, this preset second.
+            var pair = [shared[item.key] ?? [], item.value].map { RunResult(recording: "", preset: "", outcomes: [], findings: $0) }[...]
+            ReplayRunner.markBaseline(&pair, baseline: 0)
+            out[item.key] = pair[pair.startIndex + 1].findings.filter { !$0.baseline }
+        }
+    }
+
+    /// The findings of `preset` on the inputs at `indices`, every one, keyed by input index.
+    func allFindings(_ preset: Preset, on indices: [Int]) -> [Int: [Finding]] {
         var runner = self.runner
         runner.presets = [preset]
-        let results = runner.replay(indices.map { inputs[$0] })
+        let results = runner.replay(indices.map { inputs[$0] }, subjects: indices.map { subjects[$0] })
         return Dictionary(uniqueKeysWithValues: zip(indices, results.map(\.findings)))
     }
 
@@ -44,12 +69,22 @@ public struct Adviser: Sendable {
         replayed.value(preset.name) { findings(preset, on: Array(inputs.indices)) }
     }
 
+    /// The advice for each of `presets`, worked out side by side (a change replayed on a
+    /// few recordings keeps one core busy), in the order given.
+    public func advise(all presets: [Preset], others: [Preset]) -> [PresetAdvice] {
+        let out = UnsafeResultBuffer<PresetAdvice>(count: presets.count)
+        DispatchQueue.concurrentPerform(iterations: presets.count) { i in out.set(i, advise(presets[i], others: others)) }
+        return out.values
+    }
+
     /// The advice for `preset`, with `others` as the presets it may move to.
     public func advise(_ preset: Preset, others: [Preset] = []) -> PresetAdvice {
+        guard preset.name != baseline?.name else { return PresetAdvice(preset: preset.name, findings: 0, advice: [], unsolved: []) }
         let original = everywhere(preset)
         let groups = Self.groups(original)
-        let proven = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: others).compactMap { prove($0, against: original, for: preset.name) }
-        let shown = Self.shown(proven.sorted { Self.better($0.0, $1.0) }, limit: limit)
+        let moves = others.filter { $0.name != baseline?.name }
+        let trials = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves).compactMap { trial($0, against: original) }
+        let shown = Self.shown(proveBest(trials, against: original, for: preset.name).sorted { Self.better($0.0, $1.0) }, limit: limit)
         let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
         let total = original.values.reduce(0) { $0 + $1.count }
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
@@ -70,12 +105,41 @@ public struct Adviser: Sendable {
 
     static func key(_ f: Finding, _ r: Int) -> FindingKey { FindingKey(recording: r, sequence: f.sequence, code: f.code, subject: f.subject) }
 
-    /// Replays the candidate where its groups occur, then, when it removes something there,
-    /// on every other recording; nil when it is not worth advising.
-    func prove(_ candidate: AdviceCandidate, against original: [Int: [Finding]], for name: String) -> (Advice, Set<FindingKey>)? {
+    /// A candidate replayed where its groups occur: its findings there, and what it removed.
+    struct Trial {
+        var candidate: AdviceCandidate
+        var changed: [Int: [Finding]]
+        var removed: Int
+        var removedErrors: Int
+    }
+
+    /// Replays the candidate where its groups occur; nil when it removes nothing there.
+    func trial(_ candidate: AdviceCandidate, against original: [Int: [Finding]]) -> Trial? {
         let first = candidate.recordings.sorted()
-        var changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate.preset, on: first)
-        guard Self.diff(original, changed, on: first).removed.count > 0 else { return nil }
+        let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate.preset, on: first)
+        let removed = Self.diff(original, changed, on: first).removed
+        guard !removed.isEmpty else { return nil }
+        return Trial(candidate: candidate, changed: changed, removed: removed.count, removedErrors: removed.filter { $0.finding.severity == .error }.count)
+    }
+
+    /// Per place in what is shown (each mitigation kind added, each part whose option is
+    /// set, the release), the trials that removed most where their groups occur are proven
+    /// on the whole run in that order, and the first that holds is kept: the whole run is
+    /// replayed once or twice per place, not once per candidate (Tools/bench's advice
+    /// figure). Moves to another preset, replayed once per preset anyway, are all proven.
+    func proveBest(_ trials: [Trial], against original: [Int: [Finding]], for name: String) -> [(Advice, Set<FindingKey>)] {
+        let places = Dictionary(grouping: trials) { t in t.candidate.kind == .preset ? t.candidate.snippet : t.candidate.kind.rawValue + " " + Self.mitigationKind(t.candidate.snippet) }
+        return places.values.compactMap { list in
+            list.sorted { ($0.removedErrors, $0.removed, $1.candidate.snippet) > ($1.removedErrors, $1.removed, $0.candidate.snippet) }
+                .lazy.compactMap { prove($0, against: original, for: name) }.first
+        }
+    }
+
+    /// Replays a trial's candidate on every other recording; nil when it is not worth
+    /// advising.
+    func prove(_ trial: Trial, against original: [Int: [Finding]], for name: String) -> (Advice, Set<FindingKey>)? {
+        let candidate = trial.candidate
+        var changed = trial.changed
         let rest = inputs.indices.filter { !candidate.recordings.contains($0) }
         if candidate.kind != .preset { changed.merge(findings(candidate.preset, on: rest)) { a, _ in a } }
         let (removed, added) = Self.diff(original, changed, on: Array(inputs.indices))
@@ -83,13 +147,15 @@ public struct Adviser: Sendable {
         return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))
     }
 
-    /// What is shown of the ranked advice: the best variant of each mitigation kind, up to
-    /// `limit` of them, the fixing release, and the best move to another preset.
+    /// What is shown of the ranked advice: the best variant of each mitigation kind added,
+    /// up to `limit` of them, the best option change of each part, up to `limit`, the fixing
+    /// release, and the best move to another preset.
     static func shown(_ ranked: [(Advice, Set<FindingKey>)], limit: Int) -> [(Advice, Set<FindingKey>)] {
-        var kinds: Set<String> = []
+        var kinds: Set<String> = [], parts: Set<String> = []
         let mitigations = ranked.filter { $0.0.kind == .addMitigation && kinds.insert(mitigationKind($0.0.snippet)).inserted }.prefix(limit)
+        let options = ranked.filter { $0.0.kind == .setOption && parts.insert(mitigationKind($0.0.snippet)).inserted }.prefix(limit)
         let rest = [Advice.Kind.version, .preset].compactMap { kind in ranked.first { $0.0.kind == kind } }
-        return (mitigations + rest).sorted { better($0.0, $1.0) }
+        return (mitigations + options + rest).sorted { better($0.0, $1.0) }
     }
 
     /// The `kind` a mitigation snippet names.
@@ -128,10 +194,10 @@ public struct Adviser: Sendable {
             added: addedCodes, removesErrors: removed.filter { $0.finding.severity == .error }.count)
     }
 
-    /// None added first, then most errors removed, then most removed, then a mitigation
-    /// or a release before a move to another preset.
+    /// None added first, then most errors removed, then most removed, then an option set
+    /// before a mitigation added, a release, a move to another preset.
     static func better(_ a: Advice, _ b: Advice) -> Bool {
-        let order: [Advice.Kind] = [.addMitigation, .version, .preset]
+        let order: [Advice.Kind] = [.setOption, .addMitigation, .version, .preset]
         return ((a.adds == 0 ? 0 : 1), -a.removesErrors, -a.removes, order.firstIndex(of: a.kind)!, a.snippet)
             < ((b.adds == 0 ? 0 : 1), -b.removesErrors, -b.removes, order.firstIndex(of: b.kind)!, b.snippet)
     }

@@ -60,13 +60,13 @@ public struct ReplayRunner: Sendable {
         return replay(inputs.values)
     }
 
-    /// Replays inputs already made ready; results in input, then preset order.
-    public func replay(_ inputs: [ReplayInput]) -> [RunResult] {
+    /// Replays inputs already made ready; results in input, then preset order. `known`:
+    /// each input's labels and ranks when the caller has them (the adviser replays the same
+    /// inputs once per change).
+    public func replay(_ inputs: [ReplayInput], subjects known: [FindingDetector.Subjects]? = nil) -> [RunResult] {
         let jobs = inputs.indices.flatMap { r in presets.indices.map { (r, $0) } }
         // Labels and ranks of every exchange, once per recording for all its presets.
-        let made = UnsafeResultBuffer<FindingDetector.Subjects>(count: inputs.count)
-        DispatchQueue.concurrentPerform(iterations: inputs.count) { r in made.set(r, FindingDetector.Subjects(inputs[r].recording)) }
-        let subjects = made.values
+        let subjects = known ?? Self.subjects(inputs)
         let pages = inputs.map { $0.recording.exchanges.reduce(0) { $0 + ($1.initiator == .native ? 0 : 1) } }
         let results = UnsafeResultBuffer<RunResult>(count: jobs.count)
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
@@ -88,6 +88,13 @@ public struct ReplayRunner: Sendable {
             for r in inputs.indices { Self.markBaseline(&out[r * presets.count ..< (r + 1) * presets.count], baseline: b) }
         }
         return out
+    }
+
+    /// Each input's labels and ranks of every exchange.
+    public static func subjects(_ inputs: [ReplayInput]) -> [FindingDetector.Subjects] {
+        let made = UnsafeResultBuffer<FindingDetector.Subjects>(count: inputs.count)
+        DispatchQueue.concurrentPerform(iterations: inputs.count) { r in made.set(r, FindingDetector.Subjects(inputs[r].recording)) }
+        return made.values
     }
 
     /// Whether the recording exercised anything of the preset: an exchange through its

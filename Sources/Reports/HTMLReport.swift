@@ -53,6 +53,7 @@ public struct HTMLReport: Sendable {
         out += matrix(model, byCell)
         out += coverage(model)
         out += upgrades(model)
+        out += advice(model)
         for recording in model.recordings {
             out += "<section class=\"recording\" id=\"\(anchor(recording))\"><h2>\(h(recording))</h2>\n"
             if let r = context.recordings[recording] { out += chains(r, model: model, context: context) }
@@ -95,6 +96,22 @@ public struct HTMLReport: Sendable {
             }
             return out + "</tbody></table></section>\n"
         }.joined()
+    }
+
+    /// Per preset, the changes advised, each proven by replay (`report --advise`).
+    private func advice(_ model: ReportModel) -> String {
+        guard !model.advice.isEmpty else { return "" }
+        var out = "<section class=\"advice\"><h2>Advice, each change replayed on the run's recordings</h2>\n"
+        for preset in model.presets {
+            let lines = model.advice.filter { $0.preset == preset }
+            guard !lines.isEmpty else { continue }
+            out += "<h3>\(h(preset))</h3><table><thead><tr><th>kind</th><th>preset-file snippet</th><th>counted</th><th>change</th></tr></thead><tbody>\n"
+            for a in lines {
+                out += "<tr><td>\(h(a.kind))</td><td><code>\(h(a.snippet))</code></td><td>\(h(a.counted))</td><td>\(h(a.change))</td></tr>\n"
+            }
+            out += "</tbody></table>\n"
+        }
+        return out + "</section>\n"
     }
 
     private func coverage(_ model: ReportModel) -> String {

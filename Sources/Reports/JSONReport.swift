@@ -19,6 +19,10 @@ import Foundation
 ///                 broken: [...]}]}]`
 /// `upgrades` compares each pair of neighbouring releases of a preset the run replays at
 /// several (`capacitor-http@7.4.2`, `capacitor-http@8.4.2`); empty otherwise.
+///   "advice": [{preset, kind, change, snippet, removes, adds, codes, added}]`
+/// `advice` holds, per preset, the changes `report --advise` proved by replay (`kind`
+/// add-mitigation, set-option, version or preset; `codes` and `added` count the findings
+/// removed and added by code); empty without `--advise`.
 public struct JSONReport: Sendable {
     public var redactor: Redactor
 
@@ -120,6 +124,13 @@ public struct JSONReport: Sendable {
                     ])
                 }
             }),
+            ("advice", .array(model.advice.map { a in
+                .object([
+                    ("preset", .string(a.preset)), ("kind", .string(a.kind)), ("change", .string(a.change)), ("snippet", .string(a.snippet)),
+                    ("removes", .int(a.removes)), ("adds", .int(a.adds)),
+                    ("codes", .object(a.codes.map { ($0.key, .int($0.value)) })), ("added", .object(a.added.map { ($0.key, .int($0.value)) })),
+                ])
+            })),
             ("upgrades", .array(model.upgrades.map { upgrade in
                 func brief(_ f: Finding) -> PrettyJSON.Value { .object([("code", .string(f.code.rawValue)), ("sequence", .int(f.sequence)), ("subject", f.subject.map { .string(redactor.text($0)) } ?? .null)]) }
                 return .object([

@@ -85,7 +85,7 @@ public struct MarkdownReport: Sendable {
         for preset in model.presets {
             guard let findings = byPreset[preset] else { continue }
             let role = preset == model.run.baselinePreset ? " (baseline)" : ""
-            var heading = "\n### \(preset)\(role)\n\n\(escape(model.summary(preset: preset)))\n"
+            var heading = "\n### \(preset)\(role)\n\n\(escape(model.summary(preset: preset)))\n" + advice(model.advice.filter { $0.preset == preset })
             var byCode: [FindingCode: [Finding]] = [:]
             for f in findings { byCode[f.code, default: []].append(f) }
             for code in FindingCode.allCases {
@@ -145,6 +145,13 @@ public struct MarkdownReport: Sendable {
             }
         }
         return out
+    }
+
+    /// A preset's advice, one item per change: its kind, snippet, counts and words.
+    func advice(_ lines: [AdviceLine]) -> String {
+        guard !lines.isEmpty else { return "" }
+        return "\n**Advice**, each change replayed on the run's recordings:\n\n"
+            + lines.map { "- \($0.kind) `\(String($0.snippet.map { $0 == "`" ? "'" : $0 }))`: \($0.counted); \(escape($0.change))\n" }.joined()
     }
 
     private func line(_ f: Finding) -> String {

@@ -38,6 +38,9 @@ public struct ReportModel: Sendable {
     /// Cells ("recording\u{1F}preset") whose preset nothing of the recording exercised (no
     /// exchange through its interceptor or app shell, no mitigation): clean, they read `n/a`.
     public var idleCells: Set<String> = []
+    /// The changes advised per preset, each proven by replay, best first; empty unless the
+    /// report was asked for them (`report --advise`).
+    public var advice: [AdviceLine] = []
 
     /// What a cell says instead of its counts, when it has nothing to count: `empty` for a
     /// recording with no exchange, `n/a` for one the web view sent nothing of.

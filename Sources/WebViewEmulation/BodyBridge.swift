@@ -220,6 +220,18 @@ public struct BodyBridge: Mitigation {
 
 extension BodyBridge: PresetPart {
     public static var kindName: String { "body-bridge" }
+    /// What each option counters: B3 a submission the bridge does not cover, B2 its id on
+    /// the URL, B4 an iframe's request, B5 and B6 a body re-encoded, B9 the marker header.
+    public static var choices: [OptionChoice] {
+        [
+            OptionChoice("covers", default: #"["xhr", "fetch"]"#, counters: [#"["xhr", "fetch", "form.submit"]"#], rules: ["B3"]),
+            OptionChoice("stripsId", default: "false", counters: ["true"], rules: ["B2"]),
+            OptionChoice("relaysFrames", default: "false", counters: ["true"], rules: ["B4"]),
+            OptionChoice("rebuildsFormData", default: "false", counters: ["false"], rules: ["B5"]),
+            OptionChoice("rejoinsURLSearchParams", default: "false", counters: ["false"], rules: ["B6"]),
+            OptionChoice("markerHeader", default: "null", counters: ["null"], rules: ["B9"]),
+        ]
+    }
 
     public struct Options: PartOptions {
         public var covers: [String]?

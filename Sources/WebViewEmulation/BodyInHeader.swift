@@ -61,6 +61,8 @@ public struct BodyInHeader: Mitigation {
 
 extension BodyInHeader: PresetPart {
     public static var kindName: String { "body-in-header" }
+    /// H2: a binary body travels in the header once base64-encoded.
+    public static var choices: [OptionChoice] { [OptionChoice("base64Binary", default: "false", counters: ["true"], rules: ["H2"])] }
 
     public struct Options: PartOptions {
         public var header: String?

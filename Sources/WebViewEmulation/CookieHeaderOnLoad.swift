@@ -23,6 +23,8 @@ public struct CookieHeaderOnLoad: Mitigation {
 
 extension CookieHeaderOnLoad: PresetPart {
     public static var kindName: String { "cookie-header-on-load" }
+    /// C2: a header not carried on a redirect sends no stale or foreign cookie there.
+    public static var choices: [OptionChoice] { [OptionChoice("carriedOnRedirect", default: "true", counters: ["false"], rules: ["C2"])] }
 
     public struct Options: PartOptions {
         public var carriedOnRedirect: Bool?

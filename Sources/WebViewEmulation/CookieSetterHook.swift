@@ -28,6 +28,11 @@ public struct CookieSetterHook: Mitigation {
 
 extension CookieSetterHook: PresetPart {
     public static var kindName: String { "cookie-setter-hook" }
+    /// C8: a synchronous hook writes NativeJar before the next request; C9: a hook that
+    /// checks the domain refuses another site's cookie.
+    public static var choices: [OptionChoice] {
+        [OptionChoice("synchronous", default: "false", counters: ["true"], rules: ["C8"]), OptionChoice("checksDomain", default: "false", counters: ["true"], rules: ["C9"])]
+    }
 
     public struct Options: PartOptions {
         public var synchronous: Bool?

@@ -66,6 +66,15 @@ public struct HTTPDNS: Mitigation, Hashable {
 
 extension HTTPDNS: PresetPart {
     public static var kindName: String { "httpdns" }
+    /// D1: cookies copied onto the IP request; D4 and D5: the certificate checked against
+    /// the name, and SNI set to it.
+    public static var choices: [OptionChoice] {
+        [
+            OptionChoice("copiesCookies", default: "false", counters: ["true"], rules: ["D1"]),
+            OptionChoice("certificateHostCheck", default: "true", counters: ["true"], rules: ["D4"]),
+            OptionChoice("sni", default: "true", counters: ["true"], rules: ["D5"]),
+        ]
+    }
     public static var example: HTTPDNS { HTTPDNS(hosts: ["a.example": "192.0.2.1"]) }
 
     public struct Options: PartOptions {

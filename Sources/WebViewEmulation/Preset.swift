@@ -17,9 +17,13 @@ public struct Preset: Sendable {
         let release: Release?
         /// The framework release replayed, and the rules it suspends: once per preset.
         let replayed: FrameworkRelease?
+        /// The strategy and mitigation objects as a preset file wrote them; nil for a preset
+        /// built in code, or once a part changes without them.
+        let written: WrittenParts?
 
-        init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, release: Release? = nil, hooks: ComposedHooks? = nil) {
+        init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, release: Release? = nil, hooks: ComposedHooks? = nil, written: WrittenParts? = nil) {
             self.name = name
+            self.written = written
             self.release = release
             self.replayed = release.flatMap { r in
                 (r.version ?? RuleCatalog.bundled.components[r.component]?.newestVersion).map { FrameworkRelease(r.component, $0) }
@@ -36,10 +40,11 @@ public struct Preset: Sendable {
         /// This storage with one part changed; the hooks gathered again when the strategy
         /// or the mitigations change.
         func with(name: String? = nil, summary: String? = nil, strategy: (any InterceptionStrategy)? = nil, mitigations: [any Mitigation]? = nil,
-            framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil, release: Release?? = nil) -> Storage {
+            framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil, release: Release?? = nil, written: WrittenParts?? = nil) -> Storage {
             Storage(name: name ?? self.name, summary: summary ?? self.summary, strategy: strategy ?? self.strategy, mitigations: mitigations ?? self.mitigations,
                 framework: framework ?? self.framework, app: app ?? self.app, profileOverride: profileOverride ?? self.profileOverride, release: release ?? self.release,
-                hooks: strategy == nil && mitigations == nil && app == nil ? hooks : nil)
+                hooks: strategy == nil && mitigations == nil && app == nil ? hooks : nil,
+                written: written ?? (strategy == nil && mitigations == nil ? self.written : nil))
         }
     }
 
@@ -72,6 +77,18 @@ public struct Preset: Sendable {
     public var app: AppShell? {
         get { storage.app }
         set { storage = storage.with(app: .some(newValue)) }
+    }
+    /// The strategy and mitigation objects as the preset's file wrote them (nil for a preset
+    /// built in code); changing the strategy or the mitigations without them forgets them.
+    public var written: WrittenParts? {
+        get { storage.written }
+        set { storage = storage.with(written: .some(newValue)) }
+    }
+    /// This preset with its strategy and mitigations replaced, written as `parts`.
+    public func replacing(strategy: any InterceptionStrategy, mitigations: [any Mitigation], written parts: WrittenParts?) -> Preset {
+        var out = self
+        out.storage = storage.with(strategy: strategy, mitigations: mitigations, written: .some(parts))
+        return out
     }
     /// The mitigations' hooks gathered once, for every replay under this preset.
     var hooks: ComposedHooks { storage.hooks }

@@ -113,6 +113,7 @@ struct PresetSpec: Decodable {
         }
         summary = try c.optional(String.self, "summary")
         var preset = Preset(name: name, summary: summary ?? "", framework: try c.optional(String.self, "framework"), app: app?.shell, strategy: strategy, mitigations: mitigations)
+        preset.written = WrittenParts(strategy: try c.decode(WrittenValue.self, forKey: ConfigKey("strategy")), mitigations: try c.optional([WrittenValue].self, "mitigations") ?? [])
         preset.profileOverride = try c.optional(ProfileOverride.self, "profile")
         if let component = PresetFile.component(named: try Self.component(c), app: app?.framework, strategy: strategy, mitigations: mitigations) {
             preset.release = Preset.Release(component: component, baseName: name)

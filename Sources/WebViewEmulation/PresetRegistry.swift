@@ -14,6 +14,9 @@ public protocol PresetPart: Sendable {
     static var example: Self { get }
     /// Builds it from its options; a problem names the option at fault and the fix.
     init(options: Options) throws
+    /// The options a change may set to counter a rule it cites (advice, issue 70): each a
+    /// key of `Options`, the values that counter, and the rules. None by default.
+    static var choices: [OptionChoice] { get }
 }
 
 /// The options of a kind: the keys a preset file may write beside `kind`.
@@ -29,6 +32,7 @@ public struct NoOptions: PartOptions {
 
 extension PresetPart {
     public static var component: Component? { nil }
+    public static var choices: [OptionChoice] { [] }
     public var kind: String { Self.kindName }
     public static var example: Self {
         // Every registered kind but those with a required option builds from `{}`.
@@ -46,6 +50,8 @@ public enum PresetRegistry {
         /// The option keys it takes beside `kind`.
         public let keys: [String]
         public let component: Component?
+        /// The options a change may set to counter a rule (`PresetPart.choices`).
+        public let choices: [OptionChoice]
         let build: @Sendable (any Decoder) throws -> Value
         let example: @Sendable () -> Value
     }
@@ -67,11 +73,11 @@ public enum PresetRegistry {
     }
 
     static func strategy<T: PresetPart & InterceptionStrategy>(_ type: T.Type) -> Kind<any InterceptionStrategy> {
-        Kind(name: T.kindName, keys: T.Options.keys, component: T.component, build: { try built(T.self, $0) }, example: { T.example })
+        Kind(name: T.kindName, keys: T.Options.keys, component: T.component, choices: T.choices, build: { try built(T.self, $0) }, example: { T.example })
     }
 
     static func mitigation<T: PresetPart & Mitigation>(_ type: T.Type) -> Kind<any Mitigation> {
-        Kind(name: T.kindName, keys: T.Options.keys, component: T.component, build: { try built(T.self, $0) }, example: { T.example })
+        Kind(name: T.kindName, keys: T.Options.keys, component: T.component, choices: T.choices, build: { try built(T.self, $0) }, example: { T.example })
     }
 
     /// Decodes the options, then builds: a problem the builder names is placed under the

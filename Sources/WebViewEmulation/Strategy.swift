@@ -297,6 +297,8 @@ public struct RedirectOptions: PartOptions {
 
 extension URLProtocolStrategy: PresetPart {
     public static var kindName: String { "urlprotocol" }
+    /// P4: forwarding the redirect to the page shows it the hop.
+    public static var choices: [OptionChoice] { [OptionChoice("redirects", default: #""silent""#, counters: [#""forwarded""#], rules: ["P4"])] }
 
     public init(options: RedirectOptions) throws {
         switch options.redirects ?? "silent" {
@@ -309,6 +311,8 @@ extension URLProtocolStrategy: PresetPart {
 
 extension SchemeHandlerStrategy: PresetPart {
     public static var kindName: String { "schemehandler" }
+    /// S5: the SPI makes redirects behave as native; reloading the document shows the page its URL.
+    public static var choices: [OptionChoice] { [OptionChoice("redirects", default: #""silent""#, counters: [#""spi""#, #""reload-document""#], rules: ["S5"])] }
 
     public init(options: RedirectOptions) throws {
         switch options.redirects ?? "silent" {
@@ -322,6 +326,10 @@ extension SchemeHandlerStrategy: PresetPart {
 
 extension JSProxyStrategy: PresetPart {
     public static var kindName: String { "jsproxy" }
+    /// X1: binary bodies survive where the bridge serialises them; X3: fetch goes through it once hooked.
+    public static var choices: [OptionChoice] {
+        [OptionChoice("serialisesBinary", default: "false", counters: ["true"], rules: ["X1"]), OptionChoice("hooksFetch", default: "false", counters: ["true"], rules: ["X3"])]
+    }
 
     public struct Options: PartOptions {
         /// The strategy for what the bridge does not carry; native when left out.

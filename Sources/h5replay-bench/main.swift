@@ -12,6 +12,10 @@
 //   sqlite_seconds, sqlite_rows_per_second), for an instruction count under valgrind.
 // With `--har-rounds N FILE`: the HAR import alone, N times, its fastest and median time
 //   (for a profile of the import, or its spread on a noisy machine).
+// With `--advice RECORDINGS_DIR`: advice for every built-in preset over the recordings (HAR
+//   and pcap, with their sidecars) against the replay's own time, both as `replay` and
+//   `advise` run them (every core): advice_recordings, advice_replay_seconds,
+//   advice_seconds, advice_ratio (target <= 3), advice_count, advice_candidates_replayed.
 import CookieJar
 import Findings
 import Foundation
@@ -119,6 +123,35 @@ if arguments.count == 4, arguments[1] == "--emulation-rounds", let rounds = Int(
 if arguments.count == 3, arguments[1] == "--sqlite" {
     let inputs = try loadFlows(URL(fileURLWithPath: arguments[2])).map { ReplayInput(recording: $0) }
     try sqliteStage(inputs, subjects: inputs.map { FindingDetector.Subjects($0.recording) }, detector: FindingDetector())
+    exit(0)
+}
+
+// `--advice RECORDINGS_DIR`: the replay of every built-in preset, then the advice for each
+// (a fresh adviser, so nothing of the replay is reused), each the best of three.
+if arguments.count == 3, arguments[1] == "--advice" {
+    let folder = URL(fileURLWithPath: arguments[2])
+    var runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") }.sorted()
+    let recordings = try files.flatMap { file in
+        let path = folder.appendingPathComponent(file).path, name = (file as NSString).deletingPathExtension
+        if let scenario = try Sidecars.scenario(for: path) { runner.scenarios[name] = scenario }
+        return try ImportPipeline().read(path, name: name)
+    }
+    var replaySeconds = Double.infinity, adviceSeconds = Double.infinity, count = 0
+    for _ in 0..<3 {
+        var start = now()
+        withExtendedLifetime(runner.replay(recordings)) {}
+        replaySeconds = min(replaySeconds, now() - start)
+        start = now()
+        let adviser = Adviser(runner: runner, recordings: recordings)
+        count = adviser.advise(all: Preset.builtIn, others: Preset.builtIn).map(\.advice.count).reduce(0, +)
+        adviceSeconds = min(adviceSeconds, now() - start)
+    }
+    print("advice_recordings=\(recordings.count)")
+    print(String(format: "advice_replay_seconds=%.4f", replaySeconds))
+    print(String(format: "advice_seconds=%.4f", adviceSeconds))
+    print(String(format: "advice_ratio=%.2f", adviceSeconds / replaySeconds))
+    print("advice_count=\(count)")
     exit(0)
 }
 

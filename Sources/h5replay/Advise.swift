@@ -16,7 +16,13 @@ extension H5Replay {
                 recordings. Shown: the best few per preset (none added first, then most
                 errors removed), each with the preset-file snippet that makes it, and the
                 groups no shown change removes. A change that adds an error, or removes a
-                finding only by sending no request, is never advised.
+                finding only by sending no request, is never advised. A finding the run's
+                baseline preset shares is the web view's own: nothing to fix.
+
+                The run's recordings are replayed under its iOS version and device kind;
+                give the profile file and the scenario the run was given again
+                (--profile-file, --scenario...), as for its presets of your own
+                (--preset-file). Without --scenario, each recording's sidecar scenario.
 
                 Examples:
                   h5replay replay && h5replay advise
@@ -39,41 +45,36 @@ extension H5Replay {
         @Option(help: "Output format: table or json.")
         var format: Format = .table
 
+        @OptionGroup var inputs: AdviceInputs
+
         func run() async throws {
             let store = try database.openExisting()
             guard let row = try store.run(id: run.id) else { throw try run.notFound(in: store, db: database.db) }
-            let presets = try Self.presets(of: row, files: presetFiles, only: preset)
-            let recordings = try store.recordingNames(run: row.id!).compactMap { try store.recording(named: $0) }
-            let advice = try Self.advice(presets, recordings: recordings, profile: Profile(ios: IOSVersion(row.ios) ?? .newest, simulator: row.simulator))
+            let advice = try inputs.advice(for: row, in: store, presetFiles: presetFiles, only: preset)
             print(format == .json ? try Self.json(advice) : Self.table(advice), terminator: "")
         }
 
-        /// The run's presets (those `only` selects), at the releases the run replayed.
-        static func presets(of row: RunRow, files: [String], only: String?) throws -> [Preset] {
-            let all = try PresetOptions.available(files)
+        /// The run's presets at the releases it replayed, and of them those `only` selects.
+        static func presets(of row: RunRow, files: [String], only: String?) throws -> (all: [Preset], chosen: [Preset]) {
+            let available = try PresetOptions.available(files)
             let names = row.presets.split(separator: ",").map(String.init)
             let wanted = only.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
             let chosen = names.filter { name in wanted.map { $0.contains { Scenario.Override.glob($0, name) } } ?? true }
             if chosen.isEmpty { throw InputError("--preset \(only ?? ""): the run replayed none of it; its presets: \(names.joined(separator: ", "))") }
-            return try chosen.map { name in
-                guard let found = try? Preset.selecting(name, in: all).presets.first else {
+            let all = try names.map { name in
+                guard let found = try? Preset.selecting(name, in: available).presets.first else {
                     throw InputError("the run's preset \(name) is not built in; pass the preset file it came from with --preset-file")
                 }
                 return found
             }
+            return (all, all.filter { chosen.contains($0.name) })
         }
 
-        /// Every preset's advice, each replayed on the recordings with their sidecar scenarios.
-        static func advice(_ presets: [Preset], recordings: [Recording], profile: Profile) throws -> [PresetAdvice] {
-            var runner = ReplayRunner(presets: presets, profile: profile)
-            try runner.setScenarios(nil, for: recordings)
-            return advice(runner, recordings: recordings)
-        }
-
-        /// Every preset of the runner's advice, on recordings it has made ready (`replay --advise`).
-        static func advice(_ runner: ReplayRunner, recordings: [Recording]) -> [PresetAdvice] {
+        /// The advice for `chosen` among the runner's presets, on recordings it has made
+        /// ready; the runner's baseline preset says which findings are the web view's own.
+        static func advice(_ runner: ReplayRunner, recordings: [Recording], chosen: [Preset]? = nil) -> [PresetAdvice] {
             let adviser = Adviser(runner: runner, recordings: recordings)
-            return runner.presets.map { adviser.advise($0, others: runner.presets) }
+            return adviser.advise(all: chosen ?? runner.presets, others: runner.presets)
         }
 
         /// One block per preset: its advice, one line each, then what stays unsolved.
@@ -103,5 +104,32 @@ extension H5Replay {
             let out = Out(advice: all.flatMap(\.advice), unsolved: all.filter { !$0.unsolved.isEmpty }.map { Unsolved(preset: $0.preset, groups: $0.unsolved) })
             return String(decoding: try encoder.encode(out), as: UTF8.self) + "\n"
         }
+    }
+}
+
+/// What `advise` and `report --advise` replay a stored run's recordings with, beyond what
+/// the run stored (its presets, iOS version, device kind and baseline preset): the profile
+/// file and the scenario the run was given.
+struct AdviceInputs: ParsableArguments {
+    @Option(name: .customLong("profile-file"), help: ArgumentHelp("The profile file the run was given (JSON numbers over its iOS version and device kind).", valueName: "file"))
+    var profileFile: String?
+
+    @OptionGroup var scenarioOptions: ScenarioOptions
+
+    /// The run's profile: its iOS version and device kind, then the profile file's numbers.
+    func profile(of row: RunRow) throws -> Profile {
+        let base = Profile(ios: IOSVersion(row.ios) ?? .newest, simulator: row.simulator)
+        return try profileFile.map { try ProfileOptions.applying(file: $0, to: base) } ?? base
+    }
+
+    /// The advice for the run's presets (those `only` selects), each replayed on the run's
+    /// recordings as the run replayed them.
+    func advice(for row: RunRow, in store: ReportStore, presetFiles: [String], only: String?) throws -> [PresetAdvice] {
+        let (all, chosen) = try H5Replay.Advise.presets(of: row, files: presetFiles, only: only)
+        let recordings = try store.recordingNames(run: row.id!).compactMap { try store.recording(named: $0) }
+        var runner = ReplayRunner(presets: all, profile: try profile(of: row))
+        runner.baselinePreset = row.baselinePreset
+        try runner.setScenarios(try scenarioOptions.explicitScenario(), for: recordings)
+        return H5Replay.Advise.advice(runner, recordings: recordings, chosen: chosen)
     }
 }

@@ -93,6 +93,11 @@ struct ProfileOptions: ParsableArguments {
     func profile() throws -> Profile {
         let base = Profile(ios: IOSVersion(ios) ?? .newest, simulator: simulator)
         guard let profileFile else { return base }
+        return try Self.applying(file: profileFile, to: base)
+    }
+
+    /// `base` with a profile file's numbers, every problem naming the file.
+    static func applying(file profileFile: String, to base: Profile) throws -> Profile {
         do {
             guard let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profileFile))) as? [String: Any] else {
                 throw InputError("\(profileFile): expected a JSON object")

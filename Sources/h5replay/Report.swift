@@ -18,11 +18,18 @@ extension H5Replay {
                 jars' timelines. JSON is a stable object for scripts: {run, summary, matrix,
                 findings}. Cookie values are redacted unless --show-secrets.
 
+                With --advise, the run's recordings are replayed again for the changes that
+                remove each preset's findings (as `h5replay advise`, which takes the same
+                --preset-file, --profile-file and --scenario): JSON fills its `advice`
+                array, Markdown and the table show them under each preset, HTML in a
+                section of their own.
+
                 Examples:
                   h5replay report
                   h5replay report --format html -o report.html
                   h5replay report --run 3 --format junit -o junit.xml
                   h5replay report --recording checkout --format html -o checkout.html
+                  h5replay report --advise --format json
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, markdown, junit, html, json }
@@ -45,6 +52,14 @@ extension H5Replay {
         @Option(name: .customLong("recording"), help: ArgumentHelp("Only this recording of the run (repeatable): its matrix row, findings and counts.", valueName: "name"))
         var recordings: [String] = []
 
+        @Flag(help: "Add per preset the changes that remove its findings, each replayed on the run's recordings (as `h5replay advise`).")
+        var advise = false
+
+        @Option(name: .customLong("preset-file"), help: ArgumentHelp("With --advise: the preset files the run was given, for its presets of your own; repeatable.", valueName: "file"))
+        var presetFiles: [String] = []
+
+        @OptionGroup var adviceInputs: AdviceInputs
+
         func run() async throws {
             let store = try database.openExisting()
             guard var model = try ReportModel.load(from: store, run: run.id) else {
@@ -57,11 +72,14 @@ extension H5Replay {
                 }
                 model = model.only(recordings: Set(recordings))
             }
+            let advice = advise ? try adviceInputs.advice(for: model.run, in: store, presetFiles: presetFiles, only: nil) : []
+            model.advice = advice.flatMap(\.advice).map(AdviceLine.init)
             let text: String
             switch format {
             case .table:
                 let color = output == nil && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
                 text = TableReport(color: color, showSecrets: secrets.showSecrets, secrets: secrets.names, width: TerminalWidth.current()).render(model, verbose: verbose)
+                    + (advise ? "\nAdvice, each change replayed on the run's recordings:\n" + Advise.table(advice) : "")
             case .markdown:
                 text = MarkdownReport(showSecrets: secrets.showSecrets, secrets: secrets.names).render(model)
             case .junit:
@@ -119,4 +137,11 @@ func writeReport(to path: String?, _ make: ((ArraySlice<UInt8>) throws -> Void) 
 /// Writes a report file atomically, naming the file when it cannot.
 func writeReport(_ text: String, to path: String) throws {
     try writeReport(to: path) { try $0(ArraySlice(text.utf8)) }
+}
+
+extension AdviceLine {
+    /// The report's line for an advice the Adviser proved.
+    init(_ a: Advice) {
+        self.init(preset: a.preset, kind: a.kind.rawValue, change: a.change, snippet: a.snippet, removes: a.removes, adds: a.adds, codes: a.codes, added: a.added)
+    }
 }

@@ -120,6 +120,37 @@ struct ReportsTests {
         #expect(bodyLost["rules"] as? [String] == ["P1"])
         let summary = try #require(object["summary"] as? [String: Int])
         #expect(summary["findings"] == findings.count)
+        #expect((object["advice"] as? [Any])?.isEmpty == true, "advice is there, empty, unless asked for")
+    }
+
+    static let advised = AdviceLine(preset: "urlprotocol-naive", kind: "add-mitigation", change: "add a body-bridge mitigation", snippet: #"{"kind": "body-bridge"}"#,
+        removes: 2, adds: 1, codes: ["BODY_LOST": 2], added: ["URL_MUTATED": 1])
+
+    @Test("the JSON report's advice array carries preset, kind, change, snippet, removes, adds and codes of each change")
+    func jsonAdvice() throws {
+        var model = try Self.model()
+        model.advice = [Self.advised]
+        let object = try #require(JSONSerialization.jsonObject(with: Data(JSONReport(showSecrets: false).render(model).utf8)) as? [String: Any])
+        let advice = try #require(object["advice"] as? [[String: Any]])
+        #expect(advice.count == 1)
+        let a = try #require(advice.first)
+        #expect(a["preset"] as? String == "urlprotocol-naive" && a["kind"] as? String == "add-mitigation" && a["change"] as? String == "add a body-bridge mitigation")
+        #expect(a["snippet"] as? String == #"{"kind": "body-bridge"}"# && a["removes"] as? Int == 2 && a["adds"] as? Int == 1)
+        #expect(a["codes"] as? [String: Int] == ["BODY_LOST": 2] && a["added"] as? [String: Int] == ["URL_MUTATED": 1])
+    }
+
+    @Test("Markdown shows a preset's advice under its heading; HTML in a section of its own, per preset")
+    func advicePerPreset() throws {
+        var model = try Self.model()
+        model.advice = [Self.advised]
+        let markdown = MarkdownReport(showSecrets: false).render(model)
+        let section = try #require(markdown.components(separatedBy: "\n### urlprotocol-naive\n").dropFirst().first?.components(separatedBy: "\n### ").first)
+        #expect(section.contains(#"- add-mitigation `{"kind": "body-bridge"}`: removes 2 (BODY_LOST 2), adds 1 (URL_MUTATED 1)"#), "\(section)")
+        #expect(markdown.components(separatedBy: "**Advice**").count == 2, "under that preset alone")
+        let html = HTMLReport(showSecrets: false).render(model, context: HTMLReport.Context(recordings: [:], pageURLs: [:], jarEvents: [:]))
+        #expect(html.contains("<h3>urlprotocol-naive</h3>") && html.contains("<code>{&quot;kind&quot;: &quot;body-bridge&quot;}</code>"))
+        model.advice = []
+        #expect(!MarkdownReport(showSecrets: false).render(model).contains("**Advice**"))
     }
 
     @Test("the JSON report is byte for byte what JSONSerialization writes of the contract's objects, for any text a finding can hold")
@@ -141,6 +172,8 @@ struct ReportsTests {
         finding.subject = nil
         finding.inferences = [FindingInference(kind: .cookieSource, subject: odd, inferred: "written by the page's script", contradictedBy: "#3's response set that value")]
         model.findings.append(finding)
+        model.advice = [AdviceLine(preset: model.presets[1], kind: "set-option", change: "set body-bridge's covers to " + odd, snippet: #"{"kind": "body-bridge", "covers": ["xhr"]}"#,
+            removes: 3, adds: 0, codes: ["BODY_LOST": 2, "aB": 1, "ab": 0], added: [:])]
         for showSecrets in [true, false] {
             let report = JSONReport(showSecrets: showSecrets)
             let text = try report.render(model)
@@ -172,6 +205,9 @@ struct ReportsTests {
                 "matrix": matrix,
                 "findings": findings,
                 "upgrades": [[String: Any]](),
+                "advice": redacted.advice.map { a in
+                    ["preset": a.preset, "kind": a.kind, "change": a.change, "snippet": a.snippet, "removes": a.removes, "adds": a.adds, "codes": a.codes, "added": a.added] as [String: Any]
+                },
             ]
             let expected = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             #expect(text == String(decoding: expected, as: UTF8.self))

@@ -15,6 +15,46 @@ struct PresetRegistryTests {
         #expect(PresetRegistry.exampleMitigations.map(\.kind) == PresetRegistry.mitigations.map(\.name))
     }
 
+    @Test("each option a change may set (advice's set-option) is a key of its kind, every value it may take builds, and its rules are the kind's own")
+    func choices() throws {
+        func check<Value>(_ kinds: [PresetRegistry.Kind<Value>], cited: (Value) -> [RuleID], role: String) throws {
+            for kind in kinds {
+                for choice in kind.choices {
+                    #expect(kind.keys.contains(choice.key), "\(kind.name).\(choice.key) is not an option of \(kind.name)")
+                    #expect(!choice.counters.isEmpty && !choice.rules.isEmpty, "\(kind.name).\(choice.key)")
+                    #expect(Set(choice.rules).isSubset(of: cited(kind.example())), "\(kind.name).\(choice.key) cites \(choice.rules), not all the kind's")
+                    for value in [choice.defaultValue] + choice.counters {
+                        // httpdns alone has a required option: its hosts.
+                        let base: [String: WrittenValue] = kind.name == "httpdns" ? ["hosts": .object(["a.example": .string("192.0.2.1")])] : [:]
+                        let object = WrittenValue.object(base.merging(["kind": .string(kind.name)]) { $1 }).setting(choice.key, to: value)
+                        let file = #"{"name": "x", "strategy": {"kind": "native"}, "mitigations": [\#(object.text)]}"#
+                        let strategyFile = #"{"name": "x", "strategy": \#(object.text)}"#
+                        do {
+                            _ = try PresetFile.load(Data((role == "strategy" ? strategyFile : file).utf8), file: "a.json")
+                        } catch {
+                            Issue.record("\(object.text) does not build: \(error)")
+                        }
+                    }
+                }
+            }
+        }
+        try check(PresetRegistry.strategies, cited: { $0.citedRules }, role: "strategy")
+        try check(PresetRegistry.mitigations, cited: { $0.citedRules }, role: "mitigation")
+        #expect(PresetRegistry.strategies.contains { !$0.choices.isEmpty } && PresetRegistry.mitigations.contains { !$0.choices.isEmpty })
+    }
+
+    @Test("a preset file's strategy and mitigation objects are kept as written, and forgotten once a part changes without them")
+    func written() throws {
+        let preset = try #require(Preset.named("kkjsbridge-protocolhook"))
+        let written = try #require(preset.written)
+        #expect(written.strategy.text == #"{"kind": "urlprotocol", "redirects": "silent"}"#)
+        #expect(written.mitigations.map { $0["kind"] } == preset.mitigations.map { .string($0.kind) })
+        #expect(try preset.at(SemanticVersion("1.3.9")!).preset.written == written, "a release keeps the file's objects")
+        var changed = preset
+        changed.mitigations = []
+        #expect(changed.written == nil)
+    }
+
     @Test("an unknown kind names the registered ones, and the nearest")
     func unknownKind() {
         #expect {

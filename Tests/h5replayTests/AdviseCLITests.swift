@@ -44,4 +44,40 @@ struct AdviseCLITests {
         let advice = try #require(result.stdout.components(separatedBy: "Advice, each change replayed").last)
         #expect(advice.contains("version: capacitor-http@7.4.3  removes 1 (BODY_LOST 1)"), "\(result.stdout)")
     }
+
+    @Test("`report --advise`: the JSON report's advice array holds the advice `advise` gives, none for the baseline plain; Markdown shows it under the preset")
+    func reportAdvice() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let replay = try CLITests.h5replay(["replay", "Recordings/xhr-json-post.har", "--preset", "plain,urlprotocol-naive", "--quiet"], in: dir)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let plainReport = try CLITests.json(try CLITests.h5replay(["report", "--format", "json"], in: dir).stdout)
+        #expect((plainReport["advice"] as? [Any])?.isEmpty == true, "without --advise the array is empty")
+        let report = try CLITests.h5replay(["report", "--advise", "--format", "json"], in: dir)
+        #expect(report.status == 0, "\(report.stderr)")
+        let advice = try #require(try CLITests.json(report.stdout)["advice"] as? [[String: Any]])
+        let advise = try #require(try CLITests.json(try CLITests.h5replay(["advise", "--format", "json"], in: dir).stdout)["advice"] as? [[String: Any]])
+        #expect(!advice.isEmpty && advice.map { $0["snippet"] as? String } == advise.map { $0["snippet"] as? String })
+        #expect(advice.allSatisfy { $0["preset"] as? String == "urlprotocol-naive" }, "plain is the baseline: nothing of it to fix")
+        for a in advice {
+            for key in ["preset", "kind", "change", "snippet", "removes", "adds", "codes"] { #expect(a[key] != nil, "advice.\(key)") }
+        }
+        let markdown = try CLITests.h5replay(["report", "--advise", "--format", "markdown"], in: dir)
+        let snippet = try #require(advice.first?["snippet"] as? String)
+        #expect(markdown.stdout.contains("**Advice**") && markdown.stdout.contains(snippet), "\(markdown.stdout)")
+    }
+
+    @Test("advise reads the inputs replay takes: a profile file or scenario it cannot read is exit 2 naming the file")
+    func adviseInputs() throws {
+        let dir = try CLITests.workspace()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        _ = try CLITests.h5replay(["replay", "Recordings/xhr-json-post.har", "--preset", "urlprotocol-naive", "--quiet"], in: dir)
+        for (flag, file) in [("--profile-file", "no-profile.json"), ("--scenario", "no-scenario.json")] {
+            let result = try CLITests.h5replay(["advise", flag, file], in: dir)
+            #expect(result.status == 2 && result.stderr.contains(file), "\(flag): \(result.status) \(result.stderr)")
+        }
+        try #"{"jarSyncDelay": 0}"#.write(to: dir.appendingPathComponent("profile.json"), atomically: true, encoding: .utf8)
+        let given = try CLITests.h5replay(["advise", "--profile-file", "profile.json"], in: dir)
+        #expect(given.status == 0 && given.stdout.contains("urlprotocol-naive:"), "\(given.stderr)")
+    }
 }
