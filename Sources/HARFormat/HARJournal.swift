@@ -4,11 +4,21 @@ import TrafficModel
 /// A HAR file written one entry at a time as exchanges complete (the recording proxy's):
 /// each entry is one line, written whole, so a process killed mid-session leaves every
 /// completed exchange readable; `recover` closes such a file into a HAR.
+///
+/// An exchange that is still going (a streamed response, a WebSocket) is noted in a side
+/// file, `PATH.inflight`, when it begins (`begin`): a line holding its entry as it would be
+/// if cut there, with the reason. Its end adds a line saying so. A process killed mid-way
+/// leaves the begun but unended exchanges there, and `recover` adds them to the HAR, each
+/// marked in `response._error`; `finish` removes the side file.
 public final class HARJournal: @unchecked Sendable {
     public let path: String
     let handle: FileHandle
+    let inflight: FileHandle
     let exporter: HARExporter
     var entries = 0
+
+    /// The side file of exchanges begun and not yet ended.
+    public static func inflightPath(_ path: String) -> String { path + ".inflight" }
 
     static let tail = Data("\n]}}\n".utf8)
 
@@ -22,6 +32,12 @@ public final class HARJournal: @unchecked Sendable {
             throw InputError(file: path, problem: "cannot create the recording journal")
         }
         self.handle = handle
+        let side = Self.inflightPath(path)
+        guard FileManager.default.createFile(atPath: side, contents: nil, attributes: [.posixPermissions: 0o600]),
+              let inflight = FileHandle(forWritingAtPath: side) else {
+            throw InputError(file: side, problem: "cannot create the recording journal's side file")
+        }
+        self.inflight = inflight
         let head = #"{"log": {"version": "1.2", "creator": {"name": "h5replay", "version": "\#(toolVersion)"}, "pages": [], "entries": ["#
         try handle.write(contentsOf: Data(head.utf8))
     }
@@ -30,25 +46,72 @@ public final class HARJournal: @unchecked Sendable {
     /// one write, or for a response body of a megabyte or more, the body streamed into the
     /// line a slice at a time (`StreamedBody`). A line cut short by a kill is dropped by
     /// `recover`.
-    public func append(_ exchange: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil) throws {
+    ///
+    /// `bodyFile` reads the response body's bytes from where they are kept (the recording
+    /// proxy's spool file) when that is not memory: `exchange.response.body` then has the
+    /// same bytes but is not read, so a large body never comes into memory whole.
+    /// `ending` is the number `begin` was given for this exchange, if it was begun.
+    public func append(_ exchange: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil,
+                       bodyFile: (count: Int, read: (Range<Int>) throws -> Data)? = nil, ending: Int? = nil) throws {
         let separator = Data(entries == 0 ? "\n".utf8 : ",\n".utf8)
         if exchange.response.body.count >= StreamedBody.threshold, !exchange.response.bodyMissing {
-            let streamed = try StreamedBody(exchange, exporter: exporter, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes)
+            var source = StreamedBody.Source(exchange.response.body)
+            if let bodyFile, bodyFile.count == exchange.response.body.count { source = StreamedBody.Source(count: bodyFile.count, read: bodyFile.read) }
+            let streamed = try StreamedBody(exchange, body: source, exporter: exporter, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes)
             try handle.write(contentsOf: separator + streamed.before)
-            try streamed.write(exchange.response.body) { try handle.write(contentsOf: $0) }
+            try streamed.write(source) { try handle.write(contentsOf: $0) }
             try handle.write(contentsOf: streamed.after)
         } else {
             try handle.write(contentsOf: separator + (try exporter.entryLine(exchange, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes)))
         }
         entries += 1
+        // Ended once it is whole in the journal: a kill before this line leaves it noted
+        // twice (whole, and as begun), never lost.
+        if let ending { try inflight.write(contentsOf: Data("{\"ended\":\(ending)}\n".utf8)) }
     }
 
     public var count: Int { entries }
 
-    /// Closes the HAR.
+    /// Notes an exchange that has begun and goes on (its response streams, or it became a
+    /// WebSocket), as the entry `recover` adds, marked with `incomplete`, if the process
+    /// dies before `append` ends it with the same `id`.
+    public func begin(_ id: Int, _ exchange: Exchange, incomplete: String) throws {
+        let entry = try exporter.entryLine(exchange, incomplete: incomplete)
+        try inflight.write(contentsOf: Data("{\"begun\":\(id),\"entry\":".utf8) + entry + Data("}\n".utf8))
+    }
+
+    /// Notes a message of a WebSocket begun as `id`, for `recover` to add to its entry.
+    public func message(_ id: Int, _ message: WebSocketMessage) throws {
+        let object: [String: Any] = ["message": id, "data": HARExporter.webSocketMessages([message])[0]]
+        try inflight.write(contentsOf: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
+    }
+
+    /// Closes the HAR; the side file goes.
     public func finish() throws {
         try handle.write(contentsOf: Self.tail)
         try handle.close()
+        try? inflight.close()
+        try? FileManager.default.removeItem(atPath: Self.inflightPath(path))
+    }
+
+    /// The entries of the side file begun and never ended, in the order they began, each
+    /// with the WebSocket messages noted for it.
+    static func unended(_ side: String) -> [Data] {
+        guard let data = FileManager.default.contents(atPath: side) else { return [] }
+        var begun: [(id: Int, entry: [String: Any])] = []
+        var messages: [Int: [Any]] = [:]
+        var ended = Set<Int>()
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { continue }
+            if let id = object["ended"] as? Int { ended.insert(id) }
+            if let id = object["begun"] as? Int, let entry = object["entry"] as? [String: Any] { begun.append((id, entry)) }
+            if let id = object["message"] as? Int, let message = object["data"] { messages[id, default: []].append(message) }
+        }
+        return begun.filter { !ended.contains($0.id) }.compactMap { id, entry in
+            var entry = entry
+            if let list = messages[id] { entry["_webSocketMessages"] = list }
+            return try? JSONSerialization.data(withJSONObject: entry, options: [.sortedKeys, .withoutEscapingSlashes])
+        }
     }
 
     /// Makes a journal a killed process left into a complete HAR: a last line written only
@@ -57,6 +120,8 @@ public final class HARJournal: @unchecked Sendable {
     @discardableResult
     public static func recover(path: String) throws -> Int {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let side = inflightPath(path)
+        defer { try? FileManager.default.removeItem(atPath: side) }
         if let whole = try? JSONSerialization.jsonObject(with: data) {
             return ((whole as? [String: Any])?["log"] as? [String: Any]).flatMap { $0["entries"] as? [Any] }?.count ?? 0
         }
@@ -72,6 +137,12 @@ public final class HARJournal: @unchecked Sendable {
             var entry = line
             if entry.last == UInt8(ascii: ",") { entry = entry.dropLast() }
             guard !entry.isEmpty, (try? JSONSerialization.jsonObject(with: entry)) is [String: Any] else { continue }
+            out.append(contentsOf: kept == 0 ? Data("\n".utf8) : Data(",\n".utf8))
+            out.append(entry)
+            kept += 1
+        }
+        // Exchanges the process was in the middle of, marked as such.
+        for entry in unended(side) {
             out.append(contentsOf: kept == 0 ? Data("\n".utf8) : Data(",\n".utf8))
             out.append(entry)
             kept += 1

@@ -8,6 +8,23 @@ import TrafficModel
 /// goes, and the body is encoded between the two halves, as `HARExporter` would write it:
 /// UTF-8 as JSON text, anything else as base64 with `content.encoding`.
 struct StreamedBody {
+    /// A body's bytes, read a slice at a time: from memory, or from a file (the
+    /// recording proxy's kept body past a megabyte), so that the file need not be read whole.
+    struct Source {
+        var count: Int
+        var read: (Range<Int>) throws -> Data
+
+        init(count: Int, read: @escaping (Range<Int>) throws -> Data) {
+            self.count = count
+            self.read = read
+        }
+
+        init(_ data: Data) {
+            count = data.count
+            read = { data[data.startIndex + $0.lowerBound ..< data.startIndex + $0.upperBound] }
+        }
+    }
+
     /// Bodies from this size are streamed; smaller ones go through `entryLine`.
     static let threshold = 1 << 20
     /// Bytes encoded at a time: a multiple of 3, so base64 slices join without padding.
@@ -18,8 +35,7 @@ struct StreamedBody {
     let after: Data
     let base64: Bool
 
-    init(_ e: Exchange, exporter: HARExporter, failure: String?, incomplete: String?, receivedBodyBytes: Int?) throws {
-        let body = e.response.body
+    init(_ e: Exchange, body: Source, exporter: HARExporter, failure: String?, incomplete: String?, receivedBodyBytes: Int?) throws {
         base64 = !Self.isUTF8(body)
         var object = exporter.notedEntry(e, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes, bodyText: false)
         let stand = "h5replay-streamed-body-\(UUID().uuidString)"
@@ -40,12 +56,12 @@ struct StreamedBody {
     }
 
     /// Hands `write` the body's string contents, JSON-escaped text or base64, a slice at a time.
-    func write(_ body: Data, to write: (Data) throws -> Void) throws {
+    func write(_ body: Source, to write: (Data) throws -> Void) throws {
         if base64 {
-            var start = body.startIndex
-            while start < body.endIndex {
-                let end = min(start + Self.slice, body.endIndex)
-                try write(body[start..<end].base64EncodedData())
+            var start = 0
+            while start < body.count {
+                let end = min(start + Self.slice, body.count)
+                try write(try body.read(start..<end).base64EncodedData())
                 start = end
             }
             return
@@ -59,23 +75,25 @@ struct StreamedBody {
         }
     }
 
-    static func isUTF8(_ body: Data) -> Bool {
+    static func isUTF8(_ body: Source) -> Bool {
         (try? textSlices(body) { _ in true }) ?? false
     }
 
     /// The body as text, a slice at a time, each ending on a character boundary; throws
     /// `StreamError`, or stops, when a slice is not UTF-8.
     @discardableResult
-    static func textSlices(_ body: Data, _ visit: (String) throws -> Bool) throws -> Bool {
-        var start = body.startIndex
-        while start < body.endIndex {
-            var end = min(start + slice, body.endIndex)
+    static func textSlices(_ body: Source, _ visit: (String) throws -> Bool) throws -> Bool {
+        var start = 0
+        while start < body.count {
+            // One byte past the slice, to see whether the slice ends inside a character.
+            let bytes = try body.read(start..<min(start + slice + 1, body.count))
+            var end = min(slice, bytes.count)
             // Back to the start of a character: continuation bytes are 10xxxxxx.
             var back = 0
-            while end < body.endIndex, back < 4, body[end] & 0xC0 == 0x80 { end -= 1; back += 1 }
-            guard end > start, let text = String(validating: body[start..<end], as: UTF8.self) else { throw StreamError() }
+            while end < bytes.count, back < 4, bytes[bytes.startIndex + end] & 0xC0 == 0x80 { end -= 1; back += 1 }
+            guard end > 0, let text = String(validating: bytes[bytes.startIndex..<bytes.startIndex + end], as: UTF8.self) else { throw StreamError() }
             guard try visit(text) else { return false }
-            start = end
+            start += end
         }
         return true
     }

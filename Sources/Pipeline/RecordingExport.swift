@@ -29,10 +29,19 @@ public final class RecordingJournal: Sendable {
         journal = try HARJournal(path: path, toolVersion: toolVersion)
     }
 
-    /// Appends one exchange, with what went wrong with it.
-    public func append(_ exchange: Exchange, failure: String?, incomplete: String?, receivedBodyBytes: Int?) throws {
-        try journal.append(exchange, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes)
+    /// Appends one exchange, with what went wrong with it; `bodyFile` reads a kept body
+    /// from the proxy's spool file, `ending` ends what `begin` noted (`HARJournal.append`).
+    public func append(_ exchange: Exchange, failure: String?, incomplete: String?, receivedBodyBytes: Int?,
+                       bodyFile: (count: Int, read: (Range<Int>) throws -> Data)? = nil, ending: Int? = nil) throws {
+        try journal.append(exchange, failure: failure, incomplete: incomplete, receivedBodyBytes: receivedBodyBytes, bodyFile: bodyFile, ending: ending)
     }
+
+    /// Notes an exchange that goes on (a streamed response, a WebSocket), for a killed
+    /// session's journal to keep, marked with `incomplete`.
+    public func begin(_ id: Int, _ exchange: Exchange, incomplete: String) throws { try journal.begin(id, exchange, incomplete: incomplete) }
+
+    /// Notes a message of a WebSocket begun as `id`.
+    public func message(_ id: Int, _ message: WebSocketMessage) throws { try journal.message(id, message) }
 
     /// The exchanges appended so far.
     public var count: Int { journal.count }

@@ -2,6 +2,7 @@ import Foundation
 import LocalCA
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import TrafficModel
@@ -20,14 +21,29 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
     }
 
     /// The upstream connection kept for this client connection, with the HTTP handlers a
-    /// WebSocket's 101 replaces. Unchecked: it is only touched on the event loop the client
-    /// and upstream connections share.
+    /// WebSocket's 101 replaces. Over HTTP/2 (the upstream chose h2), `channel` is the
+    /// exchange's stream and `connection` the TCP connection its streams share; over
+    /// HTTP/1.1 both are the connection. Unchecked: it is only touched on the event loop
+    /// the client and upstream connections share.
     struct Upstream: @unchecked Sendable {
         var origin: Origin
         var channel: Channel
+        var connection: Channel
         var reader: UpstreamReader
-        var encoder: HTTPRequestEncoder
-        var decoder: ByteToMessageHandler<HTTPResponseDecoder>
+        var encoder: HTTPRequestEncoder?
+        var decoder: ByteToMessageHandler<HTTPResponseDecoder>?
+        var multiplexer: Multiplexer?
+
+        /// The connection can carry another exchange (over HTTP/2, on a new stream).
+        var isOpen: Bool { multiplexer == nil ? channel.isActive : connection.isActive }
+
+        var address: String? { connection.remoteAddress?.ipAddress }
+
+        /// Closes the exchange's channel and the connection under it.
+        func close() {
+            channel.close(promise: nil)
+            if multiplexer != nil { connection.close(promise: nil) }
+        }
     }
 
     let proxy: RecordingProxy
@@ -86,7 +102,7 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
 
     func clientLeft() {
         clientGone = true
-        upstream?.channel.close(promise: nil)
+        upstream?.close()
         upstream = nil
     }
 
@@ -131,17 +147,19 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         }
         let recorded = RecordedRequest(method: head.method.rawValue, url: url, httpVersion: Self.version(head.version),
                                        headers: HeaderList(head.headers.lazy.map { HeaderField($0.name, $0.value) }), body: Data(body.readableBytesView))
-        inFlight = InFlight(head: head, recorded: recorded, origin: origin, url: url, started: started, bodyLimit: proxy.configuration.maxBodyBytes)
+        inFlight = InFlight(head: head, recorded: recorded, origin: origin, url: url, started: started, bodyLimit: proxy.configuration.maxBodyBytes,
+                            spoolDirectory: proxy.configuration.spoolDirectory)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let timeout = proxy.configuration.responseTimeout
-        upstreamChannel(for: origin, on: context.eventLoop).whenComplete { result in
+        let webSocket = head.headers[canonicalForm: "Upgrade"].contains { $0.lowercased() == "websocket" }
+        upstreamChannel(for: origin, on: context.eventLoop, webSocket: webSocket).whenComplete { result in
             let handler = bound.value
             switch result {
             case .success(let upstream):
                 upstream.reader.expect(handler, timeout: timeout, on: upstream.channel.eventLoop)
                 guard !handler.clientGone else {
                     // The client left while the upstream was being reached: the close reports it.
-                    upstream.channel.close(promise: nil)
+                    upstream.close()
                     return
                 }
                 Self.send(head, body: body, to: upstream.channel, origin: origin, url: url)
@@ -182,42 +200,21 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         }
     }
 
-    /// The connection to `origin`: the one kept if it is to the same origin and open, else
-    /// a new one (TLS for https, its certificate checked as configured).
-    func upstreamChannel(for origin: Origin, on loop: EventLoop) -> EventLoopFuture<Upstream> {
-        if let upstream, upstream.origin == origin, upstream.channel.isActive {
-            return loop.makeSucceededFuture(upstream)
+    /// The connection to `origin`: the one kept if it is to the same origin and open (over
+    /// HTTP/2, a new stream on it), else a new one (UpstreamHTTP2.swift). A WebSocket
+    /// handshake takes an HTTP/1.1 connection: its 101 turns the connection into the socket.
+    func upstreamChannel(for origin: Origin, on loop: EventLoop, webSocket: Bool) -> EventLoopFuture<Upstream> {
+        if let upstream, upstream.origin == origin, upstream.isOpen, upstream.multiplexer == nil || !webSocket {
+            return upstream.multiplexer == nil ? loop.makeSucceededFuture(upstream) : openStream(on: upstream)
         }
-        upstream?.channel.close(promise: nil)
+        upstream?.close()
         upstream = pool?.take(origin)
-        if let upstream { return loop.makeSucceededFuture(upstream) }
-        let reader = UpstreamReader()
-        let encoder = HTTPRequestEncoder()
-        // Bytes after a 101 are the WebSocket's first frames: kept for its decoder.
-        let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
-        let handlers = NIOLoopBound((reader, encoder, decoder), eventLoop: loop)
-        let context = proxy.upstreamContext
-        let bound = NIOLoopBound(self, eventLoop: loop)
-        return ClientBootstrap(group: loop)
-            .connectTimeout(proxy.configuration.connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    if origin.scheme == "https" {
-                        let sni = LocalCA.ipAddressBytes(origin.host) == nil ? origin.host : nil
-                        try sync.addHandler(try NIOSSLClientHandler(context: context, serverHostname: sni))
-                    }
-                    let (reader, encoder, decoder) = handlers.value
-                    try sync.addHandlers([encoder, decoder, reader])
-                }
-            }
-            .connect(host: origin.host, port: origin.port)
-            .map { channel in
-                let (reader, encoder, decoder) = handlers.value
-                let upstream = Upstream(origin: origin, channel: channel, reader: reader, encoder: encoder, decoder: decoder)
-                bound.value.upstream = upstream
-                return upstream
-            }
+        if let upstream, upstream.multiplexer == nil || !webSocket {
+            return upstream.multiplexer == nil ? loop.makeSucceededFuture(upstream) : openStream(on: upstream)
+        }
+        upstream?.close()
+        upstream = nil
+        return connectUpstream(origin, on: loop, webSocket: webSocket)
     }
 
     // MARK: - CONNECT

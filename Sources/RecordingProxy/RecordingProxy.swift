@@ -1,6 +1,6 @@
 // RecordingProxy: `record --proxy`. A forward proxy for HTTP and HTTPS on SwiftNIO (CONNECT
 // tunnels intercepted with a leaf from LocalCA, HTTP/2 inside them where the client
-// offers it, or passed through) that streams each response to the client as it arrives,
+// offers it and to the upstream where it offers it, or passed through) that streams each response to the client as it arrives,
 // relays WebSockets after their 101, passes faults on as a 502, a 504 or the same cut, and
 // hands each completed exchange to its caller, which stores it.
 
@@ -26,13 +26,17 @@ import TrafficModel
 /// of their content coding, as a capture import stores them). A WebSocket's 101 turns the
 /// connection into a relay of frames (WebSocketRelay.swift), reported when it closes.
 /// A client that picks h2 inside an intercepted tunnel gets HTTP/2 (LocalCA's
-/// HTTP2Serving): each stream has a handler and an HTTP/1.1 upstream connection of its own
+/// HTTP2Serving): each stream has a handler and an upstream connection of its own
 /// while it lasts, kept alive for the connection's next stream (UpstreamPool.swift).
+/// Upstream, the proxy speaks what the upstream offers by ALPN: h2 or HTTP/1.1
+/// (UpstreamHTTP2.swift).
 ///
 /// Files: this one (configuration, listening), ProxyHandler.swift (a client connection:
 /// requests, CONNECT), ResponseStream.swift (an upstream response read as it comes, and
 /// the recording's copy of it), ResponseRelay.swift (the response written to the client),
-/// WebSocketRelay.swift, Tunnel.swift (pass-through CONNECT), UpstreamPool.swift.
+/// WebSocketRelay.swift, Tunnel.swift (pass-through CONNECT), UpstreamPool.swift,
+/// UpstreamHTTP2.swift (a new upstream connection, h2 or HTTP/1.1), BodySpool.swift (the
+/// kept body past a megabyte, in a file).
 public final class RecordingProxy: Sendable {
     /// How upstream certificates are checked.
     public enum UpstreamTrust: Sendable {
@@ -69,9 +73,13 @@ public final class RecordingProxy: Sendable {
         /// How long an upstream has to send its response's head; the body then takes as
         /// long as it takes (an event stream, a long download).
         public var responseTimeout: TimeAmount
+        /// Where a kept body past its first megabyte is written while its response lasts
+        /// (a file unlinked at once; see `SpoolFile`).
+        public var spoolDirectory: String
 
         public init(host: String = "127.0.0.1", port: Int = 8080, tls: TLSContexts, noIntercept: [String] = [], upstreamTrust: UpstreamTrust = .system,
-                    maxConnections: Int = 1024, maxBodyBytes: Int = 64 << 20, connectTimeout: TimeAmount = .seconds(10), responseTimeout: TimeAmount = .seconds(60)) {
+                    maxConnections: Int = 1024, maxBodyBytes: Int = 64 << 20, connectTimeout: TimeAmount = .seconds(10), responseTimeout: TimeAmount = .seconds(60),
+                    spoolDirectory: String = NSTemporaryDirectory()) {
             self.host = host
             self.port = port
             self.tls = tls
@@ -81,6 +89,7 @@ public final class RecordingProxy: Sendable {
             self.maxBodyBytes = maxBodyBytes
             self.connectTimeout = connectTimeout
             self.responseTimeout = responseTimeout
+            self.spoolDirectory = spoolDirectory
         }
 
         /// Whether `host` is excluded: an exact name, or `*.example.com` for its subdomains.
@@ -107,13 +116,33 @@ public final class RecordingProxy: Sendable {
         /// The body's whole length when it was longer than `maxBodyBytes`: the client got
         /// every byte, the exchange keeps the first `maxBodyBytes`.
         public var receivedBodyBytes: Int?
+        /// The file holding the exchange's response body when it is past a megabyte: the
+        /// same bytes as `exchange.response.body` (mapped from it), to be read from here
+        /// by a writer that must not bring the whole body into memory.
+        public var keptBodyFile: SpoolFile?
+        /// The number its `Progress.begun` carried, when its beginning was reported.
+        public var begun: Int?
 
-        public init(exchange: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil) {
+        public init(exchange: Exchange, failure: String? = nil, incomplete: String? = nil, receivedBodyBytes: Int? = nil, keptBodyFile: SpoolFile? = nil,
+                    begun: Int? = nil) {
             self.exchange = exchange
+            self.begun = begun
+            self.keptBodyFile = keptBodyFile
             self.failure = failure
             self.incomplete = incomplete
             self.receivedBodyBytes = receivedBodyBytes
         }
+    }
+
+    /// What an exchange still going has done so far, for a caller that keeps a record a
+    /// killed process leaves behind (the journal's side file).
+    public enum Progress: Sendable {
+        /// The exchange, numbered `id`, goes on: its response head reached the client and
+        /// its body streams, or it became a WebSocket. `incomplete` is the reason to record
+        /// if it never ends (the process stopped).
+        case begun(id: Int, exchange: Exchange, incomplete: String)
+        /// A message of the WebSocket begun as `id`.
+        case message(id: Int, WebSocketMessage)
     }
 
     let configuration: Configuration
@@ -121,24 +150,33 @@ public final class RecordingProxy: Sendable {
     let channel = NIOLockedValueBox<Channel?>(nil)
     let onExchange: @Sendable (Proxied) -> Void
     let onFault: @Sendable (String) -> Void
+    let onProgress: (@Sendable (Progress) -> Void)?
+    let begunCount = NIOLockedValueBox(0)
+    /// Upstream TLS offering h2 and http/1.1 by ALPN; and http/1.1 alone, for a WebSocket
+    /// handshake (its 101 must take the connection, not a stream).
     let upstreamContext: NIOSSLContext
+    let upstreamContextHTTP1: NIOSSLContext
     let connections: ConnectionLimit
     let connectionCount = NIOLockedValueBox(0)
 
-    public init(configuration: Configuration, threads: Int = System.coreCount, onExchange: @escaping @Sendable (Proxied) -> Void, onFault: @escaping @Sendable (String) -> Void) throws {
+    public init(configuration: Configuration, threads: Int = System.coreCount, onExchange: @escaping @Sendable (Proxied) -> Void, onFault: @escaping @Sendable (String) -> Void,
+                onProgress: (@Sendable (Progress) -> Void)? = nil) throws {
         self.configuration = configuration
+        self.onProgress = onProgress
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.onExchange = onExchange
         self.onFault = onFault
         self.connections = ConnectionLimit(maximum: configuration.maxConnections)
         var client = TLSConfiguration.makeClientConfiguration()
-        client.applicationProtocols = ["http/1.1"]
         switch configuration.upstreamTrust {
         case .system: break
         case .adding(let roots): client.additionalTrustRoots = [.certificates(roots)]
         case .none: client.certificateVerification = .none
         }
+        client.applicationProtocols = ["h2", "http/1.1"]
         self.upstreamContext = try NIOSSLContext(configuration: client)
+        client.applicationProtocols = ["http/1.1"]
+        self.upstreamContextHTTP1 = try NIOSSLContext(configuration: client)
     }
 
     /// Binds and starts; returns the bound port.
@@ -168,6 +206,15 @@ public final class RecordingProxy: Sendable {
             return false
         }
         return true
+    }
+
+    /// Reports `flight` as begun, numbering it, when a caller listens.
+    func begin(_ flight: InFlight, connectionID: String, serverAddress: String?, incomplete: String) {
+        guard let onProgress else { return }
+        let id = begunCount.withLockedValue { n in defer { n += 1 }; return n }
+        flight.begun = id
+        onProgress(.begun(id: id, exchange: flight.exchange(connectionID: connectionID, serverAddress: serverAddress, now: Date().timeIntervalSince1970),
+                          incomplete: incomplete))
     }
 
     func nextConnectionID() -> String {

@@ -18,6 +18,8 @@ extension ProxyHandler {
         flight.closeClient = close
         flight.headRelayed = true
         context?.writeAndFlush(wrapOutboundOut(.head(clientHead)), promise: nil)
+        proxy.begin(flight, connectionID: connectionID, serverAddress: upstream?.address,
+                    incomplete: "the recording proxy stopped (killed) while this response streamed: the client had its head and part of its body, which is not kept")
     }
 
     func upstreamBody(_ chunk: ByteBuffer) {
@@ -45,10 +47,17 @@ extension ProxyHandler {
             return
         }
         inFlight = nil
-        let address = upstream?.channel.remoteAddress?.ipAddress
+        let address = upstream?.address
         // The upstream is let go before the end is written: writing it may hand this
         // handler the client's next pipelined request, which must not get this connection.
-        if !(flight.response?.isKeepAlive ?? false) {
+        if let kept = upstream, kept.multiplexer != nil {
+            // An h2 stream ends with its response; its connection carries the next one
+            // (this connection's, or on an HTTP/2 client, the next stream's from the pool).
+            if let pool {
+                pool.put(kept)
+                upstream = nil
+            }
+        } else if !(flight.response?.isKeepAlive ?? false) {
             upstream?.channel.close(promise: nil)
             upstream = nil
         } else if let pool, let kept = upstream {
@@ -56,8 +65,7 @@ extension ProxyHandler {
             pool.put(kept)
             upstream = nil
         }
-        let exchange = flight.exchange(connectionID: connectionID, serverAddress: address, now: Date().timeIntervalSince1970)
-        report(RecordingProxy.Proxied(exchange: exchange, receivedBodyBytes: flight.body.isCut ? flight.body.received : nil))
+        report(flight.proxied(connectionID: connectionID, serverAddress: address, now: Date().timeIntervalSince1970))
         guard let context else { return }
         let done = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
@@ -73,8 +81,8 @@ extension ProxyHandler {
     func upstreamFailed(_ error: Error, afterHead: Bool) {
         guard let flight = inFlight else { return }
         inFlight = nil
-        let address = upstream?.channel.remoteAddress?.ipAddress
-        upstream?.channel.close(promise: nil)
+        let address = upstream?.address
+        upstream?.close()
         upstream = nil
         let now = Date().timeIntervalSince1970
         if flight.headRelayed {
@@ -82,9 +90,7 @@ extension ProxyHandler {
                 let channel = context.channel
                 (flight.lastWrite ?? context.eventLoop.makeSucceededVoidFuture()).whenComplete { _ in channel.close(promise: nil) }
             }
-            let exchange = flight.exchange(connectionID: connectionID, serverAddress: address, now: now)
-            report(RecordingProxy.Proxied(exchange: exchange, incomplete: flight.cutReason(error, clientGone: clientGone),
-                                          receivedBodyBytes: flight.body.isCut ? flight.body.received : nil))
+            report(flight.proxied(connectionID: connectionID, serverAddress: address, now: now, incomplete: flight.cutReason(error, clientGone: clientGone)))
             return
         }
         let cause: Error = clientGone ? ClientClosed() : error
@@ -120,7 +126,8 @@ extension ProxyHandler {
         }
         let closeDelimited = !hasLength && request.version.major == 1 && request.version.minor == 0 && request.method != .HEAD && mayHaveBody
         // An upstream that says it closes is passed on as such: the client connection closes too.
-        let close = !request.isKeepAlive || closeDelimited || !head.isKeepAlive
+        // An HTTP/2 upstream's stream ends with its response: the connection goes on.
+        let close = !request.isKeepAlive || closeDelimited || !(head.isKeepAlive || HTTP2Serving.isHTTP2(head.version))
         if close { headers.replaceOrAdd(name: "Connection", value: "close") }
         return (HTTPResponseHead(version: request.version, status: head.status, headers: headers), close)
     }

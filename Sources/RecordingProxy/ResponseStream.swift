@@ -74,28 +74,6 @@ final class UpstreamReader: ChannelInboundHandler, RemovableChannelHandler, @unc
     }
 }
 
-/// The recording's copy of a response body: the first `limit` bytes, and how many came in
-/// all, so that a long download costs the recording no more than the cap in memory.
-struct BodyRecord {
-    let limit: Int
-    private(set) var kept = ByteBuffer()
-    private(set) var received = 0
-
-    init(limit: Int) { self.limit = limit }
-
-    mutating func append(_ chunk: ByteBuffer) {
-        received += chunk.readableBytes
-        let room = limit - kept.readableBytes
-        guard room > 0 else { return }
-        var part = chunk
-        if part.readableBytes > room { part = part.getSlice(at: part.readerIndex, length: room)! }
-        kept.writeBuffer(&part)
-    }
-
-    /// Whether bytes were left out.
-    var isCut: Bool { received > kept.readableBytes }
-}
-
 /// The exchange being forwarded on a client connection, from its request to the end (or
 /// the cut) of its response. A class: the body record grows in place, chunk by chunk.
 final class InFlight {
@@ -116,13 +94,19 @@ final class InFlight {
     /// The last write to the client, for a close that must not drop it.
     var lastWrite: EventLoopFuture<Void>?
 
-    init(head: HTTPRequestHead, recorded: RecordedRequest, origin: ProxyHandler.Origin, url: String, started: Double, bodyLimit: Int) {
+    /// The kept body was decoded of its content coding: the recording's body is not the
+    /// spool file's bytes.
+    private(set) var bodyDecoded = false
+    /// The number the proxy's `Progress.begun` gave it, once reported.
+    var begun: Int?
+
+    init(head: HTTPRequestHead, recorded: RecordedRequest, origin: ProxyHandler.Origin, url: String, started: Double, bodyLimit: Int, spoolDirectory: String) {
         self.head = head
         self.recorded = recorded
         self.origin = origin
         self.url = url
         self.started = started
-        self.body = BodyRecord(limit: bodyLimit)
+        self.body = BodyRecord(limit: bodyLimit, spoolDirectory: spoolDirectory)
     }
 
     /// The recorded response: status, headers, and the body kept, decoded of its content
@@ -131,11 +115,13 @@ final class InFlight {
     func recordedResponse() -> RecordedResponse {
         guard let response else { return RecordedResponse(status: 0, bodyMissing: true) }
         let headers = HeaderList(response.headers.lazy.map { HeaderField($0.name, $0.value) })
-        // The kept bytes shared, not copied: a body at the cap would be held twice.
-        var bytes = body.kept.getData(at: body.kept.readerIndex, length: body.kept.readableBytes, byteTransferStrategy: .noCopy) ?? Data()
+        // The kept bytes shared or mapped, not copied: a body at the cap would be held twice.
+        var bytes = body.data()
+        bodyDecoded = false
         if let coding = response.headers.first(name: "Content-Encoding"),
            let decoded = try? ContentDecoder().decodeIfEncoded([UInt8](bytes), contentEncoding: coding) {
             bytes = Data(decoded.bytes)
+            bodyDecoded = true
         }
         return RecordedResponse(status: Int(response.status.code), statusText: response.status.reasonPhrase, httpVersion: ProxyHandler.version(response.version),
                                 headers: headers, body: bytes, encodedLength: body.received)
@@ -145,6 +131,14 @@ final class InFlight {
     func exchange(connectionID: String, serverAddress: String?, now: Double, messages: [WebSocketMessage] = []) -> Exchange {
         Exchange(sequence: 0, startedAt: started, duration: now - started, connectionID: connectionID, serverAddress: serverAddress,
                  request: recorded, response: recordedResponse(), responseStart: responseAt.map { $0 - started }, webSocketMessages: messages)
+    }
+
+    /// The exchange reported at its end or cut: the recording's copy of the body, and the
+    /// spool file holding it when it is that file's bytes (the journal reads it from there).
+    func proxied(connectionID: String, serverAddress: String?, now: Double, incomplete: String? = nil) -> RecordingProxy.Proxied {
+        let exchange = exchange(connectionID: connectionID, serverAddress: serverAddress, now: now)
+        return RecordingProxy.Proxied(exchange: exchange, incomplete: incomplete, receivedBodyBytes: body.isCut ? body.received : nil,
+                                      keptBodyFile: bodyDecoded ? nil : body.spool, begun: begun)
     }
 
     /// Why the response stopped short, in a line for the journal: how much of the body came.

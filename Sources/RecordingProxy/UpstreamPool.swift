@@ -16,15 +16,15 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// An open idle connection to `origin`, taken out of the pool; nil when there is none.
     func take(_ origin: ProxyHandler.Origin) -> ProxyHandler.Upstream? {
-        idle.removeAll { !$0.channel.isActive }
+        idle.removeAll { !$0.isOpen }
         guard let index = idle.firstIndex(where: { $0.origin == origin }) else { return nil }
         return idle.remove(at: index)
     }
 
     /// Keeps `upstream` for the next stream, or closes it when the pool is full or gone.
     func put(_ upstream: ProxyHandler.Upstream) {
-        guard !closed, idle.count < capacity, upstream.channel.isActive else {
-            upstream.channel.close(promise: nil)
+        guard !closed, idle.count < capacity, upstream.isOpen else {
+            upstream.close()
             return
         }
         idle.append(upstream)
@@ -33,7 +33,7 @@ final class UpstreamPool: @unchecked Sendable {
     /// The client connection closed: so do the idle connections.
     func closeAll() {
         closed = true
-        for upstream in idle { upstream.channel.close(promise: nil) }
+        for upstream in idle { upstream.close() }
         idle = []
     }
 }

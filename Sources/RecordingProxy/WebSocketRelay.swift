@@ -20,14 +20,16 @@ extension ProxyHandler {
     /// The 101 is complete: answer the client with it and turn both connections into a
     /// relay of frames. This handler leaves the client's pipeline with the HTTP handlers.
     func startWebSocket(_ flight: InFlight) {
-        guard let context, let layer, let upstream, let response = flight.response,
+        guard let context, let layer, let upstream, let encoder = upstream.encoder, let decoder = upstream.decoder, let response = flight.response,
               response.headers.first(name: "Upgrade")?.lowercased() == "websocket" else {
             upstreamFailed(NotWebSocket(), afterHead: false)
             return
         }
         inFlight = nil
         self.upstream = nil
-        let session = WebSocketSession(flight: flight, connectionID: connectionID, serverAddress: upstream.channel.remoteAddress?.ipAddress, proxy: proxy)
+        let session = WebSocketSession(flight: flight, connectionID: connectionID, serverAddress: upstream.address, proxy: proxy)
+        proxy.begin(flight, connectionID: connectionID, serverAddress: session.serverAddress,
+                    incomplete: "the recording proxy stopped (killed) during this WebSocket: the messages listed are those relayed until then")
         var headers = response.headers
         for name in ["Keep-Alive", "Proxy-Connection"] { headers.remove(name: name) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: flight.head.version, status: .switchingProtocols, headers: headers))), promise: nil)
@@ -49,7 +51,7 @@ extension ProxyHandler {
         let loop = context.eventLoop
         layer.remove(from: context.channel)
         let sync = upstream.channel.pipeline.syncOperations
-        let removed = [sync.removeHandler(upstream.reader), sync.removeHandler(upstream.encoder), sync.removeHandler(upstream.decoder)]
+        let removed = [sync.removeHandler(upstream.reader), sync.removeHandler(encoder), sync.removeHandler(decoder)]
         // The HTTP decoders leave on the loop's next turn (handing on the bytes after the
         // handshake); frames are held until then, so none goes through an HTTP handler.
         EventLoopFuture.andAllComplete(removed, on: loop).whenComplete { _ in
@@ -117,7 +119,9 @@ final class WebSocketSession: @unchecked Sendable {
             return
         }
         recordedBytes += data.readableBytes
-        messages.append(WebSocketMessage(direction: direction, time: Date().timeIntervalSince1970, opcode: opcode, data: Data(data.readableBytesView)))
+        let message = WebSocketMessage(direction: direction, time: Date().timeIntervalSince1970, opcode: opcode, data: Data(data.readableBytesView))
+        messages.append(message)
+        if let id = flight.begun { proxy.onProgress?(.message(id: id, message)) }
     }
 
     /// Reports the handshake exchange with its messages, once.
@@ -129,7 +133,7 @@ final class WebSocketSession: @unchecked Sendable {
             proxy.onFault("WebSocket \(flight.url): \(unrecorded) message(s) past --max-body-bytes of message data were relayed but not recorded")
         }
         let exchange = flight.exchange(connectionID: connectionID, serverAddress: serverAddress, now: Date().timeIntervalSince1970, messages: messages)
-        proxy.onExchange(RecordingProxy.Proxied(exchange: exchange))
+        proxy.onExchange(RecordingProxy.Proxied(exchange: exchange, begun: flight.begun))
     }
 }
 

@@ -69,12 +69,21 @@ extension H5Replay.Record {
         // Exchanges are journalled in the order they complete, on one queue.
         let writes = DispatchQueue(label: "h5replay.record.proxy")
         let onExchange = journalling(to: journal, at: journalPath, on: writes)
+        // What a killed session leaves of the exchanges still going (HARJournal's side file).
+        let onProgress: @Sendable (RecordingProxy.Progress) -> Void = { progress in
+            writes.async {
+                switch progress {
+                case .begun(let id, let exchange, let incomplete): try? journal.begin(id, exchange, incomplete: incomplete)
+                case .message(let id, let message): try? journal.message(id, message)
+                }
+            }
+        }
         let onFault: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("record: \(line)\n".utf8)) }
         let server = try RecordingProxy(
             configuration: .init(host: proxy.host, port: proxy.port, tls: TLSContexts(ca: authority), noIntercept: proxy.noIntercept,
                                  upstreamTrust: try proxy.trust(), maxConnections: proxy.maxConnections, maxBodyBytes: limits.maxBodyBytes,
-                                 responseTimeout: .seconds(Int64(proxy.upstreamTimeout))),
-            onExchange: onExchange, onFault: onFault)
+                                 responseTimeout: .seconds(Int64(proxy.upstreamTimeout)), spoolDirectory: folder),
+            onExchange: onExchange, onFault: onFault, onProgress: onProgress)
         let bound: Int
         do {
             bound = try server.start()
@@ -119,7 +128,8 @@ extension H5Replay.Record {
         return { item in
             writes.async {
                 do {
-                    try journal.append(item.exchange, failure: item.failure, incomplete: item.incomplete, receivedBodyBytes: item.receivedBodyBytes)
+                    let file = item.keptBodyFile.map { file in (count: file.length, read: file.read) }
+                    try journal.append(item.exchange, failure: item.failure, incomplete: item.incomplete, receivedBodyBytes: item.receivedBodyBytes, bodyFile: file, ending: item.begun)
                 } catch {
                     if !failure.said { FileHandle.standardError.write(Data("record: cannot write \(journalPath): \(error)\n".utf8)) }
                     failure.said = true

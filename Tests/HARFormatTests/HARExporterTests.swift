@@ -152,6 +152,38 @@ struct HARJournalTests {
         let recovered = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: cut)), file: cut, name: "cut")
         #expect(recovered.exchanges.map(\.request.body) == [Data("n=0".utf8), Data("n=1".utf8)])
     }
+
+    @Test("exchanges begun and not ended when the process died are added by recover, marked with their reason, a WebSocket with its messages; ended ones are not")
+    func begunExchanges() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("killed.har").path
+        let journal = try HARJournal(path: path, toolVersion: "test")
+        #expect((try FileManager.default.attributesOfItem(atPath: HARJournal.inflightPath(path))[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
+        try journal.begin(0, exchange(0), incomplete: "stopped while streaming")
+        try journal.begin(1, exchange(1), incomplete: "stopped during the WebSocket")
+        try journal.message(1, WebSocketMessage(direction: .send, time: 1_700_000_001, opcode: 1, data: Data("hi".utf8)))
+        try journal.begin(2, exchange(2), incomplete: "stopped while streaming")
+        try journal.append(exchange(2), ending: 2)
+        // Killed here: entry 2 is whole, 0 and 1 were going.
+        #expect(try HARJournal.recover(path: path) == 3)
+        #expect(!FileManager.default.fileExists(atPath: HARJournal.inflightPath(path)))
+        let read = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: path)), file: path, name: "killed")
+        // The import orders them by start time: 0, 1, then 2.
+        #expect(read.exchanges.map(\.request.url) == ["https://a.example/0", "https://a.example/1", "https://a.example/2"])
+        #expect(read.exchanges[1].webSocketMessages.map(\.data) == [Data("hi".utf8)])
+        let cuts = read.diagnostics.filter { $0.code == DiagnosticCode.responseIncomplete.rawValue }.map(\.message)
+        #expect(cuts.count == 2 && cuts.contains { $0.contains("stopped during the WebSocket") }, "\(cuts)")
+
+        // A session that ends normally leaves no side file.
+        let whole = dir.appendingPathComponent("whole.har").path
+        let finished = try HARJournal(path: whole, toolVersion: "test")
+        try finished.begin(0, exchange(0), incomplete: "stopped")
+        try finished.append(exchange(0), ending: 0)
+        try finished.finish()
+        #expect(!FileManager.default.fileExists(atPath: HARJournal.inflightPath(whole)))
+    }
 }
 
 @Suite("HAR journal: what the recording proxy notes beside an exchange")

@@ -25,7 +25,7 @@ struct StreamedBodyTests {
     func sameLine(kind: String) throws {
         let body = kind == "binary" ? Self.binary : Self.text
         #expect(body.count >= StreamedBody.threshold)
-        #expect(StreamedBody.isUTF8(body) == (kind == "text"))
+        #expect(StreamedBody.isUTF8(.init(body)) == (kind == "text"))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-streamed-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let journal = try HARJournal(path: path, toolVersion: "test")

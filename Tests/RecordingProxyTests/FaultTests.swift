@@ -84,7 +84,7 @@ struct FaultTests {
         let refusing = try ProxyUnderTest(trust: .system)
         defer { refusing.stop() }
         // The origin's leaf is from the proxy's CA, which the system store does not hold.
-        let origin = try ScriptedOrigin([.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")], tls: try refusing.contexts.context(for: "localhost"))
+        let origin = try ScriptedOrigin([.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")], tls: try http1Context(refusing.ca, for: "localhost"))
         defer { origin.stop() }
         let root = try #require(NIOSSLCertificate.fromPEMFile(refusing.ca.files.certificate).first)
         let refused = try Self.throughTunnel(refusing, root: root, to: origin.port)

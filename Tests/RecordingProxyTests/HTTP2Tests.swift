@@ -29,7 +29,7 @@ struct HTTP2Tests {
         let proxy = try ProxyUnderTest()
         defer { proxy.stop() }
         let origin = try ScriptedOrigin([.send("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello")],
-                                        tls: try proxy.contexts.context(for: "localhost"))
+                                        tls: try http1Context(proxy.ca, for: "localhost"))
         defer { origin.stop() }
         let base = "https://localhost:\(origin.port)"
         let result = try Self.run(["--http2", "--cacert", proxy.ca.files.certificate, "-x", "http://127.0.0.1:\(proxy.port)",

@@ -31,7 +31,7 @@ final class ProxyUnderTest: @unchecked Sendable {
         let reported = self.reported
         let faults = self.faults
         proxy = try RecordingProxy(configuration: .init(port: 0, tls: contexts, upstreamTrust: trust, maxBodyBytes: maxBodyBytes,
-                                                        connectTimeout: connectTimeout, responseTimeout: responseTimeout),
+                                                        connectTimeout: connectTimeout, responseTimeout: responseTimeout, spoolDirectory: folder.path),
                                    threads: 1, onExchange: { item in reported.withLockedValue { $0.append(item) } },
                                    onFault: { line in faults.withLockedValue { $0.append(line) } })
         port = try proxy.start()
@@ -376,4 +376,19 @@ final class FullListener {
     func stop() {
         for fd in fillers + [listener] { close(fd) }
     }
+}
+
+/// A TLS server context for `host`, its certificate from `ca`, offering HTTP/1.1 alone by
+/// ALPN: for an origin that writes raw HTTP/1.1 bytes. One offering h2 as well would be
+/// taken at its word by the proxy, which speaks h2 to an upstream that offers it.
+func http1Context(_ ca: LocalCA, for host: String) throws -> NIOSSLContext {
+    let leaf = try ca.leaf(for: host)
+    var configuration = TLSConfiguration.makeServerConfiguration(
+        certificateChain: [
+            .certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der)),
+            .certificate(try NIOSSLCertificate(bytes: leaf.issuerDER, format: .der)),
+        ],
+        privateKey: .privateKey(try NIOSSLPrivateKey(bytes: leaf.keyDER, format: .der)))
+    configuration.applicationProtocols = ["http/1.1"]
+    return try NIOSSLContext(configuration: configuration)
 }

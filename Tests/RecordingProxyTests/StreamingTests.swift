@@ -130,6 +130,25 @@ struct StreamingTests {
         #expect(item.incomplete == nil)
     }
 
+    @Test("a kept body past a megabyte is held in a file, not in memory: the recording has the cap's bytes, readable from the file, which has no name in the folder")
+    func keptBodyInFile() throws {
+        let proxy = try ProxyUnderTest(maxBodyBytes: 3 << 20)
+        defer { proxy.stop() }
+        let origin = try ScriptedOrigin([.send("HTTP/1.1 200 OK\r\nContent-Length: \(5 << 20)\r\n\r\n"), .megabytes(5)])
+        defer { origin.stop() }
+        let client = try RawClient(port: proxy.port, keeping: false)
+        defer { client.stop() }
+        client.send("GET http://127.0.0.1:\(origin.port)/download HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(client.wait(30) { $0.count >= 5 << 20 })
+        let item = try #require(proxy.exchanges(1).first)
+        let file = try #require(item.keptBodyFile)
+        #expect(file.length == 3 << 20 && item.receivedBodyBytes == 5 << 20)
+        #expect(item.exchange.response.body.count == 3 << 20 && item.exchange.response.body.allSatisfy { $0 == UInt8(ascii: "x") })
+        #expect(try file.read((3 << 20) - 4 ..< 3 << 20) == Data("xxxx".utf8))
+        let left = try FileManager.default.contentsOfDirectory(atPath: proxy.folder.path).filter { $0.hasPrefix("h5replay-body-") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test("back-pressure: the proxy reads the upstream no faster than a slow client takes the body, then delivers every byte")
     func slowClient() throws {
         let proxy = try ProxyUnderTest(maxBodyBytes: 1 << 20)

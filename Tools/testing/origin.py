@@ -7,7 +7,11 @@ Prints "port N" once listening. Paths:
   /api/echo     echoes the request body (POST), gzip-coded when the client accepts it
   /redirect     302 to /page
   /slow         answers after --slow seconds
+  /stream       an event stream: one event, then nothing for 60 s (a response still going)
+  /ws           a WebSocket that echoes each message
 """
+import base64
+import hashlib
 import argparse
 import gzip
 import http.server
@@ -37,11 +41,48 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(200, b"<!doctype html><title>page</title><p>hello", [("Content-Type", "text/html"), ("Set-Cookie", "session=abc123; Path=/; HttpOnly")])
         elif self.path.startswith("/redirect"):
             self.send(302, b"", [("Location", "/page")])
+        elif self.path.startswith("/stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            event = b"data: one\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            time.sleep(60)
+        elif self.path.startswith("/ws"):
+            self.echo_websocket()
         elif self.path.startswith("/slow"):
             time.sleep(self.slow)
             self.send(200, b"late", [("Content-Type", "text/plain")])
         else:
             self.send(404, b"no such path", [("Content-Type", "text/plain")])
+
+    def echo_websocket(self):
+        key = self.headers.get("Sec-WebSocket-Key", "")
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.end_headers()
+        self.wfile.flush()
+        while True:
+            head = self.rfile.read(2)
+            if len(head) < 2:
+                return
+            opcode, length = head[0] & 0x0F, head[1] & 0x7F
+            if length == 126:
+                length = int.from_bytes(self.rfile.read(2), "big")
+            elif length == 127:
+                length = int.from_bytes(self.rfile.read(8), "big")
+            mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(length)))
+            if opcode == 8:
+                return
+            if opcode in (1, 2) and length < 126:
+                self.wfile.write(bytes([0x80 | opcode, length]) + payload)
+                self.wfile.flush()
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
