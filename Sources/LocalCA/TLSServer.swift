@@ -4,14 +4,17 @@ import NIOSSL
 import NIOTLS
 
 /// Server-side TLS for `serve --tls` and the recording proxy: one NIOSSLContext per host,
-/// each presenting a leaf the local CA minted for that host, offering `h2` and `http/1.1`
-/// by ALPN (a client that offers neither, or no ALPN at all, speaks HTTP/1.1).
+/// each presenting a leaf the local CA minted for that host, offering `protocols` by ALPN,
+/// `h2` and `http/1.1` unless told (a client that offers neither, or no ALPN at all, speaks
+/// HTTP/1.1).
 public final class TLSContexts: Sendable {
     public let ca: LocalCA
+    let protocols: [String]
     let contexts: NIOLockedValueBox<[String: NIOSSLContext]>
 
-    public init(ca: LocalCA) {
+    public init(ca: LocalCA, protocols: [String] = ["h2", "http/1.1"]) {
         self.ca = ca
+        self.protocols = protocols
         self.contexts = NIOLockedValueBox([:])
     }
 
@@ -26,7 +29,7 @@ public final class TLSContexts: Sendable {
                 .certificate(try NIOSSLCertificate(bytes: leaf.issuerDER, format: .der)),
             ],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: leaf.keyDER, format: .der)))
-        configuration.applicationProtocols = ["h2", "http/1.1"]
+        configuration.applicationProtocols = protocols
         configuration.minimumTLSVersion = .tlsv12
         let context = try NIOSSLContext(configuration: configuration)
         contexts.withLockedValue { $0[host] = context }

@@ -28,15 +28,7 @@ public enum ObservedRun {
 
     /// A recorded exchange an arrival matched: the recording's place in the session's
     /// list and the exchange's sequence.
-    public struct Ref: Sendable, Hashable {
-        public var recording: Int
-        public var sequence: Int
-
-        public init(recording: Int, sequence: Int) {
-            self.recording = recording
-            self.sequence = sequence
-        }
-    }
+    public typealias Ref = ExchangeRef
 
     /// Reads a session's stored arrivals and holds them against its recordings.
     public static func observe(_ session: ReportStore.ServeSession, recordings: [Recording], store: ReportStore) throws -> Observed {

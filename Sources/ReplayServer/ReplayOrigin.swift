@@ -30,15 +30,7 @@ public struct ReplayOrigin: Sendable {
     }
 
     /// A recorded exchange by its place.
-    public struct Ref: Sendable, Hashable {
-        public var recording: Int
-        public var sequence: Int
-
-        public init(recording: Int, sequence: Int) {
-            self.recording = recording
-            self.sequence = sequence
-        }
-    }
+    public typealias Ref = ExchangeRef
 
     public let recordings: [Recording]
     public let options: Options

@@ -382,13 +382,5 @@ final class FullListener {
 /// ALPN: for an origin that writes raw HTTP/1.1 bytes. One offering h2 as well would be
 /// taken at its word by the proxy, which speaks h2 to an upstream that offers it.
 func http1Context(_ ca: LocalCA, for host: String) throws -> NIOSSLContext {
-    let leaf = try ca.leaf(for: host)
-    var configuration = TLSConfiguration.makeServerConfiguration(
-        certificateChain: [
-            .certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der)),
-            .certificate(try NIOSSLCertificate(bytes: leaf.issuerDER, format: .der)),
-        ],
-        privateKey: .privateKey(try NIOSSLPrivateKey(bytes: leaf.keyDER, format: .der)))
-    configuration.applicationProtocols = ["http/1.1"]
-    return try NIOSSLContext(configuration: configuration)
+    try TLSContexts(ca: ca, protocols: ["http/1.1"]).context(for: host)
 }
