@@ -39,7 +39,7 @@ public struct WebViewEmulator: Sendable {
         state.jars.link = hooks.jarLink
         state.outcomes.reserveCapacity(input.recording.exchanges.count)
         placePreexisting(input.sessionStart, scenario: input.scenario, into: &state.jars)
-        let setup = ReplaySetup(input: input, app: preset.app, hooks: hooks, jars: state.jars)
+        let setup = ReplaySetup(input: input, app: preset.app, hooks: hooks, nativeJar: state.jars.native)
         for mirror in setup.firstLoadMirrors { state.jars.mirror(mirror, at: setup.sessionStart) }
         for e in setup.exchanges { step(e, setup, &state) }
         return finish(setup, &state)
