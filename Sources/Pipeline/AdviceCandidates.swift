@@ -26,26 +26,42 @@ enum AdviceCandidates {
         choice.rules.contains { group.rules.contains($0) || (catalog[$0]?.findings.contains(group.code.rawValue) ?? false) }
     }
 
-    /// The mitigation objects (as a preset file writes them) proposed for `group`: each
-    /// kind's defaults, each option that answers the group set to the value that counters,
-    /// and every option that differs from its default so set together.
-    static func mitigations(for group: FindingGroup, besides preset: Preset, catalog: RuleCatalog = .bundled) -> [String] {
-        let present = Set(preset.mitigations.map(\.kind))
-        return zip(PresetRegistry.mitigations, PresetRegistry.exampleMitigations).filter { kind, example in
-            guard kind.component == nil, !present.contains(kind.name) else { return false }
-            let cited = example.citedRules.compactMap { catalog[$0] }
-            let appOwn = cited.contains { rule in (rule.versions ?? [:]).keys.allSatisfy { $0 == Component.ios.rawValue } }
-            return appOwn && cited.contains { $0.findings.contains(group.code.rawValue) }
-        }.flatMap { kind, _ in variants(of: kind, for: group) }
+    /// A registered mitigation kind an app may add (not a framework's own: no component,
+    /// and a cited rule bounded to iOS releases alone), with the rules its example cites and
+    /// its objects as a preset file writes them: its defaults, each option that differs from
+    /// its default set to the value that counters, and all of those together. Made once
+    /// once (`bundledKinds`), not per group: the objects' text was a twelfth of the advice's
+    /// instructions when written again for every group.
+    struct Proposable: Sendable {
+        var kind: PresetRegistry.Kind<any Mitigation>
+        var cited: [Rule]
+        var plain: String
+        var changed: [(choice: OptionChoice, snippet: String)]
+        var together: String?
     }
 
-    /// A kind's object with its defaults, with each answering option, and with all of them.
-    static func variants(of kind: PresetRegistry.Kind<any Mitigation>, for group: FindingGroup) -> [String] {
-        let plain = WrittenValue.object(["kind": .string(kind.name)])
-        let changed = kind.choices.compactMap { choice in choice.counters.first { $0 != choice.defaultValue }.map { (choice, $0) } }
-        var out = [plain] + changed.filter { answers($0.0, group) }.map { plain.setting($0.0.key, to: $0.1) }
-        if changed.count > 1 { out.append(changed.reduce(plain) { $0.setting($1.0.key, to: $1.1) }) }
-        return out.map(\.text)
+    static let bundledKinds = proposable()
+
+    static func proposable(catalog: RuleCatalog = .bundled) -> [Proposable] {
+        zip(PresetRegistry.mitigations, PresetRegistry.exampleMitigations).compactMap { kind, example in
+            let cited = example.citedRules.compactMap { catalog[$0] }
+            let appOwn = cited.contains { rule in (rule.versions ?? [:]).keys.allSatisfy { $0 == Component.ios.rawValue } }
+            guard kind.component == nil, appOwn else { return nil }
+            let plain = WrittenValue.object(["kind": .string(kind.name)])
+            let changed = kind.choices.compactMap { choice in choice.counters.first { $0 != choice.defaultValue }.map { (choice, $0) } }
+            let together = changed.count > 1 ? changed.reduce(plain) { $0.setting($1.0.key, to: $1.1) }.text : nil
+            return Proposable(kind: kind, cited: cited, plain: plain.text, changed: changed.map { ($0.0, plain.setting($0.0.key, to: $0.1).text) }, together: together)
+        }
+    }
+
+    /// The mitigation objects proposed for `group`: of each kind that acts on its code and
+    /// the preset lacks, the defaults, each option that answers the group set to the value
+    /// that counters, and every such option set together.
+    static func mitigations(for group: FindingGroup, besides preset: Preset, among kinds: [Proposable] = bundledKinds) -> [String] {
+        let present = Set(preset.mitigations.map(\.kind))
+        return kinds.filter { !present.contains($0.kind.name) && $0.cited.contains { $0.findings.contains(group.code.rawValue) } }.flatMap { kind in
+            [kind.plain] + kind.changed.filter { answers($0.choice, group) }.map(\.snippet) + (kind.together.map { [$0] } ?? [])
+        }
     }
 
     /// The preset with one more mitigation, written as `snippet`; nil when it does not decode.
@@ -113,15 +129,27 @@ enum AdviceCandidates {
             guard let candidate else { return }
             out[candidate.kind.rawValue + " " + candidate.snippet, default: candidate].recordings.formUnion(candidate.recordings)
         }
+        // Each snippet's preset built once, not per group that asks for it.
         for (group, recordings) in groups {
             for snippet in mitigations(for: group, besides: preset) {
+                let key = Advice.Kind.addMitigation.rawValue + " " + snippet
+                if out[key] != nil {
+                    out[key]?.recordings.formUnion(recordings)
+                    continue
+                }
                 add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
             }
             for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
-            add(versioned(preset, fixing: group.rules, recordings: recordings))
-            for other in others where other.name != preset.name {
-                add(AdviceCandidate(kind: .preset, change: "replay as the preset \(other.name) instead", snippet: other.name, preset: other, recordings: recordings))
+            if let version = release(fixing: group.rules, in: preset), let base = preset.release?.baseName, out[Advice.Kind.version.rawValue + " \(base)@\(version)"] != nil {
+                out[Advice.Kind.version.rawValue + " \(base)@\(version)"]?.recordings.formUnion(recordings)
+            } else {
+                add(versioned(preset, fixing: group.rules, recordings: recordings))
             }
+        }
+        // A move answers every group: once per preset, where any group occurs.
+        let everywhere = groups.values.reduce(into: Set<Int>()) { $0.formUnion($1) }
+        for other in others where other.name != preset.name && !everywhere.isEmpty {
+            add(AdviceCandidate(kind: .preset, change: "replay as the preset \(other.name) instead", snippet: other.name, preset: other, recordings: everywhere))
         }
         return out.values.sorted { ($0.kind.rawValue, $0.snippet) < ($1.kind.rawValue, $1.snippet) }
     }
