@@ -85,21 +85,21 @@ public struct FindingDetector: Sendable {
     /// A request that fails before any server answers (D4, D5), or is never sent: nothing
     /// else about it reaches the server.
     func unsent(_ outcome: Outcome, _ s: Subject) -> Finding? {
-        if !outcome.failedRules.isEmpty {
-            return make(.requestFailed, s, outcome.failedRules,
+        if outcome.has(.failed) {
+            return make(.requestFailed, s, outcome[.failed],
                 expected: ["answered": "yes"], actual: ["answered": "no", "url": outcome.deliveredURL],
-                detail: FindingDetail(outcome.failedRules.contains("D5") ? .requestFailedNoSNI : .requestFailedCertificate, [s.label, outcome.deliveredURL]))
+                detail: FindingDetail(outcome[.failed].contains("D5") ? .requestFailedNoSNI : .requestFailedCertificate, [s.label, outcome.deliveredURL]))
         }
-        guard !outcome.stalledRules.isEmpty || outcome.observedMissing else { return nil }
-        return make(.requestStalled, s, outcome.stalledRules, expected: ["sent": "yes"], actual: ["sent": "no"], detail: FindingDetail(.requestStalled, [s.label]))
+        guard outcome.has(.neverSent) || outcome.observedMissing else { return nil }
+        return make(.requestStalled, s, outcome[.neverSent], expected: ["sent": "yes"], actual: ["sent": "no"], detail: FindingDetail(.requestStalled, [s.label]))
     }
 
     /// What the request lost or gained on its way: its URL, headers, a preflight, a body
     /// too large for a header or readable only as a stream, and the response it got back.
     func requestChanges(_ outcome: Outcome, _ s: Subject, into out: inout [Finding]) {
         let e = s.exchange, label = s.label, recordedBody = e.request.bodyFingerprint
-        if !outcome.urlRules.isEmpty, outcome.deliveredURL != e.request.url {
-            out.append(make(.urlMutated, s, outcome.urlRules, expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL], detail: FindingDetail(.urlMutated, [label, outcome.deliveredURL])))
+        if outcome.has(.urlChanged), outcome.deliveredURL != e.request.url {
+            out.append(make(.urlMutated, s, outcome[.urlChanged], expected: ["url": e.request.url], actual: ["url": outcome.deliveredURL], detail: FindingDetail(.urlMutated, [label, outcome.deliveredURL])))
         }
         for header in outcome.removedHeaders {
             out.append(make(.headerLost, s, [header.rule], expected: ["header": header.name, "present": "yes"], actual: ["header": header.name, "present": "no"],
@@ -109,39 +109,39 @@ public struct FindingDetector: Sendable {
             out.append(make(.headerAdded, s, [header.rule], expected: ["header": header.name, "present": "no"], actual: ["header": header.name, "present": "yes"],
                 detail: FindingDetail(.headerAdded, [label, header.name]), subject: header.name))
         }
-        if !outcome.preflightRules.isEmpty {
-            out.append(make(.preflightAdded, s, outcome.preflightRules, expected: ["preflight": "no"], actual: ["preflight": "OPTIONS"], detail: FindingDetail(.preflightAdded, [label])))
+        if outcome.has(.preflightAdded) {
+            out.append(make(.preflightAdded, s, outcome[.preflightAdded], expected: ["preflight": "no"], actual: ["preflight": "OPTIONS"], detail: FindingDetail(.preflightAdded, [label])))
         }
-        if !outcome.tooLargeRules.isEmpty {
+        if outcome.has(.tooLargeForHeader) {
             let length = String(recordedBody.length)
-            out.append(make(.bodyTooLargeForHeader, s, outcome.tooLargeRules, expected: ["bodyLength": length], actual: ["bodyLength": length], detail: FindingDetail(.bodyTooLargeForHeader, [label, length])))
+            out.append(make(.bodyTooLargeForHeader, s, outcome[.tooLargeForHeader], expected: ["bodyLength": length], actual: ["bodyLength": length], detail: FindingDetail(.bodyTooLargeForHeader, [label, length])))
         }
-        if !outcome.streamOnlyRules.isEmpty {
-            out.append(make(.bodyStreamOnly, s, outcome.streamOnlyRules, expected: ["body": "HTTPBody"], actual: ["body": "HTTPBodyStream only"], detail: FindingDetail(.bodyStreamOnly, [label])))
+        if outcome.has(.streamOnly) {
+            out.append(make(.bodyStreamOnly, s, outcome[.streamOnly], expected: ["body": "HTTPBody"], actual: ["body": "HTTPBodyStream only"], detail: FindingDetail(.bodyStreamOnly, [label])))
         }
-        if !outcome.responseRules.isEmpty {
+        if outcome.has(.responseChanged) {
             let response = BodyFingerprint(e.response.body)
-            out.append(make(.responseMutated, s, outcome.responseRules,
+            out.append(make(.responseMutated, s, outcome[.responseChanged],
                 expected: ["bodyLength": String(response.length), "bodySHA256": response.sha256], actual: ["body": "not delivered as binary"],
-                detail: FindingDetail(outcome.responseRules.contains("O2") ? .responseFromPackage : .responseMangled, [label])))
+                detail: FindingDetail(outcome[.responseChanged].contains("O2") ? .responseFromPackage : .responseMangled, [label])))
         }
     }
 
     /// What the page could not read (A1), an interceptor that took a third party's
     /// request, and cookies a hook accepted for a site the page may not set (C9).
     func unreadable(_ outcome: Outcome, _ s: Subject, into out: inout [Finding]) {
-        if !outcome.corsRules.isEmpty, let reason = outcome.corsReason {
+        if outcome.has(.corsBlocked), let reason = outcome.corsReason {
             // A server that picks the allowed origin per request: nothing to judge, a
             // thing to check.
             let unverified = reason.isUnverifiable
-            var finding = make(.corsBlocked, s, outcome.corsRules,
+            var finding = make(.corsBlocked, s, outcome[.corsBlocked],
                 expected: ["readable": "yes"], actual: ["readable": unverified ? "unknown" : "no", "reason": reason.text],
                 detail: FindingDetail(unverified ? .corsUnverified : .corsBlocked, [s.label, reason.text]))
             if unverified { finding.severity = .info }
             out.append(finding)
         }
-        if !outcome.thirdPartyRules.isEmpty {
-            out.append(make(.thirdPartyIntercepted, s, outcome.thirdPartyRules, expected: ["intercepted": "no"], actual: ["intercepted": "yes"], detail: FindingDetail(.thirdPartyIntercepted, [s.label])))
+        if outcome.has(.thirdPartyIntercepted) {
+            out.append(make(.thirdPartyIntercepted, s, outcome[.thirdPartyIntercepted], expected: ["intercepted": "no"], actual: ["intercepted": "yes"], detail: FindingDetail(.thirdPartyIntercepted, [s.label])))
         }
         for name in outcome.crossSiteCookies {
             out.append(make(.cookieCrossSiteAccepted, s, ["C9"], expected: ["cookie": name, "accepted": "no"], actual: ["cookie": name, "accepted": "yes"],
@@ -155,22 +155,22 @@ public struct FindingDetector: Sendable {
         let e = s.exchange, label = s.label, recordedBody = e.request.bodyFingerprint, delivered = outcome.deliveredBody
         let expected: FindingFields = ["bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256]
         let reason = outcome.bodyReason.map { [$0] } ?? []
-        if !outcome.redirectReissueRules.isEmpty {
-            return make(.redirectMethodChanged, s, outcome.redirectReissueRules,
+        if outcome.has(.redirectReissued) {
+            return make(.redirectMethodChanged, s, outcome[.redirectReissued],
                 expected: ["method": e.request.method, "bodyLength": String(recordedBody.length), "bodySHA256": recordedBody.sha256], actual: ["method": outcome.deliveredMethod, "bodyLength": String(delivered.length), "bodySHA256": delivered.sha256],
                 detail: FindingDetail(.redirectMethodChanged, [label, previousStatus(e, exchanges), outcome.deliveredMethod, delivered.isEmpty ? "empty" : "other"]))
         }
         if !recordedBody.isEmpty && delivered.isEmpty {
-            return make(.bodyLost, s, outcome.bodyRules, expected: expected, actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
+            return make(.bodyLost, s, outcome[.bodyChanged], expected: expected, actual: ["bodyLength": "0", "bodySHA256": BodyFingerprint.empty.sha256],
                 detail: FindingDetail(.bodyLost, [label, String(recordedBody.length)] + reason))
         }
         guard delivered != recordedBody else { return nil }
         let actual: FindingFields = ["bodyLength": String(delivered.length), "bodySHA256": delivered.sha256]
         let values = [label, String(delivered.length), String(recordedBody.length)] + reason
         if outcome.bodyReencoded {
-            return make(.bodyReencoded, s, outcome.bodyRules, expected: expected, actual: actual, detail: FindingDetail(.bodyReencoded, values))
+            return make(.bodyReencoded, s, outcome[.bodyChanged], expected: expected, actual: actual, detail: FindingDetail(.bodyReencoded, values))
         }
-        return make(.bodyMutated, s, outcome.bodyRules, expected: expected, actual: actual, detail: FindingDetail(.bodyMutated, values))
+        return make(.bodyMutated, s, outcome[.bodyChanged], expected: expected, actual: actual, detail: FindingDetail(.bodyMutated, values))
     }
 
     /// The page's URL after a redirect chain, when it is not the last hop's.
@@ -178,7 +178,7 @@ public struct FindingDetector: Sendable {
         let e = s.exchange
         guard let pageURL = outcome.pageURL, let final = Self.lastHop(of: e, in: exchanges), pageURL != final.request.url else { return nil }
         let finalURL = final.request.url
-        var finding = make(.redirectHidden, s, outcome.redirectRules, expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
+        var finding = make(.redirectHidden, s, outcome[.redirectHidden], expected: ["pageURL": finalURL], actual: ["pageURL": pageURL],
             detail: e.initiator.isDocument ? FindingDetail(.redirectHiddenDocument, [s.label, pageURL, finalURL]) : FindingDetail(.redirectHidden, [s.label, finalURL]))
         if !e.initiator.isDocument { finding.severity = .info }
         return finding
@@ -333,10 +333,8 @@ public struct FindingDetector: Sendable {
 
     /// Whether an outcome can give a finding at all: most exchanges of most presets cannot.
     static func mayFind(_ o: Outcome, _ recordedBody: BodyFingerprint) -> Bool {
-        !o.stalledRules.isEmpty || o.observedMissing || !o.urlRules.isEmpty || !o.addedHeaders.isEmpty || !o.preflightRules.isEmpty
-            || !o.tooLargeRules.isEmpty || !o.streamOnlyRules.isEmpty || !o.responseRules.isEmpty || !o.thirdPartyRules.isEmpty
-            || !o.crossSiteCookies.isEmpty || !o.redirectReissueRules.isEmpty || o.deliveredBody != recordedBody || o.pageURL != nil
-            || !o.cookieDifferences.isEmpty || !o.corsRules.isEmpty || !o.removedHeaders.isEmpty || !o.failedRules.isEmpty
+        o.hasEffects || o.observedMissing || !o.addedHeaders.isEmpty || !o.removedHeaders.isEmpty || !o.crossSiteCookies.isEmpty
+            || o.deliveredBody != recordedBody || o.pageURL != nil || !o.cookieDifferences.isEmpty
     }
 
     /// What findings say of each exchange of a recording, its label and rank, made once for

@@ -77,12 +77,12 @@ public struct BodyBridge: Mitigation {
         switch exchange.initiator {
         case .beacon:
             // B8: sendBeacon is not covered; whatever the strategy did stands.
-            if !outcome.bodyRules.isEmpty { outcome.bodyRules.append("B8") }
+            if outcome.has(.bodyChanged) { outcome[.bodyChanged].append("B8") }
             return
         case .formSubmission where !(request.context.submittedByScript && covers.contains(.formSubmit)):
             // B3: a user-clicked submit has no hook; a recorded submission counts as
             // clicked unless its page's script submitted it (`form.submit()`, hooked).
-            if !outcome.bodyRules.isEmpty { outcome.bodyRules.append("B3") }
+            if outcome.has(.bodyChanged) { outcome[.bodyChanged].append("B3") }
             return
         case .formSubmission:
             guard request.plan.intercepted, !recorded.isEmpty else { return }
@@ -96,20 +96,20 @@ public struct BodyBridge: Mitigation {
         // B4: the bridge's callback lives on the main window; an iframe's request gets no body.
         if exchange.frame.kind == .iframe && !relaysFrames {
             outcome.deliveredBody = .empty
-            outcome.bodyRules = outcome.bodyRules + ["B4"]
+            outcome[.bodyChanged] = outcome[.bodyChanged] + ["B4"]
             outcome.note(Change(rule: "B4", what: "the bridge cannot answer an iframe: body empty"))
             return
         }
         // B2: the bridge tags the URL with its id; unless stripped, the server sees it.
         if !stripsID {
             outcome.deliveredURL = Self.adding(parameter: idParameter, value: String(exchange.sequence + 1), to: outcome.deliveredURL)
-            outcome.urlRules.append("B2")
+            outcome[.urlChanged].append("B2")
             outcome.note(Change(rule: "B2", note: .idParameterAdded(idParameter)))
         }
         // B9: the marker header, and a preflight when cross-origin.
         if let markerHeader {
             outcome.addedHeaders.append(HeaderAddition(name: markerHeader, rule: "B9"))
-            if request.context.crossOrigin { outcome.preflightRules.append("B9") }
+            if request.context.crossOrigin { outcome[.preflightAdded].append("B9") }
         }
         // B1: the body comes back from the native stash, re-encoded as the bridge does; the
         // re-encodings are computed once per recording (ExchangeFacts).
@@ -128,7 +128,7 @@ public struct BodyBridge: Mitigation {
             break
         }
         outcome.deliveredBody = restored
-        outcome.bodyRules = restored == recorded ? [] : rules
+        outcome[.bodyChanged] = restored == recorded ? [] : rules
         outcome.note(Change(rule: rules.last!, what: restored == recorded ? "body restored from the native stash" : "body restored but re-encoded"))
     }
 

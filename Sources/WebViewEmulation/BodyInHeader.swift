@@ -31,15 +31,15 @@ public struct BodyInHeader: Mitigation {
         guard length > 0, request.plan.intercepted, [.xhr, .fetch, .ajax].contains(exchange.initiator) else { return }
         // H4: the custom header makes a cross-origin request non-simple.
         if request.context.crossOrigin {
-            outcome.preflightRules.append("H4")
+            outcome[.preflightAdded].append("H4")
             outcome.note(Change(rule: "H4", note: .headerForcesPreflight(headerName)))
         }
-        if length > sizeLimit { outcome.tooLargeRules.append("H5") }
+        if length > sizeLimit { outcome[.tooLargeForHeader].append("H5") }
         let binary = exchange.bodyKind.isBinary
         if binary && !base64Binary {
             // H2: bytes cannot travel in a header value.
             outcome.deliveredBody = .empty
-            outcome.bodyRules = ["H2"]
+            outcome[.bodyChanged] = ["H2"]
             outcome.note(Change(rule: "H2", what: "binary body cannot travel in a header"))
             return
         }
@@ -47,14 +47,14 @@ public struct BodyInHeader: Mitigation {
         if !binary, !exchange.request.bodyFitsHeaderValue {
             // H3: characters above U+00FF or CR/LF make the header invalid: the request fails.
             outcome.deliveredBody = .empty
-            outcome.bodyRules = ["H3"]
+            outcome[.bodyChanged] = ["H3"]
             outcome.bodyReason = "the body holds characters a header value cannot (above U+00FF, or CR/LF), so the request fails"
             outcome.note(Change(rule: "H3", what: "header value invalid"))
             return
         }
         // H1: restored by the interceptor.
         outcome.deliveredBody = exchange.request.bodyFingerprint
-        outcome.bodyRules = []
+        outcome[.bodyChanged] = []
         outcome.note(Change(rule: "H1", note: .bodyRestoredFromHeader(headerName)))
     }
 }

@@ -46,12 +46,12 @@ public struct HTTPDNS: Mitigation, Hashable {
                 outcome.deliveredURL = direct
                 outcome.note(Change(rule: "D1", note: .sentToIP(ip, host: target.host)))
                 if target.isSecure && !check {
-                    outcome.failedRules = ["D4"]
+                    outcome[.failed] = ["D4"]
                     outcome.note(Change(rule: "D4", note: .certificateNamesHost(target.host, ip: ip)))
                     return
                 }
                 if target.isSecure && !sni && (shared[ip] ?? 0) > 1 {
-                    outcome.failedRules = ["D5"]
+                    outcome[.failed] = ["D5"]
                     outcome.note(Change(rule: "D5", note: .noSNI(ip: ip)))
                 }
             },

@@ -29,24 +29,27 @@ struct ReplaySetup {
     let prefetchPages: [Int: PrefetchPage]
 
     /// `nativeJar` is NativeJar at the session's start, before any first-load copy.
+    /// (Every field is worked out from locals, never read back from `self` while it is
+    /// being set: a read of a half-made setup copied it whole, once a replay.)
     init(input: ReplayInput, app: AppShell?, hooks: ComposedHooks, nativeJar: CookieStore) {
-        self.input = input
-        exchanges = input.recording.exchanges
-        provenance = input.provenance
-        self.hooks = hooks
-        pooledNativeJar = hooks.documentStart.isEmpty ? nil : nativeJar
-        sessionStart = input.sessionStart.time
-        self.app = app
+        let exchanges = input.recording.exchanges
         var appPageEnd = exchanges.count
         if app != nil, let first = input.firstDocument {
             let next = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }
             appPageEnd = next?.sequence ?? exchanges.count
         }
+        var pages = [Int: PrefetchPage]()
+        for page in input.prefetchPages { pages[page.page] = page }
+        self.input = input
+        self.exchanges = exchanges
+        provenance = input.provenance
+        self.hooks = hooks
+        pooledNativeJar = hooks.documentStart.isEmpty ? nil : nativeJar
+        sessionStart = input.sessionStart.time
+        self.app = app
         self.appPageEnd = appPageEnd
         bundledOrigin = app != nil ? input.recordedPage : nil
         firstLoadMirrors = hooks.beforeFirstLoad.compactMap { $0() }
-        var pages = [Int: PrefetchPage]()
-        for page in input.prefetchPages { pages[page.page] = page }
         prefetchPages = pages
     }
 }
@@ -92,16 +95,17 @@ struct CookieRoute {
 
 /// The phases are functions for a reader and one body for the optimiser: each is inlined
 /// into `step` (`@inline(__always)`), 9,153 instructions per evaluation against 9,285
-/// without and 8,863 for the single 345-line loop before (callgrind, Tools/bench's method,
-/// bundled Recordings). They take the state `inout` and the setup borrowed, and return no
-/// tuples: a returned tuple of a plan or a header cost copies paid per exchange (9,652).
+/// without, when the single 345-line loop before took 8,863 (callgrind, Tools/bench's
+/// method, bundled Recordings). They take the state `inout` and the setup borrowed, and
+/// return no tuples: a returned tuple of a plan or a header cost copies paid per exchange
+/// (9,652).
 extension WebViewEmulator {
     /// One exchange, phase by phase (docs/architecture.md, "One replay, step by step"):
     /// responses that arrived, the page's context and scripts, native code's own request,
     /// what no server sees, the transport, the offline package, CORS, the cookies sent,
     /// the response's cookies, and where a redirect leaves the page. An exchange that
     /// a phase answers stops there.
-    @inline(__always) func step(_ e: Exchange, _ setup: ReplaySetup, _ state: inout ReplayState) {
+    @inline(__always) func step(_ e: Exchange, _ setup: borrowing ReplaySetup, _ state: inout ReplayState) {
         let facts = setup.input.facts[e.sequence]
         if !state.arriving.isEmpty { landArrivals(before: e, setup, arriving: &state.arriving, jars: &state.jars) }
         state.jars.completeSyncs(upTo: e.startedAt)
@@ -127,7 +131,7 @@ extension WebViewEmulator {
         }
         if !crossSite.isEmpty { outcome.crossSiteCookies = crossSite }
         checkCORS(e, plan: plan, exchanges: setup.exchanges, context: state.context, &outcome)
-        if !outcome.failedRules.isEmpty {
+        if outcome.has(.failed) {
             // D4, D5: the request fails before it reaches the server.
             state.outcomes.append(outcome)
             return
@@ -291,7 +295,7 @@ extension WebViewEmulator {
         if e.redirect?.next != nil { state.plans[e.redirect?.chainStart ?? e.sequence] = plan }
         if let app = setup.app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e, devServer: setup.input.scenario.devServer) {
             outcome.deliveredBody = .empty
-            outcome.bodyRules = [rule]
+            outcome[.bodyChanged] = [rule]
             outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
         }
         return plan
@@ -321,7 +325,7 @@ extension WebViewEmulator {
         outcome.offline = verdict
         outcome.note(Change(rule: "O1", what: "served from the offline package"))
         if verdict == .stale {
-            outcome.responseRules = ["O2"]
+            outcome[.responseChanged] = ["O2"]
             outcome.note(Change(rule: "O2", what: "the package's file is not what the server sent"))
         }
         if !facts.setCookies.isEmpty {
@@ -334,7 +338,7 @@ extension WebViewEmulator {
         if e.response.isRedirect {
             state.servedChains.insert(e.redirect?.chainStart ?? e.sequence)
             outcome.pageURL = e.request.url
-            outcome.redirectRules = ["O4"]
+            outcome[.redirectHidden] = ["O4"]
             outcome.note(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
         }
         return true
@@ -348,7 +352,7 @@ extension WebViewEmulator {
             !ExchangeClassifier.isPreflight(e.request),  // the engine's own preflight (E5)
             let reason = CORSCheck.check(e, from: page.origin, in: exchanges)
         else { return }
-        outcome.corsRules = ["A1", page.originRule]
+        outcome[.corsBlocked] = ["A1", page.originRule]
         outcome.corsReason = reason
         outcome.note(Change(rule: "A1", note: .unreadableResponse(origin: page.origin, reason: reason)))
     }
@@ -475,7 +479,7 @@ extension WebViewEmulator {
         switch silent ? RedirectHandling.silent : plan.redirects {
         case .silent:
             state.outcomes[chainStart].pageURL = setup.exchanges[chainStart].request.url
-            state.outcomes[chainStart].redirectRules = [plan.redirectRule]
+            state.outcomes[chainStart][.redirectHidden] = [plan.redirectRule]
             state.outcomes[chainStart].note(Change(rule: plan.redirectRule, what: "redirect followed silently; the page stays at the first URL"))
         case .engine, .forwarded, .reloadDocument, .reported:
             state.outcomes[chainStart].pageURL = e.request.url
@@ -489,7 +493,7 @@ extension WebViewEmulator {
 
     /// The responses still held land, the last synchronisations complete, and the jars'
     /// disagreements are read (none where they never exchange cookies, TAU3).
-    func finish(_ setup: ReplaySetup, _ state: inout ReplayState) -> EmulationResult {
+    func finish(_ setup: borrowing ReplaySetup, _ state: inout ReplayState) -> EmulationResult {
         for arrival in state.arriving.all() { land(arrival, hooks: setup.hooks, pooledNativeJar: setup.pooledNativeJar, into: &state.jars) }
         state.jars.completeSyncs(upTo: .infinity)
         let end = setup.exchanges.last?.endedAt ?? 0

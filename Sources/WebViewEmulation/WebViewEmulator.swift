@@ -39,7 +39,13 @@ public struct WebViewEmulator: Sendable {
         state.jars.link = hooks.jarLink
         state.outcomes.reserveCapacity(input.recording.exchanges.count)
         placePreexisting(input.sessionStart, scenario: input.scenario, into: &state.jars)
-        let setup = ReplaySetup(input: input, app: preset.app, hooks: hooks, nativeJar: state.jars.native)
+        return replay(ReplaySetup(input: input, app: preset.app, hooks: hooks, nativeJar: state.jars.native), &state)
+    }
+
+    /// The framework's copy before the first load, each exchange, and what is still due.
+    /// (The setup is borrowed from the caller's temporary: held in a local, it was copied
+    /// once a replay.)
+    func replay(_ setup: borrowing ReplaySetup, _ state: inout ReplayState) -> EmulationResult {
         for mirror in setup.firstLoadMirrors { state.jars.mirror(mirror, at: setup.sessionStart) }
         for e in setup.exchanges { step(e, setup, &state) }
         return finish(setup, &state)
@@ -202,7 +208,7 @@ public struct WebViewEmulator: Sendable {
             let p = preset.strategy.plan(for: variant, in: context)
             var o = outcome
             requestOutcome(variant, plan: p, context: context, input: input, hooks: hooks, into: &o)
-            if worst == nil || Self.severity(o) > Self.severity(worst!.0) { worst = (o, p, label) }
+            if worst == nil || o.severity > worst!.0.severity { worst = (o, p, label) }
         }
         outcome = worst!.0
         if possibilities.count > 1 { outcome.alternative = worst!.2 }
@@ -230,26 +236,26 @@ public struct WebViewEmulator: Sendable {
             let earlier = outcomes[previous]
             if earlier.deliveredBody.isEmpty {
                 outcome.deliveredBody = .empty
-                outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
+                outcome[.bodyChanged] = earlier[.bodyChanged] + [plan.redirectRule]
                 outcome.note(Change(rule: plan.redirectRule, note: .hopResentWithoutBody(status: exchanges[previous].response.status)))
             }
         case .forwarded:
             // Each forwarded hop crosses IPC again without its body (P4 forwarded).
             outcome.deliveredBody = .empty
-            outcome.redirectReissueRules = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
+            outcome[.redirectReissued] = [plan.redirectRule] + (plan.bodyLostBy.map { [$0] } ?? [])
             outcome.note(Change(rule: plan.redirectRule, note: .hopReissuedAcrossIPC(status: exchanges[previous].response.status)))
         case .reloadDocument where chainStartIsDocument:
             // S5 reload-document: the Location is loaded afresh with a GET.
             outcome.deliveredMethod = "GET"
             outcome.deliveredBody = .empty
-            outcome.redirectReissueRules = [plan.redirectRule]
+            outcome[.redirectReissued] = [plan.redirectRule]
             outcome.note(Change(rule: plan.redirectRule, note: .hopReloadedAsGET(status: exchanges[previous].response.status)))
         case .reloadDocument:
             // Subresource redirects are followed silently by the handler's session.
             let earlier = outcomes[previous]
             if earlier.deliveredBody.isEmpty {
                 outcome.deliveredBody = .empty
-                outcome.bodyRules = earlier.bodyRules + [plan.redirectRule]
+                outcome[.bodyChanged] = earlier[.bodyChanged] + [plan.redirectRule]
             }
         }
     }
@@ -260,50 +266,37 @@ public struct WebViewEmulator: Sendable {
     func requestOutcome(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks, into outcome: inout Outcome) {
         if let rule = plan.bodyLostBy {
             outcome.deliveredBody = .empty
-            outcome.bodyRules = [rule]
+            outcome[.bodyChanged] = [rule]
             outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
         }
         if let change = plan.bodyChange {
             switch change.effect {
             case .replaced(let body), .reencoded(let body):
                 outcome.deliveredBody = body
-                outcome.bodyRules = [change.rule]
+                outcome[.bodyChanged] = [change.rule]
                 outcome.bodyReason = change.reason
                 if case .reencoded = change.effect { outcome.bodyReencoded = true }
             case .neverSent:
-                outcome.stalledRules = [change.rule]
+                outcome[.neverSent] = [change.rule]
             }
             outcome.note(Change(rule: change.rule, what: change.reason))
         }
         if let rule = plan.responseMutatedBy {
-            outcome.responseRules = [rule]
+            outcome[.responseChanged] = [rule]
             outcome.note(Change(rule: rule, what: "binary response through the JSON bridge"))
         }
-        if let rule = plan.streamOnlyBy { outcome.streamOnlyRules = [rule] }
-        if let rule = plan.thirdPartyBy { outcome.thirdPartyRules = [rule] }
+        if let rule = plan.streamOnlyBy { outcome[.streamOnly] = [rule] }
+        if let rule = plan.thirdPartyBy { outcome[.thirdPartyIntercepted] = [rule] }
         if !plan.notes.isEmpty { outcome.changes.append(contentsOf: plan.notes) }
         // S4: WebKit itself refuses a ReadableStream upload, whatever the strategy.
         if e.bodyKind == .stream {
-            outcome.stalledRules = ["S4"]
+            outcome[.neverSent] = ["S4"]
             outcome.note(Change(rule: "S4", what: "ReadableStream upload rejected with NotSupportedError"))
         }
         if !hooks.requestIssued.isEmpty {
             let request = IssuedRequest(exchange: e, plan: plan, context: context, input: input)
             for hook in hooks.requestIssued { hook(&outcome, request) }
         }
-    }
-
-    /// How bad an outcome is for the page, to pick the worse of two possibilities.
-    static func severity(_ o: Outcome) -> Int {
-        var score = 0
-        if !o.stalledRules.isEmpty { score += 1000 }
-        if !o.bodyRules.isEmpty { score += o.deliveredBody.isEmpty ? 100 : o.bodyReencoded ? 20 : 80 }
-        if !o.corsRules.isEmpty || !o.removedHeaders.isEmpty { score += 50 }
-        if !o.responseRules.isEmpty { score += 60 }
-        if !o.urlRules.isEmpty || !o.preflightRules.isEmpty { score += 10 }
-        if !o.streamOnlyRules.isEmpty || !o.tooLargeRules.isEmpty { score += 5 }
-        score += o.addedHeaders.count
-        return score
     }
 
     // MARK: - Inferred cookie events

@@ -63,7 +63,7 @@ struct CoverageTests {
         ExchangeClassifier.classify(&list)
         let input = ReplayInput(recording: Recording(name: "t", sourceFormat: "test", exchanges: list), scenario: scenario)
         let served = input.replay(Preset.named("urlprotocol-naive")!)
-        #expect(served.outcomes[0].offline == .stale && served.outcomes[0].responseRules == ["O2"])
+        #expect(served.outcomes[0].offline == .stale && served.outcomes[0][.responseChanged] == ["O2"])
         #expect(served.outcomes[1].cookieDifferences.first?.rules.contains("O3") == true)  // the cookie the page never got
         let plain = input.replay(Preset.named("plain")!)
         #expect(plain.outcomes[0].offline == .notInterceptable && plain.outcomes[1].cookieDifferences.isEmpty)

@@ -35,53 +35,53 @@ struct MitigationTests {
     func bodyBridge() {
         let flow = [Self.page, Self.xhr(1, body: #"{"sku":"tea"}"#)]
         let kk = Self.run(flow, "kkjsbridge-protocolhook").outcomes[1]
-        #expect(kk.bodyRules.isEmpty && kk.deliveredBody == BodyFingerprint(Data(#"{"sku":"tea"}"#.utf8)))
-        #expect(kk.urlRules == ["B2"] && kk.deliveredURL == "https://m.example.com/api/order?KKJSBridge-RequestId=2")
+        #expect(!kk.has(.bodyChanged) && kk.deliveredBody == BodyFingerprint(Data(#"{"sku":"tea"}"#.utf8)))
+        #expect(kk[.urlChanged] == ["B2"] && kk.deliveredURL == "https://m.example.com/api/order?KKJSBridge-RequestId=2")
         let yx = Self.run(flow, "yanxuan-xcache").outcomes[1]
         #expect(yx.addedHeaders == [HeaderAddition(name: "x-wkwebview-request-type", rule: "B9")])
-        #expect(yx.preflightRules.isEmpty)  // same origin: no preflight
+        #expect(!yx.has(.preflightAdded))  // same origin: no preflight
         let cross = Self.run([Self.page, Self.xhr(1, "https://api.other.example/order", body: "{}")], "yanxuan-xcache").outcomes[1]
-        #expect(cross.preflightRules == ["B9"])
+        #expect(cross[.preflightAdded] == ["B9"])
     }
 
     @Test("body-bridge does not cover a user-clicked form (B3), a beacon (B8) or an iframe (B4)")
     func bridgeGaps() {
         let form = Self.exchange(1, at: 1, "POST", "https://m.example.com/pay", headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")], body: Data("a=1".utf8))
-        #expect(Self.run([Self.page, form], "kkjsbridge-protocolhook").outcomes[1].bodyRules == ["P1", "B3"])
+        #expect(Self.run([Self.page, form], "kkjsbridge-protocolhook").outcomes[1][.bodyChanged] == ["P1", "B3"])
         let beacon = Self.exchange(1, at: 1, "POST", "https://m.example.com/log", headers: [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "no-cors"), ("Content-Type", "text/plain")], body: Data("x".utf8))
         var b = beacon
         b.resourceType = "ping"
-        #expect(Self.run([Self.page, b], "kkjsbridge-protocolhook").outcomes[1].bodyRules == ["P1", "B8"])
+        #expect(Self.run([Self.page, b], "kkjsbridge-protocolhook").outcomes[1][.bodyChanged] == ["P1", "B8"])
         let frame = Self.exchange(1, at: 1, "GET", "https://m.example.com/frame", headers: [("Sec-Fetch-Dest", "iframe"), ("Sec-Fetch-Mode", "navigate")])
         let inFrame = Self.xhr(2, body: "{}", extra: [("Referer", "https://m.example.com/frame")])
         let outcome = Self.run([Self.page, frame, inFrame], "yanxuan-xcache").outcomes[2]
-        #expect(outcome.bodyRules == ["P1", "B4"] && outcome.deliveredBody == .empty)
+        #expect(outcome[.bodyChanged] == ["P1", "B4"] && outcome.deliveredBody == .empty)
     }
 
     @Test("B5: KKJSBridge rebuilds FormData; B6: NetEase re-joins URLSearchParams without encoding")
     func reencoding() {
         let multipart = "--X\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--X\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n2\r\n--X--\r\n"
         let kk = Self.run([Self.page, Self.xhr(1, type: "multipart/form-data; boundary=X", body: multipart)], "kkjsbridge-protocolhook").outcomes[1]
-        #expect(kk.bodyRules == ["B5"] && !kk.deliveredBody.isEmpty)
+        #expect(kk[.bodyChanged] == ["B5"] && !kk.deliveredBody.isEmpty)
         let params = "q=a%26b%3Dc&name=%E7%8E%8B+%2B1"
         let ne = Self.run([Self.page, Self.xhr(1, type: "application/x-www-form-urlencoded", body: params)], "netease-schemehandler", ios: IOSVersion(11, 0)).outcomes[1]
-        #expect(ne.bodyRules == ["B6"])
+        #expect(ne[.bodyChanged] == ["B6"])
         #expect(ne.deliveredBody == BodyFingerprint(Data("q=a&b=c&name=王 +1".utf8)))
         // From 11.3 NetEase bridges only Blob bodies: the string goes through the handler intact.
-        #expect(Self.run([Self.page, Self.xhr(1, type: "application/x-www-form-urlencoded", body: params)], "netease-schemehandler").outcomes[1].bodyRules.isEmpty)
+        #expect(!Self.run([Self.page, Self.xhr(1, type: "application/x-www-form-urlencoded", body: params)], "netease-schemehandler").outcomes[1].has(.bodyChanged))
     }
 
     @Test("body-in-header: text restored (H1), binary lost (H2), non-Latin-1 fails (H3), preflight (H4), size warning (H5)")
     func bodyInHeader() {
-        #expect(Self.run([Self.page, Self.xhr(1, body: #"{"a":1}"#)], "postscheme-header").outcomes[1].bodyRules.isEmpty)
+        #expect(!Self.run([Self.page, Self.xhr(1, body: #"{"a":1}"#)], "postscheme-header").outcomes[1].has(.bodyChanged))
         var binary = Self.xhr(1, type: "application/octet-stream", body: "")
         binary.request.body = Data([0, 1, 2, 0xFF])
-        #expect(Self.run([Self.page, binary], "postscheme-header").outcomes[1].bodyRules == ["H2"])
+        #expect(Self.run([Self.page, binary], "postscheme-header").outcomes[1][.bodyChanged] == ["H2"])
         let chinese = Self.run([Self.page, Self.xhr(1, body: #"{"name":"王"}"#)], "postscheme-header").outcomes[1]
-        #expect(chinese.bodyRules == ["H3"] && chinese.bodyReason != nil)
-        #expect(Self.run([Self.page, Self.xhr(1, "https://api.other.example/x", body: "{}")], "postscheme-header").outcomes[1].preflightRules == ["H4"])
+        #expect(chinese[.bodyChanged] == ["H3"] && chinese.bodyReason != nil)
+        #expect(Self.run([Self.page, Self.xhr(1, "https://api.other.example/x", body: "{}")], "postscheme-header").outcomes[1][.preflightAdded] == ["H4"])
         let big = Self.run([Self.page, Self.xhr(1, type: "text/plain", body: String(repeating: "a", count: 3 << 20))], "postscheme-header").outcomes[1]
-        #expect(big.tooLargeRules == ["H5"] && big.bodyRules.isEmpty)
+        #expect(big[.tooLargeForHeader] == ["H5"] && !big.has(.bodyChanged))
     }
 
     @Test("jsproxy: binary XHR bodies kept by KKJSBridge's AjaxHook, lost without serialisation (X1), binary responses mangled (X2), fetch not hooked (X3)")
@@ -89,18 +89,18 @@ struct MitigationTests {
         var upload = Self.xhr(1, type: "application/octet-stream", body: "")
         upload.request.body = Data([0xFF, 0xFE])
         // X1: KKJSBridgeAjaxHook.ts base64-encodes the ArrayBuffer or Blob of an asynchronous XHR.
-        #expect(Self.run([Self.page, upload], "kkjsbridge-ajaxhook").outcomes[1].bodyRules.isEmpty)
+        #expect(!Self.run([Self.page, upload], "kkjsbridge-ajaxhook").outcomes[1].has(.bodyChanged))
         var list = [Self.page, upload]
         ExchangeClassifier.classify(&list)
         let recording = Recording(name: "t", sourceFormat: "test", exchanges: list)
         let lossy = Preset(name: "imywebloader", summary: "", strategy: JSProxyStrategy(serialisesBinary: false))
-        #expect(WebViewEmulator(preset: lossy).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[1].bodyRules == ["X1"])
+        #expect(WebViewEmulator(preset: lossy).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[1][.bodyChanged] == ["X1"])
         let image = Self.exchange(1, at: 1, "GET", "https://m.example.com/api/qr", headers: [("X-Requested-With", "XMLHttpRequest")], responseHeaders: [("Content-Type", "image/png")], responseBody: Data([0x89, 0x50]))
-        #expect(Self.run([Self.page, image], "kkjsbridge-ajaxhook").outcomes[1].responseRules == ["X2"])
+        #expect(Self.run([Self.page, image], "kkjsbridge-ajaxhook").outcomes[1][.responseChanged] == ["X2"])
         var fetch = Self.xhr(1, type: "application/octet-stream", body: "")
         fetch.request.body = Data([0xFF])
         fetch.resourceType = "fetch"
-        #expect(Self.run([Self.page, fetch], "kkjsbridge-ajaxhook").outcomes[1].bodyRules.isEmpty)
+        #expect(!Self.run([Self.page, fetch], "kkjsbridge-ajaxhook").outcomes[1].has(.bodyChanged))
     }
 
     @Test("S5 reload-document: a document's 307 POST is reloaded as a GET without body, and the page follows")
@@ -108,7 +108,7 @@ struct MitigationTests {
         let post = Self.exchange(1, at: 1, "POST", "https://m.example.com/pay", headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate")], body: Data("a=1".utf8), status: 307, responseHeaders: [("Location", "/pay2")])
         let hop = Self.exchange(2, at: 1.05, "POST", "https://m.example.com/pay2", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=1".utf8))
         let result = Self.run([Self.page, post, hop], "netease-schemehandler")
-        #expect(result.outcomes[2].redirectReissueRules == ["S5"] && result.outcomes[2].deliveredMethod == "GET")
+        #expect(result.outcomes[2][.redirectReissued] == ["S5"] && result.outcomes[2].deliveredMethod == "GET")
         #expect(result.outcomes[1].pageURL == "https://m.example.com/pay2")
     }
 

@@ -11,16 +11,16 @@ struct OutcomeValueTests {
     @Test("a copy changed in any field leaves the original as it was")
     func copiesAreIndependent() {
         var original = Outcome(sequence: 1, deliveredMethod: "POST", deliveredURL: "https://shop.example/api", deliveredBody: .empty)
-        original.bodyRules = ["P1"]
+        original[.bodyChanged] = ["P1"]
         var copy = original
-        copy.bodyRules.append("S5")
+        copy[.bodyChanged].append("S5")
         copy.changes.append(Change(rule: "S5", what: "re-sent"))
         copy.deliveredMethod = "GET"
-        copy.failedRules = ["D4"]
-        #expect(original.bodyRules == ["P1"])
+        copy[.failed] = ["D4"]
+        #expect(original[.bodyChanged] == ["P1"])
         #expect(original.changes.isEmpty)
         #expect(original.deliveredMethod == "POST")
-        #expect(original.failedRules.isEmpty)
+        #expect(!original.has(.failed))
         #expect(copy != original)
         var same = original
         same.sequence = 1  // written, not changed
@@ -33,9 +33,9 @@ struct OutcomeValueTests {
         var outcomes = [Outcome(sequence: 0, deliveredMethod: "GET", deliveredURL: "https://a.example/", deliveredBody: .empty)]
         let before = outcomes[0]
         outcomes[0].pageURL = "https://a.example/next"
-        outcomes[0].redirectRules = ["P4"]
+        outcomes[0][.redirectHidden] = ["P4"]
         #expect(before.pageURL == nil)
-        #expect(before.redirectRules.isEmpty)
+        #expect(!before.has(.redirectHidden))
         #expect(outcomes[0].pageURL == "https://a.example/next")
     }
 }
@@ -109,5 +109,31 @@ struct WordsTests {
             let printf = s >= 10 ? String(format: "%.0f s", s) : s >= 1 ? String(format: "%.1f s", s) : String(format: "%.0f ms", s * 1000)
             #expect(Self.written { $0.append(seconds: s) } == printf, "\(s)")
         }
+    }
+
+    @Test("each kind of effect is kept, read, listed and cleared on its own", arguments: Effect.allCases)
+    func effectsAreTyped(_ effect: Effect) {
+        var outcome = Outcome(sequence: 0, deliveredMethod: "GET", deliveredURL: "https://shop.example/", deliveredBody: .empty)
+        #expect(!outcome.hasEffects && !outcome.has(effect) && outcome.effects.isEmpty)
+        outcome[effect] = ["R1"]
+        outcome[effect].append("R2")
+        #expect(outcome.has(effect) && outcome.hasEffects)
+        #expect(outcome.effects == [EffectRules(effect: effect, rules: ["R1", "R2"])])
+        #expect(Effect.allCases.filter { outcome.has($0) } == [effect])
+        outcome[effect] = []
+        #expect(!outcome.hasEffects && outcome.effects.isEmpty)
+    }
+
+    @Test("severity counts effects that weigh alike once: a lost body outweighs a new preflight and URL together")
+    func severityReadsEffects() {
+        var body = Outcome(sequence: 0, deliveredMethod: "POST", deliveredURL: "https://shop.example/api", deliveredBody: .empty)
+        body[.bodyChanged] = ["P1"]
+        var both = Outcome(sequence: 0, deliveredMethod: "POST", deliveredURL: "https://shop.example/api?id=1", deliveredBody: .empty)
+        both[.urlChanged] = ["B2"]
+        both[.preflightAdded] = ["B9"]
+        #expect(body.severity == 100)
+        #expect(both.severity == 10)
+        both[.neverSent] = ["S4"]
+        #expect(both.severity > body.severity)
     }
 }

@@ -24,14 +24,14 @@ struct RecordingScenarioTests {
     /// Sequences whose body did not arrive intact, with the rules.
     static func bodyChanges(_ result: EmulationResult) -> [Int: [RuleID]] {
         var out: [Int: [RuleID]] = [:]
-        for o in result.outcomes where !o.bodyRules.isEmpty || !o.redirectReissueRules.isEmpty { out[o.sequence] = o.bodyRules + o.redirectReissueRules }
+        for o in result.outcomes where o.has(.bodyChanged) || o.has(.redirectReissued) { out[o.sequence] = o[.bodyChanged] + o[.redirectReissued] }
         return out
     }
 
     static func isClean(_ result: EmulationResult, _ recording: Recording) -> Bool {
         result.outcomes.allSatisfy { o in
-            o.bodyRules.isEmpty && o.redirectReissueRules.isEmpty && o.cookieDifferences.isEmpty
-                && (o.pageURL == nil || o.redirectRules.isEmpty)
+            !o.has(.bodyChanged) && !o.has(.redirectReissued) && o.cookieDifferences.isEmpty
+                && (o.pageURL == nil || !o.has(.redirectHidden))
                 && o.deliveredBody == BodyFingerprint(recording.exchanges[o.sequence].request.body)
         } && result.divergences.isEmpty
     }
@@ -89,18 +89,18 @@ struct RecordingScenarioTests {
         let (_, naive) = try Self.run("login-redirect", "urlprotocol-naive")
         #expect(Self.bodyChanges(naive) == [1: ["P1"]])
         #expect(naive.outcomes[1].pageURL == "https://shop.example.com/login")
-        #expect(naive.outcomes[1].redirectRules == ["P4"])
+        #expect(naive.outcomes[1][.redirectHidden] == ["P4"])
         // The session cookie set on the 302 hop lands in NativeJar (P3), which the
         // intercepted requests read, so they all carry it.
         #expect(naive.outcomes.allSatisfy { $0.cookieDifferences.isEmpty })
 
         let (_, forwarded) = try Self.run("login-redirect", "urlprotocol-forwarded")
         #expect(forwarded.outcomes[1].pageURL == "https://shop.example.com/home")
-        #expect(forwarded.outcomes[1].redirectRules.isEmpty)
+        #expect(!forwarded.outcomes[1].has(.redirectHidden))
 
         let (_, scheme) = try Self.run("login-redirect", "schemehandler-naive")
         #expect(Self.bodyChanges(scheme).isEmpty)
-        #expect(scheme.outcomes[1].redirectRules == ["S5"])
+        #expect(scheme.outcomes[1][.redirectHidden] == ["S5"])
     }
 
     // MARK: - script-cookie-api

@@ -173,7 +173,7 @@ struct VersionTests {
     }
 
     static func cites(_ result: EmulationResult, _ id: RuleID) -> Bool {
-        result.outcomes.contains { o in o.changes.contains { $0.rule == id } || o.cookieDifferences.contains { $0.rules.contains(id) } || o.bodyRules.contains(id) || o.removedHeaders.contains { $0.rule == id } }
+        result.outcomes.contains { o in o.changes.contains { $0.rule == id } || o.cookieDifferences.contains { $0.rules.contains(id) } || o[.bodyChanged].contains(id) || o.removedHeaders.contains { $0.rule == id } }
             || result.jarEvents.contains { $0.rule == id }
     }
 }

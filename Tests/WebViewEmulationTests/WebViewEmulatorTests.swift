@@ -45,7 +45,7 @@ struct WebViewEmulatorTests {
             Self.exchange(4, at: 0.4, "GET", "https://img.cdn.example/teaser.jpg", headers: image("https://www.news.example/teaser")),
         ])
         let result = Self.run(flow, "urlprotocol-naive")
-        #expect(result.outcomes.map { $0.thirdPartyRules == ["P2"] } == [false, true, true, false, false], "\(result.outcomes.map(\.thirdPartyRules))")
+        #expect(result.outcomes.map { $0[.thirdPartyIntercepted] == ["P2"] } == [false, true, true, false, false], "\(result.outcomes.map { $0[.thirdPartyIntercepted] })")
     }
 
     @Test("A2: from the app's page, an iframe's requests to a server are third-party too: ITP judges by the top-level site, not by the frame")
@@ -114,7 +114,7 @@ struct WebViewEmulatorTests {
     @Test("P4 forwarded: the 307 hop is re-issued across IPC without its body")
     func forwarded307() {
         let result = Self.run(Self.post307, "urlprotocol-forwarded")
-        #expect(result.outcomes[1].redirectReissueRules == ["P4", "P1"])
+        #expect(result.outcomes[1][.redirectReissued] == ["P4", "P1"])
         #expect(result.outcomes[1].deliveredBody == .empty)
         #expect(result.outcomes[0].pageURL == "https://a.example/pay2")
     }
@@ -122,15 +122,15 @@ struct WebViewEmulatorTests {
     @Test("P4 silent: the session re-sends the body it had at the 307, which P1 already emptied")
     func silent307() {
         let result = Self.run(Self.post307, "urlprotocol-naive")
-        #expect(result.outcomes[1].bodyRules == ["P1", "P4"])
-        #expect(result.outcomes[1].redirectReissueRules.isEmpty)
+        #expect(result.outcomes[1][.bodyChanged] == ["P1", "P4"])
+        #expect(!result.outcomes[1].has(.redirectReissued))
         #expect(result.outcomes[0].pageURL == "https://a.example/pay")
     }
 
     @Test("native: a 307 POST hop keeps its body (N1)")
     func native307() {
         let result = Self.run(Self.post307, "plain")
-        #expect(result.outcomes.allSatisfy { $0.bodyRules.isEmpty && $0.redirectReissueRules.isEmpty })
+        #expect(result.outcomes.allSatisfy { !$0.has(.bodyChanged) && !$0.has(.redirectReissued) })
         #expect(result.outcomes[1].deliveredBody == BodyFingerprint(Data(#"{"amount":5}"#.utf8)))
     }
 
@@ -179,7 +179,7 @@ struct WebViewEmulatorTests {
             let login = result.outcomes[0]
             // No strategy touches it: NSURLProtocol would have emptied this POST's body (P1).
             #expect(login.deliveredBody == recording.exchanges[0].request.bodyFingerprint, "\(preset.name)")
-            #expect(login.bodyRules.isEmpty && login.corsRules.isEmpty && login.cookieDifferences.isEmpty && login.pageURL == nil, "\(preset.name)")
+            #expect(!login.has(.bodyChanged) && !login.has(.corsBlocked) && login.cookieDifferences.isEmpty && login.pageURL == nil, "\(preset.name)")
             #expect(login.changes.map(\.rule) == ["NC1"], "\(preset.name)")
             let stored = try #require(result.jarEvents.first { $0.name == "sid" }, "\(preset.name)")
             #expect(stored.jar == .native && stored.rule == "NC1", "\(preset.name)")
@@ -206,7 +206,7 @@ struct WebViewEmulatorTests {
         #expect(input.recording.exchanges[1].initiator == .native)
         #expect(input.provenance.sent[1].isEmpty && input.provenance.inferred[1].isEmpty)
         let result = input.replay(Preset.named("urlprotocol-naive")!)
-        #expect(result.outcomes[1].changes.map(\.rule) == ["NC1"] && result.outcomes[1].bodyRules.isEmpty)
+        #expect(result.outcomes[1].changes.map(\.rule) == ["NC1"] && !result.outcomes[1].has(.bodyChanged))
     }
 
     @Test("WS1: a WebSocket handshake is WebKit's own under every preset: no interceptor changes it, no CORS check, and it reads WebJar, which an intercepted login's cookie reaches only through J1")
@@ -221,7 +221,7 @@ struct WebViewEmulatorTests {
         for preset in Preset.builtIn {
             let ws = WebViewEmulator(preset: preset).run(recording, provenance: CookieProvenance(recording: recording)).outcomes[2]
             #expect(ws.changes.first?.rule == "WS1", "\(preset.name)")
-            #expect(ws.corsRules.isEmpty && ws.urlRules.isEmpty && ws.addedHeaders.isEmpty && ws.bodyRules.isEmpty && ws.thirdPartyRules.isEmpty, "\(preset.name)")
+            #expect(!ws.has(.corsBlocked) && !ws.has(.urlChanged) && ws.addedHeaders.isEmpty && !ws.has(.bodyChanged) && !ws.has(.thirdPartyIntercepted), "\(preset.name)")
         }
         #expect(Self.run(recording, "plain").outcomes[2].cookieDifferences.isEmpty)
         // NSURLProtocol stored the login's cookie in NativeJar (P3); the handshake 0.3 s later reads WebJar.
