@@ -27,6 +27,13 @@ struct ChromiumProxyTests {
         var echo: String?
         var downloaded: Int
         var downloadError: String?
+        var downloadMs: Double?
+
+        /// When the first event came, how long after it the last, and the download's time.
+        var figures: String {
+            let spread = (eventTimes.last ?? 0) - (eventTimes.first ?? 0)
+            return "first event at \(Int(eventTimes.first ?? -1)) ms, the last \(Int(spread)) ms after it, \(downloaded / 1_000_000) MB in \(Int(downloadMs ?? -1)) ms"
+        }
     }
 
     @Test("an EventSource, a WebSocket and a 64 MB download work in Chromium through record --proxy with the CA trusted, are recorded, and replay under serve --tls",
@@ -36,7 +43,9 @@ struct ChromiumProxyTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         _ = try CLITests.h5replay(["ca", "init", "--db", "p.sqlite"], in: dir)
         let home = try TLSServeTests.trustingHome(dir, ca: dir.appendingPathComponent("h5replay-ca.pem").path)
-        let (origin, up) = try RecordProxyTests.origin(in: dir, extra: ["--download-bytes", String(Self.downloadBytes)])
+        let (origin, up) = try RecordProxyTests.origin(in: dir, extra: ["--download-bytes", String(Self.downloadBytes), "--result-file", "straight.json"])
+        let straight = try #require(try Self.straight(in: dir, home: home, origin: up), "the page posted nothing straight to the origin")
+        #expect(straight.events == ["one", "two", "three"] && straight.echo == Self.message && straight.downloaded == Self.downloadBytes, "\(straight)")
         let recordLog = try Self.record(in: dir, home: home, origin: up)
         kill(origin.processIdentifier, SIGKILL)
         origin.waitUntilExit()
@@ -61,6 +70,7 @@ struct ChromiumProxyTests {
         let replayed = try #require(served.page, "the page posted nothing to serve:\n\(served.log)")
         #expect(replayed.events == ["one", "two", "three"], "\(replayed)")
         #expect(replayed.echo == Self.message && replayed.downloaded == Self.downloadBytes && replayed.downloadError == nil, "\(replayed)")
+        print("Chromium straight: \(straight.figures); through record --proxy: \(recorded.figures); through serve --tls: \(replayed.figures)")
     }
 
     /// The recording holds each exchange whole: the event stream's three events, the
@@ -91,6 +101,18 @@ struct ChromiumProxyTests {
         #expect(byExchange["GET \(base)/download 200"]?["length"] as Int? == Self.downloadBytes)
         #expect(messages == ["send \(Self.message)", "receive \(Self.message)"])
         #expect(cuts.isEmpty, "\(cuts)")
+    }
+
+    /// Chromium loads the page from the origin itself, its certificate trusted as well: what
+    /// the page sees without the proxy.
+    static func straight(in dir: URL, home: URL, origin up: Int) throws -> PageResult? {
+        let nss = home.appendingPathComponent(".pki/nssdb").path
+        #expect(try RobustnessTests.run("/usr/bin/certutil", ["-d", "sql:\(nss)", "-A", "-t", "C,,", "-n", "origin", "-i", dir.appendingPathComponent("up-cert.pem").path]) == 0)
+        let file = dir.appendingPathComponent("straight.json")
+        let browser = try Self.chromium("https://localhost:\(up)/app", proxy: nil, home: home, profile: dir.appendingPathComponent("straight-profile"))
+        _ = eventually(120) { FileManager.default.fileExists(atPath: file.path) }
+        end(browser)
+        return try? JSONDecoder().decode(PageResult.self, from: Data(contentsOf: file))
     }
 
     /// Chromium loads the page through `record --proxy` until every exchange is journaled;
@@ -145,17 +167,19 @@ struct ChromiumProxyTests {
         return try JSONDecoder().decode(PageResult.self, from: body)
     }
 
-    /// Headless Chromium at `url` through the proxy at `port`, trusting what `home`'s NSS
+    /// Headless Chromium at `url`, through the proxy at `port` when there is one, trusting what `home`'s NSS
     /// database trusts; it runs until ended.
-    static func chromium(_ url: String, proxy port: Int, home: URL, profile: URL) throws -> Process {
+    static func chromium(_ url: String, proxy port: Int?, home: URL, profile: URL) throws -> Process {
         let browser = Process()
         browser.executableURL = URL(fileURLWithPath: ServeTests.which("chromium")!)
         browser.arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--user-data-dir=\(profile.path)", "--proxy-server=http://127.0.0.1:\(port)",
-            // Chromium sends loopback straight, past any proxy, unless told otherwise.
-            "--proxy-bypass-list=<-loopback>", url,
+            "--user-data-dir=\(profile.path)", url,
         ]
+        if let port {
+            // Chromium sends loopback straight, past any proxy, unless told otherwise.
+            browser.arguments! += ["--proxy-server=http://127.0.0.1:\(port)", "--proxy-bypass-list=<-loopback>"]
+        }
         browser.environment = ProcessInfo.processInfo.environment.merging(["HOME": home.path]) { $1 }
         browser.standardOutput = FileHandle.nullDevice
         browser.standardError = FileHandle.nullDevice

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small HTTP or HTTPS origin for h5replay's proxy tests, on loopback.
 
-Usage: origin.py [--cert CERT --key KEY] [--slow SECONDS] [--download-bytes N]
+Usage: origin.py [--cert CERT --key KEY] [--slow SECONDS] [--download-bytes N] [--result-file FILE]
 Prints "port N" once listening. Paths:
   /page         an HTML page that sets a cookie
   /api/echo     echoes the request body (POST), gzip-coded when the client accepts it
@@ -11,7 +11,8 @@ Prints "port N" once listening. Paths:
   /ws           a WebSocket that echoes each message
   /app          a page whose script opens an EventSource on /events, a WebSocket on /ws
                 (sends one message, waits for its echo) and downloads /download, then
-                POSTs what it saw to /result as JSON (events, their times, echo, bytes)
+                POSTs what it saw to /result as JSON (events, their times, echo, bytes,
+                the download's milliseconds), which --result-file keeps
   /events       an event stream: three events 0.4 s apart, then the response ends
   /download     --download-bytes of application/octet-stream with a Content-Length
 """
@@ -20,6 +21,7 @@ import hashlib
 import argparse
 import gzip
 import http.server
+import os
 import ssl
 import sys
 import time
@@ -39,6 +41,7 @@ const socket = new WebSocket("wss://" + location.host + "/ws");
 socket.onopen = () => socket.send("hello from the page");
 socket.onmessage = (e) => { results.echo = e.data; socket.close(); finished("socket"); };
 socket.onerror = () => finished("socket");
+const downloadStarted = performance.now();
 fetch("/download").then(async (response) => {
   const reader = response.body.getReader();
   for (;;) {
@@ -46,6 +49,7 @@ fetch("/download").then(async (response) => {
     if (done) break;
     results.downloaded += value.length;
   }
+  results.downloadMs = performance.now() - downloadStarted;
 }).catch((e) => { results.downloadError = String(e); }).finally(() => finished("download"));
 </script>
 """
@@ -55,6 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     slow = 0.0
     download_bytes = 0
+    result_file = None
 
     def log_message(self, *args):
         pass
@@ -152,6 +157,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
+        if self.path.startswith("/result") and self.result_file:
+            # Whole or not at all: a reader polls for the file.
+            with open(self.result_file + ".part", "wb") as f:
+                f.write(body)
+            os.replace(self.result_file + ".part", self.result_file)
         if "gzip" in (self.headers.get("Accept-Encoding") or ""):
             self.send(200, gzip.compress(b"echo:" + body), [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")])
         else:
@@ -164,9 +174,11 @@ def main():
     parser.add_argument("--key")
     parser.add_argument("--slow", type=float, default=0.0)
     parser.add_argument("--download-bytes", type=int, default=1 << 20)
+    parser.add_argument("--result-file")
     args = parser.parse_args()
     Handler.slow = args.slow
     Handler.download_bytes = args.download_bytes
+    Handler.result_file = args.result_file
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if args.cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
