@@ -44,9 +44,16 @@ struct ChromiumProxyTests {
         _ = try CLITests.h5replay(["ca", "init", "--db", "p.sqlite"], in: dir)
         let home = try TLSServeTests.trustingHome(dir, ca: dir.appendingPathComponent("h5replay-ca.pem").path)
         let (origin, up) = try RecordProxyTests.origin(in: dir, extra: ["--download-bytes", String(Self.downloadBytes), "--result-file", "straight.json"])
+        defer {
+            if origin.isRunning {
+                kill(origin.processIdentifier, SIGKILL)
+                origin.waitUntilExit()
+            }
+        }
         let straight = try #require(try Self.straight(in: dir, home: home, origin: up), "the page posted nothing straight to the origin")
         #expect(straight.events == ["one", "two", "three"] && straight.echo == Self.message && straight.downloaded == Self.downloadBytes, "\(straight)")
         let recordLog = try Self.record(in: dir, home: home, origin: up)
+        // Gone for serve: what the page gets then comes from the recording.
         kill(origin.processIdentifier, SIGKILL)
         origin.waitUntilExit()
 
