@@ -100,7 +100,7 @@ time.sleep(60)
 }
 
 /// Whether `condition` holds within `timeout` seconds, checked every 50 ms.
-private func eventually(_ timeout: Double, _ condition: () -> Bool) -> Bool {
+func eventually(_ timeout: Double, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }

@@ -38,15 +38,16 @@ struct RecordProxyTests {
         return (process, out, try #require(line, "printed: \(text)"), text)
     }
 
-    /// An HTTPS origin on loopback with a certificate for localhost and 127.0.0.1.
-    static func origin(in dir: URL, slow: Int = 0) throws -> (Process, Int) {
+    /// An HTTPS origin on loopback with a certificate for localhost and 127.0.0.1;
+    /// `extra` are more of origin.py's options.
+    static func origin(in dir: URL, slow: Int = 0, extra: [String] = []) throws -> (Process, Int) {
         let made = try RobustnessTests.run(ServeTests.which("openssl")!, [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
             "-keyout", dir.appendingPathComponent("up-key.pem").path, "-out", dir.appendingPathComponent("up-cert.pem").path,
             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "2"])
         #expect(made == 0)
         let script = CLITests.root.appendingPathComponent("Tools/testing/origin.py").path
-        let (process, _, line, _) = try start(URL(fileURLWithPath: ServeTests.which("python3")!), [script, "--cert", "up-cert.pem", "--key", "up-key.pem", "--slow", String(slow)], in: dir, until: "port ")
+        let (process, _, line, _) = try start(URL(fileURLWithPath: ServeTests.which("python3")!), [script, "--cert", "up-cert.pem", "--key", "up-key.pem", "--slow", String(slow)] + extra, in: dir, until: "port ")
         return (process, try #require(Int(line.dropFirst(5))))
     }
 
