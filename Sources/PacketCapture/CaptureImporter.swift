@@ -177,11 +177,35 @@ public enum CaptureImporter {
     /// What a streaming read leaves to say once every exchange is out.
     public struct StreamEnd {
         public var session: CaptureSession
-        /// `pcap` or `pcapng`.
+        /// `pcap` or `pcapng`; `live` for a live capture.
         public var format: String
         public var sha256: String?
         /// Recording-level diagnostics: the session's summary, with a truncated file first.
         public var diagnostics: [Diagnostic]
+        /// Why a live capture stopped reading early (its caller says it); nil for a file,
+        /// whose read error is the first of `diagnostics`.
+        public var liveReadError: String?
+        /// When the last packet was read: a live capture's end, before its last exchanges
+        /// are stored.
+        public var readEnded: Date
+    }
+
+    /// How a live capture is read (`record -i`): until `stopped` says so or `limit`
+    /// seconds have passed since `started`, then what the kernel captured before the stop,
+    /// for at most a second more, so that an exchange completed before Ctrl-C is kept.
+    /// `show` gets the packets, the exchanges parsed and the kernel's drops twice a second.
+    public struct LiveReading: Sendable {
+        public var started: Date
+        public var limit: Double?
+        public var stopped: @Sendable () -> Bool
+        public var show: @Sendable (_ packets: Int, _ exchanges: Int, _ dropped: UInt32) -> Void
+
+        public init(started: Date, limit: Double?, stopped: @escaping @Sendable () -> Bool, show: @escaping @Sendable (Int, Int, UInt32) -> Void) {
+            self.started = started
+            self.limit = limit
+            self.stopped = stopped
+            self.show = show
+        }
     }
 
     /// Reads a capture and hands each exchange to `emit` in time order (start time, then
@@ -212,14 +236,23 @@ public enum CaptureImporter {
             throw Failure(description: "\(label): link type \(source.linkTypeName) is not one h5replay reads (Ethernet, Linux cooked SLL/SLL2, BSD loopback, raw IP)")
         }
         let format = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 4)).flatMap { $0 }.map(Self.format(of:)) ?? "pcap"
+        return try stream(source, label: label, format: format, live: nil, options: options, detachBodies: detachBodies, bodies: bodies, progress: progress, emit: emit)
+    }
+
+    /// `stream` from a source already open: a file, or with `live` an interface, whose
+    /// exchanges are emitted while the capture runs, each packet parsed once.
+    public static func stream(
+        _ source: PcapSource, label: String, format: String, live: LiveReading?, options: CaptureSession.Options, detachBodies: Bool,
+        bodies: ((StoredBody) throws -> Void)?,
+        progress: ((Int, Int) -> Void)?,
+        emit: (inout HTTPStreamCollector.Collected) throws -> Void
+    ) throws -> StreamEnd {
         // Three threads: one reads and parses packets, one builds exchanges (content
         // decoding, hashing bodies), and this one puts exchanges in time order and hands
         // them to `emit`, which stores them; it builds too while the batch it needs next
         // is not built yet, and any of the three hashes the file when it would wait.
-        let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies)
+        let pipeline = CapturePipeline(source: source, options: options, detach: detachBodies, live: live)
         var order = TimeOrder()
-        var lastEmitted = -Double.infinity
-        var outOfOrder = 0
         var lastProgress = 0
         // Exchanges done with, and the batches that brought them (they hold the bodies),
         // go back to the pipeline to be freed on another thread (`CapturePipeline.spent`).
@@ -246,8 +279,7 @@ public enum CaptureImporter {
                 spent.append(taken.items)
                 var emitted: [HTTPStreamCollector.Collected] = []
                 while var item = order.pop(upTo: taken.watermark) {
-                    if item.exchange.startedAt < lastEmitted { outOfOrder += 1 }
-                    lastEmitted = max(lastEmitted, item.exchange.startedAt)
+                    order.noteEmitted(item.exchange.startedAt)
                     try emit(&item)
                     emitted.append(consume item)
                 }
@@ -263,16 +295,16 @@ public enum CaptureImporter {
             pipeline.cancel()
             throw error
         }
-        let (session, readError, digest) = pipeline.result()
+        let (session, readError, digest, readEnded) = pipeline.result()
         progress?(session.decoder.counts.packets, session.exchangeCount)
         var diagnostics = session.summaryDiagnostics
-        if outOfOrder > 0 {
-            diagnostics.append(Diagnostic(.packetsOutOfTimeOrder, message: "\(label): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(outOfOrder) exchange\(outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
+        if order.outOfOrder > 0 {
+            diagnostics.append(Diagnostic(.packetsOutOfTimeOrder, message: "\(label): packet times went back by up to \(String(format: "%.3f", session.largestTimeStepBack)) s; \(order.outOfOrder) exchange\(order.outOfOrder == 1 ? "" : "s") started before one already numbered and follow it"))
         }
-        if let readError {
+        if let readError, live == nil {
             diagnostics.insert(Diagnostic(.captureTruncated, message: "\(label): reading stopped after packet \(session.decoder.counts.packets): \(readError); everything before it is kept"), at: 0)
         }
-        return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics)
+        return StreamEnd(session: session, format: format, sha256: digest, diagnostics: diagnostics, liveReadError: live == nil ? nil : readError, readEnded: readEnded)
     }
 
     /// Imports a capture file into recordings held in memory. `progress` is called now and
@@ -310,6 +342,15 @@ struct TimeOrder {
     var slots: [HTTPStreamCollector.Collected?] = []
     var freeSlots: [Int] = []
     var arrivals = 0
+    /// The latest start time handed on, and the exchanges handed on after one that
+    /// started later (packet times that went back).
+    var lastEmitted = -Double.infinity
+    var outOfOrder = 0
+
+    mutating func noteEmitted(_ time: Double) {
+        if time < lastEmitted { outOfOrder += 1 }
+        lastEmitted = max(lastEmitted, time)
+    }
 
     mutating func push(_ item: consuming HTTPStreamCollector.Collected) {
         let time = item.exchange.startedAt
@@ -435,6 +476,7 @@ final class CapturePipeline: @unchecked Sendable {
     var builderDone = false
     var cancelled = false
     var session: CaptureSession?
+    var readEnded = Date()
     var readError: String?
     /// The file's SHA-256, once the reader is done.
     var digest: String?
@@ -456,10 +498,14 @@ final class CapturePipeline: @unchecked Sendable {
     private var builderMemory = BuildMemory()
     private var consumerMemory = BuildMemory()
 
-    init(source: PcapSource, options: CaptureSession.Options, detach: Bool) {
+    /// How a live capture is read; nil for a file.
+    let live: CaptureImporter.LiveReading?
+
+    init(source: PcapSource, options: CaptureSession.Options, detach: Bool, live: CaptureImporter.LiveReading? = nil) {
         self.source = source
         self.options = options
         self.detach = detach
+        self.live = live
         let reader = Thread { [self] in read() }
         reader.name = "h5replay-read"
         reader.start()
@@ -472,24 +518,13 @@ final class CapturePipeline: @unchecked Sendable {
 
     private func read() {
         var session = CaptureSession(linkType: source.linkType, options: options)
-        var sincePass = 0
-        var error: String?
-        while true {
-            let next: PcapSource.Next
-            do {
-                next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
-            } catch let failure {
-                // A truncated or corrupt file: keep everything read before the bad record.
-                error = failure.description
-                break
-            }
-            if next == .end { break }
-            sincePass += 1
-            if sincePass >= options.batchPackets {
-                sincePass = 0
-                guard submit(session.takePending(), watermark: session.startWatermark, session: session) else { break }
-            }
+        let error: String?
+        if let live {
+            error = readLive(&session, live)
+        } else {
+            error = readFile(&session)
         }
+        let ended = Date()
         condition.lock()
         let stop = cancelled
         while hashing { condition.wait() }
@@ -507,11 +542,63 @@ final class CapturePipeline: @unchecked Sendable {
         }
         condition.lock()
         self.session = session
+        readEnded = ended
         self.digest = digest
         readError = error
         readerDone = true
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Reads a file to its end; a read error (a truncated or corrupt file) stops it, keeping
+    /// everything read before the bad record.
+    private func readFile(_ session: inout CaptureSession) -> String? {
+        var sincePass = 0
+        while true {
+            let next: PcapSource.Next
+            do {
+                next = try source.next { time, bytes, _ in session.packet(bytes, time: time) }
+            } catch let failure {
+                return failure.description
+            }
+            if next == .end { return nil }
+            sincePass += 1
+            if sincePass >= options.batchPackets {
+                sincePass = 0
+                guard submit(session.takePending(), watermark: session.startWatermark, session: session) else { return nil }
+            }
+        }
+    }
+
+    /// Reads an interface until `live` says stop, then drains what the kernel holds for at
+    /// most a second. Exchanges are handed on when a batch fills and whenever the
+    /// interface is quiet, so that they are stored while the capture runs.
+    private func readLive(_ session: inout CaptureSession, _ live: CaptureImporter.LiveReading) -> String? {
+        var sincePass = 0
+        var lastShown = Date.distantPast
+        var drainUntil: Date?
+        while true {
+            if drainUntil == nil, live.stopped() || live.limit.map({ Date().timeIntervalSince(live.started) >= $0 }) == true {
+                drainUntil = Date().addingTimeInterval(1)
+            }
+            if let drainUntil, Date() >= drainUntil { return nil }
+            let next: PcapSource.Next
+            do {
+                next = try source.next(wait: drainUntil == nil) { time, bytes, _ in session.packet(bytes, time: time) }
+            } catch let failure {
+                return failure.description
+            }
+            if next == .end || (next == .timeout && drainUntil != nil) { return nil }
+            if next == .packet { sincePass += 1 }
+            if sincePass >= options.batchPackets || (next == .timeout && !session.reassembler.sink.pending.isEmpty) {
+                sincePass = 0
+                guard submit(session.takePending(), watermark: session.startWatermark, session: session) else { return nil }
+            }
+            if Date().timeIntervalSince(lastShown) >= 0.5 {
+                lastShown = Date()
+                live.show(session.decoder.counts.packets, session.exchangeCount, source.statistics()?.dropped ?? 0)
+            }
+        }
     }
 
     /// False once the consumer has given up.
@@ -660,14 +747,15 @@ final class CapturePipeline: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// After the last `take`: the session, the read error if any, and the file's SHA-256.
-    func result() -> (CaptureSession, String?, String?) {
+    /// After the last `take`: the session, the read error if any, the file's SHA-256, and
+    /// when reading ended.
+    func result() -> (CaptureSession, String?, String?, Date) {
         condition.lock()
         while !readerDone { condition.wait() }
         let session = self.session!
         let error = readError
         let digest = self.digest
         condition.unlock()
-        return (session, error, digest)
+        return (session, error, digest, readEnded)
     }
 }

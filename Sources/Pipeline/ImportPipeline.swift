@@ -458,38 +458,71 @@ public struct ImportPipeline: Sendable {
     public func importCapture(_ source: CaptureSource, name: String, replace: Bool, splitByClient: Bool, redact: SecretNames?, into store: ReportStore) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         // Messages name the file as given; `source.path` may be its inflated copy.
         let path = source.recordedPath ?? source.path
+        let target = StreamTarget(format: source.format, recordedPath: source.recordedPath, label: path, name: name, replace: replace, splitByClient: splitByClient, redact: redact)
+        return try importStream(target, into: store) { bodies, emit in
+            // `stream` keeps the body closure no longer than the call.
+            let end = try withoutActuallyEscaping(bodies) { bodies in
+                try CaptureImporter.stream(
+                    path: source.path, displayPath: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
+                    bodies: bodies,
+                    progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") },
+                    emit: emit)
+            }
+            return (end, source.leadingDiagnostics, source.keepsSHA256 ? end.sha256 : nil)
+        }
+    }
+
+    /// Where a streamed capture goes: the recording's source as stored, the name messages
+    /// give it, and how it is stored.
+    struct StreamTarget {
+        var format: String
+        var recordedPath: String?
+        var label: String
+        var name: String
+        var replace: Bool
+        var splitByClient: Bool
+        var redact: SecretNames?
+    }
+
+    /// Stores what `read` streams (a capture file, or a live capture as it runs): each
+    /// exchange classified and written in one transaction, one recording per client with
+    /// `splitByClient`. `read` hands bodies and exchanges on, and returns how the stream
+    /// ended, the recording-level diagnostics that go first, and the SHA-256 to keep.
+    func importStream(
+        _ target: StreamTarget, into store: ReportStore,
+        read: (_ bodies: (StoredBody) throws -> Void, _ emit: (inout HTTPStreamCollector.Collected) throws -> Void) throws -> (CaptureImporter.StreamEnd, [Diagnostic], String?)
+    ) throws -> [(ImportedRecording, ReportStore.ImportResult)] {
         do {
             return try store.importStreaming { sink, open in
-                // One writer per client with --split client, else one for the capture.
-                var streams: [String: StreamingRecording] = [:]
-                func stream(_ client: String) throws -> StreamingRecording {
-                    if let stream = streams[client] { return stream }
-                    let stream = StreamingRecording(writer: try open(source.format, source.recordedPath), redact: redact)
-                    streams[client] = stream
-                    return stream
-                }
-                let end = try CaptureImporter.stream(
-                    path: source.path, displayPath: path, options: limits.captureOptions(splitByClient: splitByClient), detachBodies: true,
-                    bodies: { try sink.store($0) },
-                    progress: { packets, exchanges in progress?("\(path): \(packets) packets, \(exchanges) exchanges") }
-                ) { item in
-                    try stream(splitByClient ? item.client : "").add(&item.exchange, traits: item.traits, diagnostics: item.diagnostics)
-                }
-                if streams.isEmpty { _ = try stream("") }
-                let clients = streams.keys.sorted()
-                return try clients.map { client in
-                    let writer = streams[client]!.writer
-                    let recordingName = clients.count > 1 ? CaptureSession.recordingName(name, client: client) : name
-                    let diagnostics = source.leadingDiagnostics + streams[client]!.stage.diagnostics + end.diagnostics
-                    let result = try writer.finish(name: recordingName, sourceSHA256: source.keepsSHA256 ? end.sha256 : nil, diagnostics: diagnostics, replace: replace)
-                    let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
-                    return (imported, result)
+                // `read`'s emit opens writers through `open` only while `read` runs.
+                try withoutActuallyEscaping(open) { open in
+                    // One writer per client with --split client, else one for the capture.
+                    var streams: [String: StreamingRecording] = [:]
+                    func stream(_ client: String) throws -> StreamingRecording {
+                        if let stream = streams[client] { return stream }
+                        let stream = StreamingRecording(writer: try open(target.format, target.recordedPath), redact: target.redact)
+                        streams[client] = stream
+                        return stream
+                    }
+                    let (end, leading, sha256) = try read({ try sink.store($0) }) { item in
+                        try stream(target.splitByClient ? item.client : "").add(&item.exchange, traits: item.traits, diagnostics: item.diagnostics)
+                    }
+                    if streams.isEmpty { _ = try stream("") }
+                    let clients = streams.keys.sorted()
+                    return try clients.map { client in
+                        let writer = streams[client]!.writer
+                        let recordingName = clients.count > 1 ? CaptureSession.recordingName(target.name, client: client) : target.name
+                        let diagnostics = leading + streams[client]!.stage.diagnostics + end.diagnostics
+                        let result = try writer.finish(name: recordingName, sourceSHA256: sha256, diagnostics: diagnostics, replace: target.replace)
+                        let imported = ImportedRecording(name: recordingName, exchangeCount: writer.exchangeCount, diagnostics: diagnostics + writer.firstDiagnostics, moreDiagnostics: writer.diagnosticCount - writer.firstDiagnostics.count)
+                        return (imported, result)
+                    }
                 }
             }
         } catch let error as CaptureImporter.Failure {
             throw InputError(error.description)
         } catch let error as ReportStore.NameTaken {
-            throw InputError(file: path, problem: error.description)
+            throw InputError(file: target.label, problem: error.description)
         }
     }
 }

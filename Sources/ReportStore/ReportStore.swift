@@ -467,12 +467,7 @@ public struct ReportStore: Sendable {
     /// as `ON DELETE CASCADE` would: also where foreign keys are off (`withoutForeignKeys`).
     /// The tables are read from the schema, so a table added later is not left behind.
     static func deleteRecording(_ id: Int64, _ db: Database) throws {
-        let dependents = try String.fetchAll(db, sql: """
-            SELECT m.name FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f
-            WHERE m.type = 'table' AND f."table" = 'recording' AND f.on_delete = 'CASCADE' AND f."from" = 'recording_id'
-            ORDER BY m.name
-            """)
-        for table in dependents {
+        for table in try recordingTables(db) {
             try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE recording_id = ?", arguments: [id])
         }
         try db.execute(sql: "DELETE FROM recording WHERE id = ?", arguments: [id])

@@ -9,11 +9,12 @@ extension H5Replay {
             discussion: """
                 Captures on an interface (snaplen 262144, immediate mode) until Ctrl-C, SIGTERM
                 or the end of --duration, then stores every exchange as one recording (or one
-                per client with --split client), in one transaction. Packets are written to a
-                pcap file while capturing (--write-pcap keeps it) and imported when the capture
-                stops, so memory stays flat however long it runs. A live line on
-                standard error shows packets, exchanges and the kernel's drops; the summary at
-                the end gives libpcap's drop count.
+                per client with --split client), in one transaction. Each packet is parsed once,
+                as it is captured, and each exchange kept until then in a scratch database in
+                the temporary folder, so memory stays flat however long it runs; --write-pcap
+                also writes every packet to a pcap file. A live line on standard error shows
+                packets, exchanges and the kernel's drops; the summary at the end gives
+                libpcap's drop count.
 
                 Capturing needs root, or CAP_NET_RAW and CAP_NET_ADMIN. Only plain HTTP can be
                 decoded; HTTPS connections are counted. For HTTPS, record through the proxy.
@@ -101,26 +102,21 @@ extension H5Replay {
         func run() throws {
             guard let interface else { return try recordThroughProxy() }
             let store = try database.open()
-            let importProgress = Progress.line()
-            defer { importProgress.end() }
-            let importer = limits.pipeline(importProgress)
-            let keep = writePcap != nil
-            let dump = writePcap ?? FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-record-\(UUID().uuidString).pcap").path
-            defer { if !keep { try? FileManager.default.removeItem(atPath: dump) } }
-            let capture = try LiveCapture(interface: interface, filter: filter, dump: dump, limits: limits.importLimits)
+            let capture = try LiveCapture(interface: interface, filter: filter, dump: writePcap, limits: limits.importLimits)
             StopSignal.install()
             defer { StopSignal.uninstall() }
             let limit = duration.flatMap(Self.seconds)
             let started = Date()
             let progress = Progress.line()
             FileHandle.standardError.write(Data("recording on \(interface)\(filter.map { " (filter: \($0))" } ?? "")\(limit.map { " for \(Self.format($0))" } ?? ""); Ctrl-C stops\n".utf8))
-            let summary = capture.run(started: started, limit: limit, stopped: { StopSignal.requested }, show: { progress.show($0) })
-            progress.end()
-            let recordingName = name ?? "capture-" + Self.stamp(started)
-            let results: [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)]
+            // Imported as it is captured: each packet parsed once, each exchange stored as
+            // it completes.
+            let (summary, results): (LiveCapture.Summary, [(ImportPipeline.ImportedRecording, ReportStore.ImportResult)])
             do {
-                let source = ImportPipeline.CaptureSource(path: dump, format: "live", recordedPath: writePcap, keepsSHA256: false, leadingDiagnostics: summary.leadingDiagnostics)
-                results = try importer.importCapture(source, name: recordingName, replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
+                defer { progress.end() }
+                (summary, results) = try ImportPipeline(limits: limits.importLimits).importLive(
+                    capture, started: started, limit: limit, stopped: { StopSignal.requested }, show: { progress.show($0) },
+                    name: name ?? "capture-" + Self.stamp(started), replace: replace, splitByClient: split == .client, redact: redact ? secrets.names : nil, into: store)
             } catch let error as ReportStore.NameTaken {
                 throw InputError("\(error.description) (or give --name)")
             }

@@ -99,4 +99,49 @@ struct LiveCaptureTests {
         #expect(reread.exchanges.map(\.request.url) == recording.exchanges.map(\.request.url))
         #expect(reread.exchanges.map(\.response.body) == recording.exchanges.map(\.response.body))
     }
+
+    /// Each packet is parsed once, while capturing: the pcap file `--write-pcap` writes is
+    /// not read back, so moving it away before Ctrl-C changes nothing of what is stored.
+    @Test("`record -i` stores the exchanges it parsed while capturing, without reading its --write-pcap file back (moved away before Ctrl-C)",
+          .enabled(if: canCapture, "capturing on lo needs root (or CAP_NET_RAW and CAP_NET_ADMIN) and python3; run the tests as root to include this one"))
+    func parsedOnce() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-live-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tool = CLITests.root.appendingPathComponent("Tools/h5traffic.py").path
+        let serverOut = Pipe()
+        let server = try Self.start("/usr/bin/python3", [tool, "serve", "--port", "0"], stdout: serverOut)
+        defer { server.terminate() }
+        let announced = Self.read(serverOut, until: "\n")
+        let port = try #require(announced.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "h5traffic.py serve printed: \(announced)")
+
+        let db = dir.appendingPathComponent("live.sqlite").path
+        let pcap = dir.appendingPathComponent("live.pcap").path
+        let moved = dir.appendingPathComponent("moved.pcap").path
+        let scratch = dir.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let recordOut = Pipe(), recordErr = Pipe()
+        let record = try Self.start(CLITests.binary.path, ["record", "-i", "lo", "-f", "tcp port \(port)", "--db", db, "--name", "once", "--write-pcap", pcap], stdout: recordOut, stderr: recordErr, environment: ["TMPDIR": scratch.path])
+        let said = Self.read(recordErr, until: "recording on lo")
+        let manifest = dir.appendingPathComponent("manifest.json").path
+        let client = try Self.start("/usr/bin/python3", [tool, "client", "--port", "\(port)", "--rounds", "1", "--manifest", manifest])
+        client.waitUntilExit()
+        #expect(client.terminationStatus == 0)
+        try FileManager.default.moveItem(atPath: pcap, toPath: moved)
+        kill(record.processIdentifier, SIGINT)
+        record.waitUntilExit()
+        let out = String(decoding: recordOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(record.terminationStatus == 0, "record: \(said + String(decoding: recordErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+
+        let sent = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [[String: Any]])
+        #expect(out.contains("stored once: \(sent.count) exchange(s) in \(db)"), "\(out)")
+        #expect(out.contains("packets written to \(pcap)"), "\(out)")
+        let recording = try #require(try ReportStore.open(path: db).recording(named: "once"))
+        #expect(recording.exchanges.map(\.request.url) == sent.map { $0["url"] as? String })
+        #expect(recording.sourcePath == pcap && recording.sourceFormat == "live")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "nothing is left in the temporary folder")
+        // The file written beside it holds the same exchanges.
+        let reread = try CaptureImporter.read(path: moved, name: "again").recordings[0]
+        #expect(reread.exchanges.map(\.request.url) == recording.exchanges.map(\.request.url))
+    }
 }
