@@ -23,6 +23,20 @@ struct LiveCaptureTests {
         return String(decoding: said, as: UTF8.self)
     }
 
+    /// Tools/h5traffic.py's server on a free port, the port it said once it listens, and the
+    /// tool's path (its client drives the flow).
+    static func trafficServer() throws -> (server: Process, port: Int, tool: String) {
+        let tool = CLITests.root.appendingPathComponent("Tools/h5traffic.py").path
+        let serverOut = Pipe()
+        let server = try start("/usr/bin/python3", [tool, "serve", "--port", "0"], stdout: serverOut)
+        let announced = read(serverOut, until: "\n")
+        guard let port = announced.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+            server.terminate()
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "h5traffic.py serve printed: \(announced)"])
+        }
+        return (server, port, tool)
+    }
+
     static func start(_ executable: String, _ arguments: [String], stdout: Pipe? = nil, stderr: Pipe? = nil, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -44,13 +58,8 @@ struct LiveCaptureTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let tool = CLITests.root.appendingPathComponent("Tools/h5traffic.py").path
-        // The server takes a free port and says which once it listens.
-        let serverOut = Pipe()
-        let server = try Self.start("/usr/bin/python3", [tool, "serve", "--port", "0"], stdout: serverOut)
+        let (server, port, tool) = try Self.trafficServer()
         defer { server.terminate() }
-        let announced = Self.read(serverOut, until: "\n")
-        let port = try #require(announced.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "h5traffic.py serve printed: \(announced)")
 
         let db = dir.appendingPathComponent("live.sqlite").path
         let pcap = dir.appendingPathComponent("live.pcap").path
@@ -108,12 +117,8 @@ struct LiveCaptureTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-live-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let tool = CLITests.root.appendingPathComponent("Tools/h5traffic.py").path
-        let serverOut = Pipe()
-        let server = try Self.start("/usr/bin/python3", [tool, "serve", "--port", "0"], stdout: serverOut)
+        let (server, port, tool) = try Self.trafficServer()
         defer { server.terminate() }
-        let announced = Self.read(serverOut, until: "\n")
-        let port = try #require(announced.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "h5traffic.py serve printed: \(announced)")
 
         let db = dir.appendingPathComponent("live.sqlite").path
         let pcap = dir.appendingPathComponent("live.pcap").path
