@@ -106,9 +106,14 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         upstream = nil
     }
 
-    /// Back-pressure: the upstream is read no faster than the client takes the bytes.
+    /// Back-pressure: the upstream is read no faster than the client takes the bytes. Turning
+    /// reading back on also asks for a read: an h2 stream's channel does not start one
+    /// itself, so a download over an h2 upstream stalled until the server gave up (nginx
+    /// closed it after 60 s, 80 MB into 1 GB).
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { upstream?.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+        if context.channel.isWritable, let channel = upstream?.channel {
+            channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
+        }
         context.fireChannelWritabilityChanged()
     }
 

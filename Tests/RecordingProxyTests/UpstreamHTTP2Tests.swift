@@ -24,6 +24,7 @@ struct UpstreamHTTP2Tests {
             case .body: break
             case .end:
                 guard let head else { return }
+                if head.uri == "/big" { return sendBig(context, version: head.version) }
                 let text = "HTTP/\(head.version.major).\(head.version.minor) \(head.uri)"
                 let headers = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", String(text.utf8.count))])
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
@@ -31,7 +32,18 @@ struct UpstreamHTTP2Tests {
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }
         }
+
+        /// `/big`: `bigBytes` of zeros, a megabyte a write.
+        func sendBig(_ context: ChannelHandlerContext, version: HTTPVersion) {
+            let headers = HTTPHeaders([("Content-Type", "application/octet-stream"), ("Content-Length", String(UpstreamHTTP2Tests.bigBytes))])
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: headers))), promise: nil)
+            let chunk = ByteBuffer(repeating: 0, count: 1 << 20)
+            for _ in 0..<(UpstreamHTTP2Tests.bigBytes >> 20) { context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
     }
+
+    static let bigBytes = 48 << 20
 
     /// A TLS origin offering h2 and http/1.1, its certificate from `contexts`' CA; counts
     /// its connections.
@@ -89,5 +101,19 @@ struct UpstreamHTTP2Tests {
         #expect(result.output == "HTTP/2.0 /both 2", "\(result.output)")
         let item = try #require(proxy.exchanges(1).first)
         #expect(item.exchange.request.httpVersion == "HTTP/2" && item.exchange.response.httpVersion == "HTTP/2")
+    }
+
+    @Test("a download from an h2 upstream to a client slower than the upstream arrives whole: reading resumes whenever the client catches up",
+          .enabled(if: HTTP2Tests.curl != nil, "curl is not installed"))
+    func h2UpstreamSlowClient() throws {
+        let proxy = try ProxyUnderTest()
+        defer { proxy.stop() }
+        let origin = try H2Origin(contexts: proxy.contexts)
+        defer { origin.stop() }
+        // The rate limit keeps the client behind, so the proxy stops and resumes reading the
+        // upstream stream many times; a resume that read nothing stalled the download.
+        let result = try HTTP2Tests.run(["--http1.1", "--cacert", proxy.ca.files.certificate, "-x", "http://127.0.0.1:\(proxy.port)", "--limit-rate", "40M",
+                                         "-o", "/dev/null", "-w", "%{size_download} %{http_version}", "https://localhost:\(origin.port)/big"])
+        #expect(result.status == 0 && result.output == "\(Self.bigBytes) 1.1", "curl exited \(result.status): \(result.output)")
     }
 }
