@@ -119,36 +119,73 @@ public final class HARJournal: @unchecked Sendable {
     /// left as it is.
     @discardableResult
     public static func recover(path: String) throws -> Int {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let side = inflightPath(path)
         defer { try? FileManager.default.removeItem(atPath: side) }
-        if let whole = try? JSONSerialization.jsonObject(with: data) {
-            return ((whole as? [String: Any])?["log"] as? [String: Any]).flatMap { $0["entries"] as? [Any] }?.count ?? 0
-        }
-        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        guard let head = lines.first, head.starts(with: Data(#"{"log""#.utf8)) else {
+        guard let input = FileHandle(forReadingAtPath: path) else { throw InputError(file: path, problem: "cannot be opened") }
+        defer { try? input.close() }
+        // Read and written a line at a time: a journal of large bodies (a 1 GB download
+        // keeps 64 MB) is not held whole, once read and once written (1.6 GB of memory for
+        // an 805 MB journal).
+        var lines = LineReader(input)
+        guard let head = try lines.next(), head.starts(with: Data(#"{"log""#.utf8)) else {
             throw InputError(file: path, problem: "not a recording journal")
         }
-        lines.removeFirst()
-        var out = Data(head)
+        let temporary = path + ".recovering"
+        guard FileManager.default.createFile(atPath: temporary, contents: head, attributes: [.posixPermissions: 0o600]),
+              let output = FileHandle(forWritingAtPath: temporary) else {
+            throw InputError(file: temporary, problem: "cannot be written")
+        }
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        try output.seekToEnd()
         var kept = 0
-        for line in lines {
+        func keep(_ entry: Data) throws {
+            try output.write(contentsOf: Data((kept == 0 ? "\n" : ",\n").utf8) + entry)
+            kept += 1
+        }
+        while let line = try lines.next() {
+            // The tail's line: the journal was finished; it is left as it is.
+            if line == Data("]}}".utf8) {
+                try? output.close()
+                return kept
+            }
             // Entries are joined by ",\n": the comma ends the line before.
             var entry = line
             if entry.last == UInt8(ascii: ",") { entry = entry.dropLast() }
             guard !entry.isEmpty, (try? JSONSerialization.jsonObject(with: entry)) is [String: Any] else { continue }
-            out.append(contentsOf: kept == 0 ? Data("\n".utf8) : Data(",\n".utf8))
-            out.append(entry)
-            kept += 1
+            try keep(entry)
         }
         // Exchanges the process was in the middle of, marked as such.
-        for entry in unended(side) {
-            out.append(contentsOf: kept == 0 ? Data("\n".utf8) : Data(",\n".utf8))
-            out.append(entry)
-            kept += 1
-        }
-        out.append(tail)
-        try out.write(to: URL(fileURLWithPath: path), options: .atomic)
+        for entry in unended(side) { try keep(entry) }
+        try output.write(contentsOf: tail)
+        try output.close()
+        guard rename(temporary, path) == 0 else { throw InputError(file: path, problem: "cannot be replaced: \(String(cString: strerror(errno)))") }
         return kept
+    }
+}
+
+/// A file's lines, read a megabyte at a time; a line is held whole, the file is not.
+struct LineReader {
+    let handle: FileHandle
+    var buffer = Data()
+    var atEnd = false
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line without its newline; nil after the last.
+    mutating func next() throws -> Data? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer = buffer[(newline + 1)...]
+                return Data(line)
+            }
+            if atEnd {
+                guard !buffer.isEmpty else { return nil }
+                defer { buffer = Data() }
+                return Data(buffer)
+            }
+            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+            if chunk.isEmpty { atEnd = true } else { buffer.append(chunk) }
+        }
     }
 }
