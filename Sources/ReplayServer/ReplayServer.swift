@@ -197,18 +197,18 @@ public final class ReplayServer: Sendable {
 
     /// The HTTP/1.1 server handlers and the replay above them. Decoding stops at a CONNECT
     /// so that the bytes after it reach the TLS server that replaces these handlers.
-    func addHTTP(to channel: Channel, tunnelHost: String?) -> EventLoopFuture<Void> {
+    func addHTTP(to channel: Channel, tunnelHost: String?, tunnelPort: Int? = nil) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            let replay = ReplayHandler(server: self, tunnelHost: tunnelHost)
+            let replay = ReplayHandler(server: self, tunnelHost: tunnelHost, tunnelPort: tunnelPort)
             replay.layer = try HTTPServerLayer.add(to: channel, top: replay)
         }
     }
 
     /// One HTTP/2 stream of a TLS connection whose client chose h2: the replay above the
     /// stream's codec, as for an HTTP/1.1 connection (no CONNECT or WebSocket in a stream).
-    func addStream(_ stream: Channel, tunnelHost: String?) -> EventLoopFuture<Void> {
+    func addStream(_ stream: Channel, tunnelHost: String?, tunnelPort: Int? = nil) -> EventLoopFuture<Void> {
         stream.eventLoop.makeCompletedFuture {
-            try stream.pipeline.syncOperations.addHandler(ReplayHandler(server: self, tunnelHost: tunnelHost))
+            try stream.pipeline.syncOperations.addHandler(ReplayHandler(server: self, tunnelHost: tunnelHost, tunnelPort: tunnelPort))
         }
     }
 
@@ -293,15 +293,19 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     /// holds that host they are answered as that host (recorded hosts left in Location and
     /// Set-Cookie), otherwise as this origin.
     let tunnelHost: String?
+    /// A CONNECT tunnel's port when it is not 443: kept in the stored URL, as the
+    /// recording has it (`https://localhost:45043/...`).
+    let tunnelPort: Int?
     let tunnelIsRecorded: Bool
     var collector: RequestCollector
     /// The HTTP handlers below this one, removed with it when a CONNECT turns the
     /// connection into a tunnel (set by `ReplayServer.addHTTP`; nil on plain `serve`).
     var layer: HTTPServerLayer?
 
-    init(server: ReplayServer, tunnelHost: String?) {
+    init(server: ReplayServer, tunnelHost: String?, tunnelPort: Int? = nil) {
         self.server = server
         self.tunnelHost = tunnelHost
+        self.tunnelPort = tunnelPort == 443 ? nil : tunnelPort
         self.tunnelIsRecorded = tunnelHost.map(server.servesHost) ?? false
         self.collector = RequestCollector(maxBodyBytes: server.configuration.maxBodyBytes)
     }
@@ -331,7 +335,8 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
             return
         }
         let bytes = Data(body.readableBytesView)
-        let target = tunnelHost.map { "https://\($0)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
+        let port = tunnelPort.map { ":\($0)" } ?? ""
+        let target = tunnelHost.map { "https://\($0)\(port)\(head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)" } ?? head.uri
         let (arrival, response, proxied) = server.respond(method: head.method.rawValue, target: target, headers: head.headers, body: bytes,
                                                     asRecordedHost: tunnelHost == nil ? nil : tunnelIsRecorded)
         // An HTTP/2 stream ends with its response; the connection stays.
@@ -367,6 +372,7 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
     func connect(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let authority = head.uri
         let host = HTTPServerLayer.host(ofAuthority: authority)
+        let port = authority.lastIndex(of: ":").flatMap { Int(authority[authority.index(after: $0)...]) }
         guard let tls = server.configuration.tls, let layer, !host.isEmpty, tunnelHost == nil else {
             server.onFault?("CONNECT \(authority) refused: start `serve --tls` to serve HTTPS through the proxy")
             let text = "h5replay serve: CONNECT needs serve --tls\n"
@@ -381,8 +387,8 @@ final class ReplayHandler: ChannelInboundHandler, RemovableChannelHandler, @unch
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         layer.switchToTunnel(channel) {
             tls.addServer(to: channel, fallbackHost: host, onError: { server.onFault?($0) },
-                          then: { channel, name, _ in server.addHTTP(to: channel, tunnelHost: name) },
-                          stream: { stream, name, _ in server.addStream(stream, tunnelHost: name) })
+                          then: { channel, name, _ in server.addHTTP(to: channel, tunnelHost: name, tunnelPort: port) },
+                          stream: { stream, name, _ in server.addStream(stream, tunnelHost: name, tunnelPort: port) })
         }.whenFailure { error in
             server.onFault?("CONNECT \(authority): the tunnel could not start: \(error)")
             channel.close(promise: nil)

@@ -148,8 +148,8 @@ struct ChromiumProxyTests {
         let (server, port, out, _, startup) = try TLSServeTests.serveTLS(["chromium", "--db", "p.sqlite"], in: dir)
         let output = LiveOutput(out, printed: startup)
         let browser = try Self.chromium("https://localhost:\(up)/app", proxy: port, home: home, profile: dir.appendingPathComponent("serve-profile"))
-        // A tunnel's arrivals are shown as https://HOST/PATH, without the port.
-        let posted = output.wait(300) { text in Self.line(in: text) { $0.hasPrefix("POST https://localhost") && $0.contains("/result  ") } }
+        // A tunnel's arrivals are shown as the recording has them, with the CONNECT's port.
+        let posted = output.wait(300) { text in Self.line(in: text) { $0.hasPrefix("POST https://localhost:\(up)/result  ") } }
         end(browser)
         kill(server.processIdentifier, SIGINT)
         server.waitUntilExit()
