@@ -578,10 +578,12 @@ final class CapturePipeline: @unchecked Sendable {
         var lastShown = Date.distantPast
         var drainUntil: Date?
         while true {
-            if drainUntil == nil, live.stopped() || live.limit.map({ Date().timeIntervalSince(live.started) >= $0 }) == true {
-                drainUntil = Date().addingTimeInterval(1)
+            // One clock read a packet: the stop, the drain and the progress line share it.
+            let now = Date()
+            if drainUntil == nil, live.stopped() || live.limit.map({ now.timeIntervalSince(live.started) >= $0 }) == true {
+                drainUntil = now.addingTimeInterval(1)
             }
-            if let drainUntil, Date() >= drainUntil { return nil }
+            if let drainUntil, now >= drainUntil { return nil }
             let next: PcapSource.Next
             do {
                 next = try source.next(wait: drainUntil == nil) { time, bytes, _ in session.packet(bytes, time: time) }
@@ -594,8 +596,8 @@ final class CapturePipeline: @unchecked Sendable {
                 sincePass = 0
                 guard submit(session.takePending(), watermark: session.startWatermark, session: session) else { return nil }
             }
-            if Date().timeIntervalSince(lastShown) >= 0.5 {
-                lastShown = Date()
+            if now.timeIntervalSince(lastShown) >= 0.5 {
+                lastShown = now
                 live.show(session.decoder.counts.packets, session.exchangeCount, source.statistics()?.dropped ?? 0)
             }
         }

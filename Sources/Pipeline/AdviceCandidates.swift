@@ -140,10 +140,10 @@ enum AdviceCandidates {
                 add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
             }
             for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
-            if let version = release(fixing: group.rules, in: preset), let base = preset.release?.baseName, out[Advice.Kind.version.rawValue + " \(base)@\(version)"] != nil {
-                out[Advice.Kind.version.rawValue + " \(base)@\(version)"]?.recordings.formUnion(recordings)
-            } else {
-                add(versioned(preset, fixing: group.rules, recordings: recordings))
+            // A release's preset is built the first time a group asks for that release.
+            if let version = release(fixing: group.rules, in: preset), let base = preset.release?.baseName {
+                let key = Advice.Kind.version.rawValue + " \(base)@\(version)"
+                if out[key] != nil { out[key]?.recordings.formUnion(recordings) } else { add(versioned(preset, at: version, fixing: group.rules, recordings: recordings)) }
             }
         }
         // A move answers every group: once per preset, where any group occurs.
@@ -161,8 +161,10 @@ enum AdviceCandidates {
         return "add a \(object["kind"] as? String ?? "") mitigation" + (options.isEmpty ? "" : " (\(options.joined(separator: ", ")) as written)")
     }
 
-    static func versioned(_ preset: Preset, fixing rules: [RuleID], recordings: Set<Int>) -> AdviceCandidate? {
-        guard let version = release(fixing: rules, in: preset), let base = preset.release?.baseName, let moved = try? preset.at(version) else { return nil }
+    /// The move of a framework preset to `version`, the first release at which one of
+    /// `rules` no longer holds (`release(fixing:in:)`).
+    static func versioned(_ preset: Preset, at version: SemanticVersion, fixing rules: [RuleID], recordings: Set<Int>) -> AdviceCandidate? {
+        guard let base = preset.release?.baseName, let moved = try? preset.at(version) else { return nil }
         let snippet = "\(base)@\(version)", component = moved.preset.frameworkVersion?.component
         let stopped = rules.filter { rule in component.flatMap { RuleCatalog.bundled.histories[rule]?.ranges[$0] }.map { !$0.contains(version) } ?? false }
         return AdviceCandidate(kind: .version, change: "move to \(snippet), where \(stopped.map(\.rawValue).joined(separator: ", ")) no longer holds", snippet: snippet, preset: moved.preset, recordings: recordings)

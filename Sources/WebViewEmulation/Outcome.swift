@@ -274,7 +274,7 @@ public struct Outcome: Sendable, Hashable {
     /// Every effect on this exchange with the rules that did it, in `Effect` order.
     public var effects: [EffectRules] {
         guard let rare = rarePointer else { return [] }
-        return Effect.allCases.compactMap { effect in rare.pointee[effect].isEmpty ? nil : EffectRules(effect: effect, rules: rare.pointee[effect]) }
+        return Effect.allCases.compactMap { effect in rare.pointee.has(effect) ? EffectRules(effect: effect, rules: rare.pointee[effect]) : nil }
     }
 
     /// Whether a rule had `effect` on this exchange, read without copying its rules.
