@@ -66,10 +66,28 @@ enum AdviceCandidates {
 
     /// The preset with one more mitigation, written as `snippet`; nil when it does not decode.
     static func adding(_ snippet: String, to preset: Preset) -> Preset? {
-        guard let spec = try? JSONDecoder().decode(MitigationSpec.self, from: Data(snippet.utf8)) else { return nil }
+        guard let value = mitigation(snippet) else { return nil }
         var written = preset.written
-        written?.mitigations.append(WrittenValue(json: snippet) ?? .null)
-        return preset.replacing(strategy: preset.strategy, mitigations: preset.mitigations + [spec.value], written: written)
+        written?.mitigations.append(writtenSnippets.value(snippet) { WrittenValue(json: snippet) ?? .null })
+        return preset.replacing(strategy: preset.strategy, mitigations: preset.mitigations + [value], written: written)
+    }
+
+    /// Each object decoded once by its text: every preset's candidates decode the same few
+    /// objects, and decoding them again was a sixth of the advice's instructions.
+    static let decodedMitigations = Memo<(any Mitigation)?>()
+    static let decodedStrategies = Memo<(any InterceptionStrategy)?>()
+    static let writtenSnippets = Memo<WrittenValue>()
+    static let changesAdding = Memo<String>()
+    static let fixingReleases = Memo<SemanticVersion?>()
+
+    /// The mitigation a snippet writes; nil when it does not decode.
+    static func mitigation(_ snippet: String) -> (any Mitigation)? {
+        decodedMitigations.value(snippet) { try? JSONDecoder().decode(MitigationSpec.self, from: Data(snippet.utf8)).value }
+    }
+
+    /// The part `object` writes, decoded once per text (`decodedMitigations`).
+    static func decoded<Part>(_ object: WrittenValue, text: String, as spec: (Data) throws -> Part, in memo: Memo<Part?>) -> Part? {
+        memo.value(text) { (try? JSONEncoder().encode(object)).flatMap { try? spec($0) } }
     }
 
     /// The changes of one option of the preset's strategy or of one of its mitigations that
@@ -79,19 +97,21 @@ enum AdviceCandidates {
         var out: [AdviceCandidate] = []
         let strategyKind = PresetRegistry.strategies.first { $0.name == preset.strategy.kind }
         for (choice, object) in changes(of: written.strategy, choices: strategyKind?.choices ?? [], for: group) {
-            guard let data = try? JSONEncoder().encode(object), let strategy = try? JSONDecoder().decode(StrategySpec.self, from: data).value else { continue }
+            let text = object.text
+            guard let strategy = decoded(object, text: text, as: { try JSONDecoder().decode(StrategySpec.self, from: $0).value }, in: decodedStrategies) else { continue }
             var parts = written
             parts.strategy = object
-            out.append(candidate(preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: parts), part: "the \(preset.strategy.kind) strategy", choice, object, recordings))
+            out.append(candidate(preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: parts), part: "the \(preset.strategy.kind) strategy", choice, object, text, recordings))
         }
         for (i, mitigation) in written.mitigations.enumerated() where i < preset.mitigations.count {
             let kind = PresetRegistry.mitigations.first { $0.name == preset.mitigations[i].kind }
             for (choice, object) in changes(of: mitigation, choices: kind?.choices ?? [], for: group) {
-                guard let data = try? JSONEncoder().encode(object), let value = try? JSONDecoder().decode(MitigationSpec.self, from: data).value else { continue }
+                let text = object.text
+                guard let value = decoded(object, text: text, as: { try JSONDecoder().decode(MitigationSpec.self, from: $0).value }, in: decodedMitigations) else { continue }
                 var parts = written, mitigations = preset.mitigations
                 parts.mitigations[i] = object
                 mitigations[i] = value
-                out.append(candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, recordings))
+                out.append(candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, text, recordings))
             }
         }
         return out
@@ -106,15 +126,21 @@ enum AdviceCandidates {
         }
     }
 
-    static func candidate(_ preset: Preset, part: String, _ choice: OptionChoice, _ object: WrittenValue, _ recordings: Set<Int>) -> AdviceCandidate {
+    static func candidate(_ preset: Preset, part: String, _ choice: OptionChoice, _ object: WrittenValue, _ text: String, _ recordings: Set<Int>) -> AdviceCandidate {
         let value = object[choice.key]?.text ?? "null"
         let change = "set \(part)'s \(choice.key) to \(value) (\(choice.rules.map(\.rawValue).joined(separator: ", ")))"
-        return AdviceCandidate(kind: .setOption, change: change, snippet: object.text, preset: preset, recordings: recordings)
+        return AdviceCandidate(kind: .setOption, change: change, snippet: text, preset: preset, recordings: recordings)
     }
 
     /// The first release of the preset's framework newer than the one it replays at which
     /// one of `rules` no longer holds.
-    static func release(fixing rules: [RuleID], in preset: Preset, catalog: RuleCatalog = .bundled) -> SemanticVersion? {
+    static func release(fixing rules: [RuleID], in preset: Preset) -> SemanticVersion? {
+        // What it depends on: the framework and its release, and the rules.
+        guard let (component, current) = preset.frameworkVersion else { return nil }
+        return fixingReleases.value("\(component.rawValue)@\(current) " + rules.map(\.rawValue).joined(separator: ",")) { release(fixing: rules, in: preset, catalog: .bundled) }
+    }
+
+    static func release(fixing rules: [RuleID], in preset: Preset, catalog: RuleCatalog) -> SemanticVersion? {
         guard let (component, current) = preset.frameworkVersion, let coverage = catalog.components[component] else { return nil }
         let newer = coverage.releases.compactMap(SemanticVersion.init).filter { $0 > current }.sorted()
         let ranges = rules.compactMap { rule in catalog.histories[rule]?.ranges[component].flatMap { $0.contains(current) ? $0 : nil } }
@@ -156,6 +182,10 @@ enum AdviceCandidates {
 
     /// "add a body-bridge mitigation (covers, stripsId as written)".
     static func change(adding snippet: String) -> String {
+        changesAdding.value(snippet) { describe(adding: snippet) }
+    }
+
+    static func describe(adding snippet: String) -> String {
         let object = (try? JSONSerialization.jsonObject(with: Data(snippet.utf8))) as? [String: Any] ?? [:]
         let options = object.keys.filter { $0 != "kind" }.sorted()
         return "add a \(object["kind"] as? String ?? "") mitigation" + (options.isEmpty ? "" : " (\(options.joined(separator: ", ")) as written)")

@@ -22,7 +22,7 @@ public struct Adviser: Sendable {
     let subjects: [FindingDetector.Subjects]
     /// Each preset's findings on every input, by name: a preset's own, and the same when
     /// another preset's advice is to move to it, replayed once.
-    let replayed = FindingsCache()
+    let replayed = Memo<[Int: [Finding]]>()
     /// The most mitigation kinds advised per preset; the fixing release and the best move
     /// to another preset are kept besides.
     public var limit = 3
@@ -229,12 +229,13 @@ public struct Adviser: Sendable {
     }
 }
 
-/// Findings by preset name, filled once each, shared by the adviser's copies.
-final class FindingsCache: @unchecked Sendable {
-    private var values: [String: [Int: [Finding]]] = [:]
+/// Values by name, each made once and shared by the threads that ask (the adviser's
+/// findings by preset, the candidates' decoded objects by their text).
+final class Memo<Value>: @unchecked Sendable {
+    private var values: [String: Value] = [:]
     private let lock = NSLock()
 
-    func value(_ name: String, _ make: () -> [Int: [Finding]]) -> [Int: [Finding]] {
+    func value(_ name: String, _ make: () -> Value) -> Value {
         if let known = lock.withLock({ values[name] }) { return known }
         let made = make()
         lock.withLock { values[name] = made }

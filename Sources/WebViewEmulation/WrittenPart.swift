@@ -70,6 +70,9 @@ public enum WrittenValue: Sendable, Hashable, Codable {
     }
 
     static func quoted(_ s: String) -> String {
+        // Most strings need no escape: quoted as they are, without an encoder for each
+        // (the advice writes every candidate's object as text).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 >= 0x7F }) { return "\"" + s + "\"" }
         let data = (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8)
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
     }

@@ -147,4 +147,14 @@ struct MitigationTests {
         let cross = Self.run([doc, js, first, other], "yanxuan-xcache")
         #expect(cross.outcomes.flatMap(\.crossSiteCookies) == ["uid"])
     }
+
+    @Test("D1: HTTPDNS sends to the IP in place of the URL's host, whatever its case, and leaves a URL without it as it was")
+    func httpdnsRewritesTheHost() {
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://API.Example.com:8443/v1?x=://api.example.com") == "https://10.0.0.7:8443/v1?x=://api.example.com")
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://api.example.com") == "https://10.0.0.7")
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://cdn.example.com/a") == "https://cdn.example.com/a")
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "no scheme here") == "no scheme here")
+        // Not after the scheme: the first occurrence anywhere, as a search would find it.
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://cdn.example.com/r?to=https://api.example.com/") == "https://cdn.example.com/r?to=https://10.0.0.7/")
+    }
 }

@@ -114,4 +114,13 @@ struct PresetRegistryTests {
             for key in kind.1 { #expect(text.contains("`\(key)`"), "docs/presets/README.md does not name \(kind.0)'s \(key)") }
         }
     }
+
+    @Test("a written string is quoted as JSONEncoder quotes it (with / left as it is), whichever characters it holds")
+    func quotedAsJSON() throws {
+        let strings = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) } + ["xhr", "a/b", "é", "\u{2028}", "say \"hi\"\\n", ""]
+        for s in strings {
+            let encoded = String(decoding: try JSONEncoder().encode(s), as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
+            #expect(WrittenValue.quoted(s) == encoded, "\(Array(s.unicodeScalars))")
+        }
+    }
 }
