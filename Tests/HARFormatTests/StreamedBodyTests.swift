@@ -40,4 +40,11 @@ struct StreamedBodyTests {
         let read = try HARImporter().recording(from: Data(contentsOf: URL(fileURLWithPath: path)), file: path, name: "big")
         #expect(read.exchanges.map(\.response.body) == [Data("small".utf8), body])
     }
+
+    @Test("a slice of text is escaped as JSONSerialization escapes it, every ASCII character and some beyond")
+    func escapedAsSerialized() throws {
+        let text = String((0..<0x80).map { Character(UnicodeScalar(UInt8($0))) }) + "é\u{2028}漢😀 </script>" + String(repeating: "\u{0}", count: 5)
+        let serialized = try JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
+        #expect(StreamedBody.escaped(text) == serialized.dropFirst(2).dropLast(2))
+    }
 }
