@@ -3,10 +3,18 @@ import TrafficModel
 
 /// Writes a `Recording` as HAR 1.2 that Chrome and mitmproxy read back.
 ///
-/// Response bodies that are not UTF-8 are written base64 (`content.encoding`); request
+/// Response bodies that are not UTF-8, or hold control bytes no text has, are written
+/// base64 (`content.encoding`); request
 /// bodies that are not UTF-8 are written base64 with `"_encoding": "base64"` on
 /// `postData`, which `HARImporter` reads back, so a round trip keeps every byte.
 public struct HARExporter: Sendable {
+    /// Whether a body holds control bytes no text has (NUL and the like; tab, line ends
+    /// and form feed are text's): such a body is written base64 even when it is valid
+    /// UTF-8. A megabyte of NUL bytes was six as JSON text, one and a third as base64.
+    static func hasBinaryControls(_ bytes: some Sequence<UInt8>) -> Bool {
+        bytes.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0C && $0 != 0x0D }
+    }
+
     public var toolVersion: String
 
     public init(toolVersion: String) {
@@ -87,7 +95,7 @@ public struct HARExporter: Sendable {
             "mimeType": e.response.headers.first("Content-Type") ?? "",
         ]
         if !e.response.bodyMissing, bodyText {
-            if let text = String(validatingUTF8: e.response.body) {
+            if !Self.hasBinaryControls(e.response.body), let text = String(validatingUTF8: e.response.body) {
                 content["text"] = text
             } else {
                 content["text"] = e.response.body.base64EncodedString()

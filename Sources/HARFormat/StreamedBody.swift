@@ -6,7 +6,7 @@ import TrafficModel
 /// nor a JSON document holding either (a 64 MB body kept under `--max-body-bytes` cost
 /// three such copies). The entry is serialized with a stand-in where the body's string
 /// goes, and the body is encoded between the two halves, as `HARExporter` would write it:
-/// UTF-8 as JSON text, anything else as base64 with `content.encoding`.
+/// UTF-8 text as JSON text, anything else as base64 with `content.encoding`.
 struct StreamedBody {
     /// A body's bytes, read a slice at a time: from memory, or from a file (the
     /// recording proxy's kept body past a megabyte), so that the file need not be read whole.
@@ -113,8 +113,10 @@ struct StreamedBody {
         }
     }
 
+    /// Whether the body is written as text: UTF-8 without the control bytes that make
+    /// `HARExporter` write base64.
     static func isUTF8(_ body: Source) -> Bool {
-        (try? textSlices(body) { _ in true }) ?? false
+        (try? textSlices(body) { !HARExporter.hasBinaryControls($0.utf8) }) ?? false
     }
 
     /// The body as text, a slice at a time, each ending on a character boundary; throws

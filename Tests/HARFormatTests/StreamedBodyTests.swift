@@ -8,9 +8,9 @@ struct StreamedBodyTests {
     /// Bytes that are not UTF-8, over several slices.
     static let binary = Data((0..<(3 * StreamedBody.slice + 5)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
     /// UTF-8 text whose characters (1 to 4 bytes) straddle every slice boundary, with
-    /// characters JSON escapes: quotes, backslashes, line ends, control bytes, a slash.
+    /// characters JSON escapes: quotes, backslashes, line ends, tabs, form feeds, a slash.
     static let text: Data = {
-        let unit = "a\"b\\c\nd\u{1}é漢😀</"
+        let unit = "a\"b\\c\nd\t\u{c}é漢😀</"
         var s = ""
         while s.utf8.count < 2 * StreamedBody.slice + 11 { s += unit }
         return Data(s.utf8)
@@ -21,9 +21,10 @@ struct StreamedBodyTests {
                  response: RecordedResponse(status: 200, headers: [HeaderField("Content-Type", "application/octet-stream")], body: body))
     }
 
-    @Test("each streamed line is the line written whole, byte for byte, and reads back to the same body", arguments: ["binary", "text"])
+    @Test("each streamed line is the line written whole, byte for byte, and reads back to the same body", arguments: ["binary", "text", "NUL bytes"])
     func sameLine(kind: String) throws {
-        let body = kind == "binary" ? Self.binary : Self.text
+        // NUL bytes are valid UTF-8 but no text: base64, not six bytes of escape each.
+        let body = kind == "binary" ? Self.binary : kind == "text" ? Self.text : Data(count: StreamedBody.threshold + 7)
         #expect(body.count >= StreamedBody.threshold)
         #expect(StreamedBody.isUTF8(.init(body)) == (kind == "text"))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-streamed-\(UUID().uuidString).har").path
