@@ -205,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReportStoreTests",
-            dependencies: ["ReportStore", "Pipeline", "Findings", "WebViewEmulation", "TrafficModel", "HARFormat", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ReportStore", "Pipeline", "Findings", "WebViewEmulation", "TrafficModel", "CookieJar", "HARFormat", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "PipelineTests",

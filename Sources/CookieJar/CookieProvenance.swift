@@ -23,6 +23,10 @@ public struct CookieProvenance: Sendable, Hashable {
         public var setBy: Int?
         /// The redirect hop of that exchange, when it was one.
         public var hop: Int?
+
+        public init(name: String, value: String, kind: Kind, setBy: Int?, hop: Int?) {
+            (self.name, self.value, self.kind, self.setBy, self.hop) = (name, value, kind, setBy, hop)
+        }
     }
 
     /// A cookie event that is not on the wire, inferred at an exchange.

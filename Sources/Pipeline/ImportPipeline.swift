@@ -172,6 +172,10 @@ public struct ImportPipeline: Sendable {
         var classifier = ExchangeClassifier.Stream()
         public var walker: CookieProvenance.Walker
         public private(set) var count = 0
+        /// `import --redact`'s names: each exchange's secrets are replaced once it is
+        /// classified and before its provenance is walked, so that the provenance stored is
+        /// that of the exchange stored (as a whole file's, redacted before its walk).
+        public var redact: SecretNames?
 
         /// `olderRequests` reads requests that left the walker's memory back from the store.
         public init(recentCapacity: Int? = 4096, olderRequests: ((_ before: Int, _ visit: (CookieProvenance.PastRequest) -> Bool) throws -> Void)? = nil) {
@@ -185,6 +189,7 @@ public struct ImportPipeline: Sendable {
             exchange.sequence = count
             count += 1
             let revisions = classifier.add(&exchange, traits: traits)
+            if let redact { redact.redactAtRest(&exchange) }
             let step = try walker.add(exchange)
             return Classified(sent: step.sent, inferred: step.inferred, revisions: revisions)
         }
@@ -530,14 +535,13 @@ public struct ImportPipeline: Sendable {
 /// One recording streamed into the store: the classifying stage in front of its writer.
 final class StreamingRecording {
     let writer: ReportStore.RecordingWriter
-    let redact: SecretNames?
     var stage: ImportPipeline.ClassifyingStage
 
     init(writer: ReportStore.RecordingWriter, redact: SecretNames?) {
         self.writer = writer
-        self.redact = redact
         // A script-set window reaching past the walker's memory reads the rows back.
         stage = ImportPipeline.ClassifyingStage { [writer] before, visit in try writer.visitRequests(before: before, visit) }
+        stage.redact = redact
     }
 
     /// Classifies and stores `e` in place: the exchange is the importer's own, and a copy
@@ -569,7 +573,6 @@ final class StreamingRecording {
                 for (sequence, frame) in changed { try writer.setFrame(frame, of: sequence) }
             }
         }
-        if let redact { redact.redactAtRest(&e) }
         try writer.add(e, sent: classified.sent, inferred: classified.inferred, diagnostics: diagnostics)
     }
 }

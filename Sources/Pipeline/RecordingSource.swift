@@ -11,7 +11,8 @@ import TrafficModel
 /// and keeps in hand each recording read whole, with the cookie provenance walked for it:
 /// such a recording is replayed as read, neither read back from the store nor walked
 /// again. A recording named, or a capture streamed into the store, is read back with the
-/// provenance stored for it.
+/// provenance stored for it (walked when replayed only if it was stored before v24 kept it
+/// whole, until the pipeline's next open of the store walks it once).
 public struct RecordingSource {
     /// The arguments with each folder replaced by its recording files, in order.
     public let items: [String]
@@ -37,7 +38,8 @@ public struct RecordingSource {
     /// The recordings and the cookie provenance of each, ready to replay or serve.
     public struct Loaded {
         public var recordings: [Recording]
-        /// By recording name: the provenance already walked or stored.
+        /// By recording name: the provenance already walked or stored. A recording missing
+        /// here is walked when replayed (`ReplayInput`).
         public var provenances: [String: CookieProvenance]
     }
 
@@ -81,22 +83,31 @@ public struct RecordingSource {
     }
 
     /// The recordings `names` lists (all of `resolved`'s when nil), in hand or read back
-    /// from the store, each with its cookie provenance.
-    public func load(_ resolved: Resolved, names: [String]? = nil, from store: ReportStore) throws -> Loaded {
-        try Self.load(resolved, names: names, from: store, database: database)
+    /// from the store, each with its cookie provenance; without `provenance` (a caller that
+    /// replays nothing: `serve`, `export`), a stored recording's is not read.
+    public func load(_ resolved: Resolved, names: [String]? = nil, from store: ReportStore, provenance: Bool = true) throws -> Loaded {
+        try Self.load(resolved, names: names, from: store, database: database, provenance: provenance)
     }
 
-    static func load(_ resolved: Resolved, names: [String]?, from store: ReportStore, database: String) throws -> Loaded {
+    static func load(_ resolved: Resolved, names: [String]?, from store: ReportStore, database: String, provenance: Bool = true) throws -> Loaded {
         var loaded = Loaded(recordings: [], provenances: resolved.provenances)
         for name in names ?? resolved.names {
             if let recording = resolved.inHand[name] {
                 loaded.recordings.append(recording)
                 continue
             }
-            guard let recording = try store.recording(named: name) else {
+            let stored: (recording: Recording, provenance: CookieProvenance?)?
+            if provenance {
+                stored = try store.recordingWithProvenance(named: name)
+            } else {
+                stored = try store.recording(named: name).map { ($0, nil) }
+            }
+            guard let stored else {
                 throw InputError("\(name): no such recording in \(database) and no such file; `h5replay import FILE` stores one")
             }
-            loaded.recordings.append(recording)
+            loaded.recordings.append(stored.recording)
+            // Read with the recording, not walked again.
+            if let kept = stored.provenance { loaded.provenances[name] = kept }
         }
         return loaded
     }

@@ -17,7 +17,8 @@ public struct ReplayRunner: Sendable {
     public var scenario: Scenario
     /// Scenarios by recording name (sidecar files).
     public var scenarios: [String: Scenario] = [:]
-    /// Cookie provenance already walked, by recording name (at import); walked otherwise.
+    /// Cookie provenance already walked, by recording name (at import, or loaded from the
+    /// store with the recording); walked otherwise.
     public var provenances: [String: CookieProvenance] = [:]
     public var detector: FindingDetector
     /// Exchanges replayed (under every preset), stored and let go at a time. Against

@@ -34,11 +34,15 @@ struct ExchangeRows {
             tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         body = try RawInsert(db, head: "INSERT OR IGNORE INTO body (sha256, length, content, coding) VALUES", tuple: "(?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         sent = try RawInsert(
-            db, head: "\(verb) INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES",
-            tuple: "(?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
-        inferred = try RawInsert(
-            db, head: "\(verb) INTO cookie_inference (recording_id, sequence, position, name, kind, domain, path, window_start) VALUES",
+            db, head: "\(verb) INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop, value) VALUES",
             tuple: "(?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
+        inferred = try RawInsert(
+            db,
+            head: """
+                \(verb) INTO cookie_inference (recording_id, sequence, position, name, kind, domain, path, window_start,
+                    value, host_only, expiry, secure, http_only, same_site, creation, last_access, creation_order, written_by) VALUES
+                """,
+            tuple: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
         message = try RawInsert(
             db, head: "\(verb) INTO websocket_message (recording_id, sequence, position, direction, time, opcode, data_sha256, length) VALUES",
             tuple: "(?, ?, ?, ?, ?, ?, ?, ?)", rowsPerStatement: rowsPerStatement)
@@ -144,19 +148,45 @@ struct ExchangeRows {
             sent.bind(5, c.kind.rawValue)
             sent.bind(6, c.setBy)
             sent.bind(7, c.hop)
+            sent.bind(8, Self.readsBackWhole(c.name) && Self.readsBackWhole(c.value) ? c.value : nil)
             try sent.run()
         }
-        for (position, e) in events.enumerated() {
-            inferred.bind(1, recordingID)
-            inferred.bind(2, sequence)
-            inferred.bind(3, position)
-            inferred.bind(4, e.cookie.name)
-            inferred.bind(5, e.kind.rawValue)
-            inferred.bind(6, e.cookie.domain)
-            inferred.bind(7, e.cookie.path)
-            inferred.bind(8, e.windowStart)
-            try inferred.run()
-        }
+        for (position, e) in events.enumerated() { try insertInference(e, sequence: sequence, position: position, recordingID: recordingID) }
+    }
+
+    /// An inferred event's row with its whole cookie (v24), so that loading gives the walk's
+    /// event back; its value NULL when a column would not read back as it was.
+    func insertInference(_ e: CookieProvenance.Inference, sequence: Int, position: Int, recordingID: Int64) throws {
+        let c = e.cookie
+        let whole = Self.readsBackWhole(c.name) && Self.readsBackWhole(c.value) && Self.readsBackWhole(c.domain) && Self.readsBackWhole(c.path)
+            && !(c.expiry?.isNaN ?? false) && !(e.windowStart?.isNaN ?? false) && !(e.writtenBy?.isNaN ?? false) && !c.creation.isNaN && !c.lastAccess.isNaN
+        let x = inferred
+        x.bind(1, recordingID)
+        x.bind(2, sequence)
+        x.bind(3, position)
+        x.bind(4, c.name)
+        x.bind(5, e.kind.rawValue)
+        x.bind(6, c.domain)
+        x.bind(7, c.path)
+        x.bind(8, e.windowStart)
+        x.bind(9, whole ? c.value : nil)
+        x.bind(10, c.hostOnly)
+        x.bind(11, c.expiry)
+        x.bind(12, c.secure)
+        x.bind(13, c.httpOnly)
+        x.bind(14, c.sameSite.rawValue)
+        x.bind(15, c.creation)
+        x.bind(16, c.lastAccess)
+        x.bind(17, Int64(bitPattern: c.creationOrder))
+        x.bind(18, e.writtenBy)
+        try x.run()
+    }
+
+    /// Whether SQLite gives the text back as it was: it reads a text up to its first NUL. A
+    /// row holding one (or a NaN, which SQLite stores as NULL) keeps its value NULL, and
+    /// loading walks the recording again instead (`ReportStore.loadProvenance`).
+    static func readsBackWhole(_ text: String) -> Bool {
+        !text.utf8.contains(0)
     }
 }
 

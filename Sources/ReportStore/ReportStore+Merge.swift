@@ -28,9 +28,11 @@ extension ReportStore {
             var path: String
             var run: RunRow
             var recordings: [Recording]
-            /// Each recording's stored cookie provenance rows, copied as they are.
+            /// Each recording's stored cookie provenance rows, copied as they are, and the
+            /// recordings whose provenance waits to be walked again.
             var cookieSent: [String: [Row]]
             var cookieInferred: [String: [Row]]
+            var provenancePending: Set<String>
             var outcomes: [Row]
             var findings: [Row]
             var jarEvents: [Row]
@@ -45,17 +47,18 @@ extension ReportStore {
             let shard = try store.writer.read { db -> Shard in
                 let names = try String.fetchAll(db, sql: "SELECT DISTINCT recording_name FROM outcome WHERE run_id = ? ORDER BY recording_name", arguments: [runID])
                 var recordings: [Recording] = []
-                var sent: [String: [Row]] = [:], inferred: [String: [Row]] = [:]
+                var sent: [String: [Row]] = [:], inferred: [String: [Row]] = [:], pending: Set<String> = []
                 for name in names {
                     guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM recording WHERE name = ?", arguments: [name]), let r = try Self.loadRecording(db, id: id) else {
                         throw MergeError(file: path, problem: "run \(runID) replayed \(name), which is no longer in the database")
                     }
                     recordings.append(r)
-                    sent[name] = try Row.fetchAll(db, sql: "SELECT sequence, position, name, provenance, set_by, set_by_hop FROM cookie_sent WHERE recording_id = ?", arguments: [id])
-                    inferred[name] = try Row.fetchAll(db, sql: "SELECT sequence, position, name, kind, domain, path, window_start FROM cookie_inference WHERE recording_id = ?", arguments: [id])
+                    sent[name] = try Row.fetchAll(db, sql: "SELECT * FROM cookie_sent WHERE recording_id = ?", arguments: [id])
+                    inferred[name] = try Row.fetchAll(db, sql: "SELECT * FROM cookie_inference WHERE recording_id = ?", arguments: [id])
+                    if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM provenance_pending WHERE recording_id = ?)", arguments: [id]) ?? false { pending.insert(name) }
                 }
                 return Shard(
-                    path: path, run: run, recordings: recordings, cookieSent: sent, cookieInferred: inferred,
+                    path: path, run: run, recordings: recordings, cookieSent: sent, cookieInferred: inferred, provenancePending: pending,
                     outcomes: try Row.fetchAll(db, sql: "SELECT * FROM outcome WHERE run_id = ? ORDER BY id", arguments: [runID]),
                     findings: try Row.fetchAll(db, sql: "SELECT * FROM finding WHERE run_id = ? ORDER BY id", arguments: [runID]),
                     jarEvents: try Row.fetchAll(db, sql: "SELECT * FROM jar_event WHERE run_id = ? ORDER BY id", arguments: [runID]),
@@ -80,13 +83,10 @@ extension ReportStore {
                         switch try Self.insert(r, provenance: empty, replace: false, db) {
                         case .imported(let id, _):
                             recordingIDs[r.name] = id
-                            for row in shard.cookieSent[r.name] ?? [] {
-                                try db.execute(sql: "INSERT INTO cookie_sent (recording_id, sequence, position, name, provenance, set_by, set_by_hop) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                    arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5]])
-                            }
-                            for row in shard.cookieInferred[r.name] ?? [] {
-                                try db.execute(sql: "INSERT INTO cookie_inference (recording_id, sequence, position, name, kind, domain, path, window_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                    arguments: [id, row[0], row[1], row[2], row[3], row[4], row[5], row[6]])
+                            try Self.copyRows(shard.cookieSent[r.name] ?? [], into: "cookie_sent", recordingID: id, db)
+                            try Self.copyRows(shard.cookieInferred[r.name] ?? [], into: "cookie_inference", recordingID: id, db)
+                            if shard.provenancePending.contains(r.name) {
+                                try db.execute(sql: "INSERT INTO provenance_pending (recording_id) VALUES (?)", arguments: [id])
                             }
                         case .unchanged(let id):
                             recordingIDs[r.name] = id
@@ -149,6 +149,17 @@ extension ReportStore {
                 }
             }
             return MergeSummary(runID: runID, recordings: recordingIDs.count, findings: findingCount, duplicates: duplicates.sorted())
+        }
+    }
+
+    /// Inserts rows read from another database of this schema into `table`, every column
+    /// as it was but the recording's id, `recordingID` here.
+    static func copyRows(_ rows: [Row], into table: String, recordingID: Int64, _ db: Database) throws {
+        guard let columns = rows.first?.columnNames.filter({ $0 != "recording_id" }) else { return }
+        let names = (["recording_id"] + columns).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        let statement = try db.makeStatement(sql: "INSERT INTO \(table.quotedDatabaseIdentifier) (\(names)) VALUES (?\(String(repeating: ", ?", count: columns.count)))")
+        for row in rows {
+            try statement.execute(arguments: StatementArguments([recordingID.databaseValue] + columns.map { row[$0] as DatabaseValue }))
         }
     }
 }

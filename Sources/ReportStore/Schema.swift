@@ -528,6 +528,34 @@ enum Schema {
                   PRIMARY KEY (run_id, recording_name, preset)) WITHOUT ROWID
                 """)
         }
+        migrator.registerMigration("v24: cookie provenance whole: values, attributes, write times") { db in
+            // Each cookie's value, and an inference's whole cookie (attributes, creation time
+            // and order) with the latest time its write can have happened (`written_by`):
+            // what a replay needs, so that a recording replayed by name loads its provenance
+            // instead of walking it again. The values are those of the exchanges' Cookie and
+            // Set-Cookie headers, which the store keeps as recorded (stand-ins after
+            // `import --redact`, which redacts before the walk): the same data, twice.
+            //
+            // Rows stored before have none of these: their recordings are listed as waiting
+            // for provenance (v7's table), which the pipeline walks again when it opens the
+            // store; until then loading walks them, as before. A NULL value in a row written
+            // since says the same (a text SQLite would give back cut short).
+            try db.execute(sql: """
+                ALTER TABLE cookie_sent ADD COLUMN value TEXT;
+                ALTER TABLE cookie_inference ADD COLUMN value TEXT;
+                ALTER TABLE cookie_inference ADD COLUMN host_only INTEGER;
+                ALTER TABLE cookie_inference ADD COLUMN expiry REAL;
+                ALTER TABLE cookie_inference ADD COLUMN secure INTEGER;
+                ALTER TABLE cookie_inference ADD COLUMN http_only INTEGER;
+                ALTER TABLE cookie_inference ADD COLUMN same_site TEXT;
+                ALTER TABLE cookie_inference ADD COLUMN creation REAL;
+                ALTER TABLE cookie_inference ADD COLUMN last_access REAL;
+                ALTER TABLE cookie_inference ADD COLUMN creation_order INTEGER;
+                ALTER TABLE cookie_inference ADD COLUMN written_by REAL;
+                INSERT OR IGNORE INTO provenance_pending (recording_id)
+                  SELECT DISTINCT recording_id FROM cookie_sent UNION SELECT DISTINCT recording_id FROM cookie_inference;
+                """)
+        }
         return migrator
     }
 }

@@ -126,8 +126,11 @@ struct AdviceInputs: ParsableArguments {
     /// recordings as the run replayed them.
     func advice(for row: RunRow, in store: ReportStore, presetFiles: [String], only: String?) throws -> [PresetAdvice] {
         let (all, chosen) = try H5Replay.Advise.presets(of: row, files: presetFiles, only: only)
-        let recordings = try store.recordingNames(run: row.id!).compactMap { try store.recording(named: $0) }
+        // Each with the provenance stored for it, not walked again.
+        let stored = try store.recordingNames(run: row.id!).compactMap { try store.recordingWithProvenance(named: $0) }
+        let recordings = stored.map(\.recording)
         var runner = ReplayRunner(presets: all, profile: try profile(of: row))
+        for (recording, provenance) in stored { runner.provenances[recording.name] = provenance }
         runner.baselinePreset = row.baselinePreset
         try runner.setScenarios(try scenarioOptions.explicitScenario(), for: recordings)
         return H5Replay.Advise.advice(runner, recordings: recordings, chosen: chosen)

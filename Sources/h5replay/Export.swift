@@ -50,7 +50,7 @@ extension H5Replay {
         func run() async throws {
             let store = try database.openExisting()
             let source = try RecordingSource([recording], database: database.db)
-            let recordings = try source.load(source.resolve(importer: ImportPipeline(), store: store, skipping: nil), from: store).recordings
+            let recordings = try source.load(source.resolve(importer: ImportPipeline(), store: store, skipping: nil), from: store, provenance: false).recordings
             guard recordings.count == 1, let loaded = recordings.first else {
                 throw InputError("\(recording): holds \(recordings.count) recordings; export one of them by name")
             }

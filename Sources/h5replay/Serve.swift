@@ -115,7 +115,8 @@ extension H5Replay {
             defer { progress.end() }
             let skipped = corpus.skippedFiles()
             let source = try RecordingSource(recordings, database: database.db)
-            let loaded = try source.load(source.resolve(importer: limits.pipeline(progress), store: store, skipping: skipped?.handler), from: store).recordings
+            // Served, not replayed: no cookie provenance is read.
+            let loaded = try source.load(source.resolve(importer: limits.pipeline(progress), store: store, skipping: skipped?.handler), from: store, provenance: false).recordings
             if let summary = skipped?.summary { FileHandle.standardError.write(Data("\(summary)\n".utf8)) }
             if loaded.isEmpty, let skipped, skipped.count > 0 { throw InputError("nothing to serve: every file given was skipped as unreadable") }
             return loaded

@@ -1,3 +1,4 @@
+import CookieJar
 import Foundation
 import Pipeline
 import GRDB
@@ -43,6 +44,27 @@ struct MergeTests {
         #expect(try merged.recordingNames(run: summary.runID) == Self.names)
         #expect(try merged.run(id: summary.runID)?.label == "nightly")
         #expect(try !merged.jarEvents(run: summary.runID, recording: "login-redirect", preset: "urlprotocol-naive").isEmpty)
+        // Each recording's cookie provenance comes whole, as the shard stored it (v24).
+        for name in Self.names {
+            #expect(try merged.provenance(named: name) == CookieProvenance(recording: try #require(try merged.recording(named: name))), "\(name)")
+        }
+    }
+
+    @Test("a shard's recording whose provenance waits to be walked (stored before v24) still waits once merged, and loads none")
+    func pendingProvenance() throws {
+        let dir = try scratchDirectory("merge")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = try Self.shard(["script-cookie-api"], in: dir, "a.sqlite")
+        // What v24 leaves of a recording stored before it: rows without values, listed as pending.
+        try ReportStore.open(path: a).writer.write { db in
+            try db.execute(sql: "UPDATE cookie_sent SET value = NULL")
+            try db.execute(sql: "INSERT INTO provenance_pending SELECT id FROM recording")
+        }
+        let merged = try ReportStore.open(path: dir.appendingPathComponent("all.sqlite").path)
+        _ = try merged.merge(shards: [a])
+        #expect(try merged.recordingsAwaitingProvenance() == ["script-cookie-api"])
+        #expect(try merged.provenance(named: "script-cookie-api") == nil)
+        #expect(try merged.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM cookie_sent") } ?? 0 > 0)
     }
 
     @Test("shards of different profiles do not merge, and the output is left as it was")

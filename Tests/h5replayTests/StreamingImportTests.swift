@@ -40,6 +40,10 @@ struct StreamingImportTests {
             #expect(a.recording.sourceSHA256 == b.recording.sourceSHA256, "\(file) \(name)")
             #expect(a.cookies == b.cookies, "\(file) \(name)")
             #expect(a.inferred == b.inferred, "\(file) \(name)")
+            // The whole provenance, values and attributes too (v24), loads as the walk of the recording read back.
+            let walked = CookieProvenance(recording: b.recording)
+            #expect(try streamed.provenance(named: name) == walked, "\(file) \(name)")
+            #expect(try whole.provenance(named: name) == walked, "\(file) \(name)")
         }
     }
 
