@@ -62,7 +62,7 @@ public struct HARExporter: Sendable {
         messages.map { message in
             let text = message.opcode == 1 ? String(validatingUTF8: message.data) : nil
             return ["type": message.direction.rawValue, "time": message.time, "opcode": message.opcode,
-                    "data": text ?? message.data.base64EncodedString()]
+                    "data": text ?? Base64.string(message.data)]
         }
     }
 
@@ -85,7 +85,7 @@ public struct HARExporter: Sendable {
             if let text = String(validatingUTF8: e.request.body) {
                 postData["text"] = text
             } else {
-                postData["text"] = e.request.body.base64EncodedString()
+                postData["text"] = Base64.string(e.request.body)
                 postData["_encoding"] = "base64"
             }
             request["postData"] = postData
@@ -98,7 +98,7 @@ public struct HARExporter: Sendable {
             if !Self.hasBinaryControls(e.response.body), let text = String(validatingUTF8: e.response.body) {
                 content["text"] = text
             } else {
-                content["text"] = e.response.body.base64EncodedString()
+                content["text"] = Base64.string(e.response.body)
                 content["encoding"] = "base64"
             }
         }

@@ -61,7 +61,7 @@ struct StreamedBody {
             var start = 0
             while start < body.count {
                 let end = min(start + Self.slice, body.count)
-                try write(try body.read(start..<end).base64EncodedData())
+                try write(Base64.encode(try body.read(start..<end)))
                 start = end
             }
             return

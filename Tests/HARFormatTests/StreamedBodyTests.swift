@@ -48,4 +48,15 @@ struct StreamedBodyTests {
         let serialized = try JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
         #expect(StreamedBody.escaped(text) == serialized.dropFirst(2).dropLast(2))
     }
+
+    @Test("base64 is written as Foundation writes it, for every length of a group and a megabyte")
+    func base64AsFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for count in Array(0...64) + [1 << 20, (1 << 20) + 1, (1 << 20) + 2] {
+            let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            #expect(Base64.encode(data) == data.base64EncodedData(), "\(count) bytes")
+            #expect(Base64.string(data) == data.base64EncodedString(), "\(count) bytes")
+        }
+        #expect(Base64.encode(Data(count: 7)) == Data(count: 7).base64EncodedData())
+    }
 }
