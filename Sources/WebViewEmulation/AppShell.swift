@@ -13,7 +13,7 @@ import TrafficModel
 /// A class of constants: every request of an app-served page carries its shell in the
 /// emulation context, and sharing it costs one reference count where a copy of its
 /// strings cost five.
-public final class AppShell: Sendable, Hashable {
+public final class AppShell: SessionPart, Hashable {
     /// What the framework's handler does with a request body sent to the app origin.
     public enum HandlerBodies: String, Sendable, Hashable {
         /// The body arrives as WebKit hands it over (S2, S3 apply as for any handler).
@@ -81,6 +81,27 @@ public final class AppShell: Sendable, Hashable {
         if let handlerBodiesRule { rules.append(handlerBodiesRule) }
         if case .observed(_, let rule, _) = jarLink { rules.append(rule) }
         return rules
+    }
+
+    /// A3, A4: the loads the app's bundle answers, so no server sees them; and the link of
+    /// the jars the framework's web view installs, after any mitigation's.
+    var hooks: MitigationHooks {
+        MitigationHooks(loadAboutToGo: { [self] outcome, load in answer(load, &outcome) }, jarLink: jarLink)
+    }
+
+    /// What the bundle answers of a load about to go, nil when it goes to a server.
+    func answer(_ load: PendingLoad, _ outcome: inout Outcome) -> LoadAnswer? {
+        if load.chainStart == load.firstDocument {
+            // A3: the bundled page; no server sees this load.
+            outcome.note(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
+            outcome.note(Change(rule: originRule, note: .pageOrigin(origin)))
+            return LoadAnswer()
+        }
+        guard load.fromAppPage, load.hop > 0 ? load.chainAnsweredBy == "A4" : WebViewEmulator.isBundledFile(load.exchange, of: load.recordedPage) else { return nil }
+        // A4: a script, stylesheet, image, font or media file of the page's own origin is a
+        // file of the bundle, at a URL relative to the app's origin; so are its redirect's hops.
+        outcome.note(Change(rule: "A4", note: .bundledFile(origin: origin)))
+        return LoadAnswer(chainRule: "A4", intercepted: true)
     }
 
     /// Whether `target` is the app origin itself, served by the framework's handler.

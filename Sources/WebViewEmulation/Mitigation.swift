@@ -21,7 +21,24 @@ public protocol Mitigation: Sendable {
     var hooks: MitigationHooks { get }
 }
 
-/// The moments of a load at which a mitigation can act, each an optional hook.
+/// A part of the session that acts at moments as a mitigation does, through the same
+/// `MitigationHooks`, but is not one of the preset's mitigations: the app shell comes with
+/// the preset's framework (A1-A4), the offline package (O1-O4) and the prefetch config
+/// (PF1-PF3) with the recording's scenario.
+///
+/// A sibling of `Mitigation` rather than a conformance to it: these parts have no kind or
+/// options a preset file lists among its mitigations, a preset's mitigation list never holds
+/// them (the scenario's parts join each preset's hooks for one replay, after its own), and
+/// their hooks read what the replay input worked out once for the recording (the package's
+/// verdict per exchange, the config's matched page loads), not the preset.
+protocol SessionPart: Sendable {
+    /// Every rule a change of this part can cite.
+    var citedRules: [RuleID] { get }
+    /// The moments it acts at.
+    var hooks: MitigationHooks { get }
+}
+
+/// The moments of a load at which a mitigation or a session part can act, each an optional hook.
 public struct MitigationHooks: Sendable {
     /// The request as the page issued it, after the strategy planned its transport: the
     /// hook changes the outcome (body, URL, headers) and records each change with its rule.
@@ -48,6 +65,18 @@ public struct MitigationHooks: Sendable {
     /// A Set-Cookie arriving at WebJar: the rule by which WebJar ignores it, nil when stored
     /// (ION3: not on the app's first launch).
     public var webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)?
+    /// A load about to go, before its transport is planned: what answers it without the
+    /// server (A3, A4: the app's bundle; O4: a later hop of a chain the offline package
+    /// answered), nil when it goes. The hook notes its changes on the outcome; the step
+    /// applies the answer and ends the exchange.
+    public var loadAboutToGo: (@Sendable (_ outcome: inout Outcome, _ load: PendingLoad) -> LoadAnswer?)?
+    /// A load whose transport is planned, as it reaches the app's interceptor: what the app
+    /// answers it with itself (O1-O3: the offline package's file), nil when it goes on to
+    /// the server.
+    public var loadAtInterceptor: (@Sendable (_ outcome: inout Outcome, _ load: PendingLoad, _ plan: TransportPlan) -> LoadAnswer?)?
+    /// A main-frame document load starts (its first hop): the API calls native code makes
+    /// for the page (PF1-PF3), nil when it makes none.
+    public var pageLoadStarts: (@Sendable (_ load: PendingLoad) -> PrefetchPage?)?
     /// How the jars exchange cookies under this mitigation, when it replaces the system's
     /// J1-J3 (RNW2, CAPC2).
     public var jarLink: JarLink?
@@ -62,6 +91,9 @@ public struct MitigationHooks: Sendable {
         scriptCookieDeleted: (@Sendable (_ write: ScriptCookieWrite) -> JarSide?)? = nil,
         beforeFirstLoad: (@Sendable () -> JarMirror?)? = nil,
         webSetCookieArriving: (@Sendable (_ arrival: SetCookieArrival) -> RuleID?)? = nil,
+        loadAboutToGo: (@Sendable (_ outcome: inout Outcome, _ load: PendingLoad) -> LoadAnswer?)? = nil,
+        loadAtInterceptor: (@Sendable (_ outcome: inout Outcome, _ load: PendingLoad, _ plan: TransportPlan) -> LoadAnswer?)? = nil,
+        pageLoadStarts: (@Sendable (_ load: PendingLoad) -> PrefetchPage?)? = nil,
         jarLink: JarLink? = nil
     ) {
         self.requestIssued = requestIssued
@@ -73,13 +105,16 @@ public struct MitigationHooks: Sendable {
         self.scriptCookieDeleted = scriptCookieDeleted
         self.beforeFirstLoad = beforeFirstLoad
         self.webSetCookieArriving = webSetCookieArriving
+        self.loadAboutToGo = loadAboutToGo
+        self.loadAtInterceptor = loadAtInterceptor
+        self.pageLoadStarts = pageLoadStarts
         self.jarLink = jarLink
     }
 
     /// How many moments these hooks act at.
     public var count: Int {
         [requestIssued != nil, cookieHost != nil, documentLoadCookies != nil, setCookieStored != nil, documentStart != nil, scriptCookieWritten != nil, scriptCookieDeleted != nil,
-         beforeFirstLoad != nil, webSetCookieArriving != nil, jarLink != nil].filter { $0 }.count
+         beforeFirstLoad != nil, webSetCookieArriving != nil, loadAboutToGo != nil, loadAtInterceptor != nil, pageLoadStarts != nil, jarLink != nil].filter { $0 }.count
     }
 }
 
@@ -147,6 +182,59 @@ public final class IssuedRequest: Sendable {
         self.plan = plan
         self.context = context
         self.input = input
+    }
+}
+
+/// A load at one of its moments before the server: about to go, at the app's interceptor,
+/// or a page load starting. Only plain values and one reference, built only for a moment
+/// some part hooks: a copy of the exchange in it would cost each hook call its references.
+public struct PendingLoad: Sendable {
+    /// Not counted: a load is built for one moment of a replay and handed to the hooks
+    /// borrowed, while the replay holds its input. Counting it cost each load a retain and
+    /// a release, about a third of the moment's cost for a preset with an app shell.
+    unowned(unsafe) let input: ReplayInput
+    public let sequence: Int
+    /// The sequence of its redirect chain's first hop (its own for a first hop).
+    public let chainStart: Int
+    /// 0 for the load itself, then each redirect hop.
+    public let hop: Int
+    /// Whether the main frame is on the app's bundled page as the load goes (A1-A3).
+    public let fromAppPage: Bool
+    /// The rule of the answer an earlier hop of its chain was given for the chain's later
+    /// hops (`LoadAnswer.chainRule`), nil when none was.
+    public let chainAnsweredBy: RuleID?
+
+    /// The recorded exchange, read in place.
+    public var exchange: Exchange {
+        _read { yield input.recording.exchanges[sequence] }
+    }
+    /// What the replay input computed once for this exchange.
+    public var facts: ExchangeFacts {
+        _read { yield input.facts[sequence] }
+    }
+    /// The main frame's first document load (hop 0), when the recording holds one.
+    public var firstDocument: Int? { input.firstDocument }
+    /// Where the recorded page was (`ReplayInput.recordedPage`).
+    public var recordedPage: RequestTarget? { input.recordedPage }
+}
+
+/// What answered a load without the server, for the step to apply: the Set-Cookie it drops
+/// from the jars, the chain it stands for, whether the app handled it. The hook that gave
+/// it has already noted its changes on the outcome.
+public struct LoadAnswer: Sendable, Hashable {
+    /// The rule by which the response's Set-Cookie reaches neither jar, the answer carrying
+    /// none (O3, O4); nil when the answer keeps nothing out.
+    public var dropsSetCookies: RuleID?
+    /// The rule by which the answer stands for the later hops of the load's redirect chain,
+    /// handed back to the hooks as `PendingLoad.chainAnsweredBy` (A4, O4); nil when it does not.
+    public var chainRule: RuleID?
+    /// Whether it counts among the exchanges the app handled itself (`interceptedExchanges`).
+    public var intercepted: Bool
+
+    public init(dropsSetCookies: RuleID? = nil, chainRule: RuleID? = nil, intercepted: Bool = false) {
+        self.dropsSetCookies = dropsSetCookies
+        self.chainRule = chainRule
+        self.intercepted = intercepted
     }
 }
 
@@ -261,8 +349,10 @@ public struct ScriptWriteEffect: Sendable, Hashable {
     }
 }
 
-/// Every hook of a preset's mitigations, gathered once per preset in preset order. A class
-/// of constants, so a preset's copy shares it rather than copying eight arrays.
+/// Every hook of a preset's mitigations and of its app shell, gathered once per preset in
+/// preset order, the shell's last; a scenario's parts (offline package, prefetch config)
+/// join after them for a replay (`joined`). A class of constants, so a preset's copy
+/// shares it rather than copying a dozen arrays.
 final class ComposedHooks: Sendable {
     let requestIssued: [@Sendable (_ outcome: inout Outcome, _ request: IssuedRequest) -> Void]
     let cookieHost: [@Sendable (_ request: IssuedRequest) -> CookieHost?]
@@ -273,11 +363,22 @@ final class ComposedHooks: Sendable {
     let scriptCookieDeleted: [@Sendable (_ write: ScriptCookieWrite) -> JarSide?]
     let beforeFirstLoad: [@Sendable () -> JarMirror?]
     let webSetCookieArriving: [@Sendable (_ arrival: SetCookieArrival) -> RuleID?]
-    /// The first mitigation's link, else the app shell's, else the strategy's.
+    let loadAboutToGo: [@Sendable (_ outcome: inout Outcome, _ load: PendingLoad) -> LoadAnswer?]
+    let loadAtInterceptor: [@Sendable (_ outcome: inout Outcome, _ load: PendingLoad, _ plan: TransportPlan) -> LoadAnswer?]
+    let pageLoadStarts: [@Sendable (_ load: PendingLoad) -> PrefetchPage?]
+    /// The first part's link (a mitigation's, else the app shell's), else the strategy's.
     let jarLink: JarLink
+    /// Each part's hooks in order, and the strategy's link, for `joined`.
+    let parts: [MitigationHooks]
+    let strategyLink: JarLink
 
-    init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy, app: AppShell? = nil) {
-        let hooks = mitigations.map(\.hooks)
+    convenience init(_ mitigations: [any Mitigation], strategy: any InterceptionStrategy, app: AppShell? = nil) {
+        var parts = mitigations.map(\.hooks)
+        if let app { parts.append(app.hooks) }
+        self.init(parts, strategyLink: strategy.jarLink)
+    }
+
+    init(_ hooks: [MitigationHooks], strategyLink: JarLink) {
         requestIssued = hooks.compactMap(\.requestIssued)
         cookieHost = hooks.compactMap(\.cookieHost)
         documentLoadCookies = hooks.compactMap(\.documentLoadCookies)
@@ -287,6 +388,16 @@ final class ComposedHooks: Sendable {
         scriptCookieDeleted = hooks.compactMap(\.scriptCookieDeleted)
         beforeFirstLoad = hooks.compactMap(\.beforeFirstLoad)
         webSetCookieArriving = hooks.compactMap(\.webSetCookieArriving)
-        jarLink = hooks.lazy.compactMap(\.jarLink).first ?? app?.jarLink ?? strategy.jarLink
+        loadAboutToGo = hooks.compactMap(\.loadAboutToGo)
+        loadAtInterceptor = hooks.compactMap(\.loadAtInterceptor)
+        pageLoadStarts = hooks.compactMap(\.pageLoadStarts)
+        jarLink = hooks.lazy.compactMap(\.jarLink).first ?? strategyLink
+        parts = hooks
+        self.strategyLink = strategyLink
+    }
+
+    /// These hooks with `more` after them: a scenario's parts for one replay.
+    func joined(_ more: [MitigationHooks]) -> ComposedHooks {
+        more.isEmpty ? self : ComposedHooks(parts + more, strategyLink: strategyLink)
     }
 }

@@ -80,6 +80,56 @@ public struct OfflinePackage: Sendable, Hashable {
     }
 }
 
+/// The package at the moments of a load: its interceptor serves what the package holds
+/// (O1-O3), and the later hops of a redirect it served never go (O4). Its verdict for each
+/// exchange is worked out once, with the replay input (`ExchangeFacts.offline`).
+extension OfflinePackage: SessionPart {
+    var citedRules: [RuleID] { ["O1", "O2", "O3", "O4"] }
+
+    var hooks: MitigationHooks {
+        MitigationHooks(
+            loadAboutToGo: { outcome, load in
+                guard load.chainAnsweredBy == "O4" else { return nil }
+                // O4: the package answered the chain's first request; this hop never goes.
+                outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
+                return LoadAnswer(dropsSetCookies: "O4")
+            },
+            loadAtInterceptor: { outcome, load, plan in Self.serve(load, plan: plan, &outcome) })
+    }
+
+    /// O1-O4: what the package does for the request once its transport is planned: an
+    /// answer when the interceptor served the package's file, so no server sees it.
+    static func serve(_ load: PendingLoad, plan: TransportPlan, _ outcome: inout Outcome) -> LoadAnswer? {
+        guard let verdict = load.facts.offline else { return nil }
+        if verdict == .miss {
+            outcome.offline = .miss
+            return nil
+        }
+        guard plan.intercepted, load.hop == 0 else {
+            outcome.offline = .notInterceptable
+            return nil
+        }
+        outcome.offline = verdict
+        outcome.note(Change(rule: "O1", what: "served from the offline package"))
+        if verdict == .stale {
+            outcome[.responseChanged] = ["O2"]
+            outcome.note(Change(rule: "O2", what: "the package's file is not what the server sent"))
+        }
+        var answer = LoadAnswer()
+        if !load.facts.setCookies.isEmpty {
+            answer.dropsSetCookies = "O3"
+            outcome.note(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
+        }
+        if load.exchange.response.isRedirect {
+            answer.chainRule = "O4"
+            outcome.pageURL = load.exchange.request.url
+            outcome[.redirectHidden] = ["O4"]
+            outcome.note(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
+        }
+        return answer
+    }
+}
+
 /// What an offline package does for one request under one preset.
 public enum OfflineVerdict: String, Sendable, Hashable, Codable, CaseIterable {
     /// Served from the package, the server's own bytes.

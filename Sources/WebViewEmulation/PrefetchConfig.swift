@@ -145,6 +145,16 @@ public struct PrefetchConfig: Sendable, Hashable {
     }
 }
 
+/// The config at the moment a page load starts: the calls native code makes for the page,
+/// as the replay input matched them against the recording once (`ReplayInput.prefetchPages`).
+extension PrefetchConfig: SessionPart {
+    var citedRules: [RuleID] { ["PF1", "PF2", "PF3"] }
+
+    var hooks: MitigationHooks {
+        MitigationHooks(pageLoadStarts: { load in load.input.prefetchPages.first { $0.page == load.sequence } })
+    }
+}
+
 /// A JSON object as `JSONSerialization` gives it, for a value kept as written (a prefetch
 /// body, made canonical).
 struct JSONObject: Decodable {

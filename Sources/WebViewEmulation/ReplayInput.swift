@@ -25,6 +25,9 @@ public final class ReplayInput: Sendable {
     public let prefetchPages: [PrefetchPage]
     /// The cookies every preset's jars start with, made once for them all.
     let sessionStart: SessionStartCookies
+    /// The hooks of the scenario's parts that act at moments (its offline package, then its
+    /// prefetch config), joined after each preset's own for a replay.
+    let scenarioHooks: [MitigationHooks]
 
     /// `provenance` is the one stored with the recording when there is one; otherwise it is
     /// computed here.
@@ -106,6 +109,10 @@ public final class ReplayInput: Sendable {
         self.firstDocument = firstDocument
         self.recordedPage = recordedPage
         sessionStart = SessionStartCookies(self.provenance.startingCookies, scenario: scenario, exchanges: exchanges)
+        var parts: [any SessionPart] = []
+        if let package = scenario.offlinePackage { parts.append(package) }
+        if let prefetch = scenario.prefetch { parts.append(prefetch) }
+        scenarioHooks = parts.map(\.hooks)
     }
 
     /// P2, S8: the request belongs to a third-party page: a third-party iframe's document,

@@ -17,16 +17,13 @@ struct ReplaySetup {
     let sessionStart: Double
     /// A1-A3: under a framework that serves the page from its own scheme, the first
     /// document is the bundled page, and the main frame stays on it until the next
-    /// document load, the exchange `appPageEnd`.
+    /// document load, the exchange `appPageEnd`. (What the bundle answers, A3 and A4, the
+    /// shell says at the `loadAboutToGo` moment.)
     let app: AppShell?
     let appPageEnd: Int
-    /// A4: where the recorded page was, whose own static files the app bundles with it.
-    let bundledOrigin: RequestTarget?
     /// RNW1: a jar copied into the other before the web view's first load, the load
     /// waiting for it: at the session's start, before anything the recording holds.
     let firstLoadMirrors: [JarMirror]
-    /// PF1-PF3: the prefetch config's pages, by the sequence of the load they match.
-    let prefetchPages: [Int: PrefetchPage]
 
     /// `nativeJar` is NativeJar at the session's start, before any first-load copy.
     /// (Every field is worked out from locals, never read back from `self` while it is
@@ -38,8 +35,6 @@ struct ReplaySetup {
             let next = exchanges.first { $0.sequence > first && $0.initiator.isDocument && $0.frame.kind == .main && ($0.redirect?.hop ?? 0) == 0 }
             appPageEnd = next?.sequence ?? exchanges.count
         }
-        var pages = [Int: PrefetchPage]()
-        for page in input.prefetchPages { pages[page.page] = page }
         self.input = input
         self.exchanges = exchanges
         provenance = input.provenance
@@ -48,9 +43,7 @@ struct ReplaySetup {
         sessionStart = input.sessionStart.time
         self.app = app
         self.appPageEnd = appPageEnd
-        bundledOrigin = app != nil ? input.recordedPage : nil
         firstLoadMirrors = hooks.beforeFirstLoad.compactMap { $0() }
-        prefetchPages = pages
     }
 }
 
@@ -64,10 +57,9 @@ struct ReplayState {
     /// C1: the Cookie header given to the first document's loadRequest, for its redirect
     /// hops (C2).
     var loadHeader: [Cookie] = []
-    /// O4: chains whose first request the offline package answered: their hops never go.
-    var servedChains = Set<Int>()
-    /// A4: loads answered from the bundle, by the sequence of their first hop.
-    var bundledChains = Set<Int>()
+    /// Loads whose later hops an answer without the server stands for (A4: the bundle's;
+    /// O4: the offline package's), by the sequence of their first hop, with the answer's rule.
+    var answeredChains = [Int: RuleID]()
     var prefetch: [PrefetchOutcome] = []
     /// Exchanges the preset's interceptor or app shell handled (`interceptedExchanges`).
     var intercepted = 0
@@ -102,9 +94,9 @@ struct CookieRoute {
 extension WebViewEmulator {
     /// One exchange, phase by phase (docs/architecture.md, "One replay, step by step"):
     /// responses that arrived, the page's context and scripts, native code's own request,
-    /// what no server sees, the transport, the offline package, CORS, the cookies sent,
-    /// the response's cookies, and where a redirect leaves the page. An exchange that
-    /// a phase answers stops there.
+    /// the load's start, what answers it before the transport, the transport, what the
+    /// app's interceptor answers, CORS, the cookies sent, the response's cookies, and where
+    /// a redirect leaves the page. An exchange that a phase answers stops there.
     @inline(__always) func step(_ e: Exchange, _ setup: borrowing ReplaySetup, _ state: inout ReplayState) {
         let facts = setup.input.facts[e.sequence]
         if !state.arriving.isEmpty { landArrivals(before: e, setup, arriving: &state.arriving, jars: &state.jars) }
@@ -117,15 +109,15 @@ extension WebViewEmulator {
             state.outcomes.append(outcome)
             return
         }
-        startLoad(e, setup, &state, &outcome)
-        if answeredWithoutServer(e, fromAppPage: fromAppPage, facts: facts, setup, &state, &outcome) {
+        startLoad(e, fromAppPage: fromAppPage, setup, &state, &outcome)
+        if !setup.hooks.loadAboutToGo.isEmpty, answeredBeforeTransport(e, fromAppPage: fromAppPage, facts: facts, setup, &state, &outcome) {
             state.outcomes.append(outcome)
             return
         }
         var eventSourceUnbridged = false
         let plan = planTransport(e, facts: facts, setup, &state, &outcome, eventSourceUnbridged: &eventSourceUnbridged)
         if plan.intercepted || setup.app != nil { state.intercepted += 1 }
-        if let verdict = facts.offline, serveOffline(verdict, e, facts: facts, plan: plan, &state, &outcome) {
+        if !setup.hooks.loadAtInterceptor.isEmpty, answeredAtInterceptor(e, fromAppPage: fromAppPage, facts: facts, plan: plan, setup, &state, &outcome) {
             state.outcomes.append(outcome)
             return
         }
@@ -212,47 +204,68 @@ extension WebViewEmulator {
     }
 
     /// What happens as a load starts: at the first document, the jars a framework copied
-    /// before it (RNW1); at a page with a prefetch config, the calls native code makes
-    /// (PF1-PF3).
-    @inline(__always) func startLoad(_ e: Exchange, _ setup: ReplaySetup, _ state: inout ReplayState, _ outcome: inout Outcome) {
+    /// before it (RNW1); at a main-frame document load, the calls native code makes for
+    /// the page, as a part says at `pageLoadStarts` (PF1-PF3).
+    @inline(__always) func startLoad(_ e: Exchange, fromAppPage: Bool, _ setup: ReplaySetup, _ state: inout ReplayState, _ outcome: inout Outcome) {
         if e.sequence == (setup.input.firstDocument ?? 0) {
             for mirror in setup.firstLoadMirrors {
                 outcome.note(Change(rule: mirror.rule, note: .mirroredBeforeFirstLoad(from: mirror.from, to: mirror.to)))
             }
         }
-        if let page = setup.prefetchPages[e.sequence] {
-            let calls = prefetchOutcomes(page, at: e.startedAt, jars: state.jars, provenance: setup.provenance, exchanges: setup.exchanges, into: &outcome)
-            state.prefetch += calls
+        guard !setup.hooks.pageLoadStarts.isEmpty, e.initiator.isDocument, e.frame.kind == .main, e.redirect.map({ $0.hop == 0 }) ?? true else { return }
+        let load = pendingLoad(e, fromAppPage: fromAppPage, setup, state)
+        for hook in setup.hooks.pageLoadStarts {
+            guard let page = hook(load) else { continue }
+            state.prefetch += prefetchOutcomes(page, at: e.startedAt, jars: state.jars, provenance: setup.provenance, exchanges: setup.exchanges, into: &outcome)
         }
     }
 
-    /// A load no server sees, answered by the app's bundle (A3, A4) or by the offline
-    /// package that answered its chain's first request (O4): true when `e` is one.
-    @inline(__always) func answeredWithoutServer(_ e: Exchange, fromAppPage: Bool, facts: ExchangeFacts, _ setup: ReplaySetup, _ state: inout ReplayState, _ outcome: inout Outcome) -> Bool {
-        let chainStart = e.redirect?.chainStart ?? e.sequence
-        if let app = setup.app, chainStart == setup.input.firstDocument {
-            // A3: the bundled page; no server sees this load.
-            outcome.note(Change(rule: "A3", what: "served from the app's bundle; no server sees this load"))
-            outcome.note(Change(rule: app.originRule, note: .pageOrigin(app.origin)))
-            return true
-        }
+    /// `e` at a moment before the server, for the parts' hooks.
+    @inline(__always) func pendingLoad(_ e: Exchange, fromAppPage: Bool, _ setup: ReplaySetup, _ state: borrowing ReplayState) -> PendingLoad {
         let hop = e.redirect?.hop ?? 0
-        if let app = setup.app, fromAppPage, hop > 0 ? state.bundledChains.contains(chainStart) : Self.isBundledFile(e, of: setup.bundledOrigin) {
-            // A4: a script, stylesheet, image, font or media file of the page's own
-            // origin is a file of the bundle, at a URL relative to the app's origin.
-            state.bundledChains.insert(chainStart)
-            state.intercepted += 1
-            outcome.note(Change(rule: "A4", note: .bundledFile(origin: app.origin)))
+        let chainStart = e.redirect?.chainStart ?? e.sequence
+        return PendingLoad(input: setup.input, sequence: e.sequence, chainStart: chainStart, hop: hop, fromAppPage: fromAppPage, chainAnsweredBy: hop > 0 ? state.answeredChains[chainStart] : nil)
+    }
+
+    /// A load no server sees, answered before its transport is planned, as a part says at
+    /// `loadAboutToGo`: by the app's bundle (A3, A4) or by the offline package that answered
+    /// its chain's first request (O4). True when `e` is one.
+    @inline(__always) func answeredBeforeTransport(_ e: Exchange, fromAppPage: Bool, facts: ExchangeFacts, _ setup: ReplaySetup, _ state: inout ReplayState, _ outcome: inout Outcome) -> Bool {
+        let load = pendingLoad(e, fromAppPage: fromAppPage, setup, state)
+        for hook in setup.hooks.loadAboutToGo {
+            guard let answer = hook(&outcome, load) else { continue }
+            apply(answer, to: load, facts: facts, &state)
             return true
         }
-        guard state.servedChains.contains(chainStart) else { return false }
-        // O4: the package answered the chain's first request; this hop never goes.
-        outcome.note(Change(rule: "O4", what: "never requested: the offline package answered the redirect's first request"))
-        for setCookie in facts.setCookies {
-            state.jars.block(setCookie.name, from: .web, by: "O4")
-            state.jars.block(setCookie.name, from: .native, by: "O4")
+        return false
+    }
+
+    /// A load the app's interceptor answers itself once its transport is planned, as a part
+    /// says at `loadAtInterceptor` (O1-O4: the offline package's file). True when `e` is one.
+    @inline(__always) func answeredAtInterceptor(
+        _ e: Exchange, fromAppPage: Bool, facts: ExchangeFacts, plan: TransportPlan, _ setup: ReplaySetup, _ state: inout ReplayState, _ outcome: inout Outcome
+    ) -> Bool {
+        let load = pendingLoad(e, fromAppPage: fromAppPage, setup, state)
+        for hook in setup.hooks.loadAtInterceptor {
+            guard let answer = hook(&outcome, load, plan) else { continue }
+            apply(answer, to: load, facts: facts, &state)
+            return true
         }
-        return true
+        return false
+    }
+
+    /// What an answer without the server does: the response's Set-Cookie kept out of both
+    /// jars (O3, O4), the chain's later hops answered with it (A4, O4), the exchange counted
+    /// among those the app handled.
+    @inline(__always) func apply(_ answer: LoadAnswer, to load: PendingLoad, facts: ExchangeFacts, _ state: inout ReplayState) {
+        if let rule = answer.dropsSetCookies {
+            for setCookie in facts.setCookies {
+                state.jars.block(setCookie.name, from: .web, by: rule)
+                state.jars.block(setCookie.name, from: .native, by: rule)
+            }
+        }
+        if let rule = answer.chainRule { state.answeredChains[load.chainStart] = rule }
+        if answer.intercepted { state.intercepted += 1 }
     }
 
     /// The transport `e` goes by: WebKit's own for a WebSocket (WS1), the strategy's plan
@@ -309,39 +322,6 @@ extension WebViewEmulator {
         context.nativeMultipart = head.nativeMultipart
         context.thirdPartyPage = head.thirdPartyPage
         return preset.strategy.plan(for: setup.exchanges[chainStart], in: context)
-    }
-
-    /// O1-O4: what the run's offline package does for the request. True when its
-    /// interceptor served the package's file, so no server sees the request.
-    @inline(__always) func serveOffline(_ verdict: OfflineVerdict, _ e: Exchange, facts: ExchangeFacts, plan: TransportPlan, _ state: inout ReplayState, _ outcome: inout Outcome) -> Bool {
-        if verdict == .miss {
-            outcome.offline = .miss
-            return false
-        }
-        guard plan.intercepted, (e.redirect?.hop ?? 0) == 0 else {
-            outcome.offline = .notInterceptable
-            return false
-        }
-        outcome.offline = verdict
-        outcome.note(Change(rule: "O1", what: "served from the offline package"))
-        if verdict == .stale {
-            outcome[.responseChanged] = ["O2"]
-            outcome.note(Change(rule: "O2", what: "the package's file is not what the server sent"))
-        }
-        if !facts.setCookies.isEmpty {
-            for setCookie in facts.setCookies {
-                state.jars.block(setCookie.name, from: .web, by: "O3")
-                state.jars.block(setCookie.name, from: .native, by: "O3")
-            }
-            outcome.note(Change(rule: "O3", what: "the served file carries no Set-Cookie"))
-        }
-        if e.response.isRedirect {
-            state.servedChains.insert(e.redirect?.chainStart ?? e.sequence)
-            outcome.pageURL = e.request.url
-            outcome[.redirectHidden] = ["O4"]
-            outcome.note(Change(rule: "O4", what: "the served file carries no redirect; the page stays at the first URL"))
-        }
-        return true
     }
 
     /// A1: a script's request from the app's page to a server reads the response only if
@@ -471,9 +451,11 @@ extension WebViewEmulator {
     }
 
     /// The page's URL once a redirect chain ends: the last hop's, unless a native session
-    /// followed it silently and handed the response over under the first URL.
+    /// followed it silently and handed the response over under the first URL. (A chain the
+    /// offline package answered never comes here: each of its later hops is answered before
+    /// its transport, O4.)
     @inline(__always) func settleRedirect(_ e: Exchange, plan: TransportPlan, _ setup: ReplaySetup, _ state: inout ReplayState) {
-        guard let link = e.redirect, link.hop > 0, link.next == nil, !state.servedChains.contains(link.chainStart) else { return }
+        guard let link = e.redirect, link.hop > 0, link.next == nil else { return }
         let chainStart = link.chainStart
         let silent = plan.redirects == .silent || (plan.redirects == .reloadDocument && !setup.exchanges[chainStart].initiator.isDocument)
         switch silent ? RedirectHandling.silent : plan.redirects {

@@ -34,7 +34,7 @@ public struct WebViewEmulator: Sendable {
     /// before the first load), then `step` for each exchange in time order, then what is
     /// still due (ReplayStep.swift).
     public func run(_ input: ReplayInput) -> EmulationResult {
-        let hooks = preset.hooks
+        let hooks = preset.hooks.joined(input.scenarioHooks)
         var state = ReplayState(context: EmulationContext(profile: profile, scenario: input.scenario))
         state.jars.link = hooks.jarLink
         state.outcomes.reserveCapacity(input.recording.exchanges.count)

@@ -19,19 +19,35 @@ struct InterceptionValuesTests {
         }
     }
 
-    @Test("every rule of the catalogue is cited by a strategy or mitigation, or acts in the emulator's own walk")
+    /// Every part that acts at moments without being a preset's mitigation: an app shell,
+    /// an offline package, a prefetch config.
+    static let sessionParts: [any SessionPart] = [
+        AppShell.capacitor, OfflinePackage(resources: []), PrefetchConfig(entries: [], file: ""),
+    ]
+
+    @Test("every session part acts at one moment at least and cites rules of the catalogue")
+    func sessionPartHooks() {
+        for part in Self.sessionParts {
+            #expect(part.hooks.count >= 1, "\(type(of: part)) has no hook")
+            #expect(!part.citedRules.isEmpty, "\(type(of: part)) cites no rule")
+            for rule in part.citedRules { #expect(RuleCatalog.bundled[rule] != nil, "\(type(of: part)) cites unknown rule \(rule)") }
+        }
+    }
+
+    @Test("every rule of the catalogue is cited by a strategy, mitigation or session part, or acts in the emulator's own walk")
     func everyRuleHasAnOwner() {
         // Rules the emulator applies itself, whatever the preset: the jars' synchronisation
         // (J1-J4), the first-request, ITP and SameSite rules (N3-N6), WebKit's
         // ReadableStream refusal (S4), the native code's requests that pass no web view
         // (NC1), WebSockets (WS1), EventSources (ES1). The evidence rules (E1-E8) act in
-        // cookie provenance and the comparison; the offline package (O1-O4) and prefetch
-        // (PF1-PF3) rules when a run has them.
-        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "N5", "N6", "S4", "NC1", "WS1", "ES1", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "O1", "O2", "O3", "O4", "PF1", "PF2", "PF3", "W1"]
+        // cookie provenance and the comparison. The offline package (O1-O4) and prefetch
+        // (PF1-PF3) rules are their session parts'.
+        let emulator: Set<RuleID> = ["J1", "J2", "J3", "J4", "N3", "N4", "N5", "N6", "S4", "NC1", "WS1", "ES1", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "W1"]
         var owned = emulator
         for p in Preset.builtIn { owned.formUnion(p.citedRules) }
         for m in Self.mitigations { owned.formUnion(m.citedRules) }
         for s in PresetRegistry.exampleStrategies { owned.formUnion(s.citedRules) }
+        for part in Self.sessionParts { owned.formUnion(part.citedRules) }
         let orphans = RuleCatalog.bundled.rules.map(\.id).filter { !owned.contains($0) }
         #expect(orphans.isEmpty, "rules no value can cite: \(orphans.map(\.rawValue))")
     }
