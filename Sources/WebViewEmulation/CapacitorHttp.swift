@@ -10,6 +10,8 @@ import TrafficModel
 /// `sendBeacon`, requests to the app origin, and an iframe's requests, since the bridge
 /// is injected into the main frame only: CAP2) stays with WebKit.
 public struct CapacitorHttpStrategy: InterceptionStrategy {
+    /// CAPH1 and CAPH3 as the profile asks them, once per request.
+    static let caph1 = Profile.Bounded("CAPH1"), caph3 = Profile.Bounded("CAPH3")
     public init() {}
 
     /// NativeJar, which the requests it sends read, learns WebJar's cookies through the
@@ -40,7 +42,7 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
             return plan
         }
         let method = exchange.request.method
-        if context.profile.holds("CAPH1"), Self.proxiedMethods.contains(where: { method.caseInsensitiveEquals($0) }) {
+        if context.profile.holds(Self.caph1), Self.proxiedMethods.contains(where: { method.caseInsensitiveEquals($0) }) {
             // CAPH1: from 5.7.1 rewritten to the app origin's interceptor path and fetched by the handler's URLSession.
             var plan = TransportPlan(requestJar: .native, requestJarRule: "CAPH1", responseJar: .native, responseJarRule: "CAPH1", bodyLostBy: nil, redirects: .silent, redirectRule: "CAPH1")
             plan.notes.append(Self.observerNote)
@@ -54,7 +56,7 @@ public struct CapacitorHttpStrategy: InterceptionStrategy {
             let contentType = exchange.request.headers.first("Content-Type")
             switch exchange.bodyKind {
             case .formData, .formDataWithFile:
-                if exchange.initiator == .xhr && context.profile.holds("CAPH3") {
+                if exchange.initiator == .xhr && context.profile.holds(Self.caph3) {
                     // CAPH3: before 7.4.3 the bridge gives an XHR's FormData no Content-Type, so native sets no body.
                     plan.bodyLostBy = "CAPH3"
                 } else if case .rebuilt(let body) = context.nativeMultipart ?? Self.nativeMultipart(exchange) {

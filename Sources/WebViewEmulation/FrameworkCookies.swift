@@ -94,6 +94,8 @@ public struct SharedCookies: Mitigation {
 /// Dart, then sent by WebKit itself (FIA1); a fetch's body re-sent as a Uint8Array loses the
 /// Content-Type WebKit derived from it (FIA2).
 public struct AjaxInterception: Mitigation {
+    /// FIA2 and FIA3 as the profile asks them, once per request.
+    static let fia2 = Profile.Bounded("FIA2"), fia3 = Profile.Bounded("FIA3")
     public init() {}
 
     /// A Content-Type only WebKit writes, derived from the body's type: a page cannot know a
@@ -115,10 +117,10 @@ public struct AjaxInterception: Mitigation {
             guard e.initiator == .xhr || e.initiator == .fetch || e.initiator == .ajax else { return }
             outcome.note(Change(rule: "FIA1", what: "observed by the interception script, then sent by WebKit"))
             guard e.initiator == .fetch, !e.request.body.isEmpty, let type = e.request.headers.first("Content-Type") else { return }
-            if request.context.profile.holds("FIA2") {
+            if request.context.profile.holds(Self.fia2) {
                 // FIA2: before 5.2.0 fetch re-sends the body as a Uint8Array; a Content-Type WebKit derived from the body goes.
                 if Self.derivedByWebKit(type) { outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA2")) }
-            } else if request.context.profile.holds("FIA3"), type == Self.urlSearchParamsType {
+            } else if request.context.profile.holds(Self.fia3), type == Self.urlSearchParamsType {
                 // FIA3: from 5.2.0 a URLSearchParams goes again as its string, which WebKit types text/plain.
                 outcome.removedHeaders.append(HeaderAddition(name: "Content-Type", rule: "FIA3"))
             }

@@ -186,6 +186,8 @@ public struct URLProtocolStrategy: InterceptionStrategy {
 
 /// WKURLSchemeHandler for http and https, by hooking `handlesURLScheme:`.
 public struct SchemeHandlerStrategy: InterceptionStrategy {
+    /// S1 as the profile asks it, once per request with a body.
+    static let s1 = Profile.Bounded("S1")
     /// S5: `silent` (default), `reload-document`, or `engine` for the private
     /// `_didPerformRedirection:` SPI, with which redirects behave as native.
     public var redirects: RedirectHandling
@@ -201,7 +203,7 @@ public struct SchemeHandlerStrategy: InterceptionStrategy {
     public func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
         var lostBy: RuleID?
         if !exchange.request.body.isEmpty {
-            if context.profile.holds("S1") {
+            if context.profile.holds(Self.s1) {
                 lostBy = "S1"  // S1: before iOS 11.3 every body is lost
             } else if exchange.bodyKind.isBlobBacked(binaryAsBlob: context.binaryAsBlob) {
                 lostBy = "S2"  // S2: a Blob-backed body arrives empty

@@ -11,6 +11,8 @@ import TrafficModel
 /// to the page, and (5) records an `Outcome` whose every change names its rule.
 /// Pure and deterministic: no I/O, the same inputs give the same outcomes.
 public struct WebViewEmulator: Sendable {
+    /// N6 and C6 as the profile asks them, once per cross-site load and per document start.
+    static let n6 = Profile.Bounded("N6"), c6 = Profile.Bounded("C6")
     public var preset: Preset
     public var profile: Profile
     /// The scenario `run(_:provenance:)` builds its replay input with; `run(_:)` replays
@@ -183,7 +185,7 @@ public struct WebViewEmulator: Sendable {
             return
         }
         guard crossSite else { return }
-        let laxByDefault = profile.holds("N6")
+        let laxByDefault = profile.holds(Self.n6)
         header.cookies.removeAll { c in
             guard c.sameSite == .lax || c.sameSite == .strict || (c.sameSite == .default && laxByDefault) else { return false }
             header.withheld[c.name] = c.sameSite == .default
@@ -398,7 +400,7 @@ public struct WebViewEmulator: Sendable {
 
     /// Document start: what the preset's user scripts write to `document.cookie` (C3-C6).
     private func documentStart(_ page: RequestTarget, at time: Double, hooks: [@Sendable (DocumentStart) -> [DocumentCookieWrite]], into jars: inout JarPair, nativeJar: CookieStore? = nil) {
-        let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time, capsScriptCookies: profile.itp && profile.holds("C6"))
+        let start = DocumentStart(nativeCookies: (nativeJar ?? jars.native).cookies(for: page, at: time), time: time, capsScriptCookies: profile.itp && profile.holds(Self.c6))
         for hook in hooks {
             for write in hook(start) {
                 switch write {
