@@ -66,6 +66,11 @@ public struct HARImporter: Sendable {
         try read(data, file: file, name: name, splittingSessions: true)
     }
 
+    /// `walk` with every entry built as it is first read, collected: each session's
+    /// exchanges numbered and classified as they come in time order, into one recording
+    /// (or one per browser session when `splittingSessions`), with the diagnostics a
+    /// streamed import stores, in its order. A streamed import and a whole read so give the
+    /// same exchanges and diagnostics by construction.
     func read(_ data: Data, file: String, name: String, splittingSessions: Bool) throws -> [Recording] {
         guard data.count <= maxFileBytes else {
             throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "the file is \(data.count) bytes, over the HAR size limit of \(maxFileBytes) (raise it with --max-har-bytes)")
@@ -74,104 +79,23 @@ public struct HARImporter: Sendable {
         // over would cost more than it saves.
         let hashing = Self.hash(byteCount: data.count) { data.sha256Hex }
         defer { hashing.cancel() }
-
-        var diagnostics: [Diagnostic] = []
-        // The exchanges in file order, and the entry each came from.
-        var exchanges: [Exchange] = []
-        var entries: [Int] = []
-        // While the entries come in time order (as most exporters write them), each is
-        // classified in place as it is handed on, while the workers build the next batch,
-        // and what classification changes is kept aside as read; the first entry out of
-        // order puts that back, and the whole list is ordered and classified after.
-        var inOrder = true
-        var asRead: [AsRead] = []
-        var classifier = ExchangeClassifier.Stream()
-        var clock = EntryClock()
-        // One pass over the bytes. Entries are read in batches, each entry onto its own token
-        // list, and a batch's exchanges are built on every core while the next is read; then
-        // the batch's tokens are let go: the JSON held at once is two batches of entries,
-        // whatever the file's size (the exchanges built stay until the recording is stored;
-        // `stream` holds none).
-        let batch = EntryBatch(importer: self, file: file)
-        let context = ImportContext(file: file)
-        let root: JSONTape
-        do {
-            root = try data.withUnsafeBytes { raw in
-                let bytes = Self.skippingByteOrderMark(raw.bindMemory(to: UInt8.self))
-                defer { batch.wait() }
-                var reader = JSONReader(bytes)
-                let collect: (Int, inout EntryBatch.Built) -> Void = { index, built in
-                    diagnostics += built.diagnostics
-                    guard var exchange = built.exchange.take() else { return }
-                    if exchange.startedAt.isNaN { exchange.startedAt = clock.times[index] }
-                    if inOrder {
-                        if let last = exchanges.last, exchange.startedAt < last.startedAt
-                            || (exchange.startedAt == last.startedAt && clock.issued[index] < clock.issued[entries[entries.count - 1]]) {
-                            inOrder = false
-                            for k in exchanges.indices { asRead[k].restore(&exchanges[k]) }
-                            asRead = []
-                        } else {
-                            asRead.append(AsRead(exchange))
-                            exchange.sequence = exchanges.count
-                            // Revisions are of exchanges before this one.
-                            for revision in classifier.add(&exchange, traits: built.traits) { revision.apply(to: &exchanges) }
-                        }
-                    }
-                    exchanges.append(exchange)
-                    entries.append(index)
-                }
-                let root = try reader.forEachEntry(tapes: { index, tokens, _ in
-                    tokens.withUnsafeBufferPointer { clock.add(JSONNode(view: JSONView(tokens: $0, bytes: bytes), index: 0, context: context)) }
-                    batch.add(index: index, swapping: &tokens)
-                    if batch.isFull { try batch.build(bytes: bytes, collect) }
-                })
-                try batch.finish(bytes: bytes, collect)
-                return root
+        var parts: [Collected] = []
+        let walked = try data.withUnsafeBytes { raw in
+            // Nothing to let go: the caller holds the bytes.
+            try walk(raw.bindMemory(to: UInt8.self), file: file, buildingAsRead: true, splittingSessions: splittingSessions, release: { _ in }) { exchange, traits, diagnostics, session in
+                while parts.count <= session { parts.append(Collected()) }
+                parts[session].add(&exchange, traits: traits, diagnostics: diagnostics)
             }
-        } catch let error as JSONSyntaxError {
-            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
         }
-        try Self.checkShape(root, context: context)
-        let recorder = Recorder(root: root, context: context)
-        let corrected = clock.settlePageTestStarts()
-        let estimated = clock.estimatePlaceholders()
-        let sessions = splittingSessions ? BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times) : .single(entries: clock.times.count)
         let sha256 = hashing.join()
-        // Times in another unit than milliseconds: read again in it, classified afresh.
-        let unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
-        // A tool that is no browser: every request its own, classified afresh as such.
-        let tool = Recorder.nonBrowserClient(root: root, context: context)
-        let unitNote = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected) + EntryClock.placeholderNote(estimated)
-        if unit != nil || tool != nil || !corrected.isEmpty || !estimated.isEmpty {
-            if inOrder { for k in exchanges.indices { asRead[k].restore(&exchanges[k]) } }
-            inOrder = false
-            if let unit { for k in exchanges.indices { unit.apply(to: &exchanges[k]) } }
-            for (k, entry) in entries.enumerated() {
-                if let t = corrected[entry] { exchanges[k].startedAt = t }
-                if let d = estimated[entry] { Self.placeTiming(d, of: &exchanges[k]) }
-            }
-        }
-        let allNative = tool != nil
-        guard sessions.isSplit else {
-            let (sorted, placed) = assemble(&exchanges, entries: entries, inOrder: inOrder, classified: classifier.diagnostics, diagnostics: diagnostics, issued: clock.issued, recorder: recorder, allNative: allNative)
-            return [Recording(name: name, sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: unitNote + placed)]
-        }
-        // Each session classified on its own, from the exchanges as built.
-        if inOrder {
-            for k in exchanges.indices { asRead[k].restore(&exchanges[k]) }
-        }
-        var parts = [[Exchange]](repeating: [], count: sessions.labels.count)
-        var partEntries = [[Int]](repeating: [], count: sessions.labels.count)
-        for (k, entry) in entries.enumerated() {
-            parts[sessions.sessionOfEntry[entry]].append(exchanges[k])
-            partEntries[sessions.sessionOfEntry[entry]].append(entry)
-        }
-        exchanges = []
+        // A tool's recording says so itself (`non-browser-client`), not as native requests.
+        let byTool = walked.notes.contains { $0.code == DiagnosticCode.nonBrowserClient.rawValue }
+        let sessions = walked.sessions
+        while parts.count < sessions.labels.count { parts.append(Collected()) }
         return sessions.labels.indices.map { session in
-            let theirs = diagnostics.filter { $0.sequence.map { sessions.sessionOfEntry[$0] == session } ?? true }
-            let (sorted, placed) = assemble(&parts[session], entries: partEntries[session], inOrder: false, classified: [], diagnostics: theirs, issued: clock.issued, recorder: recorder, allNative: allNative)
-            let note = sessions.note(session: session)
-            return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: sorted, diagnostics: [note] + unitNote + placed)
+            let classified = parts[session].classifier.diagnostics.filter { !byTool || !Self.saysNative($0) }
+            let leading = (sessions.isSplit ? [sessions.note(session: session)] : []) + walked.notes + classified + walked.unplaced[session]
+            return Recording(name: sessions.recordingName(name, session: session), sourceFormat: "har", sourcePath: file, sourceSHA256: sha256, exchanges: parts[session].take(), diagnostics: leading + parts[session].diagnostics)
         }
     }
 
@@ -181,121 +105,101 @@ public struct HARImporter: Sendable {
         diagnostic.code == DiagnosticCode.noPageRequests.rawValue || diagnostic.code == DiagnosticCode.nativeRequests.rawValue
     }
 
-    /// A recording's exchanges in time order (stable for equal times), numbered and
-    /// classified, and its diagnostics placed: those of no exchange first, in file order,
-    /// then each exchange's in sequence order, the order a streamed import stores them in.
-    /// `exchanges` (taken, so that numbering changes each in place) were built from
-    /// `entries` (file indices); when `inOrder`, they are already numbered and classified,
-    /// with the classifier's `classified` diagnostics.
-    private func assemble(_ exchanges: inout [Exchange], entries: [Int], inOrder: Bool, classified: [Diagnostic], diagnostics: [Diagnostic], issued: [IssueOrder], recorder: Recorder, allNative: Bool) -> ([Exchange], [Diagnostic]) {
-        var sorted: [Exchange]
-        var position = [Int](repeating: -1, count: issued.count)
-        // Classification's word on the recording as a whole (NC1's native requests).
-        let classifiedNotes: [Diagnostic]
-        if inOrder {
-            sorted = exchanges
-            exchanges = []
-            classifiedNotes = classified
-            for (k, entry) in entries.enumerated() { position[entry] = k }
-        } else {
-            let order = exchanges.indices.sorted {
-                (exchanges[$0].startedAt, issued[entries[$0]], $0) < (exchanges[$1].startedAt, issued[entries[$1]], $1)
+    /// One recording's exchanges as `walk` hands them on: numbered in that order and
+    /// classified as they come, with their diagnostics in sequence order.
+    struct Collected {
+        var exchanges: [Exchange] = []
+        var classifier = ExchangeClassifier.Stream()
+        var diagnostics: [Diagnostic] = []
+
+        mutating func add(_ exchange: inout Exchange, traits: ExchangeClassifier.Traits?, diagnostics: [Diagnostic]) {
+            exchange.sequence = exchanges.count
+            // Revisions are of exchanges before this one.
+            for revision in classifier.add(&exchange, traits: traits) { revision.apply(to: &exchanges) }
+            for var d in diagnostics {
+                d.sequence = exchange.sequence
+                self.diagnostics.append(d)
             }
-            sorted = order.map { exchanges[$0] }
-            // Each exchange held once again, so that numbering it changes it in place.
-            exchanges = []
-            for (k, old) in order.enumerated() {
-                position[entries[old]] = k
-                sorted[k].sequence = k
-            }
-            // A tool's recording says so itself (`non-browser-client`), not as native requests.
-            classifiedNotes = ExchangeClassifier.classify(&sorted, allNative: allNative).filter { !allNative || !Self.saysNative($0) }
+            exchanges.append(exchange)
         }
-        for k in sorted.indices { recorder.settle(&sorted[k]) }
-        var diagnostics = diagnostics
-        for i in diagnostics.indices {
-            if let entry = diagnostics[i].sequence { diagnostics[i].sequence = position[entry] >= 0 ? position[entry] : nil }
+
+        /// The exchanges, handed over rather than copied.
+        mutating func take() -> [Exchange] {
+            var taken: [Exchange] = []
+            swap(&taken, &exchanges)
+            return taken
         }
-        diagnostics = diagnostics.enumerated().sorted { a, b in
-            (a.element.sequence.map { $0 + 1 } ?? 0, a.offset) < (b.element.sequence.map { $0 + 1 } ?? 0, b.offset)
-        }.map(\.element)
-        return (sorted, classifiedNotes + diagnostics)
     }
 
     /// Streams the exchanges of a HAR held in `bytes` to `handle` in time order (stable for
     /// equal times), each with its traits (worked out on the workers, for the classifier)
     /// and its diagnostics, holding none of them: what the reader holds
-    /// at once is one batch of entries, and 32 bytes per entry.
+    /// at once is one batch of entries, and 32 bytes per entry (`walk`, reading each entry
+    /// twice). `release` is told the byte ranges it may drop from memory (what is dropped
+    /// is read again from the file if needed): behind the first pass as it goes, and
+    /// everything after each batch. The exchanges come numbered by entry; the caller
+    /// numbers them in the order given. Each exchange comes with the index of its browser
+    /// session (`BrowserSessions`: a page-test tool's runs); the caller keeps one
+    /// recording per session. Returns the sessions and each one's diagnostics of no
+    /// exchange (entries skipped), in file order.
+    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (inout Exchange, ExchangeClassifier.Traits?, [Diagnostic], Int) throws -> Void) throws -> Streamed {
+        try walk(raw, file: file, buildingAsRead: false, splittingSessions: true, release: release, handle)
+    }
+
+    /// The one loop over a HAR's entries, which `stream` and `read` share.
     ///
     /// A first pass reads each entry's time and byte range and checks the document's
-    /// shape; a second reads the entries again in time order, a batch at a time, and builds
-    /// their exchanges on every core, as `recording(from:)` does. `release` is told the
-    /// byte ranges it may drop from memory (what is dropped is read again from the file
-    /// if needed): behind the first pass as it goes, and everything after each batch. The
-    /// exchanges come numbered by entry; the caller numbers them in the order given.
-    /// Each exchange comes with the index of its browser session (`BrowserSessions`: a
-    /// page-test tool's runs); the caller keeps one recording per session.
-    /// Returns the sessions and each one's diagnostics of no exchange (entries skipped),
-    /// in file order.
-    public func stream(_ raw: UnsafeBufferPointer<UInt8>, file: String, release: (Range<Int>) -> Void, _ handle: (inout Exchange, ExchangeClassifier.Traits?, [Diagnostic], Int) throws -> Void) throws -> Streamed {
+    /// shape: what orders the entries, splits the sessions and settles the times needs
+    /// every entry read first. A second hands the exchanges on in time order, each settled
+    /// alike (`FileFacts.settle`). How an entry is built is the one difference:
+    /// `buildingAsRead` (a whole read, whose exchanges stay in memory anyway) builds each
+    /// on every core as the first pass reads it, a batch at a time, and keeps what it
+    /// gave for the second pass, so the entry is read once; otherwise (a streamed import,
+    /// which holds no exchange) the second pass reads the entries again in time order, a
+    /// batch at a time, and builds them then.
+    func walk(_ raw: UnsafeBufferPointer<UInt8>, file: String, buildingAsRead: Bool, splittingSessions: Bool, release: (Range<Int>) -> Void, _ handle: (inout Exchange, ExchangeClassifier.Traits?, [Diagnostic], Int) throws -> Void) throws -> Streamed {
         let bytes = Self.skippingByteOrderMark(raw)
-        let offset = raw.count - bytes.count
-        let context = ImportContext(file: file)
-        var clock = EntryClock()
-        var ranges: [Range<Int>] = []
-        var released = 0
-        let recorder: Recorder
-        let sessions: BrowserSessions
-        let unit: TimeUnit?
-        let tool: String?
-        let corrected: [Int: Double]
-        let estimated: [Int: Double]
-        do {
-            var reader = JSONReader(bytes)
-            let root = try reader.forEachEntry { _, view, range in
-                clock.add(JSONNode(view: view, index: 0, context: context))
-                ranges.append(range)
-                if range.upperBound - released >= Self.releaseStep {
-                    release(offset + released..<offset + range.upperBound)
-                    released = range.upperBound
-                }
-            }
-            release(offset + released..<raw.count)
-            try Self.checkShape(root, context: context)
-            recorder = Recorder(root: root, context: context)
-            corrected = clock.settlePageTestStarts()
-            estimated = clock.estimatePlaceholders()
-            sessions = BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times)
-            unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
-            tool = Recorder.nonBrowserClient(root: root, context: context)
-        } catch let error as JSONSyntaxError {
-            throw HARImportError(file: file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
-        }
-        let times = clock.times
-        let order = ranges.indices.sorted { clock.precedes($0, $1) }
+        // Made for the pass that builds, so that a streamed import's first pass holds no batch.
+        let building = buildingAsRead ? EntryBatch(importer: self, file: file) : nil
+        // Never leave the workers reading bytes or tokens that are about to go.
+        defer { building?.wait() }
+        var first = FirstPass(bytes: bytes, offset: raw.count - bytes.count, file: file)
+        let facts = try first.run(building: building, splittingSessions: splittingSessions, release: release)
+        let order = first.ranges.indices.sorted { first.clock.precedes($0, $1) }
         var unplaced: [(Int, Diagnostic)] = []
-        var tokens: [JSONTape.Token] = []
-        let batch = EntryBatch(importer: self, file: file)
-        defer { batch.wait() }
-        let handOn: (Int, inout EntryBatch.Built) throws -> Void = { index, built in
+        func handOn(_ index: Int, _ built: inout EntryBatch.Built) throws {
             let diagnostics = built.diagnostics
             guard var exchange = built.exchange.take() else {
-                unplaced += diagnostics.map { (index, $0) }
+                // A skipped entry's notes are of no exchange, whatever entry they named.
+                unplaced += diagnostics.map { var d = $0; d.sequence = nil; return (index, d) }
                 return
             }
-            if exchange.startedAt.isNaN || corrected[index] != nil { exchange.startedAt = times[index] }
-            if let d = estimated[index] { Self.placeTiming(d, of: &exchange) }
-            unit?.apply(to: &exchange)
-            recorder.settle(&exchange)
+            let traits = facts.settle(&exchange, index: index, traits: built.traits)
             unplaced += diagnostics.filter { $0.sequence == nil }.map { (index, $0) }
-            var traits = built.traits
-            if tool != nil {
-                var pinned = traits ?? ExchangeClassifier.Traits(&exchange)
-                pinned.initiator = .native
-                traits = pinned
-            }
-            try handle(&exchange, traits, diagnostics.filter { $0.sequence != nil }, sessions.sessionOfEntry[index])
+            try handle(&exchange, traits, diagnostics.filter { $0.sequence != nil }, facts.sessions.sessionOfEntry[index])
         }
+        if buildingAsRead {
+            for index in order { try handOn(index, &first.built[index]) }
+        } else {
+            // All of the file after each batch, not each entry's range: a page fault maps
+            // neighbouring pages too, entries already released among them, and no later
+            // release would cover them.
+            let batch = EntryBatch(importer: self, file: file)
+            defer { batch.wait() }
+            try Self.readAgain(bytes, ranges: first.ranges, in: order, batch: batch, releaseAll: { release(0..<raw.count) }, handOn)
+        }
+        var perSession = [[Diagnostic]](repeating: [], count: facts.sessions.labels.count)
+        for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
+            perSession[facts.sessions.sessionOfEntry[index]].append(diagnostic)
+        }
+        return Streamed(sessions: facts.sessions, notes: facts.notes(durations: first.clock.durations), unplaced: perSession)
+    }
+
+    /// The second pass of a streamed import: the entries at `ranges` read again in
+    /// `order`, a batch at a time, each batch built on every core while the one before it
+    /// is handed on; `releaseAll` lets go of the file's pages after each batch.
+    private static func readAgain(_ bytes: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>], in order: [Int], batch: EntryBatch, releaseAll: () -> Void, _ handOn: (Int, inout EntryBatch.Built) throws -> Void) throws {
+        var tokens: [JSONTape.Token] = []
         var start = 0
         while start < order.count {
             let slice = order[start..<min(start + EntryBatch.size, order.count)]
@@ -306,18 +210,116 @@ public struct HARImporter: Sendable {
             }
             // The batch goes to the workers while the one before it is handed on.
             try batch.build(bytes: bytes, handOn)
-            // All of it, not each entry's range: a page fault maps neighbouring pages too,
-            // entries already released among them, and no later release would cover them.
-            release(0..<raw.count)
+            releaseAll()
         }
         try batch.finish(bytes: bytes, handOn)
-        release(0..<raw.count)
-        var perSession = [[Diagnostic]](repeating: [], count: sessions.labels.count)
-        for (index, diagnostic) in unplaced.enumerated().sorted(by: { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }).map(\.element) {
-            perSession[sessions.sessionOfEntry[index]].append(diagnostic)
+        releaseAll()
+    }
+
+    /// The first pass over a HAR's entries: each entry's time (`clock`) and byte range,
+    /// and, when it builds them, what each entry gave.
+    struct FirstPass {
+        let bytes: UnsafeBufferPointer<UInt8>
+        /// Where `bytes` start in the file (after a byte-order mark), for `release`.
+        let offset: Int
+        let context: ImportContext
+        var clock = EntryClock()
+        var ranges: [Range<Int>] = []
+        /// What each entry gave, by entry, when the pass built them.
+        var built: [EntryBatch.Built] = []
+
+        init(bytes: UnsafeBufferPointer<UInt8>, offset: Int, file: String) {
+            self.bytes = bytes
+            self.offset = offset
+            context = ImportContext(file: file)
         }
-        let notes = (unit.map { [$0.note(durations: clock.durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected) + EntryClock.placeholderNote(estimated)
-        return Streamed(sessions: sessions, notes: notes, unplaced: perSession)
+
+        /// Reads every entry, letting go of the bytes behind it every `releaseStep`. With
+        /// `building`, each entry's tokens go to that batch, built on every core while the
+        /// next are read, and what each gave is kept in `built`; the tokens are let go a
+        /// batch at a time. Returns what holds for the file as a whole.
+        mutating func run(building batch: EntryBatch?, splittingSessions: Bool, release: (Range<Int>) -> Void) throws -> FileFacts {
+            let (bytes, offset, context) = (self.bytes, self.offset, self.context)
+            var clock = EntryClock()
+            var ranges: [Range<Int>] = []
+            var built: [EntryBatch.Built] = []
+            defer { (self.clock, self.ranges, self.built) = (clock, ranges, built) }
+            let keep: (Int, inout EntryBatch.Built) -> Void = { index, result in
+                // Entries come back in file order; each result is moved, not copied.
+                precondition(index == built.count)
+                built.append(EntryBatch.Built())
+                swap(&built[index], &result)
+            }
+            var released = 0
+            let root: JSONTape
+            do {
+                var reader = JSONReader(bytes)
+                root = try reader.forEachEntry(tapes: { index, tokens, range in
+                    tokens.withUnsafeBufferPointer { clock.add(JSONNode(view: JSONView(tokens: $0, bytes: bytes), index: 0, context: context)) }
+                    ranges.append(range)
+                    if let batch {
+                        batch.add(index: index, swapping: &tokens)
+                        if batch.isFull { try batch.build(bytes: bytes, keep) }
+                    }
+                    if range.upperBound - released >= HARImporter.releaseStep {
+                        release(offset + released..<offset + range.upperBound)
+                        released = range.upperBound
+                    }
+                })
+                try batch?.finish(bytes: bytes, keep)
+            } catch let error as JSONSyntaxError {
+                throw HARImportError(file: context.file, entryIndex: nil, field: "(file)", problem: "not valid JSON: \(error)")
+            }
+            release(offset + released..<offset + bytes.count)
+            return try FileFacts(root: root, context: context, clock: &clock, splittingSessions: splittingSessions)
+        }
+    }
+
+    /// What holds for a HAR file as a whole, known once the first pass has read every
+    /// entry, and how it settles each entry's exchange.
+    struct FileFacts {
+        let recorder: Recorder
+        let sessions: BrowserSessions
+        /// Times in another unit than milliseconds: read again in it.
+        let unit: TimeUnit?
+        /// A tool that is no browser: every request its own (native).
+        let tool: String?
+        /// WebPagetest entries whose start was read from its mark, and those given a time
+        /// for its placeholder, by entry.
+        let corrected: [Int: Double]
+        let estimated: [Int: Double]
+        /// Each entry's time, as the clock settled it.
+        let times: [Double]
+
+        /// Checks the document's shape, and settles the clock's page-test times.
+        init(root: JSONTape, context: ImportContext, clock: inout EntryClock, splittingSessions: Bool) throws {
+            try HARImporter.checkShape(root, context: context)
+            recorder = Recorder(root: root, context: context)
+            corrected = clock.settlePageTestStarts()
+            estimated = clock.estimatePlaceholders()
+            sessions = splittingSessions ? BrowserSessions(root: root, context: context, pagerefs: clock.pagerefs, times: clock.times) : .single(entries: clock.times.count)
+            unit = TimeUnit.of(durations: clock.durations, starts: clock.times)
+            tool = Recorder.nonBrowserClient(root: root, context: context)
+            times = clock.times
+        }
+
+        /// An entry's exchange as built, settled with what the file as a whole says; its
+        /// traits, pinned native for a tool's recording.
+        func settle(_ exchange: inout Exchange, index: Int, traits: ExchangeClassifier.Traits?) -> ExchangeClassifier.Traits? {
+            if exchange.startedAt.isNaN || corrected[index] != nil { exchange.startedAt = times[index] }
+            if let d = estimated[index] { HARImporter.placeTiming(d, of: &exchange) }
+            unit?.apply(to: &exchange)
+            recorder.settle(&exchange)
+            guard tool != nil else { return traits }
+            var pinned = traits ?? ExchangeClassifier.Traits(&exchange)
+            pinned.initiator = .native
+            return pinned
+        }
+
+        /// What the file as a whole was read as, for every recording of it.
+        func notes(durations: [Double]) -> [Diagnostic] {
+            (unit.map { [$0.note(durations: durations)] } ?? []) + (tool.map { [Recorder.nonBrowserNote($0)] } ?? []) + EntryClock.note(corrected) + EntryClock.placeholderNote(estimated)
+        }
     }
 
     /// An entry with no measured time given `seconds` (`EntryClock.estimatePlaceholders`):
@@ -354,24 +356,6 @@ public struct HARImporter: Sendable {
                 try log.object()
                 _ = try log["entries"].array()
             }
-        }
-    }
-
-    /// What classifying an exchange changes in it, as the entry gave it: put back when the
-    /// entries leave time order and are classified again in order.
-    struct AsRead {
-        var sequence: Int
-        var initiator: Initiator
-        var frame: Frame
-        var redirect: RedirectLink?
-        var evidenceGap: EvidenceGap?
-
-        init(_ e: Exchange) {
-            (sequence, initiator, frame, redirect, evidenceGap) = (e.sequence, e.initiator, e.frame, e.redirect, e.evidenceGap)
-        }
-
-        func restore(_ e: inout Exchange) {
-            (e.sequence, e.initiator, e.frame, e.redirect, e.evidenceGap) = (sequence, initiator, frame, redirect, evidenceGap)
         }
     }
 

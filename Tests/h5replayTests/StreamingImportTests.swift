@@ -95,14 +95,33 @@ struct StreamingImportTests {
         #expect(bothKinds > 0, "some capture has recording-level and per-exchange diagnostics")
     }
 
-    /// The bundled HAR files, mitmproxy's real exports when the conformance folder is here,
-    /// and one made out of time order, with entries lacking a time and entries skipped.
+    /// The bundled HAR files, mitmproxy's and PageXray's real exports when the conformance
+    /// folder is here, the HAR fuzzer's kept inputs, the hostile corpus's HAR files, and one
+    /// made out of time order, with entries lacking a time and entries skipped.
     static func harFiles(in dir: URL) throws -> [URL] {
         var out: [URL] = []
-        let mitmproxy = CLITests.root.appendingPathComponent("../shared/conformance/har-mitmproxy/test/mitmproxy/data/har_files").standardizedFileURL
+        let conformance = CLITests.root.appendingPathComponent("../shared/conformance").standardizedFileURL
+        let mitmproxy = conformance.appendingPathComponent("har-mitmproxy/test/mitmproxy/data/har_files")
         for folder in [CLITests.root.appendingPathComponent("Recordings"), mitmproxy] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
             out += names.filter { $0.hasSuffix(".har") }.sorted().map { folder.appendingPathComponent($0) }
+        }
+        // PageXray's test files, in folders of their own (WebPagetest runs among them).
+        let pageXray = conformance.appendingPathComponent("har-pagexray/test/files")
+        let nested = FileManager.default.enumerator(atPath: pageXray.path)?.compactMap { $0 as? String } ?? []
+        out += nested.filter { $0.hasSuffix(".har") }.sorted().map { pageXray.appendingPathComponent($0) }
+        // The fuzzer's inputs under a name `import` takes for a HAR.
+        let fuzzed = CLITests.root.appendingPathComponent("Tests/FuzzHarnessTests/Regressions/har")
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: fuzzed.path)) ?? []).sorted() where !name.hasPrefix(".") {
+            let copy = dir.appendingPathComponent("fuzz-\(name.replacingOccurrences(of: ".har", with: "")).har")
+            try FileManager.default.copyItem(at: fuzzed.appendingPathComponent(name), to: copy)
+            out.append(copy)
+        }
+        if RobustnessTests.python {
+            let corpus = dir.appendingPathComponent("hostile")
+            #expect(try RobustnessTests.run("/usr/bin/python3", [CLITests.root.appendingPathComponent("Tools/make-hostile-corpus.py").path, corpus.path]) == 0)
+            let names = try FileManager.default.contentsOfDirectory(atPath: corpus.path)
+            out += names.filter { $0.hasSuffix(".har") }.sorted().map { corpus.appendingPathComponent($0) }
         }
         func entry(_ path: String, _ time: String?, url: String? = nil) -> [String: Any] {
             var e: [String: Any] = [
@@ -130,21 +149,26 @@ struct StreamingImportTests {
         return out + [shuffled]
     }
 
-    @Test("every bundled and mitmproxy HAR, and one out of time order, streamed by `import`")
+    @Test("every bundled, conformance, fuzzed and hostile HAR, and one out of time order, streamed by `import` as read whole")
     func harSameAsWhole() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h5replay-har-stream-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var exchanges = 0
-        for (k, har) in try Self.harFiles(in: dir).enumerated() {
+        var refused = 0
+        let files = try Self.harFiles(in: dir)
+        for (k, har) in files.enumerated() {
             let streamedPath = dir.appendingPathComponent("s\(k).sqlite").path
             let result = try CLITests.h5replay(["import", har.path, "--db", streamedPath], in: dir)
             let recordings: [Recording]
             do {
                 recordings = try ImportPipeline().read(har.path, name: nil)
             } catch {
-                // A file that is not HAR is refused either way, naming the file.
+                // A file that is not HAR is refused either way, naming the file and the
+                // same place and problem.
                 #expect(result.status == 2 && result.stderr.contains(har.lastPathComponent), "\(har.lastPathComponent): \(result.stderr)")
+                #expect(result.stderr.contains("\(error)"), "\(har.lastPathComponent): streamed \(result.stderr), whole \(error)")
+                refused += 1
                 continue
             }
             #expect(result.status == 0, "\(har.lastPathComponent): \(result.stderr)")
@@ -154,5 +178,9 @@ struct StreamingImportTests {
             try Self.compare(try ReportStore.open(path: streamedPath), whole, file: har.lastPathComponent)
         }
         #expect(exchanges > 1_000, "the HAR files hold enough exchanges to compare")
+        if FileManager.default.fileExists(atPath: CLITests.root.appendingPathComponent("../shared/conformance/har-pagexray").path) {
+            #expect(files.count(where: { $0.path.contains("har-pagexray") }) == 27, "every PageXray file is compared")
+        }
+        if RobustnessTests.python { #expect(refused >= 5, "the hostile HAR files that are refused are refused alike") }
     }
 }
