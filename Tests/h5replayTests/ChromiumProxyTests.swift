@@ -38,17 +38,9 @@ struct ChromiumProxyTests {
     @Test("an EventSource, a WebSocket and a 64 MB download work in Chromium through record --proxy with the CA trusted, are recorded, and replay under serve --tls",
           .enabled(if: available, "chromium, certutil (libnss3-tools), curl, openssl or python3 is not installed; Tools/test installs them"))
     func recordThenServe() throws {
-        let dir = try CLITests.workspace()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        _ = try CLITests.h5replay(["ca", "init", "--db", "p.sqlite"], in: dir)
-        let home = try TLSServeTests.trustingHome(dir, ca: dir.appendingPathComponent("h5replay-ca.pem").path)
-        let (origin, up) = try RecordProxyTests.origin(in: dir, extra: ["--download-bytes", String(Self.downloadBytes), "--result-file", "straight.json"])
-        defer {
-            if origin.isRunning {
-                kill(origin.processIdentifier, SIGKILL)
-                origin.waitUntilExit()
-            }
-        }
+        let workspace = try Workspace(downloadBytes: Self.downloadBytes)
+        defer { workspace.end() }
+        let (dir, home, origin, up) = (workspace.dir, workspace.home, workspace.origin, workspace.port)
         let straight = try #require(try Self.straight(in: dir, home: home, origin: up), "the page posted nothing straight to the origin")
         #expect(straight.events == ["one", "two", "three"] && straight.echo == Self.message && straight.downloaded == Self.downloadBytes, "\(straight)")
         let recordLog = try Self.record(in: dir, home: home, origin: up)
@@ -79,21 +71,15 @@ struct ChromiumProxyTests {
         print("Chromium straight: \(straight.figures); through record --proxy: \(recorded.figures); through serve --tls: \(replayed.figures)")
     }
 
-    /// A gigabyte: what the app downloads, past the 64 MiB the recording keeps.
+    /// A gigabyte: a long download, far past the 64 MiB the recording keeps by default.
     static let gigabyte = 1_000_000_000
 
     @Test("a 1 GB download works in Chromium and in curl through record --proxy as it does straight, the proxy's memory stays under 100 MB and the recording keeps the cap with a note",
           .enabled(if: available, "chromium, certutil (libnss3-tools), curl, openssl or python3 is not installed; Tools/test installs them"))
     func gigabyteDownload() throws {
-        let dir = try CLITests.workspace()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        _ = try CLITests.h5replay(["ca", "init", "--db", "p.sqlite"], in: dir)
-        let home = try TLSServeTests.trustingHome(dir, ca: dir.appendingPathComponent("h5replay-ca.pem").path)
-        let (origin, up) = try RecordProxyTests.origin(in: dir, extra: ["--download-bytes", String(Self.gigabyte), "--result-file", "straight.json"])
-        defer {
-            kill(origin.processIdentifier, SIGKILL)
-            origin.waitUntilExit()
-        }
+        let workspace = try Workspace(downloadBytes: Self.gigabyte)
+        defer { workspace.end() }
+        let (dir, home, up) = (workspace.dir, workspace.home, workspace.port)
         let straight = try #require(try Self.straight(in: dir, home: home, origin: up), "the page posted nothing straight to the origin")
         #expect(straight.downloaded == Self.gigabyte && straight.downloadError == nil, "\(straight)")
 
@@ -134,6 +120,28 @@ struct ChromiumProxyTests {
         }
         #expect(kept == ["67108864 1", "67108864 1"], "\(kept)")
         print("Chromium straight: \(straight.figures); through record --proxy: \(page.figures); proxy peak \((peak ?? 0) / 1_048_576) MiB")
+    }
+
+    /// A workspace with h5replay's CA, a Chromium home whose NSS database trusts it, and the
+    /// origin serving the page with a download of `downloadBytes`; `end` stops the origin
+    /// if it still runs and removes the workspace.
+    struct Workspace {
+        let dir: URL, home: URL, origin: Process, port: Int
+
+        init(downloadBytes: Int) throws {
+            dir = try CLITests.workspace()
+            _ = try CLITests.h5replay(["ca", "init", "--db", "p.sqlite"], in: dir)
+            home = try TLSServeTests.trustingHome(dir, ca: dir.appendingPathComponent("h5replay-ca.pem").path)
+            (origin, port) = try RecordProxyTests.origin(in: dir, extra: ["--download-bytes", String(downloadBytes), "--result-file", "straight.json"])
+        }
+
+        func end() {
+            if origin.isRunning {
+                kill(origin.processIdentifier, SIGKILL)
+                origin.waitUntilExit()
+            }
+            try? FileManager.default.removeItem(at: dir)
+        }
     }
 
     /// curl's exit status and standard output.
