@@ -15,6 +15,9 @@ import WebViewEmulation
 struct StoredProvenanceTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let pagexray = root.appendingPathComponent("../shared/conformance/har-pagexray/test/files").standardizedFileURL
+    /// Whether PageXray's real exports are beside the project: the counts below ask more of
+    /// a run that has them (a fresh clone elsewhere has only the bundled recordings).
+    static var present: Bool { FileManager.default.fileExists(atPath: pagexray.path) }
 
     /// Every bundled recording file, and real HARs with many cookies when the conformance
     /// folder is beside the project.
@@ -44,7 +47,7 @@ struct StoredProvenanceTests {
     @Test("for every bundled recording and real HARs, streamed and read whole, the provenance loaded equals the walk of the recording read back; a changed row does not")
     func loadedIsWalked() throws {
         let files = Self.files
-        #expect(files.count >= 40)
+        #expect(files.count >= (Self.present ? 40 : 35))
         var totals = [0, 0, 0, 0, 0]
         for whole in [false, true] {
             let store = try Self.imported(files, whole: whole)
@@ -65,9 +68,9 @@ struct StoredProvenanceTests {
             try store.writer.write { try $0.execute(sql: "UPDATE cookie_sent SET value = value || 'x' WHERE set_by IS NOT NULL") }
             #expect(try store.recordingNames().contains { name in try store.provenance(named: name) != CookieProvenance(recording: try #require(try store.recording(named: name))) })
         }
-        // Enough of every part to compare.
-        #expect(totals.allSatisfy { $0 > 0 }, "\(totals)")
-        #expect(totals[0] > 1_000, "\(totals)")
+        // Enough of every part to compare: the bundled flows alone have cookies sent and
+        // inferred; the real exports add write times, windows and domain cookies.
+        #expect(Self.present ? totals.allSatisfy { $0 > 0 } && totals[0] > 1_000 : totals[0] > 100 && totals[1] > 0, "\(totals)")
     }
 
     @Test("with --redact, streamed and read whole, the rows hold the stand-ins the headers hold, and load as the walk of the redacted recording read back")
@@ -83,7 +86,7 @@ struct StoredProvenanceTests {
                 #expect(cookies.allSatisfy { $0.hasPrefix("redacted-") }, "\(name)")
                 values += cookies.count
             }
-            #expect(values > 500)
+            #expect(values > (Self.present ? 500 : 50))
         }
     }
 
