@@ -69,18 +69,14 @@ extension HTTPDNS {
     /// URL is rewritten in one pass over its bytes: Foundation's case-insensitive search and
     /// replace was 7 % of the advice's instructions (Tools/bench), called once per request.
     static func replacingHost(_ host: String, with ip: String, in url: String) -> String {
-        let bytes = Array(url.utf8), name = Array(host.utf8), separator = Array("://".utf8)
-        guard let start = firstIndex(of: separator, in: bytes) else { return url }
-        let hostStart = start + separator.count
-        guard hostStart + name.count <= bytes.count, zip(bytes[hostStart...], name).allSatisfy({ asciiLower($0) == asciiLower($1) }) else {
+        let utf8 = url.utf8
+        guard let separator = utf8.firstRange(of: "://".utf8) else { return url }
+        let rest = utf8[separator.upperBound...]
+        guard rest.count >= host.utf8.count, zip(rest, host.utf8).allSatisfy({ asciiLower($0) == asciiLower($1) }) else {
             return url.replacingOccurrences(of: "://" + host, with: "://" + ip, options: .caseInsensitive, range: url.range(of: "://" + host, options: .caseInsensitive))
         }
-        return String(decoding: bytes[..<hostStart] + Array(ip.utf8) + bytes[(hostStart + name.count)...], as: UTF8.self)
-    }
-
-    static func firstIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= needle.count else { return nil }
-        return (0...(bytes.count - needle.count)).first { i in bytes[i..<(i + needle.count)].elementsEqual(needle) }
+        let hostEnd = utf8.index(separator.upperBound, offsetBy: host.utf8.count)
+        return String(url[..<separator.upperBound]) + ip + String(url[hostEnd...])
     }
 
     static func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
