@@ -111,7 +111,9 @@ enum AdviceCandidates {
                 var parts = written, mitigations = preset.mitigations
                 parts.mitigations[i] = object
                 mitigations[i] = value
-                out.append(candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, text, recordings))
+                var changed = candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, text, recordings)
+                changed.variant = MitigationVariant(index: i, mitigation: value)
+                out.append(changed)
             }
         }
         return out
@@ -163,7 +165,9 @@ enum AdviceCandidates {
                     out[key]?.recordings.formUnion(recordings)
                     continue
                 }
-                add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
+                add(adding(snippet, to: preset).map {
+                    AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings, variant: mitigation(snippet).map { MitigationVariant(index: nil, mitigation: $0) })
+                })
             }
             for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
             // A release's preset is built the first time a group asks for that release.

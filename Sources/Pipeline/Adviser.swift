@@ -26,6 +26,11 @@ public struct Adviser: Sendable {
     /// The most mitigation kinds advised per preset; the fixing release and the best move
     /// to another preset are kept besides.
     public var limit = 3
+    /// Whether a change of one mitigation is replayed only on the recordings where a watch
+    /// along the preset's own replay saw it act (`VariantWatch`); elsewhere its findings are
+    /// the preset's. Off, every change is replayed everywhere it is asked about: the same
+    /// advice, the tests' reference.
+    public var watching = true
 
     /// Codes that say a request was not sent or not answered: a finding that disappears
     /// where one of these appears was removed by sending nothing.
@@ -83,11 +88,34 @@ public struct Adviser: Sendable {
         let original = everywhere(preset)
         let groups = Self.groups(original)
         let moves = others.filter { $0.name != baseline?.name }
-        let trials = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves).compactMap { trial($0, against: original) }
+        var candidates = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves)
+        if watching { watch(&candidates, under: preset) }
+        let trials = candidates.compactMap { trial($0, against: original) }
         let shown = Self.shown(proveBest(trials, against: original, for: preset.name).sorted { Self.better($0.0, $1.0) }, limit: limit)
         let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
         let total = original.values.reduce(0) { $0 + $1.count }
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
+    }
+
+    /// Sets `acting` on each candidate that changes one mitigation the watch can follow:
+    /// one replay of the preset per recording, with every such change watched beside it.
+    /// The recordings go one after the other: `advise(all:)` keeps the cores busy with
+    /// presets, and one watch serves them all.
+    func watch(_ candidates: inout [AdviceCandidate], under preset: Preset) {
+        let watched = candidates.indices.filter { candidates[$0].variant.map { VariantWatch.watchable($0, in: preset) } ?? false }
+        guard !watched.isEmpty else { return }
+        let watch = VariantWatch(watched.compactMap { candidates[$0].variant }, under: preset, profile: runner.profile)
+        let flags = inputs.map(watch.acting)
+        for (k, i) in watched.enumerated() { candidates[i].acting = Set(inputs.indices.filter { flags[$0][k] }) }
+    }
+
+    /// A candidate's findings on the inputs at `indices`: replayed where it may act, the
+    /// preset's own (`original`) where the watch saw it would not.
+    func findings(_ candidate: AdviceCandidate, on indices: [Int], against original: [Int: [Finding]]) -> [Int: [Finding]] {
+        guard let acting = candidate.acting else { return findings(candidate.preset, on: indices) }
+        var out = findings(candidate.preset, on: indices.filter(acting.contains))
+        for r in indices where !acting.contains(r) { out[r] = original[r] ?? [] }
+        return out
     }
 
     /// Findings grouped by code and acting rules, with the recordings each occurs in.
@@ -116,7 +144,7 @@ public struct Adviser: Sendable {
     /// Replays the candidate where its groups occur; nil when it removes nothing there.
     func trial(_ candidate: AdviceCandidate, against original: [Int: [Finding]]) -> Trial? {
         let first = candidate.recordings.sorted()
-        let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate.preset, on: first)
+        let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate, on: first, against: original)
         let removed = Self.diff(original, changed, on: first).removed
         guard !removed.isEmpty else { return nil }
         return Trial(candidate: candidate, changed: changed, removed: removed.count, removedErrors: removed.filter { $0.finding.severity == .error }.count)
@@ -141,7 +169,7 @@ public struct Adviser: Sendable {
         let candidate = trial.candidate
         var changed = trial.changed
         let rest = inputs.indices.filter { !candidate.recordings.contains($0) }
-        if candidate.kind != .preset { changed.merge(findings(candidate.preset, on: rest)) { a, _ in a } }
+        if candidate.kind != .preset { changed.merge(findings(candidate, on: rest, against: original)) { a, _ in a } }
         let (removed, added) = Self.diff(original, changed, on: Array(inputs.indices))
         guard !added.contains(where: { $0.severity == .error }), !Self.sendsNothing(removed, changed) else { return nil }
         return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))

@@ -21,11 +21,16 @@ public struct Preset: Sendable {
         /// built in code, or once a part changes without them.
         let written: WrittenParts?
 
-        init(name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?, release: Release? = nil, hooks: ComposedHooks? = nil, written: WrittenParts? = nil) {
+        init(
+            name: String, summary: String, strategy: any InterceptionStrategy, mitigations: [any Mitigation], framework: String?, app: AppShell?, profileOverride: ProfileOverride?,
+            release: Release? = nil, replayed: FrameworkRelease?? = nil, hooks: ComposedHooks? = nil, written: WrittenParts? = nil
+        ) {
             self.name = name
             self.written = written
             self.release = release
-            self.replayed = release.flatMap { r in
+            // Worked out from the rules data: a preset changed in another part keeps it
+            // (the adviser's candidates, a scenario's HTTPDNS joining each replay).
+            self.replayed = replayed ?? release.flatMap { r in
                 (r.version ?? RuleCatalog.bundled.components[r.component]?.newestVersion).map { FrameworkRelease(r.component, $0) }
             }
             self.summary = summary
@@ -43,7 +48,7 @@ public struct Preset: Sendable {
             framework: String?? = nil, app: AppShell?? = nil, profileOverride: ProfileOverride?? = nil, release: Release?? = nil, written: WrittenParts?? = nil) -> Storage {
             Storage(name: name ?? self.name, summary: summary ?? self.summary, strategy: strategy ?? self.strategy, mitigations: mitigations ?? self.mitigations,
                 framework: framework ?? self.framework, app: app ?? self.app, profileOverride: profileOverride ?? self.profileOverride, release: release ?? self.release,
-                hooks: strategy == nil && mitigations == nil && app == nil ? hooks : nil,
+                replayed: release == nil ? .some(replayed) : nil, hooks: strategy == nil && mitigations == nil && app == nil ? hooks : nil,
                 written: written ?? (strategy == nil && mitigations == nil ? self.written : nil))
         }
     }
