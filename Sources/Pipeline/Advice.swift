@@ -62,11 +62,11 @@ struct AdviceCandidate {
     var snippet: String
     var preset: Preset
     var recordings: Set<Int>
-    /// The mitigation it adds or changes, when that is all it changes.
-    var variant: MitigationVariant? = nil
     /// The recordings it may replay differently on (`VariantWatch`); nil when not watched:
     /// it may act on any.
     var acting: Set<Int>? = nil
+    /// How `Adviser.Watched` and `all` key it.
+    var key: String { kind.rawValue + " " + snippet }
 }
 
 /// The key that says two findings are the same: one code on one exchange about one subject.

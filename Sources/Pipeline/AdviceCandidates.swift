@@ -90,6 +90,32 @@ enum AdviceCandidates {
         memo.value(text) { (try? JSONEncoder().encode(object)).flatMap { try? spec($0) } }
     }
 
+    /// Every change of one mitigation a candidate for any group of `preset` can be, keyed as
+    /// `all` keys candidates: each proposable kind it lacks (its defaults, each countering
+    /// option, all of those together), and each option of a mitigation its file wrote set
+    /// to each value that counters. What the adviser watches (`VariantWatch`) before it
+    /// knows the groups; a key two variants share is left out.
+    static func variants(of preset: Preset) -> [(key: String, variant: MitigationVariant)] {
+        let present = Set(preset.mitigations.map(\.kind))
+        var out: [(key: String, variant: MitigationVariant)] = []
+        for kind in bundledKinds where !present.contains(kind.kind.name) {
+            for snippet in [kind.plain] + kind.changed.map(\.snippet) + (kind.together.map { [$0] } ?? []) {
+                guard let value = mitigation(snippet) else { continue }
+                out.append((Advice.Kind.addMitigation.rawValue + " " + snippet, MitigationVariant(index: nil, mitigation: value)))
+            }
+        }
+        for (i, object) in (preset.written?.mitigations ?? []).enumerated() where i < preset.mitigations.count {
+            let kind = PresetRegistry.mitigations.first { $0.name == preset.mitigations[i].kind }
+            for (_, changed) in changes(of: object, choices: kind?.choices ?? [], for: nil) {
+                let text = changed.text
+                guard let value = decoded(changed, text: text, as: { try JSONDecoder().decode(MitigationSpec.self, from: $0).value }, in: decodedMitigations) else { continue }
+                out.append((Advice.Kind.setOption.rawValue + " " + text, MitigationVariant(index: i, mitigation: value)))
+            }
+        }
+        let counts = out.reduce(into: [String: Int]()) { $0[$1.key, default: 0] += 1 }
+        return out.filter { counts[$0.key] == 1 }
+    }
+
     /// The changes of one option of the preset's strategy or of one of its mitigations that
     /// answer `group`, each with the whole object it rewrites as its snippet.
     static func options(for group: FindingGroup, in preset: Preset, recordings: Set<Int>) -> [AdviceCandidate] {
@@ -111,18 +137,16 @@ enum AdviceCandidates {
                 var parts = written, mitigations = preset.mitigations
                 parts.mitigations[i] = object
                 mitigations[i] = value
-                var changed = candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, text, recordings)
-                changed.variant = MitigationVariant(index: i, mitigation: value)
-                out.append(changed)
+                out.append(candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, text, recordings))
             }
         }
         return out
     }
 
-    /// The part's object with one answering option set to each value that counters and is
-    /// not the one it has.
-    static func changes(of object: WrittenValue, choices: [OptionChoice], for group: FindingGroup) -> [(OptionChoice, WrittenValue)] {
-        choices.filter { answers($0, group) }.flatMap { choice in
+    /// The part's object with one answering option (any, for no group) set to each value
+    /// that counters and is not the one it has.
+    static func changes(of object: WrittenValue, choices: [OptionChoice], for group: FindingGroup?) -> [(OptionChoice, WrittenValue)] {
+        choices.filter { choice in group.map { answers(choice, $0) } ?? true }.flatMap { choice in
             let current = object[choice.key] ?? choice.defaultValue
             return choice.counters.filter { $0 != current }.map { (choice, object.setting(choice.key, to: $0)) }
         }
@@ -155,7 +179,7 @@ enum AdviceCandidates {
         var out: [String: AdviceCandidate] = [:]
         func add(_ candidate: AdviceCandidate?) {
             guard let candidate else { return }
-            out[candidate.kind.rawValue + " " + candidate.snippet, default: candidate].recordings.formUnion(candidate.recordings)
+            out[candidate.key, default: candidate].recordings.formUnion(candidate.recordings)
         }
         // Each snippet's preset built once, not per group that asks for it.
         for (group, recordings) in groups {
@@ -165,9 +189,7 @@ enum AdviceCandidates {
                     out[key]?.recordings.formUnion(recordings)
                     continue
                 }
-                add(adding(snippet, to: preset).map {
-                    AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings, variant: mitigation(snippet).map { MitigationVariant(index: nil, mitigation: $0) })
-                })
+                add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
             }
             for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
             // A release's preset is built the first time a group asks for that release.

@@ -23,6 +23,8 @@ public struct Adviser: Sendable {
     /// Each preset's findings on every input, by name: a preset's own, and the same when
     /// another preset's advice is to move to it, replayed once.
     let replayed = Memo<[Int: [Finding]]>()
+    /// Each advised preset's replay with its variants watched, by name.
+    let watchedRuns = Memo<Watched>()
     /// The most mitigation kinds advised per preset; the fixing release and the best move
     /// to another preset are kept besides.
     public var limit = 3
@@ -49,7 +51,11 @@ public struct Adviser: Sendable {
     /// The findings of `preset` on the inputs at `indices` but those the baseline preset
     /// shares, keyed by input index.
     func findings(_ preset: Preset, on indices: [Int]) -> [Int: [Finding]] {
-        let own = allFindings(preset, on: indices)
+        apartFromBaseline(allFindings(preset, on: indices))
+    }
+
+    /// Findings keyed by input index, but those the baseline preset shares.
+    func apartFromBaseline(_ own: [Int: [Finding]]) -> [Int: [Finding]] {
         guard let baseline else { return own }
         let shared = replayed.value("\u{0}baseline") { allFindings(baseline, on: Array(inputs.indices)) }
         return own.reduce(into: [:]) { out, item in
@@ -71,12 +77,17 @@ public struct Adviser: Sendable {
     /// The findings of a preset of the run (or of a move to one) on every input, replayed
     /// once per name.
     func everywhere(_ preset: Preset) -> [Int: [Finding]] {
-        replayed.value(preset.name) { findings(preset, on: Array(inputs.indices)) }
+        replayed.value(preset.name) { apartFromBaseline(watchedRuns.known(preset.name)?.findings ?? allFindings(preset, on: Array(inputs.indices))) }
     }
 
     /// The advice for each of `presets`, worked out side by side (a change replayed on a
     /// few recordings keeps one core busy), in the order given.
     public func advise(all presets: [Preset], others: [Preset]) -> [PresetAdvice] {
+        if watching {
+            // Each preset's own replay first: a move to it then takes its findings.
+            let advised = presets.filter { $0.name != baseline?.name }
+            DispatchQueue.concurrentPerform(iterations: advised.count) { _ = watched(advised[$0]) }
+        }
         let out = UnsafeResultBuffer<PresetAdvice>(count: presets.count)
         DispatchQueue.concurrentPerform(iterations: presets.count) { i in out.set(i, advise(presets[i], others: others)) }
         return out.values
@@ -85,11 +96,12 @@ public struct Adviser: Sendable {
     /// The advice for `preset`, with `others` as the presets it may move to.
     public func advise(_ preset: Preset, others: [Preset] = []) -> PresetAdvice {
         guard preset.name != baseline?.name else { return PresetAdvice(preset: preset.name, findings: 0, advice: [], unsolved: []) }
+        let watched = watching ? watched(preset) : nil
         let original = everywhere(preset)
         let groups = Self.groups(original)
         let moves = others.filter { $0.name != baseline?.name }
         var candidates = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves)
-        if watching { watch(&candidates, under: preset) }
+        if let watched { for i in candidates.indices { candidates[i].acting = watched.acting[candidates[i].key] } }
         let trials = candidates.compactMap { trial($0, against: original) }
         let shown = Self.shown(proveBest(trials, against: original, for: preset.name).sorted { Self.better($0.0, $1.0) }, limit: limit)
         let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
@@ -97,16 +109,29 @@ public struct Adviser: Sendable {
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
     }
 
-    /// Sets `acting` on each candidate that changes one mitigation the watch can follow:
-    /// one replay of the preset per recording, with every such change watched beside it.
-    /// The recordings go one after the other: `advise(all:)` keeps the cores busy with
-    /// presets, and one watch serves them all.
-    func watch(_ candidates: inout [AdviceCandidate], under preset: Preset) {
-        let watched = candidates.indices.filter { candidates[$0].variant.map { VariantWatch.watchable($0, in: preset) } ?? false }
-        guard !watched.isEmpty else { return }
-        let watch = VariantWatch(watched.compactMap { candidates[$0].variant }, under: preset, profile: runner.profile)
-        let flags = inputs.map(watch.acting)
-        for (k, i) in watched.enumerated() { candidates[i].acting = Set(inputs.indices.filter { flags[$0][k] }) }
+    /// A preset's own findings on every input (every one, as `allFindings` gives them) and,
+    /// for each change of one mitigation a candidate can be that the watch follows
+    /// (`AdviceCandidates.variants`), the inputs it may act on, keyed as candidates are.
+    struct Watched {
+        var findings: [Int: [Finding]] = [:]
+        var acting: [String: Set<Int>] = [:]
+    }
+
+    /// `preset` replayed once per recording with every change of one mitigation watched
+    /// beside it (`VariantWatch`), the recordings one after the other: `advise(all:)` keeps
+    /// the cores busy with presets, and one watch serves them all.
+    func watched(_ preset: Preset) -> Watched {
+        watchedRuns.value(preset.name) {
+            let variants = AdviceCandidates.variants(of: preset).filter { VariantWatch.watchable($0.variant, in: preset) }
+            let watch = VariantWatch(variants.map(\.variant), under: preset, profile: runner.profile)
+            var out = Watched(acting: Dictionary(uniqueKeysWithValues: variants.map { ($0.key, []) }))
+            for r in inputs.indices {
+                let (result, acting) = watch.replay(inputs[r])
+                out.findings[r] = runner.findings(of: result, on: inputs[r], subjects: subjects[r])
+                for (k, variant) in variants.enumerated() where acting[k] { out.acting[variant.key]?.insert(r) }
+            }
+            return out
+        }
     }
 
     /// A candidate's findings on the inputs at `indices`: replayed where it may act, the
@@ -262,6 +287,9 @@ public struct Adviser: Sendable {
 final class Memo<Value>: @unchecked Sendable {
     private var values: [String: Value] = [:]
     private let lock = NSLock()
+
+    /// The value made for `name`, if one was.
+    func known(_ name: String) -> Value? { lock.withLock { values[name] } }
 
     func value(_ name: String, _ make: () -> Value) -> Value {
         if let known = lock.withLock({ values[name] }) { return known }

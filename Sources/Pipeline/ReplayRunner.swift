@@ -74,9 +74,7 @@ public struct ReplayRunner: Sendable {
             let (r, p) = jobs[index]
             let input = inputs[r]
             let result = input.replay(presets[p], profile: profile)
-            var detector = self.detector
-            detector.importantCookies += input.scenario.importantCookies
-            let findings = detector.findings(for: input.recording, result: result, subjects: subjects[r])
+            let findings = self.findings(of: result, on: input, subjects: subjects[r])
             var runResult = RunResult(recording: input.recording.name, preset: presets[p].name, outcomes: result.outcomes, findings: findings, jarEvents: result.jarEvents)
             runResult.coverage = Self.coverage(of: result, in: input.recording)
             runResult.pageExchanges = pages[r]
@@ -89,6 +87,14 @@ public struct ReplayRunner: Sendable {
             for r in inputs.indices { Self.markBaseline(&out[r * presets.count ..< (r + 1) * presets.count], baseline: b) }
         }
         return out
+    }
+
+    /// The findings of one replay of `input`, by the run's detector and the scenario's
+    /// important cookies.
+    public func findings(of result: EmulationResult, on input: ReplayInput, subjects: FindingDetector.Subjects) -> [Finding] {
+        var detector = self.detector
+        detector.importantCookies += input.scenario.importantCookies
+        return detector.findings(for: input.recording, result: result, subjects: subjects)
     }
 
     /// Each input's labels and ranks of every exchange.

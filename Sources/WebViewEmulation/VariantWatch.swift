@@ -49,12 +49,12 @@ public final class VariantWatch {
         self.flags = flags
     }
 
-    /// For each variant, whether the preset with it could replay `input` differently from
-    /// the preset: false means it would not.
-    public func acting(on input: ReplayInput) -> [Bool] {
+    /// The preset's own replay of `input` and, for each variant, whether the preset with it
+    /// could replay `input` differently: false means it would not.
+    public func replay(_ input: ReplayInput) -> (result: EmulationResult, acting: [Bool]) {
         flags.acted = Array(repeating: false, count: flags.acted.count)
-        _ = input.replay(watched, profile: profile)
-        return flags.acted
+        let result = input.replay(watched, profile: profile)
+        return (result, flags.acted)
     }
 
     /// Whether a watch can follow `variant` under `preset`.

@@ -15,24 +15,33 @@ struct VariantWatchTests {
 
     /// Every candidate of `preset`'s advice the watch follows, with the recordings it saw it act on.
     static func watched(_ preset: Preset, _ adviser: Adviser) -> [AdviceCandidate] {
-        let original = adviser.everywhere(preset)
-        let groups = Adviser.groups(original)
-        var candidates = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: [])
-        adviser.watch(&candidates, under: preset)
-        return candidates.filter { $0.acting != nil }
+        let watched = adviser.watched(preset)
+        let groups = Adviser.groups(adviser.everywhere(preset))
+        return AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: []).compactMap { candidate in
+            watched.acting[candidate.key].map { acting in
+                var out = candidate
+                out.acting = acting
+                return out
+            }
+        }
     }
 
-    @Test("a change the watch saw act nowhere on a recording replays it as the preset does, outcome for outcome and jar event for jar event", arguments: AdviceTests.everyPreset)
+    @Test("every change of one mitigation the watch saw act nowhere on a recording replays it as the preset does, outcome for outcome and jar event for jar event",
+          arguments: AdviceTests.everyPreset)
     func unwatchedEqual(_ name: String) throws {
         let preset = try Self.preset(name)
         let adviser = Adviser(runner: AdviceTests.bundled.runner, recordings: AdviceTests.bundled.recordings)
-        let profile = adviser.runner.profile
-        for candidate in Self.watched(preset, adviser) {
-            for r in adviser.inputs.indices where !(candidate.acting?.contains(r) ?? true) {
-                let input = adviser.inputs[r]
-                let before = input.replay(preset, profile: profile), after = input.replay(candidate.preset, profile: profile)
+        let profile = adviser.runner.profile, watched = adviser.watched(preset)
+        #expect(watched.findings == adviser.allFindings(preset, on: Array(adviser.inputs.indices)), "the watched replay finds what the preset's own does")
+        let own = adviser.inputs.map { $0.replay(preset, profile: profile) }
+        for (key, variant) in AdviceCandidates.variants(of: preset) where VariantWatch.watchable(variant, in: preset) {
+            var mitigations = preset.mitigations
+            if let i = variant.index { mitigations[i] = variant.mitigation } else { mitigations.append(variant.mitigation) }
+            let changed = preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: nil)
+            for (r, input) in adviser.inputs.enumerated() where !(watched.acting[key]?.contains(r) ?? true) {
+                let before = own[r], after = input.replay(changed, profile: profile)
                 #expect(before.outcomes == after.outcomes && before.jarEvents == after.jarEvents && before.divergences == after.divergences && before.prefetch == after.prefetch,
-                    "\(preset.name) with \(candidate.snippet) on \(input.recording.name): the watch saw it act nowhere, yet the replay differs")
+                    "\(name) with \(key) on \(input.recording.name): the watch saw it act nowhere, yet the replay differs")
             }
         }
     }
