@@ -83,10 +83,30 @@ public final class AppShell: SessionPart, Hashable {
         return rules
     }
 
-    /// A3, A4: the loads the app's bundle answers, so no server sees them; and the link of
-    /// the jars the framework's web view installs, after any mitigation's.
+    /// A3, A4: the loads the app's bundle answers, so no server sees them; the bodies the
+    /// framework's handler loses of requests to the app origin as they reach it (CDV3,
+    /// TAU2...); and the link of the jars the framework's web view installs, after any
+    /// mitigation's.
     var hooks: MitigationHooks {
-        MitigationHooks(loadAboutToGo: { [self] outcome, load in answer(load, &outcome) }, jarLink: jarLink)
+        var hooks = MitigationHooks(loadAboutToGo: { [self] outcome, load in answer(load, &outcome) }, jarLink: jarLink)
+        if handlerBodies != .kept {
+            hooks.loadAtInterceptor = { [self] outcome, load, _ in
+                loseBody(load, &outcome)
+                return nil
+            }
+        }
+        return hooks
+    }
+
+    /// The body the framework's handler loses of a request the page sent to the app origin
+    /// (a first hop: a redirect's later hops go where the server sends them).
+    func loseBody(_ load: PendingLoad, _ outcome: inout Outcome) {
+        guard load.hop == 0 else { return }
+        let e = load.exchange
+        guard e.initiator != .websocket, let target = e.request.target, serves(target), let rule = handlerLosesBody(e, devServer: load.input.scenario.devServer) else { return }
+        outcome.deliveredBody = .empty
+        outcome[.bodyChanged] = [rule]
+        outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
     }
 
     /// What the bundle answers of a load about to go, nil when it goes to a server.

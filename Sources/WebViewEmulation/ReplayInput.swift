@@ -66,32 +66,12 @@ public final class ReplayInput: Sendable {
             // it, as its Referer says; without one, the main frame's last document. (An ad
             // iframe read as the main frame's next page is not every later request's writer.)
             let frameDocument = e.request.refererTarget ?? documentTarget
-            var crossOrigin = false
-            if let target = e.request.target {
-                // The Origin a request carries names the document that sent it: an iframe's
-                // (a chat widget's frame posting to its own server) rather than the page's.
-                if let sender = Self.namedOrigin(e.request) {
-                    crossOrigin = !sender.hasSameOrigin(as: target)
-                } else if let document = issuedUnderTarget {
-                    crossOrigin = !document.hasSameOrigin(as: target)
-                }
-            }
+            let crossOrigin = Self.crossOrigin(e, issuedUnder: issuedUnderTarget)
             let thirdPartyToPage = Self.thirdPartyToPage(e, issuedUnder: issuedUnderTarget)
             let thirdPartyPage = Self.fromThirdPartyPage(e, issuedUnder: issuedUnderTarget)
             let unseenPage = Self.fromUnseenPage(e, top: recordedPage, documents: documentOrigins)
             let submittedByScript = e.initiator == .formSubmission && Self.submittedByScript(e, page: issuedUnderSequence.map { exchanges[$0] })
-            var formDataRebuilt: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParamsRejoined: BodyFingerprint?
-            if !e.request.body.isEmpty {
-                switch e.bodyKind {
-                case .formData, .formDataWithFile:
-                    formDataRebuilt = BodyBridge.rebuildMultipart(e.request.body, contentType: e.request.headers.first("Content-Type")).map(BodyFingerprint.init)
-                    nativeMultipart = CapacitorHttpStrategy.nativeMultipart(e)
-                case .urlEncoded:
-                    urlSearchParamsRejoined = BodyFingerprint(BodyBridge.rejoinWithoutEncoding(e.request.body))
-                default:
-                    break
-                }
-            }
+            let (formDataRebuilt, nativeMultipart, urlSearchParamsRejoined) = Self.rewrittenBodies(e)
             facts.append(ExchangeFacts(
                 documentURL: issuedUnder, crossOrigin: crossOrigin, thirdPartyToPage: thirdPartyToPage, thirdPartyPage: thirdPartyPage, fromUnseenPage: unseenPage, submittedByScript: submittedByScript, frameDocument: frameDocument,
                 headerBeforeWrite: self.provenance.inferred[e.sequence].filter { $0.kind == .headerBeforeWrite }.map(\.cookie.name),
@@ -113,6 +93,30 @@ public final class ReplayInput: Sendable {
         if let package = scenario.offlinePackage { parts.append(package) }
         if let prefetch = scenario.prefetch { parts.append(prefetch) }
         scenarioHooks = parts.map(\.hooks)
+    }
+
+    /// Whether the request goes to another origin than the document that sent it.
+    static func crossOrigin(_ e: Exchange, issuedUnder document: RequestTarget?) -> Bool {
+        guard let target = e.request.target else { return false }
+        // The Origin a request carries names the document that sent it: an iframe's (a chat
+        // widget's frame posting to its own server) rather than the page's.
+        if let sender = namedOrigin(e.request) { return !sender.hasSameOrigin(as: target) }
+        return document.map { !$0.hasSameOrigin(as: target) } ?? false
+    }
+
+    /// The body as a bridge or a native plugin would send it instead: a FormData rebuilt as
+    /// multipart, the parts a native multipart encoder gets, URLSearchParams rejoined.
+    static func rewrittenBodies(_ e: Exchange) -> (formData: BodyFingerprint?, nativeMultipart: NativeMultipart?, urlSearchParams: BodyFingerprint?) {
+        guard !e.request.body.isEmpty else { return (nil, nil, nil) }
+        switch e.bodyKind {
+        case .formData, .formDataWithFile:
+            let rebuilt = BodyBridge.rebuildMultipart(e.request.body, contentType: e.request.headers.first("Content-Type")).map(BodyFingerprint.init)
+            return (rebuilt, CapacitorHttpStrategy.nativeMultipart(e), nil)
+        case .urlEncoded:
+            return (nil, nil, BodyFingerprint(BodyBridge.rejoinWithoutEncoding(e.request.body)))
+        default:
+            return (nil, nil, nil)
+        }
     }
 
     /// P2, S8: the request belongs to a third-party page: a third-party iframe's document,

@@ -291,8 +291,7 @@ extension WebViewEmulator {
         return plan
     }
 
-    /// A load's first hop: the strategy plans it and the mitigations adjust it; a framework
-    /// handler serving the app's origin may lose its body (CDV3, TAU2).
+    /// A load's first hop: the strategy plans it and the mitigations adjust it.
     @inline(__always) func planFirstHop(_ e: Exchange, _ setup: ReplaySetup, _ state: inout ReplayState, _ outcome: inout Outcome, eventSourceUnbridged: inout Bool) -> TransportPlan {
         let plan = issue(e, input: setup.input, context: state.context, hooks: setup.hooks, into: &outcome)
         if e.initiator == .eventSource {
@@ -306,11 +305,6 @@ extension WebViewEmulator {
             eventSourceUnbridged = bridged.requestJar != plan.requestJar || bridged.intercepted != plan.intercepted
         }
         if e.redirect?.next != nil { state.plans[e.redirect?.chainStart ?? e.sequence] = plan }
-        if let app = setup.app, let target = e.request.target, app.serves(target), let rule = app.handlerLosesBody(e, devServer: setup.input.scenario.devServer) {
-            outcome.deliveredBody = .empty
-            outcome[.bodyChanged] = [rule]
-            outcome.note(Change(rule: rule, note: .bodyRemoved(bytes: e.request.bodyFingerprint.length)))
-        }
         return plan
     }
 
