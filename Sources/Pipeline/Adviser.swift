@@ -244,8 +244,12 @@ public struct Adviser: Sendable {
     static func same(_ a: Finding, _ b: Finding) -> Bool { a.sequence == b.sequence && a.code == b.code && a.subject == b.subject }
 
     /// Whether two lists hold the same findings in the same order, by what `key` compares.
+    /// A recording the watch saw a change not act on has the preset's own list, not a copy:
+    /// the same storage is the same findings, with nothing to compare.
     static func sameFindings(_ a: [Finding], _ b: [Finding]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
+        guard a.count == b.count else { return false }
+        if a.withUnsafeBufferPointer({ x in b.withUnsafeBufferPointer { x.baseAddress == $0.baseAddress } }) { return true }
+        return zip(a, b).allSatisfy { same($0, $1) }
     }
 
     /// Whether a removed finding's exchange now sends no request, or no answer comes back.
