@@ -526,11 +526,14 @@ public struct ReportStore: Sendable {
         public func add<Result: StoredResult>(_ results: [Result]) throws {
             for r in ReportStore.keyOrder(of: results) {
                 let result = results[r]
+                // Cached: compiling the statement again for each recording was a tenth of
+                // storing a run of many small recordings.
                 if listed.insert(result.recording).inserted {
-                    try db.execute(sql: "INSERT OR IGNORE INTO run_recording (run_id, recording_name, empty, page_exchanges) VALUES (?, ?, ?, ?)", arguments: [runID, result.recording, !result.replayed, result.pageExchanges])
+                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO run_recording (run_id, recording_name, empty, page_exchanges) VALUES (?, ?, ?, ?)")
+                        .execute(arguments: [runID, result.recording, !result.replayed, result.pageExchanges])
                 }
                 if result.idle {
-                    try db.execute(sql: "INSERT OR IGNORE INTO idle_cell (run_id, recording_name, preset) VALUES (?, ?, ?)", arguments: [runID, result.recording, result.preset])
+                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO idle_cell (run_id, recording_name, preset) VALUES (?, ?, ?)").execute(arguments: [runID, result.recording, result.preset])
                 }
                 for e in result.jarEvents {
                     let i = eventInsert

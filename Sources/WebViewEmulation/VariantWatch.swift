@@ -80,15 +80,20 @@ public final class VariantWatch {
     /// otherwise.
     struct Watcher: Mitigation {
         let original: (any Mitigation)?
-        let alternatives: [(hooks: MitigationHooks, flag: Int)]
-        let flags: Flags
+        /// Made once: a scenario's HTTPDNS joins each replay as one more mitigation, and the
+        /// preset's hooks are gathered again for it.
+        let hooks: MitigationHooks
+
+        init(original: (any Mitigation)?, alternatives: [(hooks: MitigationHooks, flag: Int)], flags: Flags) {
+            self.original = original
+            hooks = Self.hooks(original?.hooks ?? MitigationHooks(), alternatives, flags)
+        }
 
         var kind: String { original?.kind ?? "variant-watch" }
         var options: [String: String] { original?.options ?? [:] }
         var citedRules: [RuleID] { original?.citedRules ?? [] }
 
-        var hooks: MitigationHooks {
-            let own = original?.hooks ?? MitigationHooks()
+        static func hooks(_ own: MitigationHooks, _ alternatives: [(hooks: MitigationHooks, flag: Int)], _ flags: Flags) -> MitigationHooks {
             func slot<In, Out: Equatable & Sendable>(_ hook: KeyPath<MitigationHooks, (@Sendable (In) -> Out)?>, neutral: Out) -> (@Sendable (In) -> Out)? {
                 VariantWatch.watch(own[keyPath: hook], alternatives.map { ($0.hooks[keyPath: hook], $0.flag) }, neutral: neutral, flags)
             }
