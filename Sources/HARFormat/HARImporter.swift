@@ -510,100 +510,7 @@ public struct HARImporter: Sendable {
             diagnostics.append(Diagnostic(.requestBodyMissing, sequence: sequence, message: "entry \(index): the request declares \(declared) body bytes but the HAR holds none; a body lost under a preset cannot be told from this recording"))
         }
 
-        let response = entry["response"]
-        let recordedResponse: RecordedResponse
-        if response.isMissing {
-            recordedResponse = RecordedResponse(status: 0, bodyMissing: true)
-            diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index) has no response"))
-        } else {
-            _ = try response.object()
-            let statusNode = response["status"]
-            guard var status = try statusNode.optionalNumber(), status >= -1, status < 1000, status == status.rounded() else {
-                throw statusNode.fail(statusNode.isMissing ? "missing (a status code is required)" : "not a status code")
-            }
-            if status == -1 {
-                // Some Playwright-based recorders write -1 for "no known response": E1.
-                status = 0
-                diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index): response.status is -1 (no known response)"))
-            }
-            let responseHeaders = try headers(response["headers"])
-            // Chrome's internal redirects (HSTS's upgrade to https, an extension's): a 307
-            // with Non-Authoritative-Reason that no server sent; the request it leads to
-            // is the load's first on the wire, as in a web view that upgrades alike.
-            if status == 307, let reason = responseHeaders.first("Non-Authoritative-Reason") {
-                diagnostics.append(Diagnostic(.entrySkipped, message: "entry \(index): the browser's own redirect (307, Non-Authoritative-Reason: \(reason.prefix(40))), never on the wire; skipped"))
-                return nil
-            }
-            let content = response["content"]
-            var body = Data()
-            var bodyMissing = false
-            if content.isMissing {
-                bodyMissing = true
-            } else {
-                _ = try content.object()
-                if let text = try content["text"].optionalString() {
-                    let encoding = try content["encoding"].optionalString()
-                    if encoding?.asciiLowercased == "base64" {
-                        guard let decoded = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
-                            throw content["text"].fail("content.encoding is base64 but the text is not valid base64")
-                        }
-                        body = decoded
-                    } else if content["_isBinary"].bool == true, let coded = Self.pollyBinary(text) {
-                        // Polly.js: the bytes as sent, so the Content-Encoding still applies.
-                        body = coded
-                        if let coding = responseHeaders.first("Content-Encoding") {
-                            do {
-                                if let decoded = try ContentDecoder().decodeIfEncoded([UInt8](coded), contentEncoding: coding) { body = Data(decoded.bytes) }
-                            } catch {
-                                diagnostics.append(Diagnostic(.contentDecodingFailed, sequence: sequence, message: "entry \(index): the Polly.js body did not decode as \(coding) (\(error)); kept as recorded"))
-                            }
-                        }
-                    } else {
-                        body = Self.encodeText(text, contentType: responseHeaders.first("Content-Type"))
-                    }
-                } else if let side = try content["_file"].optionalString() {
-                    // Playwright: the body in a file beside the HAR.
-                    if let bytes = Self.sideFile(side, besideHAR: sourceFile) {
-                        body = bytes
-                    } else {
-                        bodyMissing = true
-                        diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the body's side file \(side) is not beside the HAR"))
-                    }
-                } else {
-                    bodyMissing = (try content["size"].optionalNumber() ?? 0) > 0
-                }
-            }
-            if bodyMissing, Int(status) != 304, Int(status) != 204, Int(status) != 0 {
-                diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the HAR does not hold the response body; replay serves an empty one"))
-            }
-            if status == 0, let error = try response["_error"].optionalString(), !error.isEmpty {
-                // Chrome's net error for a failed request, or the recording proxy's reason.
-                diagnostics.append(Diagnostic(.noResponse, sequence: sequence, message: "entry \(index) got no response: \(error)"))
-            } else if let error = try response["_error"].optionalString(), !error.isEmpty {
-                // A response that stopped short: Chrome's net error (ERR_CONTENT_LENGTH_MISMATCH),
-                // or the recording proxy's reason (the upstream closed mid-body).
-                diagnostics.append(Diagnostic(.responseIncomplete, sequence: sequence, message: "entry \(index): the response stopped short: \(error)"))
-            }
-            if let received = content["_receivedBytes"].number, received > Double(body.count) {
-                // The recording proxy kept the first --max-body-bytes of a longer body.
-                let note = (try? content["comment"].optionalString()) ?? nil
-                diagnostics.append(Diagnostic(.responseBodyLimit, sequence: sequence, message: "entry \(index): \(note ?? "the body is cut: \(Int(received)) bytes were received")"))
-            }
-            let bodySize = try response["bodySize"].optionalNumber()
-            let redirectURL = try response["redirectURL"].optionalString()
-            recordedResponse = RecordedResponse(
-                status: Int(status),
-                statusText: try response["statusText"].optionalString() ?? "",
-                httpVersion: Self.httpVersion(try response["httpVersion"].optionalString()),
-                headers: responseHeaders,
-                body: body,
-                // A size is a count of bytes: anything else (1e300, NaN, 2.5) is treated as unknown,
-                // never converted (a Double past Int.max would trap; the fuzzer found it).
-                encodedLength: bodySize.flatMap { $0 >= 0 && $0 <= 1e15 && $0 == $0.rounded() ? Int($0) : nil },
-                bodyMissing: bodyMissing,
-                redirectURL: (redirectURL?.isEmpty ?? true) ? nil : redirectURL
-            )
-        }
+        guard let recordedResponse = try recordedResponse(entry["response"], index: index, sourceFile: sourceFile, diagnostics: &diagnostics) else { return nil }
         return Exchange(
             sequence: sequence,
             startedAt: startedAt,
@@ -617,6 +524,111 @@ public struct HARImporter: Sendable {
             responseStart: recordedResponse.status == 0 ? nil : marks.map { $0.head / 1000 } ?? Self.responseStart(entry["timings"], time: time),
             webSocketMessages: Self.webSocketMessages(entry["_webSocketMessages"], index: index, diagnostics: &diagnostics)
         )
+    }
+
+    /// The entry's response; nil when it is the browser's own redirect and the entry is
+    /// skipped. A missing response is one with status 0 and a note.
+    func recordedResponse(_ response: JSONNode, index: Int, sourceFile: String, diagnostics: inout [Diagnostic]) throws -> RecordedResponse? {
+        let sequence = index
+        if response.isMissing {
+            diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index) has no response"))
+            return RecordedResponse(status: 0, bodyMissing: true)
+        }
+        _ = try response.object()
+        let statusNode = response["status"]
+        guard var status = try statusNode.optionalNumber(), status >= -1, status < 1000, status == status.rounded() else {
+            throw statusNode.fail(statusNode.isMissing ? "missing (a status code is required)" : "not a status code")
+        }
+        if status == -1 {
+            // Some Playwright-based recorders write -1 for "no known response": E1.
+            status = 0
+            diagnostics.append(Diagnostic(.responseMissing, sequence: sequence, message: "entry \(index): response.status is -1 (no known response)"))
+        }
+        let responseHeaders = try headers(response["headers"])
+        // Chrome's internal redirects (HSTS's upgrade to https, an extension's): a 307
+        // with Non-Authoritative-Reason that no server sent; the request it leads to
+        // is the load's first on the wire, as in a web view that upgrades alike.
+        if status == 307, let reason = responseHeaders.first("Non-Authoritative-Reason") {
+            diagnostics.append(Diagnostic(.entrySkipped, message: "entry \(index): the browser's own redirect (307, Non-Authoritative-Reason: \(reason.prefix(40))), never on the wire; skipped"))
+            return nil
+        }
+        let content = response["content"]
+        let (body, bodyMissing) = try responseBody(content, headers: responseHeaders, index: index, sourceFile: sourceFile, diagnostics: &diagnostics)
+        if bodyMissing, Int(status) != 304, Int(status) != 204, Int(status) != 0 {
+            diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the HAR does not hold the response body; replay serves an empty one"))
+        }
+        if status == 0, let error = try response["_error"].optionalString(), !error.isEmpty {
+            // Chrome's net error for a failed request, or the recording proxy's reason.
+            diagnostics.append(Diagnostic(.noResponse, sequence: sequence, message: "entry \(index) got no response: \(error)"))
+        } else if let error = try response["_error"].optionalString(), !error.isEmpty {
+            // A response that stopped short: Chrome's net error (ERR_CONTENT_LENGTH_MISMATCH),
+            // or the recording proxy's reason (the upstream closed mid-body).
+            diagnostics.append(Diagnostic(.responseIncomplete, sequence: sequence, message: "entry \(index): the response stopped short: \(error)"))
+        }
+        if let received = content["_receivedBytes"].number, received > Double(body.count) {
+            // The recording proxy kept the first --max-body-bytes of a longer body.
+            let note = (try? content["comment"].optionalString()) ?? nil
+            diagnostics.append(Diagnostic(.responseBodyLimit, sequence: sequence, message: "entry \(index): \(note ?? "the body is cut: \(Int(received)) bytes were received")"))
+        }
+        let bodySize = try response["bodySize"].optionalNumber()
+        let redirectURL = try response["redirectURL"].optionalString()
+        return RecordedResponse(
+            status: Int(status),
+            statusText: try response["statusText"].optionalString() ?? "",
+            httpVersion: Self.httpVersion(try response["httpVersion"].optionalString()),
+            headers: responseHeaders,
+            body: body,
+            // A size is a count of bytes: anything else (1e300, NaN, 2.5) is treated as unknown,
+            // never converted (a Double past Int.max would trap; the fuzzer found it).
+            encodedLength: bodySize.flatMap { $0 >= 0 && $0 <= 1e15 && $0 == $0.rounded() ? Int($0) : nil },
+            bodyMissing: bodyMissing,
+            redirectURL: (redirectURL?.isEmpty ?? true) ? nil : redirectURL
+        )
+    }
+
+    /// The response body as the entry holds it (text, base64, Polly.js's coded bytes, a
+    /// Playwright side file), and whether it is missing.
+    func responseBody(_ content: JSONNode, headers responseHeaders: HeaderList, index: Int, sourceFile: String, diagnostics: inout [Diagnostic]) throws -> (Data, Bool) {
+        let sequence = index
+        var body = Data()
+        var bodyMissing = false
+        if content.isMissing {
+            bodyMissing = true
+        } else {
+            _ = try content.object()
+            if let text = try content["text"].optionalString() {
+                let encoding = try content["encoding"].optionalString()
+                if encoding?.asciiLowercased == "base64" {
+                    guard let decoded = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                        throw content["text"].fail("content.encoding is base64 but the text is not valid base64")
+                    }
+                    body = decoded
+                } else if content["_isBinary"].bool == true, let coded = Self.pollyBinary(text) {
+                    // Polly.js: the bytes as sent, so the Content-Encoding still applies.
+                    body = coded
+                    if let coding = responseHeaders.first("Content-Encoding") {
+                        do {
+                            if let decoded = try ContentDecoder().decodeIfEncoded([UInt8](coded), contentEncoding: coding) { body = Data(decoded.bytes) }
+                        } catch {
+                            diagnostics.append(Diagnostic(.contentDecodingFailed, sequence: sequence, message: "entry \(index): the Polly.js body did not decode as \(coding) (\(error)); kept as recorded"))
+                        }
+                    }
+                } else {
+                    body = Self.encodeText(text, contentType: responseHeaders.first("Content-Type"))
+                }
+            } else if let side = try content["_file"].optionalString() {
+                // Playwright: the body in a file beside the HAR.
+                if let bytes = Self.sideFile(side, besideHAR: sourceFile) {
+                    body = bytes
+                } else {
+                    bodyMissing = true
+                    diagnostics.append(Diagnostic(.responseBodyMissing, sequence: sequence, message: "entry \(index): the body's side file \(side) is not beside the HAR"))
+                }
+            } else {
+                bodyMissing = (try content["size"].optionalNumber() ?? 0) > 0
+            }
+        }
+        return (body, bodyMissing)
     }
 
     /// Chrome's `_webSocketMessages` (the recording proxy's journal writes them alike): per
