@@ -29,47 +29,8 @@ public struct MarkdownReport: Sendable {
         var out = "## h5replay: run \(run.id ?? 0)\(run.label.map { " (\(escape($0)))" } ?? "")\n\n"
         out += "\(run.profile), \(model.recordings.count) recording(s), \(run.exchangeCount) exchange(s). "
         out += "**\(model.count(.error)) error(s)**, \(model.count(.warning)) warning(s), \(model.count(.info)) info.\n\n"
-        if let gate {
-            out += gate.passed ? "**Gate passed**" : "**Gate failed: \(gate.failing.count) new finding(s)**"
-            out += gate.baseline.map { " against run \($0.id ?? 0)\($0.label.map { " (\(escape($0)))" } ?? "")" } ?? " (no baseline)"
-            out += ": \(gate.new.count) new, \(gate.fixed.count) fixed, \(gate.unchanged.count) unchanged.\n\n"
-            if !gate.failing.isEmpty {
-                out += "| new finding | preset | recording | exchange | rules |\n| --- | --- | --- | --- | --- |\n"
-                for f in gate.failing.prefix(Self.gateRowsShown) {
-                    out += "| \(f.code.rawValue) | \(f.preset) | \(escape(f.recording)) | #\(f.sequence) \(f.method) \(escape(f.url)) | \(f.rules.map(\.rawValue).joined(separator: ", ")) |\n"
-                }
-                if gate.failing.count > Self.gateRowsShown {
-                    out += "\n\(gate.failing.count - Self.gateRowsShown) more new finding(s): `h5replay report --run \(run.id ?? 0)` lists them by preset.\n"
-                }
-                out += "\n"
-            }
-        }
-        out += "| recording | " + model.presets.joined(separator: " | ") + " |\n"
-        out += "| --- |" + String(repeating: " --- |", count: model.presets.count) + "\n"
-        for recording in model.recordings {
-            out += "| \(escape(recording)) |"
-            for preset in model.presets {
-                let c = model.cell(recording: recording, preset: preset)
-                out += model.notCompared(recording: recording, preset: preset).map { " ➖ \($0) |" } ?? (c.isClean ? " ✅ ok |" : " \(c.errors > 0 ? "❌" : "⚠️") \(c.errors)E \(c.warnings)W \(c.infos)I |")
-            }
-            out += "\n"
-        }
-        if !model.coveragePairs.isEmpty {
-            out += "\n### Offline package and prefetch coverage\n\n| recording | preset | offline hit | stale | miss | not interceptable | prefetch hit | mismatch | stale | unused |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-            for (recording, preset) in model.coveragePairs {
-                guard let c = model.coverageCounts(recording: recording, preset: preset) else { continue }
-                let o = ["hit", "stale", "miss", "not-interceptable"].map { String(c.offline[$0] ?? 0) }
-                let p = ["hit", "mismatch", "stale", "unused"].map { String(c.prefetch[$0] ?? 0) }
-                out += "| \(escape(recording)) | \(preset) | " + (o + p).joined(separator: " | ") + " |\n"
-            }
-        }
-        for upgrade in model.upgrades {
-            out += "\n### Upgrade \(upgrade.from) to \(upgrade.to): fixes \(upgrade.fixedCount), breaks \(upgrade.brokenCount)\n\n"
-            if upgrade.recordings.isEmpty { out += "The same findings under both.\n" } else { out += "| recording | fixes | breaks |\n| --- | --- | --- |\n" }
-            for change in upgrade.recordings {
-                out += "| \(escape(change.recording)) | \(escape(Upgrade.summary(change.fixed))) | \(escape(Upgrade.summary(change.broken))) |\n"
-            }
-        }
+        if let gate { out += gateSection(gate, model) }
+        out += matrix(model) + coverage(model) + upgrades(model)
         // Each code's most important findings are written whatever the limit; what they
         // leave of it goes to the rest, folded, in the order they come.
         struct Group {
@@ -130,6 +91,70 @@ public struct MarkdownReport: Sendable {
         }
         if omitted > 0 {
             out += "\n\(omitted) finding(s) left out to keep this summary under \(limit) bytes: `h5replay report --run \(run.id ?? 0) --format html -o report.html` has them all.\n"
+        }
+        return out
+    }
+
+    /// The gate's verdict against its baseline, and the new findings that failed it.
+    func gateSection(_ gate: Gate.Result, _ model: ReportModel) -> String {
+        let run = model.run
+        var out = ""
+        out += gate.passed ? "**Gate passed**" : "**Gate failed: \(gate.failing.count) new finding(s)**"
+        out += gate.baseline.map { " against run \($0.id ?? 0)\($0.label.map { " (\(escape($0)))" } ?? "")" } ?? " (no baseline)"
+        out += ": \(gate.new.count) new, \(gate.fixed.count) fixed, \(gate.unchanged.count) unchanged.\n\n"
+        if !gate.failing.isEmpty {
+            out += "| new finding | preset | recording | exchange | rules |\n| --- | --- | --- | --- | --- |\n"
+            for f in gate.failing.prefix(Self.gateRowsShown) {
+                out += "| \(f.code.rawValue) | \(f.preset) | \(escape(f.recording)) | #\(f.sequence) \(f.method) \(escape(f.url)) | \(f.rules.map(\.rawValue).joined(separator: ", ")) |\n"
+            }
+            if gate.failing.count > Self.gateRowsShown {
+                out += "\n\(gate.failing.count - Self.gateRowsShown) more new finding(s): `h5replay report --run \(run.id ?? 0)` lists them by preset.\n"
+            }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// Each recording's cell under each preset.
+    func matrix(_ model: ReportModel) -> String {
+        var out = ""
+        out += "| recording | " + model.presets.joined(separator: " | ") + " |\n"
+        out += "| --- |" + String(repeating: " --- |", count: model.presets.count) + "\n"
+        for recording in model.recordings {
+            out += "| \(escape(recording)) |"
+            for preset in model.presets {
+                let c = model.cell(recording: recording, preset: preset)
+                out += model.notCompared(recording: recording, preset: preset).map { " ➖ \($0) |" } ?? (c.isClean ? " ✅ ok |" : " \(c.errors > 0 ? "❌" : "⚠️") \(c.errors)E \(c.warnings)W \(c.infos)I |")
+            }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// The offline package's and the prefetch config's verdicts, where the run has them.
+    func coverage(_ model: ReportModel) -> String {
+        var out = ""
+        if !model.coveragePairs.isEmpty {
+            out += "\n### Offline package and prefetch coverage\n\n| recording | preset | offline hit | stale | miss | not interceptable | prefetch hit | mismatch | stale | unused |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+            for (recording, preset) in model.coveragePairs {
+                guard let c = model.coverageCounts(recording: recording, preset: preset) else { continue }
+                let o = ["hit", "stale", "miss", "not-interceptable"].map { String(c.offline[$0] ?? 0) }
+                let p = ["hit", "mismatch", "stale", "unused"].map { String(c.prefetch[$0] ?? 0) }
+                out += "| \(escape(recording)) | \(preset) | " + (o + p).joined(separator: " | ") + " |\n"
+            }
+        }
+        return out
+    }
+
+    /// What moving each framework preset to another release fixes and breaks.
+    func upgrades(_ model: ReportModel) -> String {
+        var out = ""
+        for upgrade in model.upgrades {
+            out += "\n### Upgrade \(upgrade.from) to \(upgrade.to): fixes \(upgrade.fixedCount), breaks \(upgrade.brokenCount)\n\n"
+            if upgrade.recordings.isEmpty { out += "The same findings under both.\n" } else { out += "| recording | fixes | breaks |\n| --- | --- | --- |\n" }
+            for change in upgrade.recordings {
+                out += "| \(escape(change.recording)) | \(escape(Upgrade.summary(change.fixed))) | \(escape(Upgrade.summary(change.broken))) |\n"
+            }
         }
         return out
     }
