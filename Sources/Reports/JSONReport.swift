@@ -59,27 +59,7 @@ public struct JSONReport: Sendable {
         // Foundation objects for JSONSerialization took minutes and gigabytes.
         json.object(at: 0, [
             ("coverage", .raw { json, indent in
-                json.array(at: indent, model.coveragePairs) { pair in
-                    let counts = model.coverageCounts(recording: pair.recording, preset: pair.preset) ?? ReportModel.CoverageCounts()
-                    let items = model.coverage[pair.recording]?[pair.preset] ?? []
-                    return .object([
-                        ("recording", .string(pair.recording)), ("preset", .string(pair.preset)),
-                        ("offline", .object([
-                            ("hit", .int(counts.offline["hit"] ?? 0)), ("stale", .int(counts.offline["stale"] ?? 0)),
-                            ("miss", .int(counts.offline["miss"] ?? 0)), ("notInterceptable", .int(counts.offline["not-interceptable"] ?? 0)),
-                        ])),
-                        ("prefetch", .object([
-                            ("hit", .int(counts.prefetch["hit"] ?? 0)), ("mismatch", .int(counts.prefetch["mismatch"] ?? 0)),
-                            ("stale", .int(counts.prefetch["stale"] ?? 0)), ("unused", .int(counts.prefetch["unused"] ?? 0)),
-                        ])),
-                        ("items", .array(items.map {
-                            .object([
-                                ("kind", .string($0.kind.rawValue)), ("sequence", .int($0.sequence)), ("verdict", .string($0.verdict)),
-                                ("method", .string($0.method)), ("url", .string($0.url)), ("detail", .string($0.detail)),
-                            ])
-                        })),
-                    ])
-                }
+                json.array(at: indent, model.coveragePairs) { coverageValue($0, model) }
             }),
             ("run", .object([
                 ("id", .int(Int(run.id ?? 0))), ("profile", .string(run.profile)), ("ios", .string(run.ios)),
@@ -106,23 +86,7 @@ public struct JSONReport: Sendable {
                 }
             }),
             ("findings", .raw { json, indent in
-                json.array(at: indent, model.findings) { original in
-                    let f = redactor.finding(original)
-                    return .object([
-                        ("preset", .string(f.preset)), ("code", .string(f.code.rawValue)), ("severity", .string(f.severity.rawValue)),
-                        ("recording", .string(f.recording)), ("sequence", .int(f.sequence)), ("method", .string(f.method)), ("url", .string(f.url)),
-                        ("subject", f.subject.map { .string($0) } ?? .null), ("subjects", .array(f.subjects.map { .string(redactor.text($0)) })),
-                        ("likelihood", f.likelihood.map { .double($0) } ?? .null), ("rank", .string(f.rank.rawValue)),
-                        ("rules", .array(f.rules.map { .string($0.rawValue) })), ("confidence", .string(f.confidence.rawValue)),
-                        ("message", .string(f.message)), ("baseline", .bool(f.baseline)),
-                        ("inferences", .array(f.inferences.map { i in
-                            .object([("kind", .string(i.kind.rawValue)), ("subject", .string(redactor.text(i.subject))), ("inferred", .string(i.inferred)),
-                                ("contradictedBy", i.contradictedBy.map { .string($0) } ?? .null)])
-                        })),
-                        ("expected", .object(redactor.fields(f.expected).map { ($0.key, .string($0.value)) })),
-                        ("actual", .object(redactor.fields(f.actual).map { ($0.key, .string($0.value)) })),
-                    ])
-                }
+                json.array(at: indent, model.findings) { findingValue(redactor.finding($0)) }
             }),
             ("advice", .array(model.advice.map { a in
                 .object([
@@ -131,17 +95,61 @@ public struct JSONReport: Sendable {
                     ("codes", .object(a.codes.map { ($0.key, .int($0.value)) })), ("added", .object(a.added.map { ($0.key, .int($0.value)) })),
                 ])
             })),
-            ("upgrades", .array(model.upgrades.map { upgrade in
-                func brief(_ f: Finding) -> PrettyJSON.Value { .object([("code", .string(f.code.rawValue)), ("sequence", .int(f.sequence)), ("subject", f.subject.map { .string(redactor.text($0)) } ?? .null)]) }
-                return .object([
-                    ("from", .string(upgrade.from)), ("to", .string(upgrade.to)),
-                    ("recordings", .array(upgrade.recordings.map { change in
-                        .object([("recording", .string(change.recording)), ("fixed", .array(change.fixed.map(brief))), ("broken", .array(change.broken.map(brief)))])
-                    })),
+            ("upgrades", .array(model.upgrades.map(upgradeValue))),
+        ])
+        try json.finish()
+    }
+
+    /// A recording and preset's offline and prefetch counts, with each verdict.
+    private func coverageValue(_ pair: (recording: String, preset: String), _ model: ReportModel) -> PrettyJSON.Value {
+        let counts = model.coverageCounts(recording: pair.recording, preset: pair.preset) ?? ReportModel.CoverageCounts()
+        let items = model.coverage[pair.recording]?[pair.preset] ?? []
+        return .object([
+            ("recording", .string(pair.recording)), ("preset", .string(pair.preset)),
+            ("offline", .object([
+                ("hit", .int(counts.offline["hit"] ?? 0)), ("stale", .int(counts.offline["stale"] ?? 0)),
+                ("miss", .int(counts.offline["miss"] ?? 0)), ("notInterceptable", .int(counts.offline["not-interceptable"] ?? 0)),
+            ])),
+            ("prefetch", .object([
+                ("hit", .int(counts.prefetch["hit"] ?? 0)), ("mismatch", .int(counts.prefetch["mismatch"] ?? 0)),
+                ("stale", .int(counts.prefetch["stale"] ?? 0)), ("unused", .int(counts.prefetch["unused"] ?? 0)),
+            ])),
+            ("items", .array(items.map {
+                .object([
+                    ("kind", .string($0.kind.rawValue)), ("sequence", .int($0.sequence)), ("verdict", .string($0.verdict)),
+                    ("method", .string($0.method)), ("url", .string($0.url)), ("detail", .string($0.detail)),
                 ])
             })),
         ])
-        try json.finish()
+    }
+
+    /// One finding, redacted already.
+    private func findingValue(_ f: Finding) -> PrettyJSON.Value {
+        .object([
+            ("preset", .string(f.preset)), ("code", .string(f.code.rawValue)), ("severity", .string(f.severity.rawValue)),
+            ("recording", .string(f.recording)), ("sequence", .int(f.sequence)), ("method", .string(f.method)), ("url", .string(f.url)),
+            ("subject", f.subject.map { .string($0) } ?? .null), ("subjects", .array(f.subjects.map { .string(redactor.text($0)) })),
+            ("likelihood", f.likelihood.map { .double($0) } ?? .null), ("rank", .string(f.rank.rawValue)),
+            ("rules", .array(f.rules.map { .string($0.rawValue) })), ("confidence", .string(f.confidence.rawValue)),
+            ("message", .string(f.message)), ("baseline", .bool(f.baseline)),
+            ("inferences", .array(f.inferences.map { i in
+                .object([("kind", .string(i.kind.rawValue)), ("subject", .string(redactor.text(i.subject))), ("inferred", .string(i.inferred)),
+                    ("contradictedBy", i.contradictedBy.map { .string($0) } ?? .null)])
+            })),
+            ("expected", .object(redactor.fields(f.expected).map { ($0.key, .string($0.value)) })),
+            ("actual", .object(redactor.fields(f.actual).map { ($0.key, .string($0.value)) })),
+        ])
+    }
+
+    /// What a move to another release fixes and breaks, recording by recording.
+    private func upgradeValue(_ upgrade: Upgrade) -> PrettyJSON.Value {
+        func brief(_ f: Finding) -> PrettyJSON.Value { .object([("code", .string(f.code.rawValue)), ("sequence", .int(f.sequence)), ("subject", f.subject.map { .string(redactor.text($0)) } ?? .null)]) }
+        return .object([
+            ("from", .string(upgrade.from)), ("to", .string(upgrade.to)),
+            ("recordings", .array(upgrade.recordings.map { change in
+                .object([("recording", .string(change.recording)), ("fixed", .array(change.fixed.map(brief))), ("broken", .array(change.broken.map(brief)))])
+            })),
+        ])
     }
 }
 
