@@ -35,31 +35,7 @@ public enum ExchangeClassifier {
         }
         let headers = InitiatorHeaders(request.headers)
         // 2. Sec-Fetch-Dest / Sec-Fetch-Mode.
-        if let dest = headers.fetchDest?.asciiLowercased {
-            let mode = headers.fetchMode?.asciiLowercased
-            switch dest {
-            case "document", "iframe", "frame":
-                if mode == nil || mode == "navigate" { return isFormPost(request) ? .formSubmission : .navigation }
-            case "empty":
-                // No site for a request with no destination: the browser's own (its sync, an
-                // extension's background fetch), not a page's, which always has one (NC1).
-                if headers.fetchSite?.caseInsensitiveEquals("none") == true { return .native }
-                // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API,
-                // and EventSource's own headers an EventSource (ES1).
-                if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
-                    if isEventSource(request) { return .eventSource }
-                    return headers.requestedWithXHR ? .xhr : .ajax
-                }
-            case "script", "worker", "sharedworker", "serviceworker": return .script
-            case "style", "xslt": return .stylesheet
-            case "image": return .image
-            case "font": return .font
-            case "audio", "video", "track": return .media
-            case "report": return .beacon
-            case "websocket": return .websocket
-            default: break
-            }
-        }
+        if let byDestination = initiator(fetchMetadata: headers, request: request) { return byDestination }
         // NC1, after the marks only engines send: a User-Agent that is no browser engine's
         // is the app's native code or another program. Every engine's, a web view's
         // included, starts "Mozilla/" (old Opera "Opera/"); NSURLSession's names the app
@@ -85,31 +61,78 @@ public enum ExchangeClassifier {
             if isFormPost(request) { return sentByScript(request) ? .ajax : .formSubmission }
         }
         // 5. Path extension, else an ajax request of unknown API.
+        if let byExtension = initiator(pathExtension: request, headers: headers) { return byExtension }
+        // 6 to 8. A GET: what was loaded, by its answer's type, a JSONP call or the Accept.
+        if request.method == "GET", let byLoad = initiator(loaded: exchange) { return byLoad }
+        // 9. A GET to another origin than the page's (its Referer's) without an Origin was
+        //    no XHR or fetch: a cross-origin XHR or fetch is a CORS request, and carries
+        //    Origin in every engine that can send one. It is an element's no-cors load
+        //    (a script, an image, a frame): no CORS, no bridge.
+        if request.method == "GET", !headers.hasOrigin, isCrossOriginToReferer(request) { return .other }
+        return .ajax
+    }
+
+    /// Rule 2: what Sec-Fetch-Dest and Sec-Fetch-Mode say; nil when they say nothing.
+    @inline(__always) static func initiator(fetchMetadata headers: InitiatorHeaders, request: RecordedRequest) -> Initiator? {
+        guard let dest = headers.fetchDest?.asciiLowercased else { return nil }
+        let mode = headers.fetchMode?.asciiLowercased
+        switch dest {
+        case "document", "iframe", "frame":
+            if mode == nil || mode == "navigate" { return isFormPost(request) ? .formSubmission : .navigation }
+        case "empty":
+            // No site for a request with no destination: the browser's own (its sync, an
+            // extension's background fetch), not a page's, which always has one (NC1).
+            if headers.fetchSite?.caseInsensitiveEquals("none") == true { return .native }
+            // An ajax request; rule 3's X-Requested-With tells XHR from an unknown API,
+            // and EventSource's own headers an EventSource (ES1).
+            if mode == "cors" || mode == "same-origin" || mode == "no-cors" {
+                if isEventSource(request) { return .eventSource }
+                return headers.requestedWithXHR ? .xhr : .ajax
+            }
+        case "script", "worker", "sharedworker", "serviceworker": return .script
+        case "style", "xslt": return .stylesheet
+        case "image": return .image
+        case "font": return .font
+        case "audio", "video", "track": return .media
+        case "report": return .beacon
+        case "websocket": return .websocket
+        default: break
+        }
+        return nil
+    }
+
+    /// Rule 5: what the path's extension names; nil when it names nothing.
+    @inline(__always) static func initiator(pathExtension request: RecordedRequest, headers: InitiatorHeaders) -> Initiator? {
         // The last "." byte: an extension with any non-ASCII in it matches no case below,
         // so a dot a combining mark follows makes no difference.
-        if let path = request.target?.path.asciiLowercased, let dot = path.utf8.lastIndex(of: 0x2E), !path.utf8[dot...].contains(0x2F) {
-            switch path[path.utf8.index(after: dot)...] {
-            case "js", "mjs": return .script
-            // An XSLT stylesheet is fetched by the document's `<?xml-stylesheet?>`.
-            case "css", "xsl", "xslt": return .stylesheet
-            case "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "avif": return .image
-            case "woff", "woff2", "ttf", "otf", "eot": return .font
-            case "mp4", "webm", "mp3", "m4a", "ogg", "wav", "m3u8", "ts", "mov": return .media
-            // A page's path, unless the request asked for something else: every engine
-            // since about 2012 and the older ones rule 4 knows send a document's Accept
-            // with a navigation, so under another Accept (a script's `*/*`, an old Android
-            // browser's `text/xml, text/html, ..., */*;q=0.8`) the rules below decide.
-            case "html", "htm":
-                if request.method != "GET" { return .ajax }
-                if headers.acceptIsDocument != false { return .navigation }
-            default: break
-            }
+        guard let path = request.target?.path.asciiLowercased, let dot = path.utf8.lastIndex(of: 0x2E), !path.utf8[dot...].contains(0x2F) else { return nil }
+        switch path[path.utf8.index(after: dot)...] {
+        case "js", "mjs": return .script
+        // An XSLT stylesheet is fetched by the document's `<?xml-stylesheet?>`.
+        case "css", "xsl", "xslt": return .stylesheet
+        case "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "avif": return .image
+        case "woff", "woff2", "ttf", "otf", "eot": return .font
+        case "mp4", "webm", "mp3", "m4a", "ogg", "wav", "m3u8", "ts", "mov": return .media
+        // A page's path, unless the request asked for something else: every engine
+        // since about 2012 and the older ones rule 4 knows send a document's Accept
+        // with a navigation, so under another Accept (a script's `*/*`, an old Android
+        // browser's `text/xml, text/html, ..., */*;q=0.8`) the rules below decide.
+        case "html", "htm":
+            if request.method != "GET" { return .ajax }
+            if headers.acceptIsDocument != false { return .navigation }
+        default: break
         }
+        return nil
+    }
+
+    /// Rules 6 to 8, for a GET: what was loaded, by its answer's type, a JSONP call or the
+    /// Accept an element sends; nil when none says.
+    @inline(__always) static func initiator(loaded exchange: Exchange) -> Initiator? {
         // 6. A GET with no script marker whose answer is an image, a stylesheet, a script, a
         //    font or media was loaded by the element that shows it (an ad's `<img src=imgad?id=>`),
         //    not by an XHR: an ajax guess there would blame the JS bridge for what an image
         //    tag does. Old captures, without Sec-Fetch headers, need this most.
-        if request.method == "GET", let type = exchange.response.headers.first("Content-Type")?.asciiLowercased {
+        if let type = exchange.response.headers.first("Content-Type")?.asciiLowercased {
             if type.hasPrefix("image/") { return .image }
             if type.hasPrefix("text/css") || type.hasPrefix("text/xsl") || type.hasPrefix("application/xslt+xml") { return .stylesheet }
             if type.hasPrefix("font/") || type.hasPrefix("application/font") { return .font }
@@ -119,24 +142,17 @@ public enum ExchangeClassifier {
         // 7. JSONP: an answer that calls the function its query named (`?callback=cb`
         //    answered `cb({...})`) was loaded by a `<script src>`, whatever its Content-Type
         //    (Twitter's said application/json): no CORS, no XHR or fetch bridge.
-        if request.method == "GET", isJSONPAnswer(exchange) { return .script }
+        if isJSONPAnswer(exchange) { return .script }
         // 8. What the element asked for: browsers send an image's or a stylesheet's own
         //    Accept ("image/webp,*/*;q=0.8", "text/css,*/*;q=0.1"); XHR and fetch send "*/*"
         //    or what the script set.
-        if request.method == "GET", let accept = request.headers.first("Accept")?.asciiLowercased {
+        if let accept = exchange.request.headers.first("Accept")?.asciiLowercased {
             if accept.hasPrefix("image/") { return .image }
             if accept.hasPrefix("text/css") { return .stylesheet }
         }
-        // 9. A GET to another origin than the page's (its Referer's) without an Origin was
-        //    no XHR or fetch: a cross-origin XHR or fetch is a CORS request, and carries
-        //    Origin in every engine that can send one. It is an element's no-cors load
-        //    (a script, an image, a frame): no CORS, no bridge.
-        if request.method == "GET", !headers.hasOrigin, isCrossOriginToReferer(request) { return .other }
-        return .ajax
+        return nil
     }
 
-    /// A GET for an icon (`.ico`, or answered as one): the browser's favicon.
-    /// Read in place: it is asked of every exchange.
     /// Whether a response is an HTML document: its Content-Type says so, or, without one,
     /// its body starts with `<`.
     static func isHTML(_ response: RecordedResponse) -> Bool {
@@ -144,6 +160,8 @@ public enum ExchangeClassifier {
         return response.body.first == UInt8(ascii: "<")
     }
 
+    /// A GET for an icon (`.ico`, or answered as one): the browser's favicon.
+    /// Read in place: it is asked of every exchange.
     static func isFavicon(_ exchange: Exchange) -> Bool {
         guard exchange.request.method == "GET", let target = exchange.request.target else { return false }
         let path = target.path.utf8
