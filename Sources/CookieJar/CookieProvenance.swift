@@ -380,52 +380,78 @@ public struct CookieProvenance: Sendable, Hashable {
                     carried.append(SentCookie(name: name, value: value, kind: .preExisting, setBy: widened.firstSeen, hop: nil))
                     continue
                 }
-                // Not explained by the jar: written by script, or there from the start.
-                // The inferred cookie is host-only on the request host, path "/", session.
-                // Written by script only where the recording shows it was not there before:
-                // an earlier request that would have carried it went without it (the
-                // write's window). Without one (the first request to its site, or to its
-                // host: another host of the site would not have been sent a cookie of this
-                // one) nothing shows it new: there from the start. A script of the page's
-                // site cannot write another host's host-only cookie, and a third party's
-                // cookie first carried to it has no writer the recording shows.
-                // Another value of a cookie the jar holds is a write on any request after
-                // the site's first.
-                let written = time - CookieProvenance.scriptLead
-                var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
-                let replacing = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name })
-                let shownNew = firstToSite || replacing != nil ? nil : try windowStart(for: cookie, before: exchange.sequence)
-                var kind: Inference.Kind = !firstToSite && (replacing != nil || shownNew != nil) ? .scriptSet : .preExisting
-                var under: String? = CookieStore.defaultPath(target.path)
-                if kind == .scriptSet, beforeAnyPage, let start = thereFromTheStart(cookie, under: under!) {
-                    cookie = start
-                    kind = .preExisting
-                } else if let r = replacing {
-                    // A script overwrote a cookie the jar holds: keep its scope.
-                    accounted.mark(r)
-                    let replaced = expected[r]
-                    cookie.domain = replaced.domain
-                    cookie.hostOnly = replaced.hostOnly
-                    cookie.path = replaced.path
-                    cookie.creation = replaced.creation
-                    under = origin[replaced.key]?.under.flatMap { CookieStore.pathMatches(target.path, $0) ? $0 : nil }
-                }
-                if kind == .scriptSet {
-                    let previous = replacing.map { expected[$0] }.map { old in
-                        (value: old.value, kind: origin[old.key]?.kind ?? .serverSet, by: origin[old.key]?.by, hop: origin[old.key]?.hop)
-                    }
-                    noteWrite(cookie.key, replacing: previous, at: time)
-                }
-                jar.set(cookie, at: written)
-                let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
-                let writtenBy = kind == .scriptSet ? siblingCarried(name: name, value: value, on: target).flatMap { $0 < time ? $0 : nil } : nil
-                events.append(Inference(kind: kind, cookie: cookie, windowStart: window, writtenBy: writtenBy))
-                noteCarried(cookie.key, at: time)
-                let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
-                origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
-                noteGuess(cookie)
-                carried.append(SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
+                let (inference, sent) = try inferUnexplained(
+                    name: name, value: value, exchange: exchange, target: target, expected: expected, accounted: &accounted, firstToSite: firstToSite, beforeAnyPage: beforeAnyPage)
+                events.append(inference)
+                carried.append(sent)
             }
+            inferLacked(exchange: exchange, target: target, expected: expected, accounted: accounted, recorded: recorded, builtBeforeWrite: builtBeforeWrite, evidence: evidence, into: &events)
+            settleShortWrites(&events, on: target)
+            arriving.hold((exchange, target, false), of: exchange)
+            if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
+            return (carried, events)
+        }
+
+        /// A pair of the request the jar does not explain, inferred: written by script, or
+        /// there from the start; the jar and the write's notes learn it.
+        @inline(__always) mutating func inferUnexplained(
+            name: String, value: String, exchange: Exchange, target: RequestTarget, expected: [Cookie], accounted: inout IndexMarks, firstToSite: Bool, beforeAnyPage: Bool
+        ) throws -> (Inference, SentCookie) {
+            let time = exchange.startedAt
+            // Not explained by the jar: written by script, or there from the start.
+            // The inferred cookie is host-only on the request host, path "/", session.
+            // Written by script only where the recording shows it was not there before:
+            // an earlier request that would have carried it went without it (the
+            // write's window). Without one (the first request to its site, or to its
+            // host: another host of the site would not have been sent a cookie of this
+            // one) nothing shows it new: there from the start. A script of the page's
+            // site cannot write another host's host-only cookie, and a third party's
+            // cookie first carried to it has no writer the recording shows.
+            // Another value of a cookie the jar holds is a write on any request after
+            // the site's first.
+            let written = time - CookieProvenance.scriptLead
+            var cookie = Cookie(name: name, value: value, domain: target.host, hostOnly: true, path: "/", creation: written)
+            let replacing = expected.indices.first(where: { !accounted[$0] && expected[$0].name == name })
+            let shownNew = firstToSite || replacing != nil ? nil : try windowStart(for: cookie, before: exchange.sequence)
+            var kind: Inference.Kind = !firstToSite && (replacing != nil || shownNew != nil) ? .scriptSet : .preExisting
+            var under: String? = CookieStore.defaultPath(target.path)
+            if kind == .scriptSet, beforeAnyPage, let start = thereFromTheStart(cookie, under: under!) {
+                cookie = start
+                kind = .preExisting
+            } else if let r = replacing {
+                // A script overwrote a cookie the jar holds: keep its scope.
+                accounted.mark(r)
+                let replaced = expected[r]
+                cookie.domain = replaced.domain
+                cookie.hostOnly = replaced.hostOnly
+                cookie.path = replaced.path
+                cookie.creation = replaced.creation
+                under = origin[replaced.key]?.under.flatMap { CookieStore.pathMatches(target.path, $0) ? $0 : nil }
+            }
+            if kind == .scriptSet {
+                let previous = replacing.map { expected[$0] }.map { old in
+                    (value: old.value, kind: origin[old.key]?.kind ?? .serverSet, by: origin[old.key]?.by, hop: origin[old.key]?.hop)
+                }
+                noteWrite(cookie.key, replacing: previous, at: time)
+            }
+            jar.set(cookie, at: written)
+            let window = kind == .scriptSet ? try windowStart(for: cookie, before: exchange.sequence) : nil
+            let writtenBy = kind == .scriptSet ? siblingCarried(name: name, value: value, on: target).flatMap { $0 < time ? $0 : nil } : nil
+            let inference = Inference(kind: kind, cookie: cookie, windowStart: window, writtenBy: writtenBy)
+            noteCarried(cookie.key, at: time)
+            let provenance: Kind = kind == .preExisting ? .preExisting : .scriptSet
+            origin[cookie.key] = (provenance, exchange.sequence, nil, cookie.path == "/" ? under : nil)
+            noteGuess(cookie)
+            return (inference, SentCookie(name: name, value: value, kind: provenance, setBy: exchange.sequence, hop: nil))
+        }
+
+        /// The jar's cookies the request lacks: deleted by script, a path guessed too wide,
+        /// a header built before a write, or a browser started afresh.
+        @inline(__always) mutating func inferLacked(
+            exchange: Exchange, target: RequestTarget, expected: [Cookie], accounted: IndexMarks, recorded: [(name: String, value: String)], builtBeforeWrite: Bool, evidence: Bool,
+            into events: inout [Inference]
+        ) {
+            let time = exchange.startedAt
             // A cookie the jar would send that the request lacks was deleted by script, unless
             // its path was a guess that a narrower one explains. Not on a third-party request:
             // the recording engine's third-party cookie policy (WebKit's full third-party
@@ -468,10 +494,6 @@ public struct CookieProvenance: Sendable, Hashable {
                     events.append(Inference(kind: .forgotten, cookie: cookie, windowStart: nil))
                 }
             }
-            settleShortWrites(&events, on: target)
-            arriving.hold((exchange, target, false), of: exchange)
-            if evidence { remember(PastRequest(sequence: exchange.sequence, startedAt: time, target: target, cookies: recorded)) }
-            return (carried, events)
         }
 
         /// Lands every held response a carried pair shows arrived: one whose Set-Cookie
