@@ -618,20 +618,7 @@ public enum ExchangeClassifier {
             _ = terminated.upgrade(&exchange)
             if exchange.response.status == 304 { notModified += 1 } else if exchange.evidenceGap == .fromCache { fromCache += 1 }
 
-            // A redirect target: the first waiting 3xx for this URL whose method fits claims it.
-            var claimedBy: Awaiting?
-            if !awaiting.isEmpty, mayBeAwaited(exchange.request) {
-                let key = ExchangeClassifier.normalize(exchange.request)
-                if var list = awaiting[key], let k = list.firstIndex(where: { $0.method == nil || $0.method == exchange.request.method }) {
-                    let from = list.remove(at: k)
-                    awaiting[key] = list.isEmpty ? nil : list
-                    countAwaiting(at: from.path, by: -1)
-                    exchange.redirect = RedirectLink(chainStart: from.chainStart, hop: from.hop + 1, next: nil)
-                    exchange.initiator = from.chainInitiator == .formSubmission ? .navigation : from.chainInitiator
-                    claimedBy = from
-                    revisions.append(.redirectNext(sequence: from.sequence, next: sequence))
-                }
-            }
+            let claimedBy = claimRedirect(&exchange, sequence: sequence, revisions: &revisions)
 
             if exchange.initiator == .native { countNative(exchange) }
             // E5: the engine's CORS preflight carries no cookies, whatever the jar holds.
@@ -653,29 +640,7 @@ public enum ExchangeClassifier {
             }
 
             let site = traits.site
-            // The app's native requests (NC1) say nothing of the page's site.
-            if !topSiteSettled && exchange.initiator != .native {
-                if !topSiteGuessed {
-                    topSite = exchange.request.issuingPage.map { Site.of(host: $0.host) } ?? site
-                    topSiteGuessed = true
-                }
-                if exchange.initiator.isDocument && inputFrame == .main {
-                    topSiteSettled = true
-                    if sequence > 0 && site != topSite { revisions.append(.topSite(site, before: sequence)) }
-                    topSite = site
-                    topSiteChain = claimedBy?.chainStart ?? sequence
-                }
-            } else if topSiteSettled, site != nil, exchange.initiator.isDocument, inputFrame == .main, kind == .main {
-                // The main frame moved on: by a redirect of the document that set the top
-                // site (a sign-in page's 302 to the app), or to a document the engine names
-                // as the top-level one. A document without Sec-Fetch-Dest may be an ad's
-                // iframe read as the main frame's, so it does not move the top site.
-                let start = claimedBy?.chainStart ?? sequence
-                if start == topSiteChain || dest == "document" {
-                    topSite = site
-                    topSiteChain = start
-                }
-            }
+            followTopSite(exchange, site: site, sequence: sequence, inputFrame: inputFrame, frame: kind, destination: dest, chainStart: claimedBy?.chainStart, revisions: &revisions)
             exchange.frame = Frame(kind: kind, thirdParty: Self.isThirdParty(site, top: topSite))
             // Rule 9 without a Referer: a script's request to another site than the page's
             // is a CORS request and carries Origin in every engine that sends one; where the
@@ -709,6 +674,51 @@ public enum ExchangeClassifier {
                 countAwaiting(at: parsed?.path, by: 1)
             }
             return revisions
+        }
+
+        /// A redirect target: the first waiting 3xx for this URL whose method fits claims it;
+        /// the exchange joins its chain, and the 3xx learns what came next.
+        @inline(__always) mutating func claimRedirect(_ exchange: inout Exchange, sequence: Int, revisions: inout [Revision]) -> Awaiting? {
+            guard !awaiting.isEmpty, mayBeAwaited(exchange.request) else { return nil }
+            let key = ExchangeClassifier.normalize(exchange.request)
+            guard var list = awaiting[key], let k = list.firstIndex(where: { $0.method == nil || $0.method == exchange.request.method }) else { return nil }
+            let from = list.remove(at: k)
+            awaiting[key] = list.isEmpty ? nil : list
+            countAwaiting(at: from.path, by: -1)
+            exchange.redirect = RedirectLink(chainStart: from.chainStart, hop: from.hop + 1, next: nil)
+            exchange.initiator = from.chainInitiator == .formSubmission ? .navigation : from.chainInitiator
+            revisions.append(.redirectNext(sequence: from.sequence, next: sequence))
+            return from
+        }
+
+        /// The top-level page's site: guessed from the first page request, settled by the
+        /// first main-frame document, moved on by a later one the engine names top-level.
+        @inline(__always) mutating func followTopSite(
+            _ exchange: borrowing Exchange, site: String?, sequence: Int, inputFrame: Frame.Kind, frame kind: Frame.Kind, destination dest: String?, chainStart: Int?, revisions: inout [Revision]
+        ) {
+            // The app's native requests (NC1) say nothing of the page's site.
+            if !topSiteSettled && exchange.initiator != .native {
+                if !topSiteGuessed {
+                    topSite = exchange.request.issuingPage.map { Site.of(host: $0.host) } ?? site
+                    topSiteGuessed = true
+                }
+                if exchange.initiator.isDocument && inputFrame == .main {
+                    topSiteSettled = true
+                    if sequence > 0 && site != topSite { revisions.append(.topSite(site, before: sequence)) }
+                    topSite = site
+                    topSiteChain = chainStart ?? sequence
+                }
+            } else if topSiteSettled, site != nil, exchange.initiator.isDocument, inputFrame == .main, kind == .main {
+                // The main frame moved on: by a redirect of the document that set the top
+                // site (a sign-in page's 302 to the app), or to a document the engine names
+                // as the top-level one. A document without Sec-Fetch-Dest may be an ad's
+                // iframe read as the main frame's, so it does not move the top site.
+                let start = chainStart ?? sequence
+                if start == topSiteChain || dest == "document" {
+                    topSite = site
+                    topSiteChain = start
+                }
+            }
         }
 
         /// A main-frame document's inline script names the API of its calls
