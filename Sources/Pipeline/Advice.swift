@@ -66,7 +66,10 @@ struct AdviceCandidate {
     /// it may act on any.
     var acting: Set<Int>? = nil
     /// How `Adviser.Watched` and `all` key it.
-    var key: String { kind.rawValue + " " + snippet }
+    var key: String { Self.key(kind, snippet) }
+
+    /// The key of the candidate of `kind` written as `snippet`: one per change.
+    static func key(_ kind: Advice.Kind, _ snippet: String) -> String { kind.rawValue + " " + snippet }
 }
 
 /// The key that says two findings are the same: one code on one exchange about one subject.

@@ -101,7 +101,7 @@ enum AdviceCandidates {
         for kind in bundledKinds where !present.contains(kind.kind.name) {
             for snippet in [kind.plain] + kind.changed.map(\.snippet) + (kind.together.map { [$0] } ?? []) {
                 guard let value = mitigation(snippet) else { continue }
-                out.append((Advice.Kind.addMitigation.rawValue + " " + snippet, MitigationVariant(index: nil, mitigation: value)))
+                out.append((AdviceCandidate.key(.addMitigation, snippet), MitigationVariant(index: nil, mitigation: value)))
             }
         }
         for (i, object) in (preset.written?.mitigations ?? []).enumerated() where i < preset.mitigations.count {
@@ -109,7 +109,7 @@ enum AdviceCandidates {
             for (_, changed) in changes(of: object, choices: kind?.choices ?? [], for: nil) {
                 let text = changed.text
                 guard let value = decoded(changed, text: text, as: { try JSONDecoder().decode(MitigationSpec.self, from: $0).value }, in: decodedMitigations) else { continue }
-                out.append((Advice.Kind.setOption.rawValue + " " + text, MitigationVariant(index: i, mitigation: value)))
+                out.append((AdviceCandidate.key(.setOption, text), MitigationVariant(index: i, mitigation: value)))
             }
         }
         let counts = out.reduce(into: [String: Int]()) { $0[$1.key, default: 0] += 1 }
@@ -184,7 +184,7 @@ enum AdviceCandidates {
         // Each snippet's preset built once, not per group that asks for it.
         for (group, recordings) in groups {
             for snippet in mitigations(for: group, besides: preset) {
-                let key = Advice.Kind.addMitigation.rawValue + " " + snippet
+                let key = AdviceCandidate.key(.addMitigation, snippet)
                 if out[key] != nil {
                     out[key]?.recordings.formUnion(recordings)
                     continue
@@ -194,7 +194,7 @@ enum AdviceCandidates {
             for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
             // A release's preset is built the first time a group asks for that release.
             if let version = release(fixing: group.rules, in: preset), let base = preset.release?.baseName {
-                let key = Advice.Kind.version.rawValue + " \(base)@\(version)"
+                let key = AdviceCandidate.key(.version, "\(base)@\(version)")
                 if out[key] != nil { out[key]?.recordings.formUnion(recordings) } else { add(versioned(preset, at: version, fixing: group.rules, recordings: recordings)) }
             }
         }

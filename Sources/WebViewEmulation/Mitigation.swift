@@ -72,7 +72,8 @@ public struct MitigationHooks: Sendable {
     public var loadAboutToGo: (@Sendable (_ outcome: inout Outcome, _ load: PendingLoad) -> LoadAnswer?)?
     /// A load whose transport is planned, as it reaches the app's interceptor: what the app
     /// answers it with itself (O1-O3: the offline package's file), nil when it goes on to
-    /// the server.
+    /// the server. A hook that answers nothing may still note what the interceptor did to
+    /// the request on its way (CDV3, TAU2: a framework's handler losing the body).
     public var loadAtInterceptor: (@Sendable (_ outcome: inout Outcome, _ load: PendingLoad, _ plan: TransportPlan) -> LoadAnswer?)?
     /// A main-frame document load starts (its first hop): the API calls native code makes
     /// for the page (PF1-PF3), nil when it makes none.
