@@ -37,7 +37,7 @@ public enum HTTP2Serving {
 
         func errorCaught(context: ChannelHandlerContext, error: Error) {
             if connectionFault(error) != nil {
-                onError("HTTP/2 connection from \(context.remoteAddress?.description ?? "a client") dropped: \(error)")
+                onError("HTTP/2 connection from \(context.channel.remoteAddress?.description ?? "a client") dropped: \(error)")
             }
             context.close(promise: nil)
         }

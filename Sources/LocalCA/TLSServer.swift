@@ -88,7 +88,7 @@ public final class TLSErrorLogger: ChannelInboundHandler, RemovableChannelHandle
             context.close(promise: nil)
             return
         }
-        onError("TLS with \(host) (\(context.remoteAddress?.description ?? "client")): \(Self.explain(error))")
+        onError("TLS with \(host) (\(context.channel.remoteAddress?.description ?? "client")): \(Self.explain(error))")
         context.close(promise: nil)
     }
 

@@ -75,7 +75,9 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if let why = connectionFault(error) {
-            proxy.onFault("connection from \(context.remoteAddress?.description ?? "a client") dropped: \(why)")
+            // The channel's address, not the context's: on an HTTP/2 stream the context
+            // asks the stream's core, which has none and stops the process.
+            proxy.onFault("connection from \(context.channel.remoteAddress?.description ?? "a client") dropped: \(why)")
         }
         context.close(promise: nil)
     }

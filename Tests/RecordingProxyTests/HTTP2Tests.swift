@@ -53,6 +53,29 @@ struct HTTP2Tests {
         #expect(origin.accepted.withLockedValue { $0 } == 1, "\(origin.accepted.withLockedValue { $0 }) upstream connections for two streams")
     }
 
+    @Test("an HTTP/2 client resets one stream mid-response: the proxy stays up, records that stream as aborted, and the connection's other stream gets its whole body",
+          .enabled(if: curl != nil, "curl is not installed"))
+    func resetStream() throws {
+        let proxy = try ProxyUnderTest()
+        defer { proxy.stop() }
+        let origin = try ScriptedOrigin([.send("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 3145728\r\n\r\n"),
+                                         .megabytes(1), .pause(0.5), .megabytes(2)],
+                                        tls: try http1Context(proxy.ca, for: "localhost"))
+        defer { origin.stop() }
+        let base = "https://localhost:\(origin.port)"
+        let common = ["--http2", "--cacert", proxy.ca.files.certificate, "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code} %{size_download}\n"]
+        // --max-filesize: curl gives the first transfer up at its head and resets its stream;
+        // the second goes on over the same connection (--parallel multiplexes them).
+        let result = try Self.run(["--parallel"] + common + ["--max-filesize", "1000", "\(base)/reset", "--next"] + common + ["\(base)/whole"])
+        #expect(result.output.contains("200 3145728"), "\(result.output)")
+
+        let reported = proxy.exchanges(2)
+        let reset = reported.first { $0.exchange.request.url.hasSuffix("/reset") }
+        #expect(reset?.incomplete?.contains("aborted") == true, "\(String(describing: reset?.incomplete))")
+        let whole = reported.first { $0.exchange.request.url.hasSuffix("/whole") }
+        #expect(whole?.incomplete == nil && whole?.exchange.response.encodedLength == 3_145_728)
+    }
+
     @Test("curl --http2 to an upstream that refuses: the stream gets the 502 naming it", .enabled(if: curl != nil, "curl is not installed"))
     func refusedOverH2() throws {
         let proxy = try ProxyUnderTest()
