@@ -249,7 +249,8 @@ final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler, Respon
         let pool = NIOLoopBound(UpstreamPool(), eventLoop: context.eventLoop)
         channel.closeFuture.whenComplete { _ in pool.value.closeAll() }
         layer.switchToTunnel(channel) {
-            proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) },
+            channel.setOption(ChannelOptions.recvAllocator, value: RecordingProxy.readBuffers(tls: true)).whenFailure { _ in }
+            return proxy.configuration.tls.addServer(to: channel, fallbackHost: host, onError: { proxy.onFault($0) },
                                               then: { channel, _, _ in proxy.addHTTP(to: channel, tunnel: origin, connectionID: connectionID) },
                                               stream: { stream, _, _ in proxy.addStream(stream, tunnel: origin, connectionID: connectionID, pool: pool.value) })
         }.whenFailure { error in

@@ -26,12 +26,31 @@ extension ProxyHandler {
         guard let flight = inFlight else { return }
         flight.body.append(chunk)
         guard let context, flight.headRelayed, flight.head.method != .HEAD else { return }
+        // To an HTTP/1.x client: written now, sent once the upstream's read ends
+        // (upstreamReadComplete). An h2 upstream's body comes in frames of 16 KB, and a
+        // write to the client per frame cost more than the frame (Tools/bench, HTTPS: 0.44x
+        // of straight to 0.55x). An HTTP/2 client's stream is flushed a chunk at a time: held
+        // until the read ended, its second stream on a connection was reset part way.
         let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: written)
+        if flight.flushEachChunk {
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: written)
+        } else {
+            context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: written)
+        }
         flight.lastWrite = written.futureResult
         // The client is slower than the upstream: stop reading the upstream until the
         // client has taken what is queued (channelWritabilityChanged reads again).
-        if !context.channel.isWritable { upstream?.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
+        // Reading stops before the flush: a flush the socket takes whole makes the channel
+        // writable again at once, and that turns reading back on.
+        if !context.channel.isWritable {
+            upstream?.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+            context.flush()
+        }
+    }
+
+    func upstreamReadComplete() {
+        guard inFlight?.headRelayed == true else { return }
+        context?.flush()
     }
 
     func upstreamEnd() {
@@ -88,6 +107,7 @@ extension ProxyHandler {
         if flight.headRelayed {
             if let context {
                 let channel = context.channel
+                context.flush()
                 (flight.lastWrite ?? context.eventLoop.makeSucceededVoidFuture()).whenComplete { _ in channel.close(promise: nil) }
             }
             report(flight.proxied(connectionID: connectionID, serverAddress: address, now: now, incomplete: flight.cutReason(error, clientGone: clientGone)))

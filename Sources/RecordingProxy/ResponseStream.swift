@@ -1,5 +1,6 @@
 import Foundation
 import HTTPWire
+import LocalCA
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -11,6 +12,8 @@ import TrafficModel
 protocol ResponseSink: AnyObject {
     func upstreamHead(_ head: HTTPResponseHead)
     func upstreamBody(_ chunk: ByteBuffer)
+    /// The upstream has no more to read for now: what was written to the client goes out.
+    func upstreamReadComplete()
     func upstreamEnd()
     /// The upstream failed or closed before the response ended; `afterHead` says whether
     /// the client already has the head (then the cut is passed on, not answered with a 502).
@@ -63,6 +66,11 @@ final class UpstreamReader: ChannelInboundHandler, RemovableChannelHandler, @unc
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        sink?.upstreamReadComplete()
+        context.fireChannelReadComplete()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         fail(Closed())
         context.fireChannelInactive()
@@ -93,6 +101,9 @@ final class InFlight {
     var closeClient = false
     /// The last write to the client, for a close that must not drop it.
     var lastWrite: EventLoopFuture<Void>?
+    /// Each chunk of the body is flushed as written (an HTTP/2 client's stream), not once
+    /// per read of the upstream.
+    var flushEachChunk: Bool { HTTP2Serving.isHTTP2(head.version) }
 
     /// The kept body was decoded of its content coding: the recording's body is not the
     /// spool file's bytes.

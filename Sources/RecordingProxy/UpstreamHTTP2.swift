@@ -32,6 +32,7 @@ extension ProxyHandler {
         let bound = NIOLoopBound(self, eventLoop: loop)
         let connected = ClientBootstrap(group: loop)
             .connectTimeout(proxy.configuration.connectTimeout)
+            .channelOption(ChannelOptions.recvAllocator, value: RecordingProxy.readBuffers(tls: origin.scheme == "https"))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let (reader, encoder, decoder) = handlers.value
