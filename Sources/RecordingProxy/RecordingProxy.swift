@@ -191,6 +191,7 @@ public final class RecordingProxy: Sendable {
 
     /// Binds and starts; returns the bound port.
     public func start() throws -> Int {
+        FreedMemory.keepBriefly()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
