@@ -181,7 +181,7 @@ public final class RecordingProxy: Sendable {
 
     /// The buffer each read of a socket fills. It grows while reads fill it: up to 1 MB on a
     /// plain connection, so that a long body moves in few large reads and writes (each write
-    /// to a loopback client wakes it; 1 MB took a download from 0.4x to 0.9x of straight,
+    /// to a loopback client wakes it; 1 MB took a download from 0.4x to 0.8x of straight,
     /// Tools/bench), and stays small on a connection that carries small messages. Over TLS
     /// NIO's default (64 KB): records are 16 KB and the cipher is the cost, so larger reads
     /// gave no speed and only held more memory.
