@@ -23,6 +23,8 @@ public struct Adviser: Sendable {
     /// Each preset's findings on every input, by name: a preset's own, and the same when
     /// another preset's advice is to move to it, replayed once.
     let replayed = Memo<[Int: [Finding]]>()
+    /// The baseline preset's findings on each input, indexed (`apartFromBaseline`).
+    let baselineFindings = Memo<[Int: ReplayRunner.BaselineFindings]>()
     /// Each advised preset's replay with its variants watched, by name.
     let watchedRuns = Memo<Watched>()
     /// The most mitigation kinds advised per preset; the fixing release and the best move
@@ -57,12 +59,15 @@ public struct Adviser: Sendable {
     /// Findings keyed by input index, but those the baseline preset shares.
     func apartFromBaseline(_ own: [Int: [Finding]]) -> [Int: [Finding]] {
         guard let baseline else { return own }
-        let shared = replayed.value("\u{0}baseline") { allFindings(baseline, on: Array(inputs.indices)) }
+        // The same comparison as the run's (ReplayRunner.markBaseline), each recording's
+        // baseline findings indexed once for every change replayed: made per change, the
+        // index was a twentieth of the advice's instructions.
+        let shared = baselineFindings.value("") {
+            allFindings(baseline, on: Array(inputs.indices)).mapValues(ReplayRunner.BaselineFindings.init)
+        }
         return own.reduce(into: [:]) { out, item in
-            // The same comparison as the run's: the baseline first, this preset second.
-            var pair = [shared[item.key] ?? [], item.value].map { RunResult(recording: "", preset: "", outcomes: [], findings: $0) }[...]
-            ReplayRunner.markBaseline(&pair, baseline: 0)
-            out[item.key] = pair[pair.startIndex + 1].findings.filter { !$0.baseline }
+            let there = shared[item.key]
+            out[item.key] = there.map { baseline in item.value.filter { !baseline.has($0) } } ?? item.value
         }
     }
 

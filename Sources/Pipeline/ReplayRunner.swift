@@ -122,18 +122,28 @@ public struct ReplayRunner: Sendable {
     /// more certain, about the same cookies or fewer. The baseline's own are all marked.
     static func markBaseline(_ results: inout ArraySlice<RunResult>, baseline b: Int) {
         let b = results.startIndex + b
-        var seen: [Int: [(code: FindingCode, severity: Severity, subjects: Set<String>)]] = [:]
-        for f in results[b].findings { seen[f.sequence, default: []].append((f.code, f.severity, Set(f.subjects))) }
+        let baseline = BaselineFindings(results[b].findings)
         for k in results[b].findings.indices { results[b].findings[k].baseline = true }
-        guard !seen.isEmpty else { return }
+        guard !baseline.isEmpty else { return }
         for r in results.indices where r != b {
-            for k in results[r].findings.indices {
-                let f = results[r].findings[k]
-                guard let there = seen[f.sequence] else { continue }
-                if there.contains(where: { $0.code == f.code && f.severity <= $0.severity && $0.subjects.isSuperset(of: f.subjects) }) {
-                    results[r].findings[k].baseline = true
-                }
-            }
+            for k in results[r].findings.indices where baseline.has(results[r].findings[k]) { results[r].findings[k].baseline = true }
+        }
+    }
+
+    /// The baseline preset's findings on one recording, looked up by exchange.
+    struct BaselineFindings {
+        private var byExchange: [Int: [(code: FindingCode, severity: Severity, subjects: Set<String>)]] = [:]
+
+        init(_ findings: [Finding]) {
+            for f in findings { byExchange[f.sequence, default: []].append((f.code, f.severity, Set(f.subjects))) }
+        }
+
+        var isEmpty: Bool { byExchange.isEmpty }
+
+        /// Whether the baseline has `f`: the same code on the same exchange, no more
+        /// certain, about the same cookies or fewer.
+        func has(_ f: Finding) -> Bool {
+            byExchange[f.sequence]?.contains { $0.code == f.code && f.severity <= $0.severity && $0.subjects.isSuperset(of: f.subjects) } ?? false
         }
     }
 
