@@ -61,7 +61,7 @@ public struct Adviser: Sendable {
         guard let baseline else { return own }
         // The same comparison as the run's (ReplayRunner.markBaseline), each recording's
         // baseline findings indexed once for every change replayed: made per change, the
-        // index was a twentieth of the advice's instructions.
+        // index cost the bench's advice process 19 of its 1,235 million instructions.
         let shared = baselineFindings.value("") {
             allFindings(baseline, on: Array(inputs.indices)).mapValues(ReplayRunner.BaselineFindings.init)
         }
