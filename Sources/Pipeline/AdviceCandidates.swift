@@ -20,21 +20,22 @@ import WebViewEmulation
 ///   acting rule's range (rules.json `versions`) no longer holds.
 /// - Every other preset of the run is proposed as a move.
 enum AdviceCandidates {
-    /// Whether a choice answers the group: one of its rules acted, or lists the group's code
-    /// among the findings it can produce.
-    static func answers(_ choice: OptionChoice, _ group: FindingGroup, catalog: RuleCatalog = .bundled) -> Bool {
-        choice.rules.contains { group.rules.contains($0) || (catalog[$0]?.findings.contains(group.code.rawValue) ?? false) }
+    /// Whether a choice answers a group: one of its rules acted, or lists the group's code
+    /// among the findings it can produce. Its rules' codes are looked up once, not per group.
+    static func answering(_ choice: OptionChoice, catalog: RuleCatalog = .bundled) -> @Sendable (FindingGroup) -> Bool {
+        let rules = Set(choice.rules), codes = Set(choice.rules.flatMap { catalog[$0]?.findings ?? [] })
+        return { group in codes.contains(group.code.rawValue) || group.rules.contains(where: rules.contains) }
     }
 
     /// A registered mitigation kind an app may add (not a framework's own: no component,
-    /// and a cited rule bounded to iOS releases alone), with the rules its example cites and
-    /// its objects as a preset file writes them: its defaults, each option that differs from
-    /// its default set to the value that counters, and all of those together. Made once
-    /// once (`bundledKinds`), not per group: the objects' text was a twelfth of the advice's
-    /// instructions when written again for every group.
+    /// and a cited rule bounded to iOS releases alone), with the finding codes its cited
+    /// rules can produce and its objects as a preset file writes them: its defaults, each
+    /// option that differs from its default set to the value that counters, and all of those
+    /// together. Made once (`bundledKinds`), not per preset: the objects' text was a twelfth
+    /// of the advice's instructions when written again for every group.
     struct Proposable: Sendable {
         var kind: PresetRegistry.Kind<any Mitigation>
-        var cited: [Rule]
+        var codes: Set<String>
         var plain: String
         var changed: [(choice: OptionChoice, snippet: String)]
         var together: String?
@@ -50,18 +51,52 @@ enum AdviceCandidates {
             let plain = WrittenValue.object(["kind": .string(kind.name)])
             let changed = kind.choices.compactMap { choice in choice.counters.first { $0 != choice.defaultValue }.map { (choice, $0) } }
             let together = changed.count > 1 ? changed.reduce(plain) { $0.setting($1.0.key, to: $1.1) }.text : nil
-            return Proposable(kind: kind, cited: cited, plain: plain.text, changed: changed.map { ($0.0, plain.setting($0.0.key, to: $0.1).text) }, together: together)
+            return Proposable(kind: kind, codes: Set(cited.flatMap(\.findings)), plain: plain.text, changed: changed.map { ($0.0, plain.setting($0.0.key, to: $0.1).text) }, together: together)
         }
     }
 
-    /// The mitigation objects proposed for `group`: of each kind that acts on its code and
-    /// the preset lacks, the defaults, each option that answers the group set to the value
-    /// that counters, and every such option set together.
-    static func mitigations(for group: FindingGroup, besides preset: Preset, among kinds: [Proposable] = bundledKinds) -> [String] {
+    /// A change the model may propose for a preset, before any group asks for it: which
+    /// groups it answers, the part it changes (what `VariantWatch` follows), and how
+    /// its candidate is made. Worked out once per preset (`changes(for:)`), for the watch and
+    /// every group: made again per group, the objects' text and the changed presets were a
+    /// thirteenth of the advice's instructions.
+    struct Change: Sendable {
+        var kind: Advice.Kind
+        var snippet: String
+        var answers: @Sendable (FindingGroup) -> Bool
+        var variant: PresetVariant?
+        var make: @Sendable (Set<Int>) -> AdviceCandidate?
+        var key: String { AdviceCandidate.key(kind, snippet) }
+    }
+
+    /// Every change of one mitigation or option `preset` may be proposed: of each proposable
+    /// kind it lacks, the defaults, each countering option and all of those together, for
+    /// the codes the kind's cited rules can produce (an option only where it answers the
+    /// group); then each option of its strategy or of a mitigation its file wrote, set to
+    /// each value that counters (`options(of:)`).
+    static func changes(for preset: Preset) -> [Change] {
         let present = Set(preset.mitigations.map(\.kind))
-        return kinds.filter { !present.contains($0.kind.name) && $0.cited.contains { $0.findings.contains(group.code.rawValue) } }.flatMap { kind in
-            [kind.plain] + kind.changed.filter { answers($0.choice, group) }.map(\.snippet) + (kind.together.map { [$0] } ?? [])
+        var out: [Change] = []
+        for kind in bundledKinds where !present.contains(kind.kind.name) {
+            let codes = kind.codes
+            let objects = [(kind.plain, nil)] + kind.changed.map { ($0.snippet, answering($0.choice)) } + (kind.together.map { [($0, nil)] } ?? [])
+            for (snippet, choice) in objects {
+                guard let value = mitigation(snippet) else { continue }
+                let answers: @Sendable (FindingGroup) -> Bool = { group in codes.contains(group.code.rawValue) && (choice?(group) ?? true) }
+                out.append(Change(kind: .addMitigation, snippet: snippet, answers: answers, variant: .adding(value)) { recordings in
+                    adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) }
+                })
+            }
         }
+        return out + options(of: preset)
+    }
+
+    /// The changes a watch may follow (`VariantWatch`), keyed as candidates are: every one
+    /// but a release or a move; a key two changes share is left out.
+    static func variants(of preset: Preset, changes: [Change]? = nil) -> [(key: String, variant: PresetVariant)] {
+        let out = (changes ?? Self.changes(for: preset)).compactMap { change in change.variant.map { (key: change.key, variant: $0) } }
+        let counts = out.reduce(into: [String: Int]()) { $0[$1.key, default: 0] += 1 }
+        return out.filter { counts[$0.key] == 1 }
     }
 
     /// The preset with one more mitigation, written as `snippet`; nil when it does not decode.
@@ -90,63 +125,42 @@ enum AdviceCandidates {
         memo.value(text) { (try? JSONEncoder().encode(object)).flatMap { try? spec($0) } }
     }
 
-    /// Every change of one mitigation a candidate for any group of `preset` can be, keyed as
-    /// `all` keys candidates: each proposable kind it lacks (its defaults, each countering
-    /// option, all of those together), and each option of a mitigation its file wrote set
-    /// to each value that counters. What the adviser watches (`VariantWatch`) before it
-    /// knows the groups; a key two variants share is left out.
-    static func variants(of preset: Preset) -> [(key: String, variant: MitigationVariant)] {
-        let present = Set(preset.mitigations.map(\.kind))
-        var out: [(key: String, variant: MitigationVariant)] = []
-        for kind in bundledKinds where !present.contains(kind.kind.name) {
-            for snippet in [kind.plain] + kind.changed.map(\.snippet) + (kind.together.map { [$0] } ?? []) {
-                guard let value = mitigation(snippet) else { continue }
-                out.append((AdviceCandidate.key(.addMitigation, snippet), MitigationVariant(index: nil, mitigation: value)))
-            }
-        }
-        for (i, object) in (preset.written?.mitigations ?? []).enumerated() where i < preset.mitigations.count {
-            let kind = PresetRegistry.mitigations.first { $0.name == preset.mitigations[i].kind }
-            for (_, changed) in changes(of: object, choices: kind?.choices ?? [], for: nil) {
-                let text = changed.text
-                guard let value = decoded(changed, text: text, as: { try JSONDecoder().decode(MitigationSpec.self, from: $0).value }, in: decodedMitigations) else { continue }
-                out.append((AdviceCandidate.key(.setOption, text), MitigationVariant(index: i, mitigation: value)))
-            }
-        }
-        let counts = out.reduce(into: [String: Int]()) { $0[$1.key, default: 0] += 1 }
-        return out.filter { counts[$0.key] == 1 }
-    }
-
-    /// The changes of one option of the preset's strategy or of one of its mitigations that
-    /// answer `group`, each with the whole object it rewrites as its snippet.
-    static func options(for group: FindingGroup, in preset: Preset, recordings: Set<Int>) -> [AdviceCandidate] {
+    /// Each change of one option of the preset's strategy or of one of its mitigations, with
+    /// the whole object it rewrites as its snippet; none for a preset whose file is not known
+    /// (`Preset.written`).
+    static func options(of preset: Preset) -> [Change] {
         guard let written = preset.written else { return [] }
-        var out: [AdviceCandidate] = []
+        var out: [Change] = []
         let strategyKind = PresetRegistry.strategies.first { $0.name == preset.strategy.kind }
-        for (choice, object) in changes(of: written.strategy, choices: strategyKind?.choices ?? [], for: group) {
+        for (choice, object) in changes(of: written.strategy, choices: strategyKind?.choices ?? []) {
             let text = object.text
             guard let strategy = decoded(object, text: text, as: { try JSONDecoder().decode(StrategySpec.self, from: $0).value }, in: decodedStrategies) else { continue }
             var parts = written
             parts.strategy = object
-            out.append(candidate(preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: parts), part: "the \(preset.strategy.kind) strategy", choice, object, text, recordings))
+            let changed = preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: parts), part = "the \(preset.strategy.kind) strategy"
+            out.append(Change(kind: .setOption, snippet: text, answers: answering(choice), variant: .strategy(strategy)) { candidate(changed, part: part, choice, object, text, $0) })
         }
         for (i, mitigation) in written.mitigations.enumerated() where i < preset.mitigations.count {
             let kind = PresetRegistry.mitigations.first { $0.name == preset.mitigations[i].kind }
-            for (choice, object) in changes(of: mitigation, choices: kind?.choices ?? [], for: group) {
+            for (choice, object) in changes(of: mitigation, choices: kind?.choices ?? []) {
                 let text = object.text
                 guard let value = decoded(object, text: text, as: { try JSONDecoder().decode(MitigationSpec.self, from: $0).value }, in: decodedMitigations) else { continue }
                 var parts = written, mitigations = preset.mitigations
                 parts.mitigations[i] = object
                 mitigations[i] = value
-                out.append(candidate(preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part: preset.mitigations[i].kind, choice, object, text, recordings))
+                let changed = preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part = preset.mitigations[i].kind
+                out.append(Change(kind: .setOption, snippet: text, answers: answering(choice), variant: .replacing(i, value)) {
+                    candidate(changed, part: part, choice, object, text, $0)
+                })
             }
         }
         return out
     }
 
-    /// The part's object with one answering option (any, for no group) set to each value
-    /// that counters and is not the one it has.
-    static func changes(of object: WrittenValue, choices: [OptionChoice], for group: FindingGroup?) -> [(OptionChoice, WrittenValue)] {
-        choices.filter { choice in group.map { answers(choice, $0) } ?? true }.flatMap { choice in
+    /// The part's object with one option set to each value that counters and is not the one
+    /// it has.
+    static func changes(of object: WrittenValue, choices: [OptionChoice]) -> [(OptionChoice, WrittenValue)] {
+        choices.flatMap { choice in
             let current = object[choice.key] ?? choice.defaultValue
             return choice.counters.filter { $0 != current }.map { (choice, object.setting(choice.key, to: $0)) }
         }
@@ -174,36 +188,30 @@ enum AdviceCandidates {
     }
 
     /// Every candidate for the groups, once per kind and snippet, with the recordings where
-    /// the groups it answers occur.
-    static func all(for groups: [FindingGroup: Set<Int>], preset: Preset, others: [Preset]) -> [AdviceCandidate] {
+    /// the groups it answers occur. `changes`: the preset's (`changes(for:)`), when known.
+    /// In no order that means anything: the adviser ranks them.
+    static func all(for groups: [FindingGroup: Set<Int>], preset: Preset, others: [Preset], changes known: [Change]? = nil) -> [AdviceCandidate] {
+        let changes = known ?? Self.changes(for: preset)
+        var asked = Array(repeating: Set<Int>(), count: changes.count)
         var out: [String: AdviceCandidate] = [:]
-        func add(_ candidate: AdviceCandidate?) {
-            guard let candidate else { return }
-            out[candidate.key, default: candidate].recordings.formUnion(candidate.recordings)
-        }
-        // Each snippet's preset built once, not per group that asks for it.
         for (group, recordings) in groups {
-            for snippet in mitigations(for: group, besides: preset) {
-                let key = AdviceCandidate.key(.addMitigation, snippet)
-                if out[key] != nil {
-                    out[key]?.recordings.formUnion(recordings)
-                    continue
-                }
-                add(adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) })
-            }
-            for candidate in options(for: group, in: preset, recordings: recordings) { add(candidate) }
+            for (i, change) in changes.enumerated() where change.answers(group) { asked[i].formUnion(recordings) }
             // A release's preset is built the first time a group asks for that release.
-            if let version = release(fixing: group.rules, in: preset), let base = preset.release?.baseName {
+            if let base = preset.release?.baseName, let version = release(fixing: group.rules, in: preset) {
                 let key = AdviceCandidate.key(.version, "\(base)@\(version)")
-                if out[key] != nil { out[key]?.recordings.formUnion(recordings) } else { add(versioned(preset, at: version, fixing: group.rules, recordings: recordings)) }
+                if out[key] != nil { out[key]?.recordings.formUnion(recordings) } else { out[key] = versioned(preset, at: version, fixing: group.rules, recordings: recordings) }
             }
+        }
+        // Each change's preset built once, where some group asks for it.
+        for (i, change) in changes.enumerated() where !asked[i].isEmpty {
+            if out[change.key] != nil { out[change.key]?.recordings.formUnion(asked[i]) } else { out[change.key] = change.make(asked[i]) }
         }
         // A move answers every group: once per preset, where any group occurs.
         let everywhere = groups.values.reduce(into: Set<Int>()) { $0.formUnion($1) }
         for other in others where other.name != preset.name && !everywhere.isEmpty {
-            add(AdviceCandidate(kind: .preset, change: "replay as the preset \(other.name) instead", snippet: other.name, preset: other, recordings: everywhere))
+            out[AdviceCandidate.key(.preset, other.name)] = AdviceCandidate(kind: .preset, change: "replay as the preset \(other.name) instead", snippet: other.name, preset: other, recordings: everywhere)
         }
-        return out.values.sorted { ($0.kind.rawValue, $0.snippet) < ($1.kind.rawValue, $1.snippet) }
+        return Array(out.values)
     }
 
     /// "add a body-bridge mitigation (covers, stripsId as written)".

@@ -22,18 +22,21 @@ public struct Adviser: Sendable {
     let subjects: [FindingDetector.Subjects]
     /// Each preset's findings on every input, by name: a preset's own, and the same when
     /// another preset's advice is to move to it, replayed once.
-    let replayed = Memo<[Int: [Finding]]>()
+    let replayed = Memo<PerInput>()
     /// The baseline preset's findings on each input, indexed (`apartFromBaseline`).
-    let baselineFindings = Memo<[Int: ReplayRunner.BaselineFindings]>()
+    let baselineFindings = Memo<[ReplayRunner.BaselineFindings?]>()
     /// Each advised preset's replay with its variants watched, by name.
     let watchedRuns = Memo<Watched>()
+    /// Each advised preset's changes (`AdviceCandidates.changes(for:)`), by name: the watch
+    /// and the candidates ask for the same.
+    let presetChanges = Memo<[AdviceCandidates.Change]>()
     /// The most mitigation kinds advised per preset; the fixing release and the best move
     /// to another preset are kept besides.
     public var limit = 3
-    /// Whether a change of one mitigation is replayed only on the recordings where a watch
-    /// along the preset's own replay saw it act (`VariantWatch`); elsewhere its findings are
-    /// the preset's. Off, every change is replayed everywhere it is asked about: the same
-    /// advice, the tests' reference.
+    /// Whether a change of one part (a mitigation, or an option of the strategy) is replayed
+    /// only on the recordings where a watch along the preset's own replay saw it act
+    /// (`VariantWatch`); elsewhere its findings are the preset's. Off, every change is
+    /// replayed everywhere it is asked about: the same advice, the tests' reference.
     public var watching = true
 
     /// Codes that say a request was not sent or not answered: a finding that disappears
@@ -50,38 +53,45 @@ public struct Adviser: Sendable {
         subjects = ReplayRunner.subjects(inputs)
     }
 
+    /// Findings by input index, nil where the input was not replayed. An array, not a
+    /// dictionary: comparing a change's findings with the preset's looks each input up, and
+    /// hashed lookups were most of that comparison's instructions.
+    typealias PerInput = [[Finding]?]
+
     /// The findings of `preset` on the inputs at `indices` but those the baseline preset
-    /// shares, keyed by input index.
-    func findings(_ preset: Preset, on indices: [Int]) -> [Int: [Finding]] {
+    /// shares.
+    func findings(_ preset: Preset, on indices: [Int]) -> PerInput {
         apartFromBaseline(allFindings(preset, on: indices))
     }
 
-    /// Findings keyed by input index, but those the baseline preset shares.
-    func apartFromBaseline(_ own: [Int: [Finding]]) -> [Int: [Finding]] {
+    /// Findings by input, but those the baseline preset shares.
+    func apartFromBaseline(_ own: PerInput) -> PerInput {
         guard let baseline else { return own }
         // The same comparison as the run's (ReplayRunner.markBaseline), each recording's
         // baseline findings indexed once for every change replayed: made per change, the
         // index cost the bench's advice process 19 of its 1,235 million instructions.
         let shared = baselineFindings.value("") {
-            allFindings(baseline, on: Array(inputs.indices)).mapValues(ReplayRunner.BaselineFindings.init)
+            allFindings(baseline, on: Array(inputs.indices)).map { $0.map(ReplayRunner.BaselineFindings.init) }
         }
-        return own.reduce(into: [:]) { out, item in
-            let there = shared[item.key]
-            out[item.key] = there.map { baseline in item.value.filter { !baseline.has($0) } } ?? item.value
+        return zip(own, shared).map { list, there in
+            guard let list, let there else { return list }
+            return list.filter { !there.has($0) }
         }
     }
 
-    /// The findings of `preset` on the inputs at `indices`, every one, keyed by input index.
-    func allFindings(_ preset: Preset, on indices: [Int]) -> [Int: [Finding]] {
+    /// The findings of `preset` on the inputs at `indices`, every one.
+    func allFindings(_ preset: Preset, on indices: [Int]) -> PerInput {
         var runner = self.runner
         runner.presets = [preset]
         let results = runner.replay(indices.map { inputs[$0] }, subjects: indices.map { subjects[$0] })
-        return Dictionary(uniqueKeysWithValues: zip(indices, results.map(\.findings)))
+        var out = PerInput(repeating: nil, count: inputs.count)
+        for (r, result) in zip(indices, results) { out[r] = result.findings }
+        return out
     }
 
     /// The findings of a preset of the run (or of a move to one) on every input, replayed
     /// once per name.
-    func everywhere(_ preset: Preset) -> [Int: [Finding]] {
+    func everywhere(_ preset: Preset) -> PerInput {
         replayed.value(preset.name) { apartFromBaseline(watchedRuns.known(preset.name)?.findings ?? allFindings(preset, on: Array(inputs.indices))) }
     }
 
@@ -105,31 +115,35 @@ public struct Adviser: Sendable {
         let original = everywhere(preset)
         let groups = Self.groups(original)
         let moves = others.filter { $0.name != baseline?.name }
-        var candidates = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves)
+        var candidates = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves, changes: changes(of: preset))
         if let watched { for i in candidates.indices { candidates[i].acting = watched.acting[candidates[i].key] } }
         let trials = candidates.compactMap { trial($0, against: original) }
         let shown = Self.shown(proveBest(trials, against: original, for: preset.name).sorted { Self.better($0.0, $1.0) }, limit: limit)
         let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
-        let total = original.values.reduce(0) { $0 + $1.count }
+        let total = original.reduce(0) { $0 + ($1?.count ?? 0) }
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
     }
 
+    func changes(of preset: Preset) -> [AdviceCandidates.Change] {
+        presetChanges.value(preset.name) { AdviceCandidates.changes(for: preset) }
+    }
+
     /// A preset's own findings on every input (every one, as `allFindings` gives them) and,
-    /// for each change of one mitigation a candidate can be that the watch follows
+    /// for each change of one part a candidate can be that the watch follows
     /// (`AdviceCandidates.variants`), the inputs it may act on, keyed as candidates are.
     struct Watched {
-        var findings: [Int: [Finding]] = [:]
+        var findings: PerInput = []
         var acting: [String: Set<Int>] = [:]
     }
 
-    /// `preset` replayed once per recording with every change of one mitigation watched
+    /// `preset` replayed once per recording with every change of one part watched
     /// beside it (`VariantWatch`), the recordings one after the other: `advise(all:)` keeps
     /// the cores busy with presets, and one watch serves them all.
     func watched(_ preset: Preset) -> Watched {
         watchedRuns.value(preset.name) {
-            let variants = AdviceCandidates.variants(of: preset).filter { VariantWatch.watchable($0.variant, in: preset) }
+            let variants = AdviceCandidates.variants(of: preset, changes: changes(of: preset)).filter { VariantWatch.watchable($0.variant, in: preset) }
             let watch = VariantWatch(variants.map(\.variant), under: preset, profile: runner.profile)
-            var out = Watched(acting: Dictionary(uniqueKeysWithValues: variants.map { ($0.key, []) }))
+            var out = Watched(findings: PerInput(repeating: nil, count: inputs.count), acting: Dictionary(uniqueKeysWithValues: variants.map { ($0.key, []) }))
             for r in inputs.indices {
                 let (result, acting) = watch.replay(inputs[r])
                 out.findings[r] = runner.findings(of: result, on: inputs[r], subjects: subjects[r])
@@ -141,7 +155,7 @@ public struct Adviser: Sendable {
 
     /// A candidate's findings on the inputs at `indices`: replayed where it may act, the
     /// preset's own (`original`) where the watch saw it would not.
-    func findings(_ candidate: AdviceCandidate, on indices: [Int], against original: [Int: [Finding]]) -> [Int: [Finding]] {
+    func findings(_ candidate: AdviceCandidate, on indices: [Int], against original: PerInput) -> PerInput {
         guard let acting = candidate.acting else { return findings(candidate.preset, on: indices) }
         var out = findings(candidate.preset, on: indices.filter(acting.contains))
         for r in indices where !acting.contains(r) { out[r] = original[r] ?? [] }
@@ -149,11 +163,12 @@ public struct Adviser: Sendable {
     }
 
     /// Findings grouped by code and acting rules, with the recordings each occurs in.
-    static func groups(_ findings: [Int: [Finding]]) -> [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)] {
+    static func groups(_ findings: PerInput) -> [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)] {
         var out: [FindingGroup: (recordings: Set<Int>, keys: Set<FindingKey>)] = [:]
-        for (r, list) in findings {
-            for f in list {
-                let group = FindingGroup(code: f.code, rules: f.rules.sorted())
+        for (r, list) in findings.enumerated() {
+            for f in list ?? [] {
+                // Most findings cite one rule: nothing to sort.
+                let group = FindingGroup(code: f.code, rules: f.rules.count < 2 ? f.rules : f.rules.sorted())
                 out[group, default: ([], [])].recordings.insert(r)
                 out[group]?.keys.insert(key(f, r))
             }
@@ -166,13 +181,13 @@ public struct Adviser: Sendable {
     /// A candidate replayed where its groups occur: its findings there, and what it removed.
     struct Trial {
         var candidate: AdviceCandidate
-        var changed: [Int: [Finding]]
+        var changed: PerInput
         var removed: Int
         var removedErrors: Int
     }
 
     /// Replays the candidate where its groups occur; nil when it removes nothing there.
-    func trial(_ candidate: AdviceCandidate, against original: [Int: [Finding]]) -> Trial? {
+    func trial(_ candidate: AdviceCandidate, against original: PerInput) -> Trial? {
         let first = candidate.recordings.sorted()
         let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate, on: first, against: original)
         let removed = Self.diff(original, changed, on: first).removed
@@ -185,7 +200,7 @@ public struct Adviser: Sendable {
     /// on the whole run in that order, and the first that holds is kept: the whole run is
     /// replayed once or twice per place, not once per candidate (Tools/bench's advice
     /// figure). Moves to another preset, replayed once per preset anyway, are all proven.
-    func proveBest(_ trials: [Trial], against original: [Int: [Finding]], for name: String) -> [(Advice, Set<FindingKey>)] {
+    func proveBest(_ trials: [Trial], against original: PerInput, for name: String) -> [(Advice, Set<FindingKey>)] {
         let places = Dictionary(grouping: trials) { t in t.candidate.kind == .preset ? t.candidate.snippet : t.candidate.kind.rawValue + " " + Self.mitigationKind(t.candidate.snippet) }
         return places.values.compactMap { list in
             list.sorted { ($0.removedErrors, $0.removed, $1.candidate.snippet) > ($1.removedErrors, $1.removed, $0.candidate.snippet) }
@@ -195,11 +210,14 @@ public struct Adviser: Sendable {
 
     /// Replays a trial's candidate on every other recording; nil when it is not worth
     /// advising.
-    func prove(_ trial: Trial, against original: [Int: [Finding]], for name: String) -> (Advice, Set<FindingKey>)? {
+    func prove(_ trial: Trial, against original: PerInput, for name: String) -> (Advice, Set<FindingKey>)? {
         let candidate = trial.candidate
         var changed = trial.changed
         let rest = inputs.indices.filter { !candidate.recordings.contains($0) }
-        if candidate.kind != .preset { changed.merge(findings(candidate, on: rest, against: original)) { a, _ in a } }
+        if candidate.kind != .preset {
+            let more = findings(candidate, on: rest, against: original)
+            for r in rest { changed[r] = more[r] }
+        }
         let (removed, added) = Self.diff(original, changed, on: Array(inputs.indices))
         guard !added.contains(where: { $0.severity == .error }), !Self.sendsNothing(removed, changed) else { return nil }
         return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))
@@ -223,7 +241,7 @@ public struct Adviser: Sendable {
     }
 
     /// The findings of `before` missing from `after` (with their recording), and those new.
-    static func diff(_ before: [Int: [Finding]], _ after: [Int: [Finding]], on indices: [Int]) -> (removed: [(finding: Finding, recording: Int)], added: [Finding]) {
+    static func diff(_ before: PerInput, _ after: PerInput, on indices: [Int]) -> (removed: [(finding: Finding, recording: Int)], added: [Finding]) {
         var removed: [(finding: Finding, recording: Int)] = [], added: [Finding] = []
         for r in indices {
             let old = before[r] ?? [], new = after[r] ?? []
@@ -258,7 +276,7 @@ public struct Adviser: Sendable {
     }
 
     /// Whether a removed finding's exchange now sends no request, or no answer comes back.
-    static func sendsNothing(_ removed: [(finding: Finding, recording: Int)], _ after: [Int: [Finding]]) -> Bool {
+    static func sendsNothing(_ removed: [(finding: Finding, recording: Int)], _ after: PerInput) -> Bool {
         removed.contains { item in
             (after[item.recording] ?? []).contains { $0.sequence == item.finding.sequence && noRequest.contains($0.code) }
         }

@@ -1,13 +1,32 @@
-/// A preset with one of its mitigations changed: one more added after its own, or the one
-/// at `index` replaced. What the adviser proposes (Pipeline's AdviceCandidates).
-public struct MitigationVariant: Sendable {
-    /// The mitigation replaced; nil for one added.
-    public var index: Int?
-    public var mitigation: any Mitigation
+import TrafficModel
 
-    public init(index: Int?, mitigation: any Mitigation) {
-        self.index = index
-        self.mitigation = mitigation
+/// A preset with one part changed: one more mitigation added after its own, the mitigation
+/// at an index replaced, or its strategy replaced (one of its options set otherwise). What
+/// the adviser proposes (Pipeline's AdviceCandidates).
+public enum PresetVariant: Sendable {
+    case adding(any Mitigation)
+    case replacing(Int, any Mitigation)
+    case strategy(any InterceptionStrategy)
+
+    /// The preset with this change.
+    public func applied(to preset: Preset) -> Preset {
+        var mitigations = preset.mitigations, strategy = preset.strategy
+        switch self {
+        case .adding(let mitigation): mitigations.append(mitigation)
+        case .replacing(let index, let mitigation): mitigations[index] = mitigation
+        case .strategy(let changed): strategy = changed
+        }
+        return preset.replacing(strategy: strategy, mitigations: mitigations, written: nil)
+    }
+
+    /// Where among `count` mitigations this one goes (`count` for one added); nil for a
+    /// strategy.
+    func position(among count: Int) -> (Int, any Mitigation)? {
+        switch self {
+        case .adding(let mitigation): return (count, mitigation)
+        case .replacing(let index, let mitigation): return (index, mitigation)
+        case .strategy: return nil
+        }
     }
 }
 
@@ -15,17 +34,18 @@ public struct MitigationVariant: Sendable {
 /// the preset itself.
 ///
 /// A replay is a sequence of steps, each a function of the state the last left. Until a
-/// changed mitigation first answers something other than what the preset's own answers
-/// (or, for one added, something other than nothing), the replay with it is the replay
-/// without it, step for step. So each variant's hooks are called at the moments they would
-/// be, beside the preset's, their answers compared and set aside: a variant that never
-/// differed would have replayed the recording exactly as the preset did, and the adviser
-/// need not replay it there. One that differed may still end the same; it is replayed.
+/// changed part first answers something other than what the preset's own answers (for a
+/// mitigation added, something other than nothing), the replay with it is the replay
+/// without it, step for step. So each variant's hooks, or its strategy's plans, are called
+/// at the moments they would be, beside the preset's, their answers compared and set aside:
+/// a variant that never differed would have replayed the recording exactly as the preset
+/// did, and the adviser need not replay it there. One that differed may still end the same;
+/// it is replayed.
 ///
 /// Two kinds of hook act by being there, not by what they answer, and the watch leaves
 /// those variants to a full replay (`watchable`): a jar link (the first part's wins) and a
 /// document-start hook where the preset has none (any one makes the step note W1 and keep
-/// a pooled web view's NativeJar).
+/// a pooled web view's NativeJar). A strategy is watched only with the preset's jar link.
 ///
 /// The watched preset is built once for many recordings, so a watch replays one recording
 /// at a time: its marks are one replay's.
@@ -35,16 +55,22 @@ public final class VariantWatch {
     let flags: Flags
 
     /// A watch of `variants` (each `watchable`) under `preset`.
-    public init(_ variants: [MitigationVariant], under preset: Preset, profile: Profile) {
+    public init(_ variants: [PresetVariant], under preset: Preset, profile: Profile) {
         let flags = Flags(count: variants.count)
         var mitigations: [any Mitigation] = preset.mitigations
+        let count = preset.mitigations.count
         for (position, original) in (preset.mitigations.map { Optional($0) } + [nil]).enumerated() {
-            let alternatives = variants.indices.filter { (variants[$0].index ?? preset.mitigations.count) == position }
+            let alternatives = variants.indices.compactMap { i in variants[i].position(among: count).flatMap { $0.0 == position ? ($0.1.hooks, i) : nil } }
             guard !alternatives.isEmpty else { continue }
-            let watcher = Watcher(original: original, alternatives: alternatives.map { (variants[$0].mitigation.hooks, $0) }, flags: flags)
-            if position < preset.mitigations.count { mitigations[position] = watcher } else { mitigations.append(watcher) }
+            let watcher = Watcher(original: original, alternatives: alternatives, flags: flags)
+            if position < count { mitigations[position] = watcher } else { mitigations.append(watcher) }
         }
-        watched = preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: nil)
+        let strategies = variants.indices.compactMap { i -> (any InterceptionStrategy, Int)? in
+            if case .strategy(let changed) = variants[i] { return (changed, i) }
+            return nil
+        }
+        let strategy = strategies.isEmpty ? preset.strategy : StrategyWatcher(original: preset.strategy, alternatives: strategies, flags: flags)
+        watched = preset.replacing(strategy: strategy, mitigations: mitigations, written: nil)
         self.profile = profile
         self.flags = flags
     }
@@ -58,15 +84,47 @@ public final class VariantWatch {
     }
 
     /// Whether a watch can follow `variant` under `preset`.
-    public static func watchable(_ variant: MitigationVariant, in preset: Preset) -> Bool {
+    public static func watchable(_ variant: PresetVariant, in preset: Preset) -> Bool {
+        guard let (index, mitigation) = variant.position(among: preset.mitigations.count) else {
+            if case .strategy(let changed) = variant { return changed.jarLink == preset.strategy.jarLink }
+            return false
+        }
         let parts = preset.mitigations.map(\.hooks)
-        let original = variant.index.map { parts[$0] }
-        let others = parts.indices.filter { $0 != variant.index }.map { parts[$0] } + (preset.app.map { [$0.hooks] } ?? [])
-        let new = variant.mitigation.hooks
-        let earlierLink = parts.prefix(variant.index ?? parts.count).contains { $0.jarLink != nil }
+        let original = index < parts.count ? parts[index] : nil
+        let others = parts.indices.filter { $0 != index }.map { parts[$0] } + (preset.app.map { [$0.hooks] } ?? [])
+        let new = mitigation.hooks
+        let earlierLink = parts.prefix(index).contains { $0.jarLink != nil }
         let sameLink = earlierLink || new.jarLink == original?.jarLink
         let sameDocumentStart = (new.documentStart != nil) == (original?.documentStart != nil) || others.contains { $0.documentStart != nil }
         return sameLink && sameDocumentStart
+    }
+
+    /// The preset's strategy with the variants' strategies beside it: it plans as the
+    /// original does, and marks each variant that would plan otherwise.
+    ///
+    /// A plan's redirect handling (`redirects`, `redirectRule`) is read only for the later
+    /// hops of a chain, from the plan of the chain's first hop: on an exchange that starts
+    /// no chain, two plans that differ there alone replay the same, and are not a difference.
+    struct StrategyWatcher: InterceptionStrategy {
+        let original: any InterceptionStrategy
+        let alternatives: [(strategy: any InterceptionStrategy, flag: Int)]
+        let flags: Flags
+
+        var kind: String { original.kind }
+        var options: [String: String] { original.options }
+        var citedRules: [RuleID] { original.citedRules }
+        var jarLink: JarLink { original.jarLink }
+
+        func plan(for exchange: Exchange, in context: EmulationContext) -> TransportPlan {
+            let plan = original.plan(for: exchange, in: context)
+            let startsChain = exchange.redirect?.next != nil
+            for (alternative, flag) in alternatives where !flags.acted[flag] {
+                var other = alternative.plan(for: exchange, in: context)
+                if !startsChain { (other.redirects, other.redirectRule) = (plan.redirects, plan.redirectRule) }
+                if other != plan { flags.acted[flag] = true }
+            }
+            return plan
+        }
     }
 
     /// What the watchers found: one replay's, on one thread (the emulation is sequential).

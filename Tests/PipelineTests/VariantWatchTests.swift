@@ -4,9 +4,10 @@ import WebViewEmulation
 @testable import Findings
 @testable import Pipeline
 
-/// The adviser replays a change of one mitigation only where a watch along the preset's own
-/// replay saw it act (VariantWatch): where it did not, the change must replay the recording
-/// exactly as the preset does, and the advice must be the advice of replaying everything.
+/// The adviser replays a change of one part (a mitigation, or an option of the strategy)
+/// only where a watch along the preset's own replay saw it act (VariantWatch): where it did
+/// not, the change must replay the recording exactly as the preset does, and the advice
+/// must be the advice of replaying everything.
 @Suite("Variant watch")
 struct VariantWatchTests {
     static let presets = AdviceTests.everyPreset.compactMap { try? Preset.selecting($0).presets.first }
@@ -26,7 +27,7 @@ struct VariantWatchTests {
         }
     }
 
-    @Test("every change of one mitigation the watch saw act nowhere on a recording replays it as the preset does, outcome for outcome and jar event for jar event",
+    @Test("every change of one part the watch saw act nowhere on a recording replays it as the preset does, outcome for outcome and jar event for jar event",
           arguments: AdviceTests.everyPreset)
     func unwatchedEqual(_ name: String) throws {
         let preset = try Self.preset(name)
@@ -35,9 +36,7 @@ struct VariantWatchTests {
         #expect(watched.findings == adviser.allFindings(preset, on: Array(adviser.inputs.indices)), "the watched replay finds what the preset's own does")
         let own = adviser.inputs.map { $0.replay(preset, profile: profile) }
         for (key, variant) in AdviceCandidates.variants(of: preset) where VariantWatch.watchable(variant, in: preset) {
-            var mitigations = preset.mitigations
-            if let i = variant.index { mitigations[i] = variant.mitigation } else { mitigations.append(variant.mitigation) }
-            let changed = preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: nil)
+            let changed = variant.applied(to: preset)
             for (r, input) in adviser.inputs.enumerated() where !(watched.acting[key]?.contains(r) ?? true) {
                 let before = own[r], after = input.replay(changed, profile: profile)
                 #expect(before.outcomes == after.outcomes && before.jarEvents == after.jarEvents && before.divergences == after.divergences && before.prefetch == after.prefetch,

@@ -36,6 +36,22 @@ struct RuleCatalogTests {
         #expect(["P4", "J3", "P10", "CAPH5", "N1", "J1"].map { RuleID($0) }.sorted().map(\.rawValue) == ["CAPH5", "J1", "J3", "N1", "P4", "P10"])
     }
 
+    @Test("every pair of ids, the catalogue's and odd ones a preset file may hold, orders as its family's letters and then its number say")
+    func ruleIDOrderEveryPair() {
+        func parts(_ raw: String) -> (String, Int) {
+            let letters = raw.prefix { $0.isLetter }
+            return (String(letters), Int(raw.dropFirst(letters.count)) ?? 0)
+        }
+        let odd = ["P01", "P1a", "p1", "Ä1", "ABCDEFGHI1", "ABCDEFGH1", "P", "1", "P99999999999999999999", "P-1", "B3.1", "LONGFAMILY-RULE-3"]
+        let ids = RuleCatalog.bundled.rules.map(\.id.rawValue) + odd
+        for a in ids {
+            for b in ids {
+                let (fa, na) = parts(a), (fb, nb) = parts(b)
+                #expect((RuleID(a) < RuleID(b)) == (fa != fb ? fa < fb : na < nb), "\(a) < \(b)")
+            }
+        }
+    }
+
     @Test("a rule marked measured names lab experiments whose recorded results agree with it; one the engine contradicts is not marked measured and says why")
     func measured() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
