@@ -137,8 +137,10 @@ enum AdviceCandidates {
             guard let strategy = decoded(object, text: text, as: { try JSONDecoder().decode(StrategySpec.self, from: $0).value }, in: decodedStrategies) else { continue }
             var parts = written
             parts.strategy = object
-            let changed = preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: parts), part = "the \(preset.strategy.kind) strategy"
-            out.append(Change(kind: .setOption, snippet: text, answers: answering(choice), variant: .strategy(strategy)) { candidate(changed, part: part, choice, object, text, $0) })
+            let written = parts, part = "the \(preset.strategy.kind) strategy"
+            out.append(Change(kind: .setOption, snippet: text, answers: answering(choice), variant: .strategy(strategy)) {
+                candidate(preset.replacing(strategy: strategy, mitigations: preset.mitigations, written: written), part: part, choice, object, text, $0)
+            })
         }
         for (i, mitigation) in written.mitigations.enumerated() where i < preset.mitigations.count {
             let kind = PresetRegistry.mitigations.first { $0.name == preset.mitigations[i].kind }
@@ -148,9 +150,9 @@ enum AdviceCandidates {
                 var parts = written, mitigations = preset.mitigations
                 parts.mitigations[i] = object
                 mitigations[i] = value
-                let changed = preset.replacing(strategy: preset.strategy, mitigations: mitigations, written: parts), part = preset.mitigations[i].kind
+                let (written, changed, part) = (parts, mitigations, preset.mitigations[i].kind)
                 out.append(Change(kind: .setOption, snippet: text, answers: answering(choice), variant: .replacing(i, value)) {
-                    candidate(changed, part: part, choice, object, text, $0)
+                    candidate(preset.replacing(strategy: preset.strategy, mitigations: changed, written: written), part: part, choice, object, text, $0)
                 })
             }
         }

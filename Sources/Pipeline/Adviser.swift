@@ -141,15 +141,16 @@ public struct Adviser: Sendable {
     /// the cores busy with presets, and one watch serves them all.
     func watched(_ preset: Preset) -> Watched {
         watchedRuns.value(preset.name) {
-            let variants = AdviceCandidates.variants(of: preset, changes: changes(of: preset)).filter { VariantWatch.watchable($0.variant, in: preset) }
+            let all = AdviceCandidates.variants(of: preset, changes: changes(of: preset))
+            let variants = zip(all, VariantWatch.watchable(all.map(\.variant), in: preset)).filter(\.1).map(\.0)
             let watch = VariantWatch(variants.map(\.variant), under: preset, profile: runner.profile)
-            var out = Watched(findings: PerInput(repeating: nil, count: inputs.count), acting: Dictionary(uniqueKeysWithValues: variants.map { ($0.key, []) }))
+            var findings = PerInput(repeating: nil, count: inputs.count), acting = Array(repeating: Set<Int>(), count: variants.count)
             for r in inputs.indices {
-                let (result, acting) = watch.replay(inputs[r])
-                out.findings[r] = runner.findings(of: result, on: inputs[r], subjects: subjects[r])
-                for (k, variant) in variants.enumerated() where acting[k] { out.acting[variant.key]?.insert(r) }
+                let (result, acted) = watch.replay(inputs[r])
+                findings[r] = runner.findings(of: result, on: inputs[r], subjects: subjects[r])
+                for k in acted.indices where acted[k] { acting[k].insert(r) }
             }
-            return out
+            return Watched(findings: findings, acting: Dictionary(uniqueKeysWithValues: zip(variants.map(\.key), acting)))
         }
     }
 
@@ -283,14 +284,17 @@ public struct Adviser: Sendable {
     }
 
     func advice(_ candidate: AdviceCandidate, for name: String, removed: [(finding: Finding, recording: Int)], added: [Finding]) -> Advice {
-        var codes: [String: Int] = [:], ranks: [String: Int] = [:]
+        // Counted by the enums, named once each: hashing each finding's code as a string was
+        // a third of this.
+        var codes: [FindingCode: Int] = [:], ranks: [Rank: Int] = [:], addedCodes: [FindingCode: Int] = [:]
         for (f, _) in removed {
-            codes[f.code.rawValue, default: 0] += 1
-            ranks[f.rank.rawValue, default: 0] += 1
+            codes[f.code, default: 0] += 1
+            ranks[f.rank, default: 0] += 1
         }
-        let addedCodes = added.reduce(into: [String: Int]()) { $0[$1.code.rawValue, default: 0] += 1 }
-        return Advice(preset: name, kind: candidate.kind, change: candidate.change, snippet: candidate.snippet, removes: removed.count, adds: added.count, codes: codes, ranks: ranks,
-            added: addedCodes, removesErrors: removed.filter { $0.finding.severity == .error }.count)
+        for f in added { addedCodes[f.code, default: 0] += 1 }
+        func named<Key: RawRepresentable<String>>(_ counts: [Key: Int]) -> [String: Int] { Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }) }
+        return Advice(preset: name, kind: candidate.kind, change: candidate.change, snippet: candidate.snippet, removes: removed.count, adds: added.count, codes: named(codes),
+            ranks: named(ranks), added: named(addedCodes), removesErrors: removed.filter { $0.finding.severity == .error }.count)
     }
 
     /// None added first, then most errors removed, then most removed, then an option set

@@ -84,19 +84,22 @@ public final class VariantWatch {
     }
 
     /// Whether a watch can follow `variant` under `preset`.
-    public static func watchable(_ variant: PresetVariant, in preset: Preset) -> Bool {
-        guard let (index, mitigation) = variant.position(among: preset.mitigations.count) else {
-            if case .strategy(let changed) = variant { return changed.jarLink == preset.strategy.jarLink }
-            return false
-        }
+    public static func watchable(_ variant: PresetVariant, in preset: Preset) -> Bool { watchable([variant], in: preset)[0] }
+
+    /// The same for each of `variants`, the preset's hooks gathered once.
+    public static func watchable(_ variants: [PresetVariant], in preset: Preset) -> [Bool] {
         let parts = preset.mitigations.map(\.hooks)
-        let original = index < parts.count ? parts[index] : nil
-        let others = parts.indices.filter { $0 != index }.map { parts[$0] } + (preset.app.map { [$0.hooks] } ?? [])
-        let new = mitigation.hooks
-        let earlierLink = parts.prefix(index).contains { $0.jarLink != nil }
-        let sameLink = earlierLink || new.jarLink == original?.jarLink
-        let sameDocumentStart = (new.documentStart != nil) == (original?.documentStart != nil) || others.contains { $0.documentStart != nil }
-        return sameLink && sameDocumentStart
+        let starts = parts.map { $0.documentStart != nil }, appStarts = preset.app?.hooks.documentStart != nil
+        return variants.map { variant in
+            guard let (index, mitigation) = variant.position(among: parts.count) else {
+                if case .strategy(let changed) = variant { return changed.jarLink == preset.strategy.jarLink }
+                return false
+            }
+            let original = index < parts.count ? parts[index] : nil, new = mitigation.hooks
+            let sameLink = parts.prefix(index).contains { $0.jarLink != nil } || new.jarLink == original?.jarLink
+            let otherStarts = appStarts || starts.indices.contains { $0 != index && starts[$0] }
+            return sameLink && ((new.documentStart != nil) == (original?.documentStart != nil) || otherStarts)
+        }
     }
 
     /// The preset's strategy with the variants' strategies beside it: it plans as the
