@@ -205,7 +205,7 @@ public struct Adviser: Sendable {
         let places = Dictionary(grouping: trials) { t in t.candidate.kind == .preset ? t.candidate.snippet : t.candidate.kind.rawValue + " " + Self.mitigationKind(t.candidate.snippet) }
         return places.values.compactMap { list in
             list.sorted { ($0.removedErrors, $0.removed, $1.candidate.snippet) > ($1.removedErrors, $1.removed, $0.candidate.snippet) }
-                .lazy.compactMap { prove($0, against: original, for: name) }.first
+                .firstNonNil { prove($0, against: original, for: name) }
         }
     }
 

@@ -88,7 +88,7 @@ extension WebViewEmulator {
 
     /// C2: the loadRequest header was fixed before this redirect chain set the cookie.
     func fixedAtLoad(_ cookie: CookieProvenance.SentCookie, sentValue: String?, header: CookieHeaderChoice, jars: JarPair) -> CookieDifference {
-        let origin = [JarSide.native, .web].lazy.compactMap { side in jars[side].first(named: cookie.name).flatMap { jars.origin(of: $0) } }.first
+        let origin = [JarSide.native, .web].firstNonNil { side in jars[side].first(named: cookie.name).flatMap { jars.origin(of: $0) } }
         let why: String
         if let origin, case .setCookie = origin.source {
             why = "the Cookie header given to loadRequest was built before the \(origin.what) and is carried unchanged to the redirect target"

@@ -392,7 +392,7 @@ final class ComposedHooks: Sendable {
         loadAboutToGo = hooks.compactMap(\.loadAboutToGo)
         loadAtInterceptor = hooks.compactMap(\.loadAtInterceptor)
         pageLoadStarts = hooks.compactMap(\.pageLoadStarts)
-        jarLink = hooks.lazy.compactMap(\.jarLink).first ?? strategyLink
+        jarLink = hooks.firstNonNil(\.jarLink) ?? strategyLink
         parts = hooks
         self.strategyLink = strategyLink
     }

@@ -388,7 +388,9 @@ public struct Change: Sendable, Hashable {
         self.note = note
     }
 
-    public static func == (a: Change, b: Change) -> Bool { a.rule == b.rule && a.what == b.what }
+    /// Equal by rule and words; two equal notes give the same words without building them
+    /// (the adviser's watch compares outcomes at every hook, and built both texts each time).
+    public static func == (a: Change, b: Change) -> Bool { a.rule == b.rule && (a.note == b.note || a.what == b.what) }
     public func hash(into hasher: inout Hasher) {
         hasher.combine(rule)
         hasher.combine(what)

@@ -78,7 +78,7 @@ public enum PresetFile {
     /// else its strategy's or a mitigation's.
     static func component(named: Component?, app: String?, strategy: any InterceptionStrategy, mitigations: [any Mitigation]) -> Component? {
         named ?? app.flatMap { AppSpec.frameworks[$0]?.component } ?? PresetRegistry.component(ofKind: strategy.kind)
-            ?? mitigations.lazy.compactMap { PresetRegistry.component(ofKind: $0.kind) }.first
+            ?? mitigations.firstNonNil { PresetRegistry.component(ofKind: $0.kind) }
     }
 }
 

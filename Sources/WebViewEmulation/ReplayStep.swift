@@ -362,7 +362,7 @@ extension WebViewEmulator {
         let target = route.target
         var header = CookieHeaderChoice(cookies: state.jars.cookies(in: plan.requestJar, for: target, at: time), side: plan.requestJar, rule: route.hostRule ?? plan.requestJarRule, fixedAtLoad: false)
         let hop = e.redirect?.hop ?? 0
-        if (e.redirect?.chainStart ?? e.sequence) == setup.input.firstDocument, let load = setup.hooks.documentLoadCookies.lazy.compactMap({ $0(DocumentLoad(hop: hop)) }).first {
+        if (e.redirect?.chainStart ?? e.sequence) == setup.input.firstDocument, let load = setup.hooks.documentLoadCookies.firstNonNil({ $0(DocumentLoad(hop: hop)) }) {
             if load.source == .nativeJarNow { state.loadHeader = state.jars.native.cookies(for: target, at: time) }
             outcome.note(Change(rule: load.rule, what: "Cookie header given to loadRequest, built from NativeJar"))
             header = CookieHeaderChoice(cookies: state.loadHeader, side: .native, rule: load.rule, fixedAtLoad: load.source == .headerOfLoad)
@@ -440,7 +440,7 @@ extension WebViewEmulator {
         }
         guard plan.responseJar == .web, !setup.hooks.webSetCookieArriving.isEmpty else { return nil }
         let arriving = SetCookieArrival(name: first.name, firstLaunch: setup.input.scenario.firstLaunch)
-        guard let rule = setup.hooks.webSetCookieArriving.lazy.compactMap({ $0(arriving) }).first else { return nil }
+        guard let rule = setup.hooks.webSetCookieArriving.firstNonNil({ $0(arriving) }) else { return nil }
         return Change(rule: rule, what: "Set-Cookie ignored: the app's first launch")
     }
 

@@ -222,7 +222,7 @@ public struct WebViewEmulator: Sendable {
     func cookieHost(_ e: Exchange, plan: TransportPlan, context: EmulationContext, input: ReplayInput, hooks: ComposedHooks) -> CookieHost? {
         guard !hooks.cookieHost.isEmpty else { return nil }
         let request = IssuedRequest(exchange: e, plan: plan, context: context, input: input)
-        return hooks.cookieHost.lazy.compactMap { $0(request) }.first
+        return hooks.cookieHost.firstNonNil { $0(request) }
     }
 
     /// On a 307/308 hop the body depends on who follows the redirect.
@@ -358,13 +358,13 @@ public struct WebViewEmulator: Sendable {
                 let effects = hooks.map { $0(ScriptCookieWrite(cookie: event.cookie, time: writtenAt, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)) }
                 // CAPC1, CDV2, ION2: a setter that writes elsewhere, or nowhere, keeps it out of
                 // WebJar; CAPC2: one that writes elsewhere may copy it back later.
-                let keptOut = effects.lazy.compactMap { effect -> (rule: RuleID, copiedBack: JarCopy?)? in
+                let keptOut = effects.firstNonNil { effect -> (rule: RuleID, copiedBack: JarCopy?)? in
                     switch effect.pageWrite {
                     case .kept: return nil
                     case .replaced(let rule, let back): return (rule, back)
                     case .lost(let rule): return (rule, nil)
                     }
-                }.first
+                }
                 if let keptOut, let back = keptOut.copiedBack {
                     var via = origin
                     via.rules = [keptOut.rule]
@@ -391,7 +391,7 @@ public struct WebViewEmulator: Sendable {
                 let delay = profile.scriptWriteDelay.map { max($0, profile.jarDeletionDelay) }
                 // CAPC1: a redefined setter takes the deletion to NativeJar instead.
                 let write = ScriptCookieWrite(cookie: event.cookie, time: written, page: page, onAppPage: onAppPage, inMainFrame: inMainFrame, profile: profile)
-                let side = deletionHooks.lazy.compactMap { $0(write) }.first ?? .web
+                let side = deletionHooks.firstNonNil { $0(write) } ?? .web
                 jars.delete(event.cookie, in: side, at: written, origin: origin, syncDelay: delay, syncRule: "J2")
             }
         }

@@ -137,3 +137,30 @@ struct WordsTests {
         #expect(both.severity > body.severity)
     }
 }
+
+/// Changes compare by rule and words, whether their words were written out or are built
+/// from a note; and a first answer is asked for once.
+@Suite("Change and firstNonNil")
+struct ChangeEqualityTests {
+    @Test("a change noted and the same change written out in words are equal and hash alike; other words or rules are not equal")
+    func noteAndWords() {
+        let noted = Change(rule: "P1", note: .bodyRemoved(bytes: 52))
+        let written = Change(rule: "P1", what: noted.what)
+        #expect(noted == written && written == noted)
+        #expect(Set([noted, written]).count == 1)
+        #expect(noted == Change(rule: "P1", note: .bodyRemoved(bytes: 52)))
+        #expect(noted != Change(rule: "P1", note: .bodyRemoved(bytes: 53)))
+        #expect(noted != Change(rule: "S5", note: .bodyRemoved(bytes: 52)))
+    }
+
+    @Test("the first non-nil answer asks each element before it once, and none after it")
+    func firstNonNilAsksOnce() {
+        var asked: [Int] = []
+        let answer = [1, 2, 3, 4].firstNonNil { x -> Int? in
+            asked.append(x)
+            return x >= 2 ? x * 10 : nil
+        }
+        #expect(answer == 20 && asked == [1, 2])
+        #expect([Int]().firstNonNil { $0 } == nil)
+    }
+}
