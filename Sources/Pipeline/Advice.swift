@@ -62,6 +62,8 @@ struct AdviceCandidate {
     var snippet: String
     var preset: Preset
     var recordings: Set<Int>
+    /// The mitigation an add-mitigation change adds, last of the preset's.
+    var added: (any Mitigation)? = nil
     /// The recordings it may replay differently on (`VariantWatch`); nil when not watched:
     /// it may act on any.
     var acting: Set<Int>? = nil

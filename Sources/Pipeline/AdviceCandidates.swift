@@ -84,7 +84,7 @@ enum AdviceCandidates {
                 guard let value = mitigation(snippet) else { continue }
                 let answers: @Sendable (FindingGroup) -> Bool = { group in codes.contains(group.code.rawValue) && (choice?(group) ?? true) }
                 out.append(Change(kind: .addMitigation, snippet: snippet, answers: answers, variant: .adding(value)) { recordings in
-                    adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings) }
+                    adding(snippet, to: preset).map { AdviceCandidate(kind: .addMitigation, change: change(adding: snippet), snippet: snippet, preset: $0, recordings: recordings, added: value) }
                 })
             }
         }

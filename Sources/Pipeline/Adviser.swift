@@ -66,6 +66,12 @@ public struct Adviser: Sendable {
 
     /// Findings by input, but those the baseline preset shares.
     func apartFromBaseline(_ own: PerInput) -> PerInput {
+        guard baseline != nil else { return own }
+        return own.enumerated().map { r, list in list.map { apartFromBaseline($0, at: r) } }
+    }
+
+    /// One input's findings but those the baseline preset shares there.
+    func apartFromBaseline(_ own: [Finding], at r: Int) -> [Finding] {
         guard let baseline else { return own }
         // The same comparison as the run's (ReplayRunner.markBaseline), each recording's
         // baseline findings indexed once for every change replayed: made per change, the
@@ -73,19 +79,20 @@ public struct Adviser: Sendable {
         let shared = baselineFindings.value("") {
             allFindings(baseline, on: Array(inputs.indices)).map { $0.map(ReplayRunner.BaselineFindings.init) }
         }
-        return zip(own, shared).map { list, there in
-            guard let list, let there else { return list }
-            return list.filter { !there.has($0) }
-        }
+        return shared[r].map { there in own.filter { !there.has($0) } } ?? own
     }
 
     /// The findings of `preset` on the inputs at `indices`, every one.
+    /// Each replay's findings alone: a run's result (its coverage, whether the preset was
+    /// exercised, the outcomes kept) is nothing the advice reads.
     func allFindings(_ preset: Preset, on indices: [Int]) -> PerInput {
-        var runner = self.runner
-        runner.presets = [preset]
-        let results = runner.replay(indices.map { inputs[$0] }, subjects: indices.map { subjects[$0] })
+        let found = UnsafeResultBuffer<[Finding]>(count: indices.count)
+        DispatchQueue.concurrentPerform(iterations: indices.count) { i in
+            let r = indices[i]
+            found.set(i, runner.findings(of: inputs[r].replay(preset, profile: runner.profile), on: inputs[r], subjects: subjects[r]))
+        }
         var out = PerInput(repeating: nil, count: inputs.count)
-        for (r, result) in zip(indices, results) { out[r] = result.findings }
+        for (r, list) in zip(indices, found.values) { out[r] = list }
         return out
     }
 
@@ -117,7 +124,8 @@ public struct Adviser: Sendable {
         let moves = others.filter { $0.name != baseline?.name }
         var candidates = AdviceCandidates.all(for: groups.mapValues(\.recordings), preset: preset, others: moves, changes: changes(of: preset))
         if let watched { for i in candidates.indices { candidates[i].acting = watched.acting[candidates[i].key] } }
-        let trials = candidates.compactMap { trial($0, against: original) }
+        let known = watching ? siblingTrials(candidates) : [:]
+        let trials = candidates.compactMap { trial($0, against: original, known: known[$0.key]) }
         let shown = Self.shown(proveBest(trials, against: original, for: preset.name).sorted { Self.better($0.0, $1.0) }, limit: limit)
         let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
         let total = original.reduce(0) { $0 + ($1?.count ?? 0) }
@@ -155,11 +163,13 @@ public struct Adviser: Sendable {
     }
 
     /// A candidate's findings on the inputs at `indices`: replayed where it may act, the
-    /// preset's own (`original`) where the watch saw it would not.
-    func findings(_ candidate: AdviceCandidate, on indices: [Int], against original: PerInput) -> PerInput {
+    /// preset's own (`original`) where the watch saw it would not, and those `known`
+    /// (`siblingTrials`) where they are.
+    func findings(_ candidate: AdviceCandidate, on indices: [Int], against original: PerInput, known: PerInput? = nil) -> PerInput {
         guard let acting = candidate.acting else { return findings(candidate.preset, on: indices) }
-        var out = findings(candidate.preset, on: indices.filter(acting.contains))
+        var out = findings(candidate.preset, on: indices.filter { acting.contains($0) && known?[$0] == nil })
         for r in indices where !acting.contains(r) { out[r] = original[r] ?? [] }
+        if let known { for r in indices where known[r] != nil { out[r] = known[r] } }
         return out
     }
 
@@ -187,10 +197,11 @@ public struct Adviser: Sendable {
         var removedErrors: Int
     }
 
-    /// Replays the candidate where its groups occur; nil when it removes nothing there.
-    func trial(_ candidate: AdviceCandidate, against original: PerInput) -> Trial? {
+    /// Replays the candidate where its groups occur (but where its findings are `known`);
+    /// nil when it removes nothing there.
+    func trial(_ candidate: AdviceCandidate, against original: PerInput, known: PerInput? = nil) -> Trial? {
         let first = candidate.recordings.sorted()
-        let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate, on: first, against: original)
+        let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate, on: first, against: original, known: known)
         let removed = Self.diff(original, changed, on: first).removed
         guard !removed.isEmpty else { return nil }
         return Trial(candidate: candidate, changed: changed, removed: removed.count, removedErrors: removed.filter { $0.finding.severity == .error }.count)
