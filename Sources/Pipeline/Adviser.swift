@@ -195,6 +195,10 @@ public struct Adviser: Sendable {
         var changed: PerInput
         var removed: Int
         var removedErrors: Int
+        /// What it changed there (`diff` on its groups' recordings), for `prove` to add the
+        /// rest to: compared again, a move to another preset cost the advice most of its
+        /// comparisons.
+        var there: (removed: [(finding: Finding, recording: Int)], added: [Finding])
     }
 
     /// Replays the candidate where its groups occur (but where its findings are `known`);
@@ -202,9 +206,9 @@ public struct Adviser: Sendable {
     func trial(_ candidate: AdviceCandidate, against original: PerInput, known: PerInput? = nil) -> Trial? {
         let first = candidate.recordings.sorted()
         let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate, on: first, against: original, known: known)
-        let removed = Self.diff(original, changed, on: first).removed
+        let there = Self.diff(original, changed, on: first), removed = there.removed
         guard !removed.isEmpty else { return nil }
-        return Trial(candidate: candidate, changed: changed, removed: removed.count, removedErrors: removed.filter { $0.finding.severity == .error }.count)
+        return Trial(candidate: candidate, changed: changed, removed: removed.count, removedErrors: removed.filter { $0.finding.severity == .error }.count, there: there)
     }
 
     /// Per place in what is shown (each mitigation kind added, each part whose option is
@@ -230,7 +234,8 @@ public struct Adviser: Sendable {
             let more = findings(candidate, on: rest, against: original)
             for r in rest { changed[r] = more[r] }
         }
-        let (removed, added) = Self.diff(original, changed, on: Array(inputs.indices))
+        let elsewhere = Self.diff(original, changed, on: rest)
+        let (removed, added) = (trial.there.removed + elsewhere.removed, trial.there.added + elsewhere.added)
         guard !added.contains(where: { $0.severity == .error }), !Self.sendsNothing(removed, changed) else { return nil }
         return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))
     }
