@@ -48,8 +48,7 @@ public struct Adviser: Sendable {
         baseline = runner.presets.first { $0.name == runner.baselinePreset }
         runner.baselinePreset = nil
         self.runner = runner
-        let r = runner
-        inputs = recordings.map { ReplayInput(recording: $0, provenance: r.provenances[$0.name], scenario: r.scenarios[$0.name] ?? r.scenario) }
+        inputs = runner.inputs(recordings)
         subjects = ReplayRunner.subjects(inputs)
     }
 
@@ -72,14 +71,17 @@ public struct Adviser: Sendable {
 
     /// One input's findings but those the baseline preset shares there.
     func apartFromBaseline(_ own: [Finding], at r: Int) -> [Finding] {
-        guard let baseline else { return own }
+        guard baseline != nil else { return own }
         // The same comparison as the run's (ReplayRunner.markBaseline), each recording's
         // baseline findings indexed once for every change replayed: made per change, the
         // index cost the bench's advice process 19 of its 1,235 million instructions.
-        let shared = baselineFindings.value("") {
-            allFindings(baseline, on: Array(inputs.indices)).map { $0.map(ReplayRunner.BaselineFindings.init) }
-        }
-        return shared[r].map { there in own.filter { !there.has($0) } } ?? own
+        return baselineIndex()[r].map { there in own.filter { !there.has($0) } } ?? own
+    }
+
+    /// The baseline preset's findings on each input, indexed; none without a baseline.
+    func baselineIndex() -> [ReplayRunner.BaselineFindings?] {
+        guard let baseline else { return [] }
+        return baselineFindings.value("") { allFindings(baseline, on: Array(inputs.indices)).map { $0.map(ReplayRunner.BaselineFindings.init) } }
     }
 
     /// The findings of `preset` on the inputs at `indices`, every one.
@@ -105,13 +107,20 @@ public struct Adviser: Sendable {
     /// The advice for each of `presets`, worked out side by side (a change replayed on a
     /// few recordings keeps one core busy), in the order given.
     public func advise(all presets: [Preset], others: [Preset]) -> [PresetAdvice] {
+        // The baseline's replays side by side before any preset asks for them: asked first
+        // from within a preset's advice, they ran on one core, once per core that asked.
+        _ = baselineIndex()
         if watching {
             // Each preset's own replay first: a move to it then takes its findings.
             let advised = presets.filter { $0.name != baseline?.name }
             DispatchQueue.concurrentPerform(iterations: advised.count) { _ = watched(advised[$0]) }
         }
+        // Most findings first: a preset's advice costs about as many replays as it has
+        // groups to answer, and one of the largest taken last kept one core busy alone.
+        let weight = presets.map { watchedRuns.known($0.name)?.findings.reduce(0) { $0 + ($1?.count ?? 0) } ?? 0 }
+        let order = presets.indices.sorted { weight[$0] > weight[$1] }
         let out = UnsafeResultBuffer<PresetAdvice>(count: presets.count)
-        DispatchQueue.concurrentPerform(iterations: presets.count) { i in out.set(i, advise(presets[i], others: others)) }
+        DispatchQueue.concurrentPerform(iterations: presets.count) { k in out.set(order[k], advise(presets[order[k]], others: others)) }
         return out.values
     }
 

@@ -53,12 +53,17 @@ public struct ReplayRunner: Sendable {
     public func replay(_ recordings: [Recording]) -> [RunResult] {
         // Each recording is made ready once (scenario, provenance, per-exchange facts);
         // its presets then run on the same input.
+        replay(inputs(recordings))
+    }
+
+    /// Each recording made ready to replay, side by side, with its provenance and scenario.
+    public func inputs(_ recordings: [Recording]) -> [ReplayInput] {
         let inputs = UnsafeResultBuffer<ReplayInput>(count: recordings.count)
         DispatchQueue.concurrentPerform(iterations: recordings.count) { r in
             let name = recordings[r].name
             inputs.set(r, ReplayInput(recording: recordings[r], provenance: provenances[name], scenario: scenarios[name] ?? scenario))
         }
-        return replay(inputs.values)
+        return inputs.values
     }
 
     /// Replays inputs already made ready; results in input, then preset order. `known`:
