@@ -61,12 +61,17 @@ enum AdviceCandidates {
     /// every group: made again per group, the objects' text and the changed presets were a
     /// thirteenth of the advice's instructions.
     struct Change: Sendable {
-        var kind: Advice.Kind
-        var snippet: String
-        var answers: @Sendable (FindingGroup) -> Bool
-        var variant: PresetVariant?
-        var make: @Sendable (Set<Int>) -> AdviceCandidate?
-        var key: String { AdviceCandidate.key(kind, snippet) }
+        let kind: Advice.Kind
+        let snippet: String
+        let answers: @Sendable (FindingGroup) -> Bool
+        let variant: PresetVariant?
+        let make: @Sendable (Set<Int>) -> AdviceCandidate?
+        let key: String
+
+        init(kind: Advice.Kind, snippet: String, answers: @escaping @Sendable (FindingGroup) -> Bool, variant: PresetVariant?, make: @escaping @Sendable (Set<Int>) -> AdviceCandidate?) {
+            (self.kind, self.snippet, self.answers, self.variant, self.make) = (kind, snippet, answers, variant, make)
+            key = AdviceCandidate.key(kind, snippet)
+        }
     }
 
     /// Every change of one mitigation or option `preset` may be proposed: of each proposable
@@ -176,10 +181,12 @@ enum AdviceCandidates {
 
     /// The first release of the preset's framework newer than the one it replays at which
     /// one of `rules` no longer holds.
-    static func release(fixing rules: [RuleID], in preset: Preset) -> SemanticVersion? {
+    /// `known`: the framework and release it depends on, written `capacitor-http@7.4.2 `,
+    /// once per preset rather than per group.
+    static func release(fixing rules: [RuleID], in preset: Preset, known: String? = nil) -> SemanticVersion? {
         // What it depends on: the framework and its release, and the rules.
-        guard let (component, current) = preset.frameworkVersion else { return nil }
-        return fixingReleases.value("\(component.rawValue)@\(current) " + rules.map(\.rawValue).joined(separator: ",")) { release(fixing: rules, in: preset, catalog: .bundled) }
+        guard let prefix = known ?? preset.frameworkVersion.map({ "\($0.component.rawValue)@\($0.version) " }) else { return nil }
+        return fixingReleases.value(prefix + rules.map(\.rawValue).joined(separator: ",")) { release(fixing: rules, in: preset, catalog: .bundled) }
     }
 
     static func release(fixing rules: [RuleID], in preset: Preset, catalog: RuleCatalog) -> SemanticVersion? {
@@ -196,17 +203,19 @@ enum AdviceCandidates {
         let changes = known ?? Self.changes(for: preset)
         var asked = Array(repeating: Set<Int>(), count: changes.count)
         var out: [String: AdviceCandidate] = [:]
+        let releases = preset.release.flatMap { release in preset.frameworkVersion.map { (release.baseName, "\($0.component.rawValue)@\($0.version) ") } }
         for (group, recordings) in groups {
-            for (i, change) in changes.enumerated() where change.answers(group) { asked[i].formUnion(recordings) }
+            for i in changes.indices where changes[i].answers(group) { asked[i].formUnion(recordings) }
             // A release's preset is built the first time a group asks for that release.
-            if let base = preset.release?.baseName, let version = release(fixing: group.rules, in: preset) {
+            if let (base, known) = releases, let version = release(fixing: group.rules, in: preset, known: known) {
                 let key = AdviceCandidate.key(.version, "\(base)@\(version)")
                 if out[key] != nil { out[key]?.recordings.formUnion(recordings) } else { out[key] = versioned(preset, at: version, fixing: group.rules, recordings: recordings) }
             }
         }
         // Each change's preset built once, where some group asks for it.
-        for (i, change) in changes.enumerated() where !asked[i].isEmpty {
-            if out[change.key] != nil { out[change.key]?.recordings.formUnion(asked[i]) } else { out[change.key] = change.make(asked[i]) }
+        for i in changes.indices where !asked[i].isEmpty {
+            let key = changes[i].key
+            if out[key] != nil { out[key]?.recordings.formUnion(asked[i]) } else { out[key] = changes[i].make(asked[i]) }
         }
         // A move answers every group: once per preset, where any group occurs.
         let everywhere = groups.values.reduce(into: Set<Int>()) { $0.formUnion($1) }

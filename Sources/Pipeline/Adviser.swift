@@ -189,8 +189,11 @@ public struct Adviser: Sendable {
             for f in list ?? [] {
                 // Most findings cite one rule: nothing to sort.
                 let group = FindingGroup(code: f.code, rules: f.rules.count < 2 ? f.rules : f.rules.sorted())
-                out[group, default: ([], [])].recordings.insert(r)
-                out[group]?.keys.insert(key(f, r))
+                func add(_ entry: inout (recordings: Set<Int>, keys: Set<FindingKey>)) {
+                    entry.recordings.insert(r)
+                    entry.keys.insert(key(f, r))
+                }
+                add(&out[group, default: ([], [])])
             }
         }
         return out
