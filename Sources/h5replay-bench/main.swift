@@ -15,7 +15,9 @@
 // With `--advice RECORDINGS_DIR`: advice for every built-in preset over the recordings (HAR
 //   and pcap, with their sidecars) against the replay's own time, both as `replay` and
 //   `advise` run them (every core): advice_recordings, advice_replay_seconds,
-//   advice_seconds, advice_ratio (target <= 3), advice_count, advice_candidates_replayed.
+//   advice_seconds, advice_ratio (target <= 3), advice_count.
+// With `--advice-rounds N replay|advice RECORDINGS_DIR`: N rounds of one of the two alone,
+//   for Tools/bench's instruction counts.
 import CookieJar
 import Findings
 import Foundation
@@ -126,10 +128,10 @@ if arguments.count == 3, arguments[1] == "--sqlite" {
     exit(0)
 }
 
-// `--advice RECORDINGS_DIR`: the replay of every built-in preset, then the advice for each
-// (a fresh adviser, so nothing of the replay is reused), each the best of three.
-if arguments.count == 3, arguments[1] == "--advice" {
-    let folder = URL(fileURLWithPath: arguments[2])
+/// The recordings of a folder (HAR and pcap) and a runner of every built-in preset with
+/// their sidecar scenarios, as `replay` would read them.
+func adviceInputs(_ path: String) throws -> (ReplayRunner, [Recording]) {
+    let folder = URL(fileURLWithPath: path)
     var runner = ReplayRunner(presets: Preset.builtIn, profile: Profile())
     let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".har") || $0.hasSuffix(".pcap") }.sorted()
     let recordings = try files.flatMap { file in
@@ -137,14 +139,25 @@ if arguments.count == 3, arguments[1] == "--advice" {
         if let scenario = try Sidecars.scenario(for: path) { runner.scenarios[name] = scenario }
         return try ImportPipeline().read(path, name: name)
     }
+    return (runner, recordings)
+}
+
+/// One round of the advice, a fresh adviser: the count of changes advised.
+func advise(_ runner: ReplayRunner, _ recordings: [Recording]) -> Int {
+    Adviser(runner: runner, recordings: recordings).advise(all: Preset.builtIn, others: Preset.builtIn).map(\.advice.count).reduce(0, +)
+}
+
+// `--advice RECORDINGS_DIR`: the replay of every built-in preset, then the advice for each
+// (a fresh adviser, so nothing of the replay is reused), each the best of three.
+if arguments.count == 3, arguments[1] == "--advice" {
+    let (runner, recordings) = try adviceInputs(arguments[2])
     var replaySeconds = Double.infinity, adviceSeconds = Double.infinity, count = 0
     for _ in 0..<3 {
         var start = now()
         withExtendedLifetime(runner.replay(recordings)) {}
         replaySeconds = min(replaySeconds, now() - start)
         start = now()
-        let adviser = Adviser(runner: runner, recordings: recordings)
-        count = adviser.advise(all: Preset.builtIn, others: Preset.builtIn).map(\.advice.count).reduce(0, +)
+        count = advise(runner, recordings)
         adviceSeconds = min(adviceSeconds, now() - start)
     }
     print("advice_recordings=\(recordings.count)")
@@ -152,6 +165,17 @@ if arguments.count == 3, arguments[1] == "--advice" {
     print(String(format: "advice_seconds=%.4f", adviceSeconds))
     print(String(format: "advice_ratio=%.2f", adviceSeconds / replaySeconds))
     print("advice_count=\(count)")
+    exit(0)
+}
+
+// `--advice-rounds N replay|advice RECORDINGS_DIR`: exactly N rounds of the replay, or of
+// the advice, and nothing else, for an instruction count under valgrind (the difference
+// between N and 1 rounds).
+if arguments.count == 5, arguments[1] == "--advice-rounds", let rounds = Int(arguments[2]), ["replay", "advice"].contains(arguments[3]) {
+    let (runner, recordings) = try adviceInputs(arguments[4])
+    for _ in 0..<rounds {
+        if arguments[3] == "replay" { withExtendedLifetime(runner.replay(recordings)) {} } else { _ = advise(runner, recordings) }
+    }
     exit(0)
 }
 
