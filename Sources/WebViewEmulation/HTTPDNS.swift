@@ -70,7 +70,7 @@ extension HTTPDNS {
     /// replace was 7 % of the advice's instructions (Tools/bench), called once per request.
     static func replacingHost(_ host: String, with ip: String, in url: String) -> String {
         let utf8 = url.utf8
-        guard let separator = utf8.firstRange(of: "://".utf8) else { return url }
+        guard let separator = schemeSeparator(in: utf8) else { return url }
         let rest = utf8[separator.upperBound...]
         guard rest.count >= host.utf8.count, zip(rest, host.utf8).allSatisfy({ asciiLower($0) == asciiLower($1) }) else {
             return url.replacingOccurrences(of: "://" + host, with: "://" + ip, options: .caseInsensitive, range: url.range(of: "://" + host, options: .caseInsensitive))
@@ -80,6 +80,18 @@ extension HTTPDNS {
     }
 
     static func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+
+    /// Where the first `://` is. A plain scan: the standard library's `firstRange(of:)`
+    /// cost 20,000 instructions a URL, most of the rewrite.
+    static func schemeSeparator(in utf8: String.UTF8View) -> Range<String.Index>? {
+        var i = utf8.startIndex
+        while let colon = utf8[i...].firstIndex(of: UInt8(ascii: ":")) {
+            let after = utf8[utf8.index(after: colon)...]
+            if after.starts(with: "//".utf8) { return colon..<utf8.index(colon, offsetBy: 3) }
+            i = utf8.index(after: colon)
+        }
+        return nil
+    }
 }
 
 extension HTTPDNS: PresetPart {

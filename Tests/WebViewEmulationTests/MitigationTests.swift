@@ -154,6 +154,10 @@ struct MitigationTests {
         #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://api.example.com") == "https://10.0.0.7")
         #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://cdn.example.com/a") == "https://cdn.example.com/a")
         #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "no scheme here") == "no scheme here")
+        // The first `://`, past colons that start none.
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "a:b:/c://api.example.com/x") == "a:b:/c://10.0.0.7/x")
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https:/") == "https:/")
+        #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://") == "https://")
         // Not after the scheme: the first occurrence anywhere, as a search would find it.
         #expect(HTTPDNS.replacingHost("api.example.com", with: "10.0.0.7", in: "https://cdn.example.com/r?to=https://api.example.com/") == "https://cdn.example.com/r?to=https://10.0.0.7/")
     }
