@@ -136,7 +136,7 @@ public struct Adviser: Sendable {
         let known = watching ? siblingTrials(candidates) : [:]
         let trials = candidates.compactMap { trial($0, against: original, known: known[$0.key]) }
         let shown = Self.shown(proveBest(trials, against: original, for: preset.name).sorted { Self.better($0.0, $1.0) }, limit: limit)
-        let removed = shown.reduce(into: Set<FindingKey>()) { $0.formUnion($1.1) }
+        let removed = Set(shown.flatMap(\.1))
         let total = original.reduce(0) { $0 + ($1?.count ?? 0) }
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
     }
@@ -228,7 +228,7 @@ public struct Adviser: Sendable {
     /// on the whole run in that order, and the first that holds is kept: the whole run is
     /// replayed once or twice per place, not once per candidate (Tools/bench's advice
     /// figure). Moves to another preset, replayed once per preset anyway, are all proven.
-    func proveBest(_ trials: [Trial], against original: PerInput, for name: String) -> [(Advice, Set<FindingKey>)] {
+    func proveBest(_ trials: [Trial], against original: PerInput, for name: String) -> [(Advice, [FindingKey])] {
         let places = Dictionary(grouping: trials) { t in t.candidate.kind == .preset ? t.candidate.snippet : t.candidate.kind.rawValue + " " + Self.mitigationKind(t.candidate.snippet) }
         return places.values.compactMap { list in
             list.sorted { ($0.removedErrors, $0.removed, $1.candidate.snippet) > ($1.removedErrors, $1.removed, $0.candidate.snippet) }
@@ -237,25 +237,28 @@ public struct Adviser: Sendable {
     }
 
     /// Replays a trial's candidate on every other recording; nil when it is not worth
-    /// advising.
-    func prove(_ trial: Trial, against original: PerInput, for name: String) -> (Advice, Set<FindingKey>)? {
+    /// advising. With the advice, the keys of the findings it removes.
+    func prove(_ trial: Trial, against original: PerInput, for name: String) -> (Advice, [FindingKey])? {
         let candidate = trial.candidate
         var changed = trial.changed
-        let rest = inputs.indices.filter { !candidate.recordings.contains($0) }
+        var inGroups = Array(repeating: false, count: inputs.count)
+        for r in candidate.recordings { inGroups[r] = true }
+        let rest = inputs.indices.filter { !inGroups[$0] }
         if candidate.kind != .preset {
             let more = findings(candidate, on: rest, against: original)
             for r in rest { changed[r] = more[r] }
         }
         let elsewhere = Self.diff(original, changed, on: rest)
-        let (removed, added) = (trial.there.removed + elsewhere.removed, trial.there.added + elsewhere.added)
+        // Its trial's comparison and this one side by side, not copied into one list.
+        let (removed, added) = ([trial.there.removed, elsewhere.removed].joined(), [trial.there.added, elsewhere.added].joined())
         guard !added.contains(where: { $0.severity == .error }), !Self.sendsNothing(removed, changed) else { return nil }
-        return (advice(candidate, for: name, removed: removed, added: added), Set(removed.map { Self.key($0.finding, $0.recording) }))
+        return (advice(candidate, for: name, removed: removed, added: added), removed.map { Self.key($0.finding, $0.recording) })
     }
 
     /// What is shown of the ranked advice: the best variant of each mitigation kind added,
     /// up to `limit` of them, the best option change of each part, up to `limit`, the fixing
     /// release, and the best move to another preset.
-    static func shown(_ ranked: [(Advice, Set<FindingKey>)], limit: Int) -> [(Advice, Set<FindingKey>)] {
+    static func shown(_ ranked: [(Advice, [FindingKey])], limit: Int) -> [(Advice, [FindingKey])] {
         var kinds: Set<String> = [], parts: Set<String> = []
         let mitigations = ranked.filter { $0.0.kind == .addMitigation && kinds.insert(mitigationKind($0.0.snippet)).inserted }.prefix(limit)
         let options = ranked.filter { $0.0.kind == .setOption && parts.insert(mitigationKind($0.0.snippet)).inserted }.prefix(limit)
@@ -308,13 +311,13 @@ public struct Adviser: Sendable {
     }
 
     /// Whether a removed finding's exchange now sends no request, or no answer comes back.
-    static func sendsNothing(_ removed: [(finding: Finding, recording: Int)], _ after: PerInput) -> Bool {
+    static func sendsNothing(_ removed: some Collection<(finding: Finding, recording: Int)>, _ after: PerInput) -> Bool {
         removed.contains { item in
             (after[item.recording] ?? []).contains { $0.sequence == item.finding.sequence && noRequest.contains($0.code) }
         }
     }
 
-    func advice(_ candidate: AdviceCandidate, for name: String, removed: [(finding: Finding, recording: Int)], added: [Finding]) -> Advice {
+    func advice(_ candidate: AdviceCandidate, for name: String, removed: some Collection<(finding: Finding, recording: Int)>, added: some Collection<Finding>) -> Advice {
         // Counted by the enums, named once each: hashing each finding's code as a string was
         // a third of this.
         var codes: [FindingCode: Int] = [:], ranks: [Rank: Int] = [:], addedCodes: [FindingCode: Int] = [:]
@@ -325,7 +328,7 @@ public struct Adviser: Sendable {
         for f in added { addedCodes[f.code, default: 0] += 1 }
         func named<Key: RawRepresentable<String>>(_ counts: [Key: Int]) -> [String: Int] { Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }) }
         return Advice(preset: name, kind: candidate.kind, change: candidate.change, snippet: candidate.snippet, removes: removed.count, adds: added.count, codes: named(codes),
-            ranks: named(ranks), added: named(addedCodes), removesErrors: removed.filter { $0.finding.severity == .error }.count)
+            ranks: named(ranks), added: named(addedCodes), removesErrors: removed.reduce(0) { $0 + ($1.finding.severity == .error ? 1 : 0) })
     }
 
     /// None added first, then most errors removed, then most removed, then an option set
