@@ -84,9 +84,9 @@ public struct Adviser: Sendable {
         return baselineFindings.value("") { allFindings(baseline, on: Array(inputs.indices)).map { $0.map(ReplayRunner.BaselineFindings.init) } }
     }
 
-    /// The findings of `preset` on the inputs at `indices`, every one.
-    /// Each replay's findings alone: a run's result (its coverage, whether the preset was
-    /// exercised, the outcomes kept) is nothing the advice reads.
+    /// The findings of `preset` on the inputs at `indices`, every one: each replay's
+    /// findings alone, for a run's result (its coverage, whether the preset was exercised,
+    /// the outcomes kept) is nothing the advice reads.
     func allFindings(_ preset: Preset, on indices: [Int]) -> PerInput {
         let found = UnsafeResultBuffer<[Finding]>(count: indices.count)
         DispatchQueue.concurrentPerform(iterations: indices.count) { i in
@@ -141,6 +141,7 @@ public struct Adviser: Sendable {
         return PresetAdvice(preset: preset.name, findings: total, advice: shown.map(\.0), unsolved: Self.unsolved(groups, removed: removed))
     }
 
+    /// The changes `preset` may be proposed, worked out once (`presetChanges`).
     func changes(of preset: Preset) -> [AdviceCandidates.Change] {
         presetChanges.value(preset.name) { AdviceCandidates.changes(for: preset) }
     }
@@ -318,17 +319,14 @@ public struct Adviser: Sendable {
     }
 
     func advice(_ candidate: AdviceCandidate, for name: String, removed: some Collection<(finding: Finding, recording: Int)>, added: some Collection<Finding>) -> Advice {
-        // Counted by the enums, named once each: hashing each finding's code as a string was
-        // a third of this.
-        var codes: [FindingCode: Int] = [:], ranks: [Rank: Int] = [:], addedCodes: [FindingCode: Int] = [:]
+        var codes: [String: Int] = [:], ranks: [String: Int] = [:]
         for (f, _) in removed {
-            codes[f.code, default: 0] += 1
-            ranks[f.rank, default: 0] += 1
+            codes[f.code.rawValue, default: 0] += 1
+            ranks[f.rank.rawValue, default: 0] += 1
         }
-        for f in added { addedCodes[f.code, default: 0] += 1 }
-        func named<Key: RawRepresentable<String>>(_ counts: [Key: Int]) -> [String: Int] { Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }) }
-        return Advice(preset: name, kind: candidate.kind, change: candidate.change, snippet: candidate.snippet, removes: removed.count, adds: added.count, codes: named(codes),
-            ranks: named(ranks), added: named(addedCodes), removesErrors: removed.reduce(0) { $0 + ($1.finding.severity == .error ? 1 : 0) })
+        let addedCodes = added.reduce(into: [String: Int]()) { $0[$1.code.rawValue, default: 0] += 1 }
+        return Advice(preset: name, kind: candidate.kind, change: candidate.change, snippet: candidate.snippet, removes: removed.count, adds: added.count, codes: codes, ranks: ranks,
+            added: addedCodes, removesErrors: removed.reduce(0) { $0 + ($1.finding.severity == .error ? 1 : 0) })
     }
 
     /// None added first, then most errors removed, then most removed, then an option set

@@ -11,7 +11,8 @@ extension Adviser {
     /// (`VariantWatch`); one the watch saw answer as it does at every moment would replay
     /// the recording as it does, and takes its findings there. The others are left to
     /// `trial` to replay. Siblings of one kind differ in an option or two, which most
-    /// recordings never reach: replayed apart, they were most of the trials' replays.
+    /// recordings never reach: on the bundled recordings, 199 of the 306 sibling replays a
+    /// round replayed what the first did.
     ///
     /// Keyed by candidate; each value holds only the recordings worked out here.
     func siblingTrials(_ candidates: [AdviceCandidate]) -> [String: PerInput] {
