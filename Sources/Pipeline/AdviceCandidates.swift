@@ -181,12 +181,10 @@ enum AdviceCandidates {
 
     /// The first release of the preset's framework newer than the one it replays at which
     /// one of `rules` no longer holds.
-    /// `known`: the framework and release it depends on, written `capacitor-http@7.4.2 `,
-    /// once per preset rather than per group.
-    static func release(fixing rules: [RuleID], in preset: Preset, known: String? = nil) -> SemanticVersion? {
-        // What it depends on: the framework and its release, and the rules.
-        guard let prefix = known ?? preset.frameworkVersion.map({ "\($0.component.rawValue)@\($0.version) " }) else { return nil }
-        return fixingReleases.value(prefix + rules.map(\.rawValue).joined(separator: ",")) { release(fixing: rules, in: preset, catalog: .bundled) }
+    /// `current`: the framework and release it replays, written `capacitor-http@7.4.2 ` once
+    /// per preset (`all`), the first part of what the answer depends on.
+    static func release(fixing rules: [RuleID], in preset: Preset, current: String) -> SemanticVersion? {
+        fixingReleases.value(current + rules.map(\.rawValue).joined(separator: ",")) { release(fixing: rules, in: preset, catalog: .bundled) }
     }
 
     static func release(fixing rules: [RuleID], in preset: Preset, catalog: RuleCatalog) -> SemanticVersion? {
@@ -207,7 +205,7 @@ enum AdviceCandidates {
         for (group, recordings) in groups {
             for i in changes.indices where changes[i].answers(group) { asked[i].formUnion(recordings) }
             // A release's preset is built the first time a group asks for that release.
-            if let (base, known) = releases, let version = release(fixing: group.rules, in: preset, known: known) {
+            if let (base, current) = releases, let version = release(fixing: group.rules, in: preset, current: current) {
                 let key = AdviceCandidate.key(.version, "\(base)@\(version)")
                 if out[key] != nil { out[key]?.recordings.formUnion(recordings) } else { out[key] = versioned(preset, at: version, fixing: group.rules, recordings: recordings) }
             }

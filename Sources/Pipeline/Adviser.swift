@@ -206,12 +206,13 @@ public struct Adviser: Sendable {
     struct Trial {
         var candidate: AdviceCandidate
         var changed: PerInput
-        var removed: Int
         var removedErrors: Int
         /// What it changed there (`diff` on its groups' recordings), for `prove` to add the
         /// rest to: compared again, a move to another preset cost the advice most of its
         /// comparisons.
         var there: (removed: [(finding: Finding, recording: Int)], added: [Finding])
+        /// How many it removed there.
+        var removed: Int { there.removed.count }
     }
 
     /// Replays the candidate where its groups occur (but where its findings are `known`);
@@ -221,7 +222,7 @@ public struct Adviser: Sendable {
         let changed = candidate.kind == .preset ? everywhere(candidate.preset) : findings(candidate, on: first, against: original, known: known)
         let there = Self.diff(original, changed, on: first), removed = there.removed
         guard !removed.isEmpty else { return nil }
-        return Trial(candidate: candidate, changed: changed, removed: removed.count, removedErrors: removed.filter { $0.finding.severity == .error }.count, there: there)
+        return Trial(candidate: candidate, changed: changed, removedErrors: removed.filter { $0.finding.severity == .error }.count, there: there)
     }
 
     /// Per place in what is shown (each mitigation kind added, each part whose option is
