@@ -63,7 +63,7 @@ public final class TLSContexts: Sendable {
                 return HTTP2Serving.add(to: channel, onError: onError) { stream($0, host, sent) }
             }
             return channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandlers([NIOSSLServerHandler(context: context), TLSErrorLogger(host: host, onError: onError), alpn])
+                try channel.pipeline.syncOperations.addHandlers([NIOSSLServerHandler(context: context), TLSRecordPacker(), TLSErrorLogger(host: host, onError: onError), alpn])
             }
         })
         return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(sni) }

@@ -101,9 +101,6 @@ final class InFlight {
     var closeClient = false
     /// The last write to the client, for a close that must not drop it.
     var lastWrite: EventLoopFuture<Void>?
-    /// Each chunk of the body is flushed as written (an HTTP/2 client's stream), not once
-    /// per read of the upstream.
-    var flushEachChunk: Bool { HTTP2Serving.isHTTP2(head.version) }
 
     /// The kept body was decoded of its content coding: the recording's body is not the
     /// spool file's bytes.
