@@ -556,7 +556,7 @@ final class StreamingRecording {
                 // The top-level site settled after these exchanges were stored: their
                 // third-party mark follows their site.
                 var changed: [(Int, Frame)] = []
-                try writer.visitFrames(before: before) { sequence, url, frame in
+                try writer.visitFrames(0..<before) { sequence, url, frame in
                     var updated = frame
                     updated.thirdParty = ExchangeClassifier.Stream.isThirdParty(RequestTarget(url).map { Site.of(host: $0.host) }, top: top)
                     if updated != frame { changed.append((sequence, updated)) }
@@ -564,10 +564,13 @@ final class StreamingRecording {
                 for (sequence, frame) in changed { try writer.setFrame(frame, of: sequence) }
             case .iframe(let sequences):
                 // A document read as the main frame's next page was an iframe's: it and the
-                // requests it referred are stored again as the iframe's.
+                // requests it referred are stored again as the iframe's. Only their span is
+                // read: from the first, a capture of 133,000 exchanges read the recording
+                // back once per iframe, and its import took 43 s.
+                guard let first = sequences.min(), let last = sequences.max() else { continue }
                 let revised = Set(sequences)
                 var changed: [(Int, Frame)] = []
-                try writer.visitFrames(before: (sequences.max() ?? 0) + 1) { sequence, _, frame in
+                try writer.visitFrames(first..<last + 1) { sequence, _, frame in
                     if revised.contains(sequence) { changed.append((sequence, Frame(kind: .iframe, thirdParty: frame.thirdParty))) }
                 }
                 for (sequence, frame) in changed { try writer.setFrame(frame, of: sequence) }

@@ -206,7 +206,7 @@ extension ReportStore {
         let recordingID: Int64
         let setNext: Statement
         let setFrame: Statement
-        let framesBefore: Statement
+        let framesIn: Statement
         let older: Statement
         let diagnosticInsert: Statement
         /// Exchanges stored so far.
@@ -227,7 +227,7 @@ extension ReportStore {
             self.recordingID = recordingID
             setNext = try db.makeStatement(sql: "UPDATE exchange SET redirect_next = ? WHERE recording_id = ? AND sequence = ?")
             setFrame = try db.makeStatement(sql: "UPDATE exchange SET frame = ? WHERE recording_id = ? AND sequence = ?")
-            framesBefore = try db.makeStatement(sql: "SELECT sequence, url, frame FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence")
+            framesIn = try db.makeStatement(sql: "SELECT sequence, url, frame FROM exchange WHERE recording_id = ? AND sequence >= ? AND sequence < ? ORDER BY sequence")
             diagnosticInsert = try db.makeStatement(sql: "INSERT INTO diagnostic (recording_id, sequence, severity, code, message) VALUES (?, ?, ?, ?, ?)")
             older = try db.makeStatement(sql: "SELECT sequence, started_at, url, request_headers, evidence_gap FROM exchange WHERE recording_id = ? AND sequence < ? ORDER BY sequence DESC")
         }
@@ -262,10 +262,11 @@ extension ReportStore {
             try setNext.execute(arguments: [next, recordingID, sequence])
         }
 
-        /// Visits the stored exchanges before `sequence` in order: sequence, URL and frame.
-        public func visitFrames(before sequence: Int, _ visit: (_ sequence: Int, _ url: String, _ frame: Frame) throws -> Void) throws {
+        /// Visits the stored exchanges whose sequence is in `sequences`, in order: sequence,
+        /// URL and frame.
+        public func visitFrames(_ sequences: Range<Int>, _ visit: (_ sequence: Int, _ url: String, _ frame: Frame) throws -> Void) throws {
             try rows.flush()
-            let cursor = try Row.fetchCursor(framesBefore, arguments: [recordingID, sequence])
+            let cursor = try Row.fetchCursor(framesIn, arguments: [recordingID, sequences.lowerBound, sequences.upperBound])
             while let row = try cursor.next() {
                 let label: String = row[2]
                 guard let frame = Frame(label: label) else {
