@@ -55,8 +55,13 @@ public final class TLSRecordPacker: ChannelOutboundHandler, RemovableChannelHand
         context.close(mode: mode, promise: promise)
     }
 
+    /// Removed with its channel: a record still packing never went out (the close above
+    /// sends it first, so only a connection that ended otherwise leaves one).
     public func handlerRemoved(context: ChannelHandlerContext) {
-        writePending(context: context)
+        pending = nil
+        let promises = pendingPromises
+        pendingPromises = []
+        for promise in promises { promise.fail(ChannelError.ioOnClosedChannel) }
     }
 
     /// Writes the part-filled record; its writes' promises complete with it.
